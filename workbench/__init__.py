@@ -1,1 +1,3 @@
-"""workbench."""
+"""Workbench core: pipeline graph and executor, run store, configuration, CLI, scripting API."""
+
+__version__ = "0.1.0"

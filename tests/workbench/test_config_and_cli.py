@@ -1,0 +1,101 @@
+"""Settings from the environment and a file; the CLI's version and doctor commands."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from workbench.cli import app
+from workbench.config import ConfigError, load_settings
+
+runner = CliRunner()
+
+
+def test_settings_read_from_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("WORKBENCH_DEVICE", "cpu")
+    monkeypatch.setenv("WORKBENCH_SERVER__PORT", "9123")
+    monkeypatch.setenv("WORKBENCH_API_KEYS", "k1, k2")
+    s = load_settings()
+    assert (s.device, s.server.port, s.api_keys) == ("cpu", 9123, ["k1", "k2"])
+
+
+def test_settings_file_and_env_priority(monkeypatch, tmp_path):
+    f = tmp_path / "wb.toml"
+    f.write_text('device = "cuda"\n[server]\nhost = "0.0.0.0"\nport = 7000\n')
+    monkeypatch.setenv("WORKBENCH_SETTINGS_FILE", str(f))
+    monkeypatch.setenv("WORKBENCH_SERVER__PORT", "7001")
+    s = load_settings()
+    assert (s.device, s.server.host, s.server.port) == ("cuda", "0.0.0.0", 7001)
+
+
+@pytest.mark.parametrize(
+    ("var", "value", "message"),
+    [
+        ("WORKBENCH_DEVICE", "tpu", "WORKBENCH_DEVICE='tpu': Input should be 'auto', 'cpu' or 'cuda'"),
+        ("WORKBENCH_SERVER__PORT", "99999", "WORKBENCH_SERVER__PORT='99999'"),
+        ("WORKBENCH_DATABASE_URL", "not a url", "WORKBENCH_DATABASE_URL='not a url'"),
+        ("WORKBENCH_COLOUR", "x", "WORKBENCH_COLOUR"),
+    ],
+)
+def test_bad_setting_names_the_variable(monkeypatch, var, value, message):
+    monkeypatch.setenv(var, value)
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert message in str(err.value)
+
+
+def test_version_and_help():
+    assert runner.invoke(app, ["version"]).stdout.strip() == "0.1.0"
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0 and "doctor" in result.stdout and "bench" in result.stdout
+
+
+def _doctor(env_extra: dict[str, str], monkeypatch) -> subprocess.CompletedProcess:
+    for k, v in env_extra.items():
+        monkeypatch.setenv(k, v)
+    import os
+
+    return subprocess.run([sys.executable, "-m", "workbench", "doctor"], capture_output=True, text=True, env=dict(os.environ), timeout=300)
+
+
+def test_doctor_creates_and_migrates_new_sqlite_file(tmp_path, monkeypatch):
+    db = tmp_path / "new" / "doctor.sqlite3"
+    proc = _doctor({"WORKBENCH_DATABASE_URL": f"sqlite:///{db}", "COLUMNS": "200"}, monkeypatch)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert db.exists()
+    assert "schema revision 0001" in proc.stdout
+    assert "CPUExecutionProvider" in proc.stdout
+
+
+def test_doctor_reports_bad_setting_with_nonzero_exit(monkeypatch):
+    proc = _doctor({"WORKBENCH_DEVICE": "tpu", "COLUMNS": "200"}, monkeypatch)
+    assert proc.returncode == 1
+    assert "WORKBENCH_DEVICE='tpu'" in proc.stdout and "BROKEN" in proc.stdout
+
+
+def test_doctor_reports_broken_requirement(monkeypatch):
+    from workbench.cli import doctor
+
+    checks = doctor.check_imports(["torch", "a_module_that_is_not_installed"])
+    assert [c.ok for c in checks] == [True, False]
+    assert "a_module_that_is_not_installed" in checks[1].detail
+    monkeypatch.setattr(doctor, "REQUIRED", [*doctor.REQUIRED, "a_module_that_is_not_installed"])
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 1 and "BROKEN" in result.stdout
+
+
+def test_doctor_refuses_newer_database(tmp_path, monkeypatch):
+    import sqlite3
+
+    db = tmp_path / "newer.sqlite3"
+    assert _doctor({"WORKBENCH_DATABASE_URL": f"sqlite:///{db}"}, monkeypatch).returncode == 0
+    con = sqlite3.connect(db)
+    con.execute("UPDATE alembic_version SET version_num='9999'")
+    con.commit()
+    con.close()
+    proc = _doctor({"WORKBENCH_DATABASE_URL": f"sqlite:///{db}", "COLUMNS": "300"}, monkeypatch)
+    assert proc.returncode == 1 and "newer" in proc.stdout

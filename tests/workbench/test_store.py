@@ -1,0 +1,110 @@
+"""The run store: migrations on a fresh SQLite file, run+trace round trip, atomic writes."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from sqlalchemy import event, inspect
+from sqlalchemy.exc import IntegrityError
+
+from workbench.store import RunRow, Store, StoreError, TraceEvent, head_revision
+
+
+def test_migrations_create_schema_on_fresh_file(tmp_path):
+    path = tmp_path / "fresh.sqlite3"
+    store = Store.open(f"sqlite:///{path}")
+    assert path.exists()
+    assert store.revision() == head_revision()
+    tables = set(inspect(store.engine).get_table_names())
+    assert {"knowledge_bases", "models", "pipelines", "pipeline_stages", "runs", "trace_events", "alembic_version"} <= tables
+    mode = sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0]
+    assert mode == "wal"
+    # opening again is a no-op migration
+    assert Store.open(f"sqlite:///{path}").revision() == head_revision()
+
+
+def _run(**kw) -> RunRow:
+    base = dict(
+        pipeline_name="p",
+        pipeline_version="v1",
+        knowledge_base_versions={"kb": "abc"},
+        model_versions={"m": "def"},
+        inputs={"x": 1},
+        outputs={"y": 2},
+        status="succeeded",
+        timings={"model": 0.01},
+    )
+    base.update(kw)
+    return RunRow(**base)
+
+
+def test_run_with_trace_round_trips(db_url):
+    store = Store.open(db_url)
+    events = [
+        TraceEvent("model_call", "clf", {"model": "m", "version": "def", "batch_size": 4, "latency": 0.002}, 0.001),
+        TraceEvent("rule_firing", "post", {"rule": "r1", "facts": [1, 2]}, 0.003),
+        TraceEvent("gate_decision", "gate", {"open": False}, 0.004),
+    ]
+    run_id = store.record_run(_run(), events)
+    got = store.get_run(run_id)
+    assert got is not None and got.outputs == {"y": 2} and got.model_versions == {"m": "def"}
+    assert [(e.seq, e.kind, e.node, e.payload) for e in got.events] == [(i, e.kind, e.node, e.payload) for i, e in enumerate(events)]
+    assert store.get_run(run_id[:8]).id == run_id
+    assert [r.id for r in store.list_runs(pipeline="p")] == [run_id]
+    assert store.list_runs(pipeline="other") == []
+
+
+def test_failure_during_write_leaves_no_partial_run(db_url):
+    store = Store.open(db_url)
+
+    @event.listens_for(store.engine, "before_cursor_execute")
+    def _fail_on_trace(conn, cursor, statement, params, context, executemany):
+        if statement.startswith("INSERT INTO trace_events"):
+            raise sqlite3.OperationalError("disk I/O error (injected)")
+
+    with pytest.raises(Exception, match="injected"):
+        store.record_run(_run(), [TraceEvent("rule_firing", "n", {"rule": "r"})])
+    event.remove(store.engine, "before_cursor_execute", _fail_on_trace)
+    assert store.list_runs() == []
+    with store.engine.connect() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM trace_events").scalar() == 0
+
+
+def test_duplicate_run_id_is_rejected_whole(db_url):
+    store = Store.open(db_url)
+    run_id = store.record_run(_run(), [TraceEvent("node", "a")])
+    with pytest.raises(IntegrityError):
+        store.record_run(_run(id=run_id, outputs={"y": 3}), [TraceEvent("node", "b")])
+    assert store.get_run(run_id).outputs == {"y": 2}
+    assert [e.node for e in store.get_run(run_id).events] == ["a"]
+
+
+def test_pipeline_versions_and_stages(db_url):
+    store = Store.open(db_url)
+    assert store.save_pipeline("p", "aaa111", "doc1") is True
+    assert store.save_pipeline("p", "aaa111", "doc1") is False
+    store.save_pipeline("p", "bbb222", "doc2")
+    assert store.get_pipeline("p").version == "bbb222"  # newest without a production label
+    store.set_stage("p", "aaa", "production")
+    assert store.get_pipeline("p").version == "aaa111"
+    assert store.get_pipeline("p", "bbb").document == "doc2"
+    with pytest.raises(StoreError, match="stage 'prod'"):
+        store.set_stage("p", "aaa111", "prod")
+    with pytest.raises(StoreError, match="no version"):
+        store.set_stage("p", "zzz", "staging")
+
+
+def test_database_from_newer_code_is_refused(db_url):
+    store = Store.open(db_url)
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql("UPDATE alembic_version SET version_num='9999_future'")
+    with pytest.raises(StoreError, match="9999_future.*newer"):
+        Store.open(db_url)
+
+
+def test_unreadable_database_file_is_a_clear_error(tmp_path):
+    bad = tmp_path / "garbage.sqlite3"
+    bad.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StoreError, match="garbage.sqlite3"):
+        Store.open(f"sqlite:///{bad}")

@@ -1,0 +1,5 @@
+"""Benchmarks. Each module `workbench.bench.<name>` defines `run(**options) -> list[dict]`.
+
+`workbench bench NAME [--out FILE.json]` prints the rows as a rich table and writes
+`{"bench": NAME, "machine": {...}, "rows": [...]}` with `--out` (see `report.py`).
+"""

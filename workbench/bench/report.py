@@ -1,0 +1,69 @@
+"""Shared output of benchmarks: a rich table on the terminal and a JSON document."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def machine_info() -> dict[str, Any]:
+    """Describe the machine a benchmark ran on: CPU count, platform, Python, torch device."""
+    info: dict[str, Any] = {
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpu_count": os.cpu_count(),
+        "processor": platform.processor() or platform.machine(),
+    }
+    try:
+        import torch
+
+        info["torch"] = torch.__version__
+        info["torch_threads"] = torch.get_num_threads()
+        info["cuda"] = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+    except Exception as exc:  # torch missing or broken: still report the rest
+        info["torch_error"] = str(exc)
+    return info
+
+
+def print_rows(name: str, rows: list[dict[str, Any]], console: Console | None = None) -> None:
+    """Print benchmark rows as one table; columns are the union of the rows' keys, in order."""
+    console = console or Console()
+    columns: list[str] = []
+    for row in rows:
+        for key in row:
+            if key not in columns:
+                columns.append(key)
+    table = Table(title=f"bench {name}")
+    for col in columns:
+        table.add_column(col, justify="right" if _numeric(rows, col) else "left")
+    for row in rows:
+        table.add_row(*[_fmt(row.get(col)) for col in columns])
+    console.print(table)
+
+
+def write_json(name: str, rows: list[dict[str, Any]], out: Path, extra: dict[str, Any] | None = None) -> None:
+    """Write `{"bench": name, "machine": {...}, "rows": rows, ...extra}` to `out` (parents created)."""
+    doc: dict[str, Any] = {"bench": name, "machine": machine_info(), "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "rows": rows}
+    if extra:
+        doc.update(extra)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=2, default=str) + "\n")
+
+
+def _numeric(rows: list[dict[str, Any]], col: str) -> bool:
+    return all(isinstance(r.get(col), (int, float)) or r.get(col) is None for r in rows)
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) < 1e5 else f"{value:,.0f}"
+    return str(value)

@@ -1,0 +1,9 @@
+"""`workbench kb ...`: check, run, ask and explain knowledge bases (rule files)."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(no_args_is_help=True, help="Knowledge bases: check, run (forward), ask (backward), explain.")
+
+# Each command module defines `register(app)`; one line per module below.

@@ -1,0 +1,144 @@
+"""Configuration (pydantic-settings): environment prefix `WORKBENCH_`, nesting with `__`.
+
+Sources, highest priority first: keyword arguments, environment variables
+(`WORKBENCH_DATABASE_URL`, `WORKBENCH_SERVER__PORT`, ...), the settings file named by
+`WORKBENCH_SETTINGS_FILE` (TOML or JSON), then the defaults below.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import platformdirs
+from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
+
+APP_NAME = "workbench"
+
+
+class ConfigError(Exception):
+    """A setting is invalid; the message names the setting, the value and what is accepted."""
+
+
+def default_database_url() -> str:
+    """SQLite file `workbench.sqlite3` in the user data directory (platformdirs)."""
+    data_dir = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    return f"sqlite:///{data_dir / 'workbench.sqlite3'}"
+
+
+class ServerSettings(BaseModel):
+    """HTTP server settings (`workbench serve`)."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=1, le=65535)
+    workers: int = Field(1, ge=1)
+
+
+class Settings(BaseSettings):
+    """All Workbench settings. Read with `get_settings()`; see module docstring for sources."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="WORKBENCH_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_default=True,
+    )
+
+    database_url: str = Field(default_factory=default_database_url)
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    server: ServerSettings = Field(default_factory=ServerSettings)
+    knowledge_base_dir: Path | None = None
+    pipeline_dir: Path | None = None
+    allow_unsafe_rules: bool = False
+    # WORKBENCH_API_KEYS=key1,key2 : bearer keys for mutating endpoints; empty disables auth.
+    api_keys: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    require_key_for_predict: bool = False
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _split_keys(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [k.strip() for k in value.split(",") if k.strip()]
+        return value
+
+    @field_validator("database_url")
+    @classmethod
+    def _check_url(cls, value: str) -> str:
+        from sqlalchemy.engine import make_url
+        from sqlalchemy.exc import ArgumentError
+
+        try:
+            make_url(value)
+        except ArgumentError as exc:
+            raise ValueError(f"not a SQLAlchemy URL ({exc}); e.g. sqlite:///path/to/file.sqlite3 or postgresql+psycopg://user@host/db") from exc
+        return value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, _FileSource(settings_cls))
+
+
+class _FileSource(PydanticBaseSettingsSource):
+    """Settings from the TOML or JSON file named by WORKBENCH_SETTINGS_FILE."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:  # pragma: no cover - unused
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        path = os.environ.get("WORKBENCH_SETTINGS_FILE")
+        if not path:
+            return {}
+        file = Path(path)
+        try:
+            text = file.read_text()
+        except OSError as exc:
+            raise ConfigError(f"WORKBENCH_SETTINGS_FILE={path}: cannot read settings file ({exc.strerror})") from exc
+        try:
+            data = tomllib.loads(text) if file.suffix != ".json" else json.loads(text)
+        except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+            raise ConfigError(f"{path}: not valid {'JSON' if file.suffix == '.json' else 'TOML'}: {exc}") from exc
+        return data
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build settings from all sources.
+
+    Raises:
+        ConfigError: naming each bad setting as its environment variable, e.g.
+            `WORKBENCH_DEVICE='tpu': Input should be 'auto', 'cpu' or 'cuda'`.
+    """
+    lines: list[str] = []
+    known = {name.upper() for name in Settings.model_fields} | {"SETTINGS_FILE"}
+    for key in sorted(os.environ):
+        if key.startswith("WORKBENCH_") and key[len("WORKBENCH_") :].split("__")[0] not in known:
+            lines.append(f"{key}: unknown setting; known: " + ", ".join(f"WORKBENCH_{k}" for k in sorted(known)))
+    try:
+        settings = Settings(**overrides)
+    except ValidationError as exc:
+        for err in exc.errors():
+            loc = [str(p) for p in err["loc"]]
+            env = "WORKBENCH_" + "__".join(loc).upper()
+            value = err.get("input")
+            shown = f"={value!r}" if not isinstance(value, dict) else ""
+            lines.append(f"{env}{shown}: {err['msg']}")
+    if lines:
+        raise ConfigError("invalid settings:\n  " + "\n  ".join(lines))
+    return settings
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings (cached; `get_settings.cache_clear()` re-reads the environment)."""
+    return load_settings()

@@ -1,0 +1,103 @@
+"""Engine creation and Alembic migrations for the run store.
+
+The schema is created and upgraded by Alembic on first use (`Store.open`). A database whose
+revision this code does not know (written by a newer Workbench) is refused, never touched.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DatabaseError, OperationalError
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+class StoreError(Exception):
+    """The database cannot be used; the message names the URL or file and the reason."""
+
+
+def alembic_config(url: str) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return cfg
+
+
+def head_revision() -> str:
+    """The newest migration revision this code knows."""
+    return ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
+
+
+def create_store_engine(url: str) -> Engine:
+    """A SQLAlchemy engine for `url`; SQLite files get WAL mode and enforced foreign keys.
+
+    Raises:
+        StoreError: the SQLite file's folder cannot be created.
+    """
+    parsed = make_url(url)
+    kwargs = {}
+    if parsed.get_backend_name() == "sqlite":
+        db = parsed.database
+        if db and db != ":memory:":
+            try:
+                Path(db).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"database {url}: cannot create folder {Path(db).parent} ({exc.strerror})") from exc
+        kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
+    engine = create_engine(url, **kwargs)
+    if parsed.get_backend_name() == "sqlite":
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_conn, _record) -> None:  # pragma: no cover - trivial
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA foreign_keys=ON")
+            if parsed.database not in (None, "", ":memory:"):
+                cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.close()
+
+    return engine
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The Alembic revision stamped in the database, or None for an empty database.
+
+    Raises:
+        StoreError: the file is not a database, or cannot be opened.
+    """
+    try:
+        with engine.connect() as conn:
+            return MigrationContext.configure(conn).get_current_revision()
+    except (DatabaseError, OperationalError) as exc:
+        raise StoreError(f"database {engine.url.render_as_string(hide_password=True)}: cannot read it ({exc.orig})") from exc
+
+
+def upgrade(engine: Engine) -> str:
+    """Apply every pending migration in one transaction; returns the new revision.
+
+    Raises:
+        StoreError: the database is at a revision unknown to this code (newer Workbench?) or unreadable.
+    """
+    current = current_revision(engine)
+    script = ScriptDirectory.from_config(alembic_config(str(engine.url)))
+    known = {rev.revision for rev in script.walk_revisions()}
+    if current is not None and current not in known:
+        raise StoreError(
+            f"database {engine.url.render_as_string(hide_password=True)} is at schema revision {current}, "
+            f"which this Workbench does not know (newest known: {script.get_current_head()}); "
+            "it was written by a newer version — upgrade Workbench or point WORKBENCH_DATABASE_URL elsewhere"
+        )
+    if current == script.get_current_head():
+        return current
+    cfg = alembic_config(str(engine.url))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")
+    return script.get_current_head()

@@ -1,0 +1,205 @@
+"""`Store`: the unit-of-work API over the run store tables.
+
+Each public method is one transaction; a run and its trace events are written together or
+not at all.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Iterator, Sequence
+
+from sqlalchemy import Engine, delete, select
+from sqlalchemy.orm import Session, selectinload, sessionmaker
+
+from .database import StoreError, create_store_engine, current_revision, upgrade
+from .models import KnowledgeBaseRow, ModelRow, PipelineRow, PipelineStageRow, RunRow, TraceEventRow
+
+STAGES = ("production", "staging")
+
+
+@dataclass(slots=True)
+class TraceEvent:
+    """One event of a run, in order: `kind` is rule_firing, model_call, gate_decision, proof or node."""
+
+    kind: str
+    node: str | None = None
+    payload: dict[str, Any] = field(default_factory=dict)
+    at: float | None = None  # seconds since the run started
+
+
+class Store:
+    """Run store bound to one database URL; migrates the schema on open.
+
+    Raises (from `open`):
+        StoreError: unreadable database or one written by a newer Workbench.
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._sessions = sessionmaker(engine, expire_on_commit=False)
+
+    @classmethod
+    def open(cls, url: str | None = None) -> "Store":
+        """Open (and create or upgrade) the store at `url` (default: settings' database_url)."""
+        if url is None:
+            from workbench.config import get_settings
+
+            url = get_settings().database_url
+        engine = create_store_engine(url)
+        upgrade(engine)
+        return cls(engine)
+
+    @property
+    def url(self) -> str:
+        return self.engine.url.render_as_string(hide_password=True)
+
+    def revision(self) -> str | None:
+        return current_revision(self.engine)
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """One transaction: committed on success, rolled back on any exception."""
+        with self._sessions.begin() as session:
+            yield session
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- knowledge bases, models, pipelines -------------------------------------------------
+    def save_knowledge_base(self, name: str, version: str, sources: Sequence[tuple[str, str]]) -> None:
+        """Record a knowledge base version (idempotent for an existing name+version)."""
+        with self.session() as s:
+            if s.scalar(select(KnowledgeBaseRow.id).where(KnowledgeBaseRow.name == name, KnowledgeBaseRow.version == version)) is None:
+                s.add(KnowledgeBaseRow(name=name, version=version, sources=[list(p) for p in sources]))
+
+    def get_knowledge_base(self, name: str, version: str | None = None) -> KnowledgeBaseRow | None:
+        """The given version, or the most recently recorded one."""
+        with self.session() as s:
+            q = select(KnowledgeBaseRow).where(KnowledgeBaseRow.name == name)
+            q = q.where(KnowledgeBaseRow.version == version) if version else q.order_by(KnowledgeBaseRow.id.desc())
+            return s.scalars(q.limit(1)).first()
+
+    def save_model(self, name: str, version: str, format: str, task: str | None, signature: dict[str, Any]) -> None:
+        """Record a model version (idempotent for an existing name+version)."""
+        with self.session() as s:
+            if s.scalar(select(ModelRow.id).where(ModelRow.name == name, ModelRow.version == version)) is None:
+                s.add(ModelRow(name=name, version=version, format=format, task=task, signature=signature))
+
+    def list_models(self) -> list[ModelRow]:
+        with self.session() as s:
+            return list(s.scalars(select(ModelRow).order_by(ModelRow.name, ModelRow.id)))
+
+    def save_pipeline(self, name: str, version: str, document: str) -> bool:
+        """Record a pipeline version; returns False when that version was already stored."""
+        with self.session() as s:
+            if s.scalar(select(PipelineRow.id).where(PipelineRow.name == name, PipelineRow.version == version)) is not None:
+                return False
+            s.add(PipelineRow(name=name, version=version, document=document))
+            return True
+
+    def pipeline_versions(self, name: str) -> list[PipelineRow]:
+        """All stored versions of a pipeline, oldest first."""
+        with self.session() as s:
+            return list(s.scalars(select(PipelineRow).where(PipelineRow.name == name).order_by(PipelineRow.id)))
+
+    def pipeline_names(self) -> list[str]:
+        with self.session() as s:
+            return sorted(set(s.scalars(select(PipelineRow.name))))
+
+    def get_pipeline(self, name: str, version: str | None = None) -> PipelineRow | None:
+        """A pipeline version: `version` if given (a unique prefix is enough), else the production
+        stage, else the newest stored version."""
+        with self.session() as s:
+            if version is None:
+                stage = s.get(PipelineStageRow, (name, "production"))
+                if stage is not None:
+                    version = stage.version
+            q = select(PipelineRow).where(PipelineRow.name == name)
+            if version is not None:
+                rows = list(s.scalars(q.where(PipelineRow.version.startswith(version))))
+                if len(rows) > 1:
+                    raise StoreError(f"pipeline {name}: version prefix {version!r} is ambiguous ({len(rows)} versions)")
+                return rows[0] if rows else None
+            return s.scalars(q.order_by(PipelineRow.id.desc()).limit(1)).first()
+
+    def delete_pipeline(self, name: str) -> int:
+        """Delete every version and stage label of a pipeline (runs are kept); returns versions deleted."""
+        with self.session() as s:
+            s.execute(delete(PipelineStageRow).where(PipelineStageRow.pipeline_name == name))
+            return s.execute(delete(PipelineRow).where(PipelineRow.name == name)).rowcount
+
+    def set_stage(self, name: str, version: str, stage: str) -> str:
+        """Point `stage` (production or staging) of pipeline `name` at `version`; returns the full version.
+
+        Raises:
+            StoreError: unknown stage, pipeline or version.
+        """
+        if stage not in STAGES:
+            raise StoreError(f"stage {stage!r}: expected one of {', '.join(STAGES)}")
+        row = self.get_pipeline(name, version)
+        if row is None:
+            raise StoreError(f"pipeline {name} has no version {version!r}")
+        with self.session() as s:
+            current = s.get(PipelineStageRow, (name, stage))
+            if current is None:
+                s.add(PipelineStageRow(pipeline_name=name, stage=stage, version=row.version))
+            else:
+                current.version = row.version
+        return row.version
+
+    def stages(self, name: str) -> dict[str, str]:
+        with self.session() as s:
+            return {r.stage: r.version for r in s.scalars(select(PipelineStageRow).where(PipelineStageRow.pipeline_name == name))}
+
+    # -- runs ---------------------------------------------------------------------------------
+    def record_run(self, run: RunRow, events: Sequence[TraceEvent]) -> str:
+        """Write a run and its trace in one transaction; returns the run id.
+
+        Raises:
+            sqlalchemy.exc.SQLAlchemyError: on a database failure; nothing of the run is written.
+        """
+        with self.session() as s:
+            s.add(run)
+            s.flush()
+            for seq, ev in enumerate(events):
+                s.add(TraceEventRow(run_id=run.id, seq=seq, kind=ev.kind, node=ev.node, payload=ev.payload, at=ev.at))
+        return run.id
+
+    def get_run(self, run_id: str) -> RunRow | None:
+        """A run with its trace events loaded (a unique id prefix is accepted)."""
+        with self.session() as s:
+            q = select(RunRow).options(selectinload(RunRow.events))
+            row = s.scalars(q.where(RunRow.id == run_id)).first()
+            if row is None and len(run_id) >= 4:
+                rows = list(s.scalars(q.where(RunRow.id.startswith(run_id)).limit(2)))
+                row = rows[0] if len(rows) == 1 else None
+            return row
+
+    def list_runs(self, pipeline: str | None = None, status: str | None = None, since: datetime | None = None, limit: int = 50) -> list[RunRow]:
+        """Recorded runs, newest first, filtered by pipeline name, status and start time."""
+        with self.session() as s:
+            q = select(RunRow).order_by(RunRow.started_at.desc()).limit(limit)
+            if pipeline:
+                q = q.where(RunRow.pipeline_name == pipeline)
+            if status:
+                q = q.where(RunRow.status == status)
+            if since:
+                q = q.where(RunRow.started_at >= since)
+            return list(s.scalars(q))
+
+    def cached_run(self, pipeline_version: str, input_hash: str) -> RunRow | None:
+        """The latest successful, non-cache-hit run of this pipeline version on this input (result cache)."""
+        with self.session() as s:
+            q = (
+                select(RunRow)
+                .where(RunRow.pipeline_version == pipeline_version, RunRow.input_hash == input_hash, RunRow.status == "succeeded", RunRow.cache_hit.is_(False))
+                .order_by(RunRow.started_at.desc())
+                .limit(1)
+            )
+            return s.scalars(q).first()
+
+
+__all__ = ["STAGES", "Store", "StoreError", "TraceEvent"]
