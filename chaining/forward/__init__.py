@@ -1,0 +1,41 @@
+"""Forward chaining: one engine interface, two backends.
+
+- `ForwardEngine` runs knowledge-base files on the real CLIPS 6.4 engine (clipspy).
+- `ExpertaEngine` runs a Python `experta.KnowledgeEngine` subclass.
+
+Both return a `ForwardResult` (final working memory with fact ids, ordered firings with the
+ids of the activating facts, asserts/retracts, printed text).
+"""
+
+from .base import EngineConfig, ForwardChainer, as_facts
+from .clips_engine import ForwardEngine
+from .errors import (
+    EvaluationTimeout,
+    FactAssertError,
+    FiringLimitError,
+    ForwardError,
+    KnowledgeBaseLoadError,
+    RuleExecutionError,
+    RunawayError,
+)
+from .result import FactEvent, Firing, ForwardResult
+from .strategy import STRATEGY_NAMES, Strategy
+
+__all__ = [
+    "EngineConfig",
+    "EvaluationTimeout",
+    "FactAssertError",
+    "FactEvent",
+    "FiringLimitError",
+    "Firing",
+    "ForwardChainer",
+    "ForwardEngine",
+    "ForwardError",
+    "ForwardResult",
+    "KnowledgeBaseLoadError",
+    "RuleExecutionError",
+    "RunawayError",
+    "STRATEGY_NAMES",
+    "Strategy",
+    "as_facts",
+]

@@ -1,0 +1,113 @@
+"""The forward-chaining engine interface shared by the CLIPS and experta backends."""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from rules.facts import Fact
+
+from .result import ForwardResult
+from .strategy import Strategy
+
+
+@dataclass(slots=True)
+class EngineConfig:
+    """Limits and tracing of evaluations.
+
+    Attributes:
+        max_firings: default firing limit per evaluation (None: unlimited).
+        timeout: default time limit per evaluation, seconds (None: unlimited). Checked between
+            batches of `run_chunk` firings, so a single right-hand side that never returns
+            (an endless `while` loop) is not interrupted.
+        workers: most CLIPS environments kept for concurrent evaluations (one per thread at a time).
+        trace_facts: record asserts and retracts during the run (`ForwardResult.events`).
+        run_chunk: firings per CLIPS `Run` call when a limit or timeout applies.
+        strategy: default conflict-resolution strategy.
+    """
+
+    max_firings: int | None = 1_000_000
+    timeout: float | None = 60.0
+    workers: int = max(1, os.cpu_count() or 1)
+    trace_facts: bool = True
+    run_chunk: int = 2000
+    strategy: str = "depth"
+
+    def __post_init__(self) -> None:
+        if self.max_firings is not None and (not isinstance(self.max_firings, int) or self.max_firings < 0):
+            raise ValueError(f"EngineConfig.max_firings must be a non-negative int or None, got {self.max_firings!r}")
+        if self.timeout is not None and not (isinstance(self.timeout, (int, float)) and self.timeout > 0):
+            raise ValueError(f"EngineConfig.timeout must be positive seconds or None, got {self.timeout!r}")
+        if not isinstance(self.workers, int) or self.workers < 1:
+            raise ValueError(f"EngineConfig.workers must be an int >= 1, got {self.workers!r}")
+        if not isinstance(self.run_chunk, int) or self.run_chunk < 1:
+            raise ValueError(f"EngineConfig.run_chunk must be an int >= 1, got {self.run_chunk!r}")
+        Strategy.parse(self.strategy)
+
+
+FactsInput = Iterable[Fact | Mapping[str, Any]]
+
+
+def as_facts(facts: FactsInput | None, where: str = "facts") -> list[Fact]:
+    """Normalise facts given as `Fact` objects or JSON-style dicts (see `rules.facts.Fact.from_dict`).
+
+    Raises:
+        rules.facts.FactError: naming the index and field at fault, e.g. `facts[2].slots.age`.
+    """
+    if facts is None:
+        return []
+    items = list(facts)
+    if all(isinstance(f, Fact) for f in items):
+        return items
+    out: list[Fact] = []
+    for i, f in enumerate(items):
+        out.append(f if isinstance(f, Fact) else Fact.from_dict(f, f"{where}[{i}]"))
+    return out
+
+
+class ForwardChainer(ABC):
+    """A forward-chaining engine: facts in, `ForwardResult` out.
+
+    Implementations are reusable across evaluations (working memory is reset, the rules are
+    not reloaded) and `evaluate` is safe to call from several threads.
+    """
+
+    backend: str = "abstract"
+
+    @abstractmethod
+    def evaluate(
+        self,
+        facts: FactsInput | None = None,
+        *,
+        strategy: str | Strategy | None = None,
+        max_firings: int | None = None,
+        timeout: float | None = None,
+        seed: int | None = None,
+    ) -> ForwardResult:
+        """Reset working memory, assert `facts` (after the knowledge base's own initial facts),
+        run to quiescence and return the result.
+
+        Args:
+            facts: `Fact` objects or dicts `{"template", "slots"|"values"}`.
+            strategy: conflict-resolution strategy name (`Strategy`); None: the engine default.
+            max_firings: firing limit (None: the engine default; 0 is allowed and fires nothing).
+            timeout: time limit, seconds (None: the engine default).
+            seed: seed for CLIPS's random generator (the `random` strategy), None: leave as is.
+
+        Raises:
+            FiringLimitError / EvaluationTimeout: the run did not reach quiescence in time.
+            RuleExecutionError: a right-hand side failed.
+            FactAssertError / rules.facts.FactError: a fact is malformed, naming it.
+            ValueError: an unknown strategy.
+        """
+
+    def close(self) -> None:
+        """Release the engine's resources (idempotent)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,157 @@
+"""`ForwardEngine`: a compiled knowledge base served to many threads, on the real CLIPS engine.
+
+Each worker thread borrows one CLIPS environment (`ClipsRunner`) from a pool for the length of
+one evaluation; environments are built lazily up to `EngineConfig.workers` and reused (reset,
+never reloaded), so the cost of an evaluation does not depend on how many ran before.
+A runner whose evaluation failed is still usable: the next evaluation starts with a reset.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from .base import EngineConfig, FactsInput, ForwardChainer, as_facts
+from .clips_runner import ClipsRunner
+from .result import ForwardResult
+from .strategy import Strategy
+
+
+class ForwardEngine(ForwardChainer):
+    """Forward chaining over a knowledge base on CLIPS 6.4 (clipspy), thread-safe and reusable.
+
+    Build with `ForwardEngine.from_knowledge_base(kb)` (a validated `rules.KnowledgeBase`) or
+    `ForwardEngine.from_files(paths)` (validates first). `evaluate(...)` as in `ForwardChainer`.
+
+    Attributes:
+        name, version: the knowledge base's name and content hash (None when built from sources).
+    """
+
+    backend = "clips"
+
+    def __init__(
+        self,
+        sources: Sequence[tuple[str, str]],
+        *,
+        functions: Mapping[str, Callable] | None = None,
+        config: EngineConfig | None = None,
+        name: str | None = None,
+        version: str | None = None,
+    ):
+        self.config = config or EngineConfig()
+        self.sources = [(str(f), str(t)) for f, t in sources]
+        self.functions = dict(functions or {})
+        for fname, fn in self.functions.items():
+            if not callable(fn):
+                raise TypeError(f"functions[{fname!r}] is not callable")
+        self.name = name
+        self.version = version
+        self._default_strategy = Strategy.parse(self.config.strategy)
+        self._idle: queue.LifoQueue[ClipsRunner] = queue.LifoQueue()
+        self._created = 0
+        self._lock = threading.Lock()
+        self._closed = False
+        # Build the first environment now so that load errors surface at construction.
+        self._idle.put(self._new_runner())
+
+    # -- construction ------------------------------------------------------------------
+    @classmethod
+    def from_knowledge_base(cls, kb: Any, *, functions: Mapping[str, Callable] | None = None, config: EngineConfig | None = None) -> "ForwardEngine":
+        """An engine for a validated `rules.KnowledgeBase` (uses `kb.sources`, `kb.name`, `kb.version`).
+
+        Raises:
+            KnowledgeBaseLoadError: CLIPS refused a construct the validator passed.
+        """
+        return cls(list(kb.sources), functions=functions, config=config, name=getattr(kb, "name", None), version=getattr(kb, "version", None))
+
+    @classmethod
+    def from_files(
+        cls,
+        paths: Iterable[str | Path],
+        *,
+        functions: Mapping[str, Callable] | None = None,
+        config: EngineConfig | None = None,
+        allow_unsafe: bool = False,
+        name: str | None = None,
+    ) -> "ForwardEngine":
+        """Validate rule files with `rules.load_knowledge_base` and build an engine from them.
+
+        Raises:
+            rules.RuleError: the files do not validate (located diagnostics).
+            KnowledgeBaseLoadError: CLIPS refused a construct.
+        """
+        import rules
+
+        kb = rules.load_knowledge_base([Path(p) for p in paths], name=name, allow_unsafe=allow_unsafe)
+        return cls.from_knowledge_base(kb, functions=functions, config=config)
+
+    def _new_runner(self) -> ClipsRunner:
+        runner = ClipsRunner(self.sources, self.functions, trace_facts=self.config.trace_facts)
+        with self._lock:
+            self._created += 1
+        return runner
+
+    # -- pool ----------------------------------------------------------------------------
+    def _acquire(self) -> ClipsRunner:
+        if self._closed:
+            raise RuntimeError("ForwardEngine is closed")
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            pass
+        with self._lock:
+            grow = self._created < self.config.workers
+        if grow:
+            return self._new_runner()
+        return self._idle.get()
+
+    def _release(self, runner: ClipsRunner) -> None:
+        self._idle.put(runner)
+
+    @property
+    def environments(self) -> int:
+        """How many CLIPS environments this engine has built."""
+        return self._created
+
+    # -- evaluation ---------------------------------------------------------------------
+    def evaluate(
+        self,
+        facts: FactsInput | None = None,
+        *,
+        strategy: str | Strategy | None = None,
+        max_firings: int | None = None,
+        timeout: float | None = None,
+        seed: int | None = None,
+    ) -> ForwardResult:
+        """Reset, assert `facts`, run; see `ForwardChainer.evaluate` for arguments and errors."""
+        strat = Strategy.parse(strategy, self._default_strategy)
+        items = as_facts(facts)
+        limit = self.config.max_firings if max_firings is None else max_firings
+        if limit is not None and limit < 0:
+            raise ValueError(f"max_firings must be >= 0, got {limit}")
+        seconds = self.config.timeout if timeout is None else timeout
+        if seconds is not None and seconds <= 0:
+            raise ValueError(f"timeout must be positive seconds, got {seconds}")
+        runner = self._acquire()
+        try:
+            return runner.evaluate(items, strategy=strat, max_firings=limit, timeout=seconds, seed=seed, run_chunk=self.config.run_chunk)
+        finally:
+            self._release(runner)
+
+    def rule_names(self) -> list[str]:
+        """Names of the rules in the knowledge base."""
+        runner = self._acquire()
+        try:
+            return runner.rule_names()
+        finally:
+            self._release(runner)
+
+    def close(self) -> None:
+        self._closed = True
+        while True:
+            try:
+                self._idle.get_nowait().close()
+            except queue.Empty:
+                break

@@ -1,0 +1,236 @@
+"""Working-memory access for one CLIPS environment: assert, read and retract facts as data.
+
+Every path here uses raw CLIPS 6.4 API calls and never retains a fact (see `clips_values`
+for why clipspy's fact objects are avoided): asserting goes through the fact builder (template
+facts) or a multifield (ordered facts), reading walks `GetNextFact` and copies slot values out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from clips._clips import ffi, lib
+
+from rules.facts import IMPLIED, Fact
+
+from .clips_values import STRING, SYMBOL, ValueWriter, read_value
+from .errors import FactAssertError
+
+_FBE = {
+    lib.FBE_NO_ERROR: "no error",
+    lib.FBE_NULL_POINTER_ERROR: "internal error (null pointer)",
+    lib.FBE_DEFTEMPLATE_NOT_FOUND_ERROR: "template not defined",
+    lib.FBE_IMPLIED_DEFTEMPLATE_ERROR: "ordered fact given as a template fact",
+    lib.FBE_COULD_NOT_ASSERT_ERROR: "could not assert (pattern matching in progress)",
+    lib.FBE_RULE_NETWORK_ERROR: "error in the rule network",
+}
+_PSE = {
+    lib.PSE_SLOT_NOT_FOUND_ERROR: "slot not defined",
+    lib.PSE_TYPE_ERROR: "value of a type the slot does not allow",
+    lib.PSE_RANGE_ERROR: "value outside the slot's range",
+    lib.PSE_ALLOWED_VALUES_ERROR: "value not among the slot's allowed values",
+    lib.PSE_CARDINALITY_ERROR: "wrong number of values for the slot",
+    lib.PSE_ALLOWED_CLASSES_ERROR: "class not allowed",
+    lib.PSE_INVALID_TARGET_ERROR: "invalid target",
+    lib.PSE_NULL_POINTER_ERROR: "internal error (null pointer)",
+}
+
+
+@dataclass(slots=True)
+class _TemplateInfo:
+    name: str
+    implied: bool
+    slots: tuple[str, ...]
+    slot_keys: tuple[bytes, ...]
+    strings_only: dict[str, bool]  # slot -> accepts STRING but not SYMBOL
+
+
+class WorkingMemory:
+    """Fact I/O for one CLIPS environment (`env` is clipspy's `Environment._env` pointer).
+
+    Not thread-safe: use under the environment's lock.
+    """
+
+    __slots__ = ("_env", "_env_obj", "_writer", "_fb", "_cv", "_by_name", "_by_ptr", "new_templates")
+
+    def __init__(self, environment: Any):
+        self._env_obj = environment
+        self._env = environment._env
+        self._writer = ValueWriter(self._env)
+        from clips.common import environment_builder
+
+        self._fb = environment_builder(self._env, "fact")  # owned and disposed by clipspy
+        self._cv = ffi.new("CLIPSValue *")
+        self._by_name: dict[str, _TemplateInfo | None] = {}
+        self._by_ptr: dict[Any, _TemplateInfo] = {}
+        self.new_templates = False
+
+    def close(self) -> None:
+        """Nothing to free: the builders belong to the clipspy environment."""
+
+    # -- templates ---------------------------------------------------------------------
+    def _template(self, name: str) -> _TemplateInfo | None:
+        info = self._by_name.get(name, False)
+        if info is not False:
+            return info
+        ptr = lib.FindDeftemplate(self._env, name.encode())
+        info = self._info(ptr) if ptr != ffi.NULL else None
+        self._by_name[name] = info
+        return info
+
+    def _info(self, ptr: Any) -> _TemplateInfo:
+        info = self._by_ptr.get(ptr)
+        if info is not None:
+            return info
+        name = ffi.string(lib.DeftemplateName(ptr)).decode()
+        implied = bool(lib.ImpliedDeftemplate(ptr))
+        slots: tuple[str, ...] = ()
+        strings_only: dict[str, bool] = {}
+        if not implied:
+            cv = ffi.new("CLIPSValue *")
+            lib.DeftemplateSlotNames(ptr, cv)
+            slots = tuple(str(s) for s in read_value(cv))
+            for s in slots:
+                tv = ffi.new("CLIPSValue *")
+                lib.DeftemplateSlotTypes(ptr, s.encode(), tv)
+                types = {str(t) for t in read_value(tv)}
+                strings_only[s] = "STRING" in types and "SYMBOL" not in types
+        info = _TemplateInfo(name, implied, slots, tuple(s.encode() for s in slots), strings_only)
+        self._by_ptr[ptr] = info
+        return info
+
+    def forget_templates(self) -> None:
+        """Drop cached template pointers (after constructs change)."""
+        self._by_name.clear()
+        self._by_ptr.clear()
+
+    # -- assert ------------------------------------------------------------------------
+    def assert_fact(self, fact: Fact, where: str = "fact") -> int | None:
+        """Assert one fact; returns its id, or None when CLIPS ignored it as a duplicate.
+
+        Raises:
+            FactAssertError: unknown template or slot, a value the slot refuses; names `where`.
+        """
+        env = self._env
+        info = self._template(fact.template)
+        if fact.is_ordered or (info is not None and info.implied):
+            if info is not None and not info.implied:
+                raise FactAssertError(f"{where}: {fact.template!r} is a deftemplate with slots {list(info.slots)}; give 'slots', not 'values'")
+            if not fact.is_ordered and fact.slots:
+                raise FactAssertError(f"{where}: {fact.template!r} is an ordered fact; give 'values', not named slots {sorted(fact.slots)}")
+            if info is None:
+                self.new_templates = True
+                self._by_name.pop(fact.template, None)
+            return self._assert_ordered(fact.template, fact.values, where)
+        if info is None:
+            raise FactAssertError(f"{where}: template {fact.template!r} is not defined in this knowledge base")
+        fb = self._fb
+        ret = lib.FBSetDeftemplate(fb, info.name.encode())
+        if ret != lib.FBE_NO_ERROR:
+            raise FactAssertError(f"{where}: template {fact.template!r}: {_FBE.get(ret, ret)}")
+        cv = self._cv
+        writer = self._writer
+        for slot, value in fact.slots.items():
+            if slot not in info.strings_only:
+                lib.FBAbort(fb)
+                raise FactAssertError(f"{where}.slots.{slot}: template {fact.template!r} has no slot {slot!r}; slots are {list(info.slots)}")
+            try:
+                cv.value = writer.value(value, info.strings_only[slot], f"{where}.slots.{slot}")
+            except Exception as exc:
+                lib.FBAbort(fb)
+                raise FactAssertError(str(exc)) from None
+            ret = lib.FBPutSlot(fb, slot.encode(), cv)
+            if ret != lib.PSE_NO_ERROR:
+                lib.FBAbort(fb)
+                raise FactAssertError(f"{where}.slots.{slot}: {_PSE.get(ret, ret)} (value {value!r})")
+        ptr = lib.FBAssert(fb)
+        if ptr == ffi.NULL:
+            err = lib.FBError(env)
+            if err == lib.FBE_NO_ERROR:
+                return None  # duplicate fact, ignored by CLIPS
+            raise FactAssertError(f"{where}: could not assert {fact}: {_FBE.get(err, err)}")
+        return int(lib.FactIndex(ptr))
+
+    def _assert_ordered(self, relation: str, values: tuple, where: str) -> int | None:
+        # Ordered facts have no builder in the 6.4 API: assert the printed form as a string.
+        # Values are rendered by our own writer rules (symbol vs string) so the text is exact.
+        parts = [relation]
+        for i, v in enumerate(values):
+            parts.append(_render(v, f"{where}.values[{i}]"))
+        text = "(" + " ".join(parts) + ")"
+        ptr = lib.AssertString(self._env, text.encode())
+        if ptr == ffi.NULL:
+            code = lib.GetAssertStringError(self._env)
+            if code == lib.ASE_NO_ERROR:
+                return None
+            raise FactAssertError(f"{where}: could not assert {text} (CLIPS error code {code})")
+        return int(lib.FactIndex(ptr))
+
+    def assert_all(self, facts: Iterable[Fact], where: str = "facts") -> list[int | None]:
+        """Assert facts in order; returns their ids (None for ignored duplicates)."""
+        return [self.assert_fact(f, f"{where}[{i}]") for i, f in enumerate(facts)]
+
+    # -- read --------------------------------------------------------------------------
+    def fact_ids(self) -> list[int]:
+        """Ids of the facts in working memory, in id order."""
+        out = []
+        f = lib.GetNextFact(self._env, ffi.NULL)
+        while f != ffi.NULL:
+            out.append(lib.FactIndex(f))
+            f = lib.GetNextFact(self._env, f)
+        return out
+
+    def facts(self) -> list[Fact]:
+        """The facts in working memory, in id order, as `Fact` values with ids."""
+        env = self._env
+        out: list[Fact] = []
+        cv = self._cv
+        f = lib.GetNextFact(env, ffi.NULL)
+        while f != ffi.NULL:
+            ptr = lib.FactDeftemplate(f)
+            info = self._by_ptr.get(ptr) or self._info(ptr)
+            if info.implied:
+                lib.GetFactSlot(f, ffi.NULL, cv)
+                slots = {IMPLIED: read_value(cv)}
+            else:
+                slots = {}
+                for name, key in zip(info.slots, info.slot_keys):
+                    lib.GetFactSlot(f, key, cv)
+                    slots[name] = read_value(cv)
+            out.append(Fact(info.name, slots, int(lib.FactIndex(f))))
+            f = lib.GetNextFact(env, f)
+        return out
+
+    # -- retract -----------------------------------------------------------------------
+    def retract(self, fact_id: int) -> bool:
+        """Retract the fact with this id; False when no such fact is in working memory."""
+        f = lib.GetNextFact(self._env, ffi.NULL)
+        while f != ffi.NULL:
+            if lib.FactIndex(f) == fact_id:
+                return lib.Retract(f) == lib.RE_NO_ERROR
+            f = lib.GetNextFact(self._env, f)
+        return False
+
+
+def _render(value: Any, where: str) -> str:
+    from rules.facts import FactError, String, Symbol
+
+    from .clips_values import is_symbol_token
+
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        if type(value) is String or (type(value) is not Symbol and not is_symbol_token(value)):
+            return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        if not is_symbol_token(value):
+            raise FactError(f"{where}: {value!r} is not a valid CLIPS symbol")
+        return value
+    if isinstance(value, (tuple, list)):
+        return " ".join(_render(v, f"{where}[{i}]") for i, v in enumerate(value))
+    raise FactError(f"{where}: unsupported value {value!r} of type {type(value).__name__}")
+
+
+__all__ = ["WorkingMemory", "SYMBOL", "STRING"]

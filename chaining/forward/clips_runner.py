@@ -1,0 +1,257 @@
+"""One CLIPS environment holding a compiled knowledge base, evaluated again and again.
+
+Not thread-safe by itself: `ForwardEngine` (clips_engine.py) hands each runner to one thread
+at a time. An evaluation is: strategy -> reset -> assert input facts -> run (in chunks when a
+firing or time limit applies) -> read working memory and the trace.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Mapping, Sequence
+
+import clips
+from clips._clips import ffi, lib
+
+from rules.facts import Fact, String, Symbol
+
+from .clips_memory import WorkingMemory
+from .clips_trace import MessageRouter, OutputRouter, split_trace
+from .clips_values import read_value
+from .constructs import ConstructSyntaxError, split_constructs
+from .errors import EvaluationTimeout, FiringLimitError, KnowledgeBaseLoadError, RuleExecutionError
+from .result import ForwardResult
+from .strategy import Strategy
+
+
+class ClipsRunner:
+    """A CLIPS environment with the knowledge base built into it.
+
+    Args:
+        sources: `(file name, text)` pairs, already validated (never unvalidated text: a
+            `defglobal` initialiser runs code while it is built).
+        functions: Python functions callable from rules by name, e.g. `{"score": fn}`.
+        trace_facts: record asserts/retracts of the run through `(watch facts)`.
+
+    Raises:
+        KnowledgeBaseLoadError: CLIPS refused a construct (`file:line:col: ...`).
+    """
+
+    def __init__(self, sources: Sequence[tuple[str, str]], functions: Mapping[str, Callable] | None = None, *, trace_facts: bool = True):
+        self.env = clips.Environment()
+        self._e = self.env._env
+        self.out = OutputRouter()
+        self.msg = MessageRouter()
+        self.env.add_router(self.out)
+        self.env.add_router(self.msg)
+        self.trace_facts = trace_facts
+        self._strategy: Strategy | None = None
+        for name, fn in (functions or {}).items():
+            self.env.define_function(_wrap_function(fn), name)
+        self._build(sources)
+        self.env.eval("(watch rules)")
+        if trace_facts:
+            self.env.eval("(watch facts)")
+        self.memory = WorkingMemory(self.env)
+        self._templates = self._template_ptrs()
+        self.evaluations = 0
+
+    def _build(self, sources: Sequence[tuple[str, str]]) -> None:
+        for file, text in sources:
+            try:
+                constructs = split_constructs(text, file)
+            except ConstructSyntaxError as exc:
+                raise KnowledgeBaseLoadError(str(exc)) from None
+            for c in constructs:
+                self.msg.pieces.clear()
+                ret = lib.Build(self._e, c.text.encode())
+                if ret != lib.BE_NO_ERROR:
+                    detail = " ".join("".join(self.msg.pieces).split()) or f"CLIPS build error {ret}"
+                    raise KnowledgeBaseLoadError(f"{c.file}:{c.line}:{c.column}: CLIPS refused this {c.kind}: {detail}")
+        self.msg.pieces.clear()
+        self.out.pieces.clear()
+
+    def _template_ptrs(self) -> list[Any]:
+        out = []
+        t = lib.GetNextDeftemplate(self._e, ffi.NULL)
+        while t != ffi.NULL:
+            out.append(t)
+            t = lib.GetNextDeftemplate(self._e, t)
+        return out
+
+    def _watch_facts(self, flag: bool) -> None:
+        for t in self._templates:
+            lib.DeftemplateSetWatch(t, flag)
+
+    def evaluate(
+        self,
+        facts: Sequence[Fact],
+        *,
+        strategy: Strategy,
+        max_firings: int | None,
+        timeout: float | None,
+        seed: int | None = None,
+        run_chunk: int = 2000,
+    ) -> ForwardResult:
+        """See `ForwardChainer.evaluate`; `facts` are already `Fact` objects."""
+        t0 = time.perf_counter()
+        e = self._e
+        if strategy != self._strategy:
+            lib.SetStrategy(e, int(strategy))
+            self._strategy = strategy
+        if seed is not None:
+            self.env.eval(f"(seed {int(seed)})")
+        tracing = self.trace_facts
+        if tracing:
+            self._watch_facts(False)
+        self.evaluations += 1
+        lib.Reset(e)
+        self.msg.pieces.clear()
+        self.memory.assert_all(facts)
+        if tracing:
+            if self.memory.new_templates:  # an input fact of a relation no rule mentions
+                self._templates = self._template_ptrs()
+                self.memory.new_templates = False
+            self._watch_facts(True)
+        pieces = self.out.pieces
+        pieces.clear()
+
+        fired = 0
+        stop: str | None = None
+        if max_firings is None and timeout is None:
+            fired = lib.Run(e, -1)
+        else:
+            deadline = None if timeout is None else t0 + timeout
+            while True:
+                budget = run_chunk if max_firings is None else min(run_chunk, max_firings - fired)
+                if budget <= 0:
+                    if self._agenda_pending():
+                        stop = "firings"
+                    break
+                n = lib.Run(e, budget)
+                fired += n
+                if n < budget:
+                    break
+                if deadline is not None and time.perf_counter() > deadline and self._agenda_pending():
+                    stop = "timeout"
+                    break
+        if tracing:
+            self._watch_facts(False)
+        output, firings, events = split_trace(pieces)
+        pieces.clear()
+        messages = "".join(p for _, p in self.msg.pieces)
+        errors = "".join(p for n, p in self.msg.pieces if n == "stderr")
+        self.msg.pieces.clear()
+        result = ForwardResult(self.memory.facts(), firings, events, output, messages, strategy.label, 0.0, "clips")
+        result.seconds = time.perf_counter() - t0
+        if stop is not None:
+            last = [f.rule for f in firings[-10:]]
+            if stop == "firings":
+                raise FiringLimitError(
+                    f"runaway knowledge base: stopped after {fired} firings (limit {max_firings}) with activations "
+                    f"still on the agenda; last rules fired: {', '.join(last) or '(none)'}",
+                    result,
+                    last,
+                )
+            raise EvaluationTimeout(
+                f"runaway knowledge base: stopped after {result.seconds:.3f} s (time limit {timeout} s) and "
+                f"{fired} firings; last rules fired: {', '.join(last) or '(none)'}",
+                result,
+                last,
+            )
+        if errors:
+            last = firings[-1].rule if firings else "(no rule fired)"
+            raise RuleExecutionError(f"rule execution failed after {len(firings)} firings (last rule: {last}): {' '.join(errors.split())}", result)
+        return result
+
+    def _agenda_pending(self) -> bool:
+        """True when some module on the focus stack still has an activation."""
+        e = self._e
+        if lib.GetFocus(e) == ffi.NULL:
+            return False
+        current = lib.GetCurrentModule(e)
+        try:
+            for name in self.env.eval("(get-focus-stack)"):
+                mod = lib.FindDefmodule(e, str(name).encode())
+                if mod == ffi.NULL:
+                    continue
+                lib.SetCurrentModule(e, mod)
+                if lib.GetNextActivation(e, ffi.NULL) != ffi.NULL:
+                    return True
+            return False
+        finally:
+            lib.SetCurrentModule(e, current)
+
+    def rule_names(self) -> list[str]:
+        return [r.name for r in self.env.rules()]
+
+    def close(self) -> None:
+        self.memory.close()
+
+
+def _count_templates(e: Any) -> int:
+    n = 0
+    t = lib.GetNextDeftemplate(e, ffi.NULL)
+    while t != ffi.NULL:
+        n += 1
+        t = lib.GetNextDeftemplate(e, t)
+    return n
+
+
+def _wrap_function(fn: Callable) -> Callable:
+    """Adapt a Python function for CLIPS: arguments as our value types (a fact address becomes a
+    `Fact` snapshot and is released at once), results converted back (`Symbol` -> symbol,
+    `str`/`String` -> string, `bool` -> TRUE/FALSE, list/tuple -> multifield, None -> nil)."""
+    from clips.facts import Fact as ClipsFact
+
+    def call(*args: Any) -> Any:
+        conv = []
+        for a in args:
+            if isinstance(a, ClipsFact):
+                conv.append(_snapshot(a))
+            elif isinstance(a, clips.Symbol):
+                conv.append(Symbol(a))
+            elif type(a) is str:
+                conv.append(String(a))
+            else:
+                conv.append(a)
+        return _to_clipspy(fn(*conv))
+
+    call.__name__ = getattr(fn, "__name__", "function")
+    return call
+
+
+def _snapshot(fact: Any) -> Fact:
+    # clipspy retained this fact and will never release it (its __del__ passes two arguments to
+    # the one-argument ReleaseFact); copy the data, release the retain ourselves, detach it.
+    ptr = fact._fact
+    tpl = lib.FactDeftemplate(ptr)
+    name = ffi.string(lib.DeftemplateName(tpl)).decode()
+    cv = ffi.new("CLIPSValue *")
+    if lib.ImpliedDeftemplate(tpl):
+        lib.GetFactSlot(ptr, ffi.NULL, cv)
+        snap = Fact(name, {"implied": read_value(cv)}, int(lib.FactIndex(ptr)))
+    else:
+        names = ffi.new("CLIPSValue *")
+        lib.FactSlotNames(ptr, names)
+        slots = {}
+        for s in read_value(names):
+            lib.GetFactSlot(ptr, str(s).encode(), cv)
+            slots[str(s)] = read_value(cv)
+        snap = Fact(name, slots, int(lib.FactIndex(ptr)))
+    lib.ReleaseFact(ptr)
+    return snap
+
+
+def _to_clipspy(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if type(value) is Symbol:
+        return clips.Symbol(value)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return [_to_clipspy(v) for v in value]
+    if isinstance(value, Fact):
+        raise TypeError("a Python function may not return a Fact to CLIPS; return its values instead")
+    return value

@@ -1,0 +1,92 @@
+"""Capture of what CLIPS prints, and the firing/fact trace read from CLIPS's own watch output.
+
+CLIPS 6.4 writes `(watch rules)` and `(watch facts)` lines to the `stdout` logical name, the
+same one `printout t` uses, in fixed pieces:
+    rules: "FIRE %4d " | rule name | ": " | "f-1" | "," | "*" | ... | "\\n"
+    facts: "==> " or "<== " | "f-12     " | "(" | "a" | ... one piece per token ... | "\\n"
+(CLIPS 6.4 source, engine.c `FireRule` and factmngr.c `PrintFactWithIdentifier`). The router
+only appends each piece to a list (one Python call per piece, nothing else), and the list is
+split into printed text and trace records after the run. A watch header is recognised only
+as a whole piece at a piece boundary followed by its separator piece, so program text that
+merely contains "FIRE" or "==>" stays output.
+"""
+
+from __future__ import annotations
+
+import re
+
+import clips
+
+from .result import FactEvent, Firing
+
+_FIRE_RE = re.compile(r"FIRE +\d+ ")
+_FACT_HEAD = {"==> ": "assert", "<== ": "retract"}
+
+
+class OutputRouter(clips.Router):
+    """Collects every piece written to `stdout` (program text and watch lines)."""
+
+    __slots__ = ("pieces",)
+
+    def __init__(self, name: str = "workbench-stdout", priority: int = 30):
+        super().__init__(name, priority)
+        self.pieces: list[str] = []
+
+    def query(self, name: str) -> bool:
+        return name == "stdout"
+
+    def write(self, name: str, message: str) -> None:
+        self.pieces.append(message)
+
+
+class MessageRouter(clips.Router):
+    """Collects warnings and errors (`stdwrn`, `stderr`); below clipspy's error router, which shares them."""
+
+    __slots__ = ("pieces",)
+
+    def __init__(self, name: str = "workbench-messages", priority: int = 20):
+        super().__init__(name, priority)
+        self.pieces: list[str] = []
+
+    def query(self, name: str) -> bool:
+        return name in ("stderr", "stdwrn")
+
+    def write(self, name: str, message: str) -> None:
+        self.pieces.append(message)
+
+
+def split_trace(pieces: list[str]) -> tuple[str, list[Firing], list[FactEvent]]:
+    """Split captured `stdout` pieces into (printed text, firings, fact events).
+
+    Fact ids in a firing are the `f-N` entries of the activation's partial match, in pattern
+    order; `*` (a `not`/`exists`/`forall` pattern) is skipped.
+    """
+    out: list[str] = []
+    firings: list[Firing] = []
+    events: list[FactEvent] = []
+    n = len(pieces)
+    i = 0
+    while i < n:
+        p = pieces[i]
+        if p[:5] == "FIRE " and i + 2 < n and pieces[i + 2] == ": " and _FIRE_RE.fullmatch(p):
+            j = i + 3
+            ids = []
+            while j < n and pieces[j] != "\n":
+                tok = pieces[j]
+                if tok[:2] == "f-":
+                    ids.append(int(tok[2:]))
+                j += 1
+            firings.append(Firing(pieces[i + 1], tuple(ids)))
+            i = j + 1
+            continue
+        kind = _FACT_HEAD.get(p)
+        if kind is not None and i + 1 < n and pieces[i + 1][:2] == "f-" and pieces[i + 1][2:].strip().isdigit():
+            events.append(FactEvent(kind, int(pieces[i + 1][2:])))
+            j = i + 2
+            while j < n and pieces[j] != "\n":
+                j += 1
+            i = j + 1
+            continue
+        out.append(p)
+        i += 1
+    return "".join(out), firings, events

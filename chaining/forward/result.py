@@ -1,0 +1,88 @@
+"""The result of one forward-chaining evaluation, the same shape for every backend."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from rules.facts import Fact
+
+
+@dataclass(slots=True, frozen=True)
+class Firing:
+    """One rule firing: the rule's name and the ids of the facts that activated it, in pattern order.
+
+    Patterns matched by no fact (`not`, `exists`, `forall`, `test`) contribute no id.
+    """
+
+    rule: str
+    facts: tuple[int, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rule": self.rule, "facts": list(self.facts)}
+
+
+@dataclass(slots=True, frozen=True)
+class FactEvent:
+    """A change of working memory during the run: `kind` is "assert" or "retract"; `fact` its id."""
+
+    kind: str
+    fact: int
+
+
+@dataclass(slots=True)
+class ForwardResult:
+    """What one evaluation produced.
+
+    Attributes:
+        facts: the final working memory, each fact with its id (CLIPS fact index), in id order.
+        firings: the rules fired, in firing order.
+        events: asserts and retracts during the run, in order (recorded only when the
+            engine traces facts; empty otherwise). A CLIPS `modify` keeps the fact id and
+            shows as a retract followed by an assert of the same id.
+        output: the text the rules printed to standard output (`printout t`, `println`, ...).
+        messages: warnings and errors CLIPS printed (its `stdwrn` and `stderr`).
+        strategy: the conflict-resolution strategy used.
+        seconds: wall time of the run (assert + run + read-back), seconds.
+        backend: "clips" or "experta".
+    """
+
+    facts: list[Fact] = field(default_factory=list)
+    firings: list[Firing] = field(default_factory=list)
+    events: list[FactEvent] = field(default_factory=list)
+    output: str = ""
+    messages: str = ""
+    strategy: str = "depth"
+    seconds: float = 0.0
+    backend: str = "clips"
+
+    @property
+    def asserted(self) -> list[int]:
+        """Ids of facts asserted (or re-asserted by `modify`) during the run, in order."""
+        return [e.fact for e in self.events if e.kind == "assert"]
+
+    @property
+    def retracted(self) -> list[int]:
+        """Ids of facts retracted (or retracted by `modify`) during the run, in order."""
+        return [e.fact for e in self.events if e.kind == "retract"]
+
+    def facts_of(self, template: str) -> list[Fact]:
+        """The final facts of one template (or ordered relation)."""
+        return [f for f in self.facts if f.template == template]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form used by `workbench kb run --json`:
+
+        `{"output": str, "firings": [{"rule", "facts": [ids]}], "facts": [{"id", "template", "slots"}],
+        "asserted": [ids], "retracted": [ids], "messages": str, "strategy": str, "backend": str}`.
+        """
+        return {
+            "output": self.output,
+            "firings": [f.to_dict() for f in self.firings],
+            "facts": [f.to_dict() for f in self.facts],
+            "asserted": self.asserted,
+            "retracted": self.retracted,
+            "messages": self.messages,
+            "strategy": self.strategy,
+            "backend": self.backend,
+        }
