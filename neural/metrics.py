@@ -1,0 +1,69 @@
+"""Prometheus metrics of the neural runtime, per model (label `model`).
+
+All metrics live on one `CollectorRegistry` (`METRICS_REGISTRY`) that front ends expose at
+`/metrics`, e.g. `prometheus_client.generate_latest(neural.METRICS_REGISTRY)`. The generation
+engine may register its own collectors on the same registry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+
+METRICS_REGISTRY = CollectorRegistry(auto_describe=True)
+
+_PREFIX = "workbench_model"
+# Latency buckets in seconds: 0.5 ms to 30 s, roughly x2 apart.
+_TIME_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
+_BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+
+
+@dataclass(slots=True)
+class _Families:
+    requests: Counter
+    failures: Counter
+    batch_size: Histogram
+    queue_time: Histogram
+    compute_time: Histogram
+    latency: Histogram
+
+
+_families: dict[int, _Families] = {}
+
+
+def _families_for(registry: CollectorRegistry) -> _Families:
+    fam = _families.get(id(registry))
+    if fam is None:
+        fam = _Families(
+            requests=Counter(f"{_PREFIX}_requests", "Inference requests admitted by the model's batcher.", ["model"], registry=registry),
+            failures=Counter(
+                f"{_PREFIX}_failures",
+                "Requests that ended in an error, by reason (model_error, timeout, cancelled, rejected_queue_full, invalid_input).",
+                ["model", "reason"], registry=registry,
+            ),
+            batch_size=Histogram(f"{_PREFIX}_batch_size", "Requests per executed batch.", ["model"], buckets=_BATCH_BUCKETS, registry=registry),
+            queue_time=Histogram(f"{_PREFIX}_queue_time_seconds", "Time a request waited in the queue before its batch started.", ["model"], buckets=_TIME_BUCKETS, registry=registry),
+            compute_time=Histogram(f"{_PREFIX}_compute_time_seconds", "Time to run one batch on the model (pre/post-processing included).", ["model"], buckets=_TIME_BUCKETS, registry=registry),
+            latency=Histogram(f"{_PREFIX}_request_latency_seconds", "Request latency from admission to result (successful requests).", ["model"], buckets=_TIME_BUCKETS, registry=registry),
+        )
+        _families[id(registry)] = fam
+    return fam
+
+
+class ModelMetrics:
+    """The metric children of one model; cheap to call from the batcher's worker thread."""
+
+    def __init__(self, model: str, registry: CollectorRegistry | None = None) -> None:
+        self.model = model
+        fam = _families_for(registry or METRICS_REGISTRY)
+        self._fam = fam
+        self.requests = fam.requests.labels(model=model)
+        self.batch_size = fam.batch_size.labels(model=model)
+        self.queue_time = fam.queue_time.labels(model=model)
+        self.compute_time = fam.compute_time.labels(model=model)
+        self.latency = fam.latency.labels(model=model)
+
+    def failure(self, reason: str, n: int = 1) -> None:
+        """Count `n` failed requests with `reason`."""
+        self._fam.failures.labels(model=self.model, reason=reason).inc(n)

@@ -1,0 +1,152 @@
+"""Input/output signatures of models: tensor names, dtypes and shapes (-1 marks a dynamic axis).
+
+Shapes include the batch axis first, as in ONNX and KServe v2 (`[-1, -1]` for `input_ids`).
+`Signature.validate` checks a request before it reaches a model and raises `InputValidationError`
+naming the input and the expected shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from .errors import InputValidationError
+
+# Canonical dtype names (numpy spelling); KServe v2 names map onto them in the API room.
+_DTYPES = {
+    "bool", "int8", "uint8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64", "string",
+}
+_ONNX_TYPES = {
+    "tensor(bool)": "bool", "tensor(int8)": "int8", "tensor(uint8)": "uint8", "tensor(int16)": "int16",
+    "tensor(int32)": "int32", "tensor(int64)": "int64", "tensor(float16)": "float16", "tensor(bfloat16)": "bfloat16",
+    "tensor(float)": "float32", "tensor(double)": "float64", "tensor(string)": "string",
+}
+
+
+@dataclass(slots=True, frozen=True)
+class TensorSpec:
+    """One named tensor: `dtype` in numpy spelling, `shape` with -1 for dynamic axes, optional axis names."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    dims: tuple[str | None, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise ValueError("TensorSpec.name must be non-empty")
+        if self.dtype not in _DTYPES:
+            raise ValueError(f"TensorSpec {self.name!r}: unknown dtype {self.dtype!r}; accepted: {sorted(_DTYPES)}")
+        object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
+        if any(d < -1 for d in self.shape):
+            raise ValueError(f"TensorSpec {self.name!r}: shape {list(self.shape)} has a dimension < -1")
+        if self.dims is not None and len(self.dims) != len(self.shape):
+            raise ValueError(f"TensorSpec {self.name!r}: {len(self.dims)} axis names for rank {len(self.shape)}")
+
+    def describe(self) -> str:
+        """`"int64 [-1, -1]"`: the dtype and shape as error messages print them."""
+        return f"{self.dtype} [{', '.join(str(d) for d in self.shape)}]"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "datatype": self.dtype, "shape": list(self.shape)}
+
+
+@dataclass(slots=True, frozen=True)
+class Signature:
+    """Ordered inputs and outputs of a model."""
+
+    inputs: tuple[TensorSpec, ...]
+    outputs: tuple[TensorSpec, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "inputs", tuple(self.inputs))
+        object.__setattr__(self, "outputs", tuple(self.outputs))
+        for group, specs in (("input", self.inputs), ("output", self.outputs)):
+            names = [s.name for s in specs]
+            if len(set(names)) != len(names):
+                raise ValueError(f"duplicate {group} names in signature: {names}")
+
+    @property
+    def input_names(self) -> list[str]:
+        return [s.name for s in self.inputs]
+
+    @property
+    def output_names(self) -> list[str]:
+        return [s.name for s in self.outputs]
+
+    def input(self, name: str) -> TensorSpec:
+        for spec in self.inputs:
+            if spec.name == name:
+                return spec
+        raise KeyError(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"inputs": [s.to_dict() for s in self.inputs], "outputs": [s.to_dict() for s in self.outputs]}
+
+    def validate(self, model: str, inputs: Mapping[str, Any], *, batched: bool = True) -> dict[str, np.ndarray]:
+        """Check named inputs against the signature and return them as numpy arrays.
+
+        `batched=True`: arrays carry the batch axis (shape as declared). `batched=False`: one
+        request without the batch axis (the declared shape minus its first axis).
+        Integer inputs of another integer width and float inputs of another float width are
+        cast only when lossless in kind (int->int, float->float); everything else is an error.
+        Raises `InputValidationError` naming the input, the expected dtype/shape and what came.
+        """
+        missing = [s.name for s in self.inputs if s.name not in inputs]
+        if missing:
+            spec = self.input(missing[0])
+            raise InputValidationError(model, missing[0], f"missing input; expected {spec.describe()}", spec.describe(), "nothing")
+        extra = [k for k in inputs if k not in self.input_names]
+        if extra:
+            raise InputValidationError(model, extra[0], f"unexpected input; the model takes {self.input_names}")
+        out: dict[str, np.ndarray] = {}
+        for spec in self.inputs:
+            out[spec.name] = _check(model, spec, inputs[spec.name], batched)
+        return out
+
+
+def _check(model: str, spec: TensorSpec, value: Any, batched: bool) -> np.ndarray:
+    expected_shape = spec.shape if batched else spec.shape[1:]
+    expected = f"{spec.dtype} [{', '.join(str(d) for d in expected_shape)}]"
+    try:
+        arr = np.asarray(value) if spec.dtype != "string" else np.asarray(value, dtype=object)
+    except Exception as exc:
+        raise InputValidationError(model, spec.name, f"cannot be read as an array ({exc}); expected {expected}", expected) from exc
+    got = f"{arr.dtype} {list(arr.shape)}"
+    if arr.ndim != len(expected_shape):
+        raise InputValidationError(
+            model, spec.name, f"rank {arr.ndim} (shape {list(arr.shape)}); expected shape {list(expected_shape)}", expected, got
+        )
+    for axis, (want, have) in enumerate(zip(expected_shape, arr.shape)):
+        if want != -1 and want != have:
+            raise InputValidationError(
+                model, spec.name, f"axis {axis} has size {have}; expected shape {list(expected_shape)}", expected, got
+            )
+    if spec.dtype == "string":
+        return arr
+    want = np.dtype("float32") if spec.dtype == "bfloat16" else np.dtype(spec.dtype)
+    if arr.dtype != want:
+        same_kind = (arr.dtype.kind in "iu" and want.kind in "iu") or (arr.dtype.kind == "f" and want.kind == "f")
+        if arr.dtype.kind == "b" and want.kind == "b":
+            same_kind = True
+        if not same_kind:
+            raise InputValidationError(model, spec.name, f"dtype {arr.dtype}; expected {spec.dtype}", expected, got)
+        if want.kind in "iu" and arr.size and (arr.min() < np.iinfo(want).min or arr.max() > np.iinfo(want).max):
+            raise InputValidationError(model, spec.name, f"values out of range for {spec.dtype}", expected, got)
+        arr = arr.astype(want)
+    return arr
+
+
+def onnx_type_to_dtype(onnx_type: str) -> str:
+    """`"tensor(float)"` -> `"float32"`; raises ValueError on an unsupported type."""
+    try:
+        return _ONNX_TYPES[onnx_type]
+    except KeyError:
+        raise ValueError(f"unsupported ONNX tensor type {onnx_type!r}") from None
+
+
+def torch_dtype_name(dtype: Any) -> str:
+    """`torch.float32` -> `"float32"`."""
+    return str(dtype).removeprefix("torch.")
