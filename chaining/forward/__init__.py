@@ -9,6 +9,7 @@ ids of the activating facts, asserts/retracts, printed text).
 
 from .base import EngineConfig, ForwardChainer, as_facts
 from .clips_engine import ForwardEngine
+from .experta_engine import ExpertaEngine
 from .errors import (
     EvaluationTimeout,
     FactAssertError,
@@ -24,6 +25,7 @@ from .strategy import STRATEGY_NAMES, Strategy
 __all__ = [
     "EngineConfig",
     "EvaluationTimeout",
+    "ExpertaEngine",
     "FactAssertError",
     "FactEvent",
     "FiringLimitError",

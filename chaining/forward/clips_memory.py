@@ -198,7 +198,7 @@ class WorkingMemory:
                 for name, key in zip(info.slots, info.slot_keys):
                     lib.GetFactSlot(f, key, cv)
                     slots[name] = read_value(cv)
-            out.append(Fact(info.name, slots, int(lib.FactIndex(f))))
+            out.append(_make_fact(info.name, slots, int(lib.FactIndex(f))))
             f = lib.GetNextFact(env, f)
         return out
 
@@ -211,6 +211,15 @@ class WorkingMemory:
                 return lib.Retract(f) == lib.RE_NO_ERROR
             f = lib.GetNextFact(self._env, f)
         return False
+
+
+def _make_fact(template: str, slots: dict, fact_id: int) -> Fact:
+    # Values read from CLIPS are already of the allowed types; skip Fact's validation (hot path).
+    fact = object.__new__(Fact)
+    object.__setattr__(fact, "template", template)
+    object.__setattr__(fact, "slots", slots)
+    object.__setattr__(fact, "id", fact_id)
+    return fact
 
 
 def _render(value: Any, where: str) -> str:

@@ -66,7 +66,7 @@ class ClipsRunner:
                 self.msg.pieces.clear()
                 ret = lib.Build(self._e, c.text.encode())
                 if ret != lib.BE_NO_ERROR:
-                    detail = " ".join("".join(self.msg.pieces).split()) or f"CLIPS build error {ret}"
+                    detail = " ".join("".join(p for _, p in self.msg.pieces).split()) or f"CLIPS build error {ret}"
                     raise KnowledgeBaseLoadError(f"{c.file}:{c.line}:{c.column}: CLIPS refused this {c.kind}: {detail}")
         self.msg.pieces.clear()
         self.out.pieces.clear()

@@ -24,11 +24,15 @@ _FACT_HEAD = {"==> ": "assert", "<== ": "retract"}
 
 
 class OutputRouter(clips.Router):
-    """Collects every piece written to `stdout` (program text and watch lines)."""
+    """Collects every piece written to `stdout` (program text and watch lines).
+
+    Its priority (45) is above clipspy's error router (40) so CLIPS asks this router first and
+    each piece costs one query and one write callback, not two queries.
+    """
 
     __slots__ = ("pieces",)
 
-    def __init__(self, name: str = "workbench-stdout", priority: int = 30):
+    def __init__(self, name: str = "workbench-stdout", priority: int = 45):
         super().__init__(name, priority)
         self.pieces: list[str] = []
 
@@ -46,13 +50,13 @@ class MessageRouter(clips.Router):
 
     def __init__(self, name: str = "workbench-messages", priority: int = 20):
         super().__init__(name, priority)
-        self.pieces: list[str] = []
+        self.pieces: list[tuple[str, str]] = []
 
     def query(self, name: str) -> bool:
         return name in ("stderr", "stdwrn")
 
     def write(self, name: str, message: str) -> None:
-        self.pieces.append(message)
+        self.pieces.append((name, message))
 
 
 def split_trace(pieces: list[str]) -> tuple[str, list[Firing], list[FactEvent]]:
@@ -81,7 +85,7 @@ def split_trace(pieces: list[str]) -> tuple[str, list[Firing], list[FactEvent]]:
             continue
         kind = _FACT_HEAD.get(p)
         if kind is not None and i + 1 < n and pieces[i + 1][:2] == "f-" and pieces[i + 1][2:].strip().isdigit():
-            events.append(FactEvent(kind, int(pieces[i + 1][2:])))
+            events.append(FactEvent(kind, int(pieces[i + 1][2:]), len(firings) - 1 if firings else None))
             j = i + 2
             while j < n and pieces[j] != "\n":
                 j += 1

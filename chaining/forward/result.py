@@ -24,10 +24,18 @@ class Firing:
 
 @dataclass(slots=True, frozen=True)
 class FactEvent:
-    """A change of working memory during the run: `kind` is "assert" or "retract"; `fact` its id."""
+    """A change of working memory during the run.
+
+    Attributes:
+        kind: "assert" or "retract".
+        fact: the fact id.
+        firing: index into `ForwardResult.firings` of the firing whose right-hand side made the
+            change (None: before the first firing). This is the derivation record explanations read.
+    """
 
     kind: str
     fact: int
+    firing: int | None = None
 
 
 @dataclass(slots=True)
@@ -37,8 +45,9 @@ class ForwardResult:
     Attributes:
         facts: the final working memory, each fact with its id (CLIPS fact index), in id order.
         firings: the rules fired, in firing order.
-        events: asserts and retracts during the run, in order (recorded only when the
-            engine traces facts; empty otherwise). A CLIPS `modify` keeps the fact id and
+        events: asserts and retracts during the run, in order, each with the firing that made
+            it (recorded only when the engine traces facts, `EngineConfig.trace_facts`; empty
+            otherwise). A CLIPS `modify` keeps the fact id and
             shows as a retract followed by an assert of the same id.
         output: the text the rules printed to standard output (`printout t`, `println`, ...).
         messages: warnings and errors CLIPS printed (its `stdwrn` and `stderr`).
@@ -66,6 +75,14 @@ class ForwardResult:
         """Ids of facts retracted (or retracted by `modify`) during the run, in order."""
         return [e.fact for e in self.events if e.kind == "retract"]
 
+    def derived_by(self) -> dict[int, int]:
+        """Fact id -> index of the firing that last asserted it (facts asserted by rules only)."""
+        out: dict[int, int] = {}
+        for e in self.events:
+            if e.kind == "assert" and e.firing is not None:
+                out[e.fact] = e.firing
+        return out
+
     def facts_of(self, template: str) -> list[Fact]:
         """The final facts of one template (or ordered relation)."""
         return [f for f in self.facts if f.template == template]
@@ -74,14 +91,13 @@ class ForwardResult:
         """JSON form used by `workbench kb run --json`:
 
         `{"output": str, "firings": [{"rule", "facts": [ids]}], "facts": [{"id", "template", "slots"}],
-        "asserted": [ids], "retracted": [ids], "messages": str, "strategy": str, "backend": str}`.
+        "events": [{"kind", "fact", "firing"}], "messages": str, "strategy": str, "backend": str}`.
         """
         return {
             "output": self.output,
             "firings": [f.to_dict() for f in self.firings],
             "facts": [f.to_dict() for f in self.facts],
-            "asserted": self.asserted,
-            "retracted": self.retracted,
+            "events": [{"kind": e.kind, "fact": e.fact, "firing": e.firing} for e in self.events],
             "messages": self.messages,
             "strategy": self.strategy,
             "backend": self.backend,
