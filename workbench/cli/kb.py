@@ -7,3 +7,4 @@ import typer
 app = typer.Typer(no_args_is_help=True, help="Knowledge bases: check, run (forward), ask (backward), explain.")
 
 # Each command module defines `register(app)`; one line per module below.
+from . import kb_check; kb_check.register(app)  # noqa: E402

@@ -1,0 +1,190 @@
+"""Loading rule files into a validated `KnowledgeBase` (never executes anything)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from . import ast
+from .annotations import Annotations, AskableSpec, read_annotations
+from .errors import Diagnostic, RuleError, RuleSyntaxError, RuleValidationError, UnsafeConstructError
+from .parser import parse
+from .validate import bare, validate
+
+
+@dataclass(slots=True)
+class KnowledgeBase:
+    """Parsed and validated rule files.
+
+    Attributes:
+        name: the knowledge base's name.
+        version: sha256 hex over the ordered sources: for each, the file's base name, NUL, its
+            text, NUL (base names, so the version does not depend on where the files lie).
+        sources: (filename as given, text) in load order.
+        modules: one `ast.Module` per source.
+        constructs: all constructs in load order.
+        templates / rules / functions / facts: by (module-less) name.
+        globals: global variable names defined.
+        askable: relations (templates or ordered) declared askable with `;@askable`.
+        askable_specs: how each askable relation is asked (`rules.annotations.AskableSpec`).
+        rule_certainty / facts_certainty: `;@cf` certainty factors by rule / deffacts name.
+        certainty_factors: whether certainty factors are on for this knowledge base.
+        python_functions: Python function names the caller registered (allowed in calls).
+    """
+
+    name: str
+    version: str
+    sources: list[tuple[str, str]]
+    modules: list[ast.Module]
+    constructs: list[ast.Construct]
+    templates: dict[str, ast.TemplateDef]
+    rules: dict[str, ast.RuleDef]
+    functions: dict[str, ast.FunctionDef]
+    facts: dict[str, ast.FactsDef]
+    globals: set[str] = field(default_factory=set)
+    askable: set[str] = field(default_factory=set)
+    askable_specs: dict[str, AskableSpec] = field(default_factory=dict)
+    rule_certainty: dict[str, float] = field(default_factory=dict)
+    facts_certainty: dict[str, float] = field(default_factory=dict)
+    certainty_factors: bool = False
+    python_functions: frozenset[str] = frozenset()
+    allow_unsafe: bool = False
+
+    @property
+    def text(self) -> str:
+        """All sources joined in load order (what CLIPS is given)."""
+        return "\n".join(t for _, t in self.sources)
+
+    def summary(self) -> dict:
+        """Counts and names, for CLIs and the API."""
+        return {"name": self.name, "version": self.version, "templates": sorted(self.templates),
+                "rules": sorted(self.rules), "functions": sorted(self.functions), "deffacts": sorted(self.facts),
+                "askable": sorted(self.askable)}
+
+
+def content_version(sources: Sequence[tuple[str, str]]) -> str:
+    """sha256 hex of the ordered sources (base name, NUL, text, NUL for each)."""
+    h = hashlib.sha256()
+    for filename, text in sources:
+        h.update(Path(filename).name.encode() + b"\0" + text.encode() + b"\0")
+    return h.hexdigest()
+
+
+def _analyse(sources: list[tuple[str, str]], allow_unsafe: bool, functions: Iterable[str]):
+    modules: list[ast.Module] = []
+    syntax: list[Diagnostic] = []
+    for filename, text in sources:
+        try:
+            modules.append(parse(text, filename))
+        except RuleSyntaxError as exc:
+            syntax.extend(exc.diagnostics)
+    if syntax:
+        return modules, syntax, [], [], None
+    diags, unsafe = validate(modules, allow_unsafe=allow_unsafe, functions=functions)
+    templates = {bare(c.name): c for m in modules for c in m.constructs if isinstance(c, ast.TemplateDef)}
+    notes, note_diags = read_annotations(modules, templates)
+    return modules, [], diags, unsafe, (notes, note_diags)
+
+
+def _read(paths: Iterable[str | Path]) -> tuple[list[tuple[str, str]], list[Diagnostic]]:
+    sources, diags = [], []
+    for p in paths:
+        try:
+            sources.append((str(p), Path(p).read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError) as exc:
+            diags.append(Diagnostic(str(p), 1, 1, f"cannot read rule file: {exc.strerror if isinstance(exc, OSError) else exc}"))
+    return sources, diags
+
+
+def check_sources(sources: list[tuple[str, str]], *, allow_unsafe: bool = False,
+                  functions: Iterable[str] = ()) -> list[Diagnostic]:
+    """All diagnostics for (filename, text) sources; never raises on bad rule text."""
+    _, syntax, diags, _, notes = _analyse(sources, allow_unsafe, functions)
+    if syntax:
+        return syntax
+    return diags + (notes[1] if notes else [])
+
+
+def check_files(paths: Iterable[str | Path], *, allow_unsafe: bool = False,
+                functions: Iterable[str] = ()) -> list[Diagnostic]:
+    """All located diagnostics for rule files (syntax first; validation only when every file parses).
+
+    Never raises on bad rule text or unreadable files: they become diagnostics.
+    """
+    sources, read_diags = _read(paths)
+    return read_diags + check_sources(sources, allow_unsafe=allow_unsafe, functions=functions)
+
+
+def knowledge_base_from_sources(name: str, sources: list[tuple[str, str]], *, allow_unsafe: bool = False,
+                                functions: Iterable[str] = ()) -> KnowledgeBase:
+    """Build a KnowledgeBase from (filename, text) pairs.
+
+    Raises:
+        RuleSyntaxError: a file is not well-formed (all syntax diagnostics).
+        UnsafeConstructError: an unsafe function is called and allow_unsafe is False (all diagnostics).
+        RuleValidationError: anything else the validator rejects (all diagnostics).
+    """
+    functions = frozenset(functions)
+    modules, syntax, diags, unsafe, notes = _analyse(sources, allow_unsafe, functions)
+    if syntax:
+        raise RuleSyntaxError(syntax)
+    notes_obj, note_diags = notes
+    diags = diags + note_diags
+    if unsafe:
+        raise UnsafeConstructError(diags)
+    if diags:
+        raise RuleValidationError(diags)
+    constructs = [c for m in modules for c in m.constructs]
+    kb = KnowledgeBase(
+        name=name, version=content_version(sources), sources=list(sources), modules=modules, constructs=constructs,
+        templates={bare(c.name): c for c in constructs if isinstance(c, ast.TemplateDef)},
+        rules={bare(c.name): c for c in constructs if isinstance(c, ast.RuleDef)},
+        functions={bare(c.name): c for c in constructs if isinstance(c, ast.FunctionDef)},
+        facts={bare(c.name): c for c in constructs if isinstance(c, ast.FactsDef)},
+        globals={a.name for c in constructs if isinstance(c, ast.GlobalDef) for a in c.assignments},
+        python_functions=functions, allow_unsafe=allow_unsafe,
+    )
+    _apply(kb, notes_obj)
+    return kb
+
+
+def _apply(kb: KnowledgeBase, notes: Annotations) -> None:
+    kb.askable = set(notes.askable)
+    kb.askable_specs = dict(notes.askable)
+    kb.rule_certainty = dict(notes.rule_cf)
+    kb.facts_certainty = dict(notes.facts_cf)
+    kb.certainty_factors = notes.certainty_factors
+
+
+def load_knowledge_base(paths: Iterable[str | Path] | str | Path, *, name: str | None = None,
+                        allow_unsafe: bool = False, functions: Iterable[str] = ()) -> KnowledgeBase:
+    """Read, parse and validate rule files (in the given order) into a KnowledgeBase.
+
+    Args:
+        paths: one path or several; `name` defaults to the first file's stem.
+        allow_unsafe: permit functions that reach the operating system (see `rules.safety`).
+        functions: names of Python functions the caller registers with the engine.
+
+    Raises:
+        RuleError (RuleSyntaxError / UnsafeConstructError / RuleValidationError) with all diagnostics;
+        unreadable files raise RuleError with a diagnostic naming the file.
+    """
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    paths = list(paths)
+    if not paths:
+        raise RuleError([Diagnostic("<none>", 1, 1, "no rule files given")])
+    sources, read_diags = _read(paths)
+    if read_diags:
+        raise RuleError(read_diags)
+    return knowledge_base_from_sources(name or Path(paths[0]).stem, sources, allow_unsafe=allow_unsafe,
+                                       functions=functions)
+
+
+def knowledge_base_from_text(name: str, text: str, *, allow_unsafe: bool = False, functions: Iterable[str] = (),
+                             filename: str | None = None) -> KnowledgeBase:
+    """A KnowledgeBase from one text (filename defaults to `<name>.clp`). Raises as `load_knowledge_base`."""
+    return knowledge_base_from_sources(name, [(filename or f"{name}.clp", text)], allow_unsafe=allow_unsafe,
+                                       functions=functions)
