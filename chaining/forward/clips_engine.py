@@ -84,7 +84,7 @@ class ForwardEngine(ForwardChainer):
         """
         import rules
 
-        kb = rules.load_knowledge_base([Path(p) for p in paths], name=name, allow_unsafe=allow_unsafe)
+        kb = rules.load_knowledge_base([Path(p) for p in paths], name=name, allow_unsafe=allow_unsafe, functions=tuple(functions or ()))
         return cls.from_knowledge_base(kb, functions=functions, config=config)
 
     def _new_runner(self) -> ClipsRunner:

@@ -1,0 +1,116 @@
+"""`workbench kb run FILE... [--facts FACTS.json] [--strategy NAME] [--max-firings N] [--json]`.
+
+Forward chaining on the real CLIPS engine. Without `--json` it prints exactly what the rules
+print, then one summary line on stderr; with `--json` one object
+`{"output", "firings": [{"rule", "facts"}], "facts": [{"id", "template", "slots"}], ...}`.
+Exit codes: 0 ok; 1 the files, the facts or a rule failed; 2 the firing or time limit was hit.
+"""
+
+from __future__ import annotations
+
+import json as jsonlib
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+FACTS_HELP = (
+    "JSON file with a list of facts: {\"template\": \"person\", \"slots\": {\"name\": \"ann\"}} for template "
+    "facts, {\"template\": \"parent\", \"values\": [\"tom\", \"bob\"]} for ordered facts ('-' reads stdin). "
+    "A JSON string becomes a CLIPS symbol when it is one token (dog, big-red) and the slot accepts "
+    "symbols, otherwise a CLIPS string (\"Rex the dog\", or any value of a (type STRING) slot)."
+)
+
+
+def run(
+    files: Annotated[list[Path], typer.Argument(help="Rule files (.clp), loaded in order as one knowledge base.")],
+    facts: Annotated[Optional[Path], typer.Option("--facts", help=FACTS_HELP)] = None,
+    strategy: Annotated[str, typer.Option("--strategy", help="depth, breadth, simplicity, complexity, lex, mea or random.")] = "depth",
+    max_firings: Annotated[Optional[int], typer.Option("--max-firings", min=0, help="Stop with exit code 2 when more rules would fire.")] = None,
+    timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.001, help="Time limit in seconds (default 60).")] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="Seed CLIPS's random generator (for --strategy random).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of the program's text.")] = False,
+    allow_unsafe: Annotated[bool, typer.Option("--allow-unsafe", help="Permit functions that reach the OS.")] = False,
+) -> None:
+    """Run knowledge-base files forward (CLIPS) on the given facts and print what the rules print."""
+    import rules
+    from chaining.forward import EngineConfig, ForwardEngine, ForwardError, RuleExecutionError, RunawayError, Strategy
+
+    try:
+        Strategy.parse(strategy)
+    except ValueError as exc:
+        _fail(str(exc))
+    try:
+        kb = rules.load_knowledge_base(files, allow_unsafe=allow_unsafe)
+    except rules.RuleError as exc:
+        for d in exc.diagnostics:
+            typer.echo(str(d), err=True)
+        _fail(f"{len(exc.diagnostics)} error(s) in the knowledge base")
+    except OSError as exc:
+        _fail(f"cannot read {exc.filename}: {exc.strerror}")
+    fact_list = _read_facts(facts) if facts is not None else []
+    try:
+        engine = ForwardEngine.from_knowledge_base(kb, config=EngineConfig(workers=1, max_firings=None, timeout=60.0))
+    except ForwardError as exc:
+        _fail(str(exc))
+    code = 0
+    error: str | None = None
+    try:
+        result = engine.evaluate(fact_list, strategy=strategy, max_firings=max_firings, timeout=timeout, seed=seed)
+    except RunawayError as exc:
+        result, error, code = exc.partial, str(exc), 2
+    except RuleExecutionError as exc:
+        result, error, code = exc.partial, str(exc), 1
+    except (ForwardError, rules.FactError) as exc:
+        _fail(str(exc))
+    finally:
+        engine.close()
+    if as_json:
+        doc: dict[str, Any] = result.to_dict()
+        doc["knowledge_base"] = {"name": kb.name, "version": kb.version}
+        if error:
+            doc["error"] = error
+        typer.echo(jsonlib.dumps(doc))
+    else:
+        sys.stdout.write(result.output)
+        sys.stdout.flush()
+        if result.messages:
+            sys.stderr.write(result.messages if result.messages.endswith("\n") else result.messages + "\n")
+        typer.echo(
+            f"{kb.name} ({kb.version[:12]}): {len(result.firings)} firings, {len(result.facts)} facts, "
+            f"strategy {result.strategy}, {result.seconds:.3f} s",
+            err=True,
+        )
+    if error:
+        typer.echo(f"error: {error}", err=True)
+    raise typer.Exit(code)
+
+
+def _read_facts(path: Path) -> list:
+    import rules
+
+    where = "stdin" if str(path) == "-" else str(path)
+    try:
+        text = sys.stdin.read() if str(path) == "-" else path.read_text()
+    except OSError as exc:
+        _fail(f"cannot read facts file {where}: {exc.strerror}")
+    try:
+        data = jsonlib.loads(text)
+    except jsonlib.JSONDecodeError as exc:
+        _fail(f"{where}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}")
+    if isinstance(data, dict) and set(data) == {"facts"}:
+        data = data["facts"]
+    try:
+        return rules.facts_from_json(data, "facts")
+    except rules.FactError as exc:
+        _fail(f"{where}: {exc}")
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run)
