@@ -1,0 +1,72 @@
+"""YAML text <-> plain data, with the source position of every mapping key and sequence item.
+
+Positions let validation errors point at `file:line:col`. Loading uses PyYAML's safe loader
+(no Python object tags). Dumping is canonical: block style, keys in the order given, so that
+`dump(load(dump(x))) == dump(x)`; a document loaded from a file is saved as its original text
+(see `Pipeline.to_yaml`), which is what makes load-then-save byte for byte.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from .errors import Issue, PipelineValidationError
+
+Path = tuple[str | int, ...]
+
+
+def load_yaml(text: str, filename: str | None = None) -> tuple[Any, dict[Path, tuple[int, int]]]:
+    """Parse YAML text; returns (data, positions) where positions maps a path such as
+    `("nodes", 2, "inputs")` to the 1-based (line, column) of that key or item.
+
+    Raises:
+        PipelineValidationError: the text is not valid YAML (one issue with its line and column).
+    """
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
+        raise PipelineValidationError([Issue(None, "", f"not valid YAML: {exc.problem or exc}", filename, line, col)]) from None
+    except yaml.YAMLError as exc:
+        raise PipelineValidationError([Issue(None, "", f"not valid YAML: {exc}", filename)]) from None
+    positions: dict[Path, tuple[int, int]] = {}
+    if root is not None:
+        _walk(root, (), positions)
+    return data, positions
+
+
+def _walk(node: yaml.Node, path: Path, out: dict[Path, tuple[int, int]]) -> None:
+    out.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            k = key.value if isinstance(key, yaml.ScalarNode) else str(key.value)
+            out[path + (k,)] = (key.start_mark.line + 1, key.start_mark.column + 1)
+            _walk(value, path + (k,), out)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            out[path + (i,)] = (item.start_mark.line + 1, item.start_mark.column + 1)
+            _walk(item, path + (i,), out)
+
+
+class _Dumper(yaml.SafeDumper):
+    """Safe dumper that indents sequences inside mappings (`- id: ...` under `nodes:`)."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:  # noqa: D401
+        return super().increase_indent(flow, False)
+
+
+def _str_presenter(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in data else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_Dumper.add_representer(str, _str_presenter)
+
+
+def dump_yaml(data: Any) -> str:
+    """Canonical YAML for `data` (block style, insertion order, unicode kept, 100-column lines)."""
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=100)

@@ -1,0 +1,113 @@
+"""Errors of pipelines, runs and the `Workbench` facade, one class per thing a caller must tell apart.
+
+The REST API maps them to status codes: `NotFoundError` (and subclasses) -> 404,
+`PipelineValidationError` -> 422, `RunFailedError` -> 500 with the failing node named,
+`neural.errors.QueueFullError` (passed through unchanged) -> 429/503 with Retry-After.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+class WorkbenchError(Exception):
+    """Base class of the errors raised by `workbench.pipeline` and `workbench.Workbench`."""
+
+
+class NotFoundError(WorkbenchError, LookupError):
+    """Something named does not exist. Attributes: `kind` ("pipeline", "run", ...), `name`."""
+
+    def __init__(self, kind: str, name: str, detail: str = ""):
+        self.kind = kind
+        self.name = name
+        super().__init__(f"{kind} {name!r} not found" + (f": {detail}" if detail else ""))
+
+
+class PipelineNotFoundError(NotFoundError):
+    def __init__(self, name: str, detail: str = ""):
+        super().__init__("pipeline", name, detail)
+
+
+class RunNotFoundError(NotFoundError):
+    def __init__(self, run_id: str):
+        super().__init__("run", run_id)
+
+
+class KnowledgeBaseNotFoundError(NotFoundError):
+    def __init__(self, name: str, detail: str = ""):
+        super().__init__("knowledge base", name, detail)
+
+
+class ModelNotFoundError(NotFoundError):
+    def __init__(self, name: str, known: list[str] | None = None):
+        super().__init__("model", name, f"known models: {', '.join(known or []) or '(none)'}")
+
+
+@dataclass(slots=True, frozen=True)
+class Issue:
+    """One validation problem: the node (None for the pipeline itself), the field path within the
+    node or document (e.g. `inputs.pixels`, `edges[2].to`), the message, and the location in the
+    YAML file when the pipeline came from one (1-based line/column, 0 when unknown)."""
+
+    node: str | None
+    field: str
+    message: str
+    file: str | None = None
+    line: int = 0
+    column: int = 0
+
+    def __str__(self) -> str:
+        where = f"{self.file or '<pipeline>'}:{self.line}:{self.column}: " if self.line else (f"{self.file}: " if self.file else "")
+        subject = f"node {self.node!r}, field {self.field!r}" if self.node else f"field {self.field!r}"
+        return f"{where}{subject}: {self.message}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"node": self.node, "field": self.field, "message": self.message, "file": self.file, "line": self.line, "column": self.column}
+
+
+class PipelineValidationError(WorkbenchError, ValueError):
+    """A pipeline document is malformed or does not validate; `.issues` lists every problem found."""
+
+    def __init__(self, issues: list[Issue]):
+        self.issues = list(issues)
+        super().__init__("pipeline is invalid:\n  " + "\n  ".join(str(i) for i in self.issues))
+
+
+class InputValidationError(WorkbenchError, ValueError):
+    """A run input (or a produced output) does not match its node's JSON schema.
+
+    Attributes: `node`, `field` (JSON path of the offending value, e.g. `$.pixels[3]`), `message`.
+    """
+
+    def __init__(self, node: str, field: str, message: str):
+        self.node = node
+        self.field = field
+        self.message = message
+        super().__init__(f"node {node!r}, field {field!r}: {message}")
+
+
+class NodeExecutionError(WorkbenchError):
+    """A node failed while running; `node` names it, `__cause__` is the underlying error."""
+
+    def __init__(self, node: str, node_type: str, message: str):
+        self.node = node
+        self.node_type = node_type
+        super().__init__(f"node {node!r} ({node_type}) failed: {message}")
+
+
+class RunFailedError(WorkbenchError):
+    """A run failed (`raise_on_error=True`); `result` is the recorded failed `RunResult`."""
+
+    def __init__(self, result: Any):
+        self.result = result
+        super().__init__(result.error or "run failed")
+
+
+class KnowledgeBaseError(WorkbenchError, ValueError):
+    """An uploaded or edited knowledge base does not validate; `diagnostics` are `file:line:col` items."""
+
+    def __init__(self, name: str, diagnostics: list[Any]):
+        self.name = name
+        self.diagnostics = list(diagnostics)
+        super().__init__(f"knowledge base {name!r} is invalid:\n  " + "\n  ".join(str(d) for d in self.diagnostics))

@@ -1,0 +1,298 @@
+"""The pipeline expression language: a safe subset of Python expression syntax, never `eval`.
+
+Expressions map values into model inputs (`input.pixels`), model outputs into fact slots
+(`argmax(probs)`, `max(softmax(logits))`, `labels[index]`) and facts into pipeline outputs
+(`prediction.label`, `fact('gate-decision').branch`, `coalesce(corrected.label, prediction.label)`).
+
+Allowed syntax: names, attribute access, subscripts, string/number/bool/None literals, lists,
+unary `-`/`not`, arithmetic `+ - * / // %`, comparisons, `and`/`or`, conditional `a if c else b`,
+and calls of the functions in `FUNCTIONS` (plus `fact`, `facts`, `exists`, `count`, `label`
+bound by the caller). Anything else (lambda, comprehensions, dunder access, unknown functions) is
+refused when the expression is compiled, with the column of the offending part.
+
+A missing value (an absent fact, slot or key) evaluates to `None` instead of raising, so
+`coalesce(...)` and `default:` can supply a fallback; arithmetic on `None` is an error.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+
+class ExpressionError(ValueError):
+    """An expression is not in the language or failed to evaluate.
+
+    Attributes: `expression` (the text), `column` (1-based, 0 when unknown), `reason`.
+    """
+
+    def __init__(self, expression: str, reason: str, column: int = 0):
+        self.expression = expression
+        self.reason = reason
+        self.column = column
+        where = f" (column {column})" if column else ""
+        super().__init__(f"{reason}{where} in expression {expression!r}")
+
+
+def _arr(x: Any) -> np.ndarray:
+    if x is None:
+        raise TypeError("value is missing (None)")
+    return np.asarray(x, dtype=np.float64)
+
+
+def _softmax(x: Any) -> list[float]:
+    a = _arr(x)
+    e = np.exp(a - a.max(axis=-1, keepdims=True))
+    return (e / e.sum(axis=-1, keepdims=True)).tolist()
+
+
+def _sigmoid(x: Any) -> Any:
+    a = _arr(x)
+    return (1.0 / (1.0 + np.exp(-a))).tolist()
+
+
+def _cosine(a: Any, b: Any) -> float:
+    x, y = _arr(a).ravel(), _arr(b).ravel()
+    den = float(np.linalg.norm(x) * np.linalg.norm(y))
+    return float(x @ y / den) if den else 0.0
+
+
+def _topk(x: Any, k: int) -> list[int]:
+    a = _arr(x).ravel()
+    return [int(i) for i in np.argsort(-a, kind="stable")[: int(k)]]
+
+
+def _coalesce(*values: Any) -> Any:
+    return next((v for v in values if v is not None), None)
+
+
+def _round(x: Any, n: int = 0) -> Any:
+    return None if x is None else round(float(x), int(n))
+
+
+# Pure functions available to every expression. Vectors are lists or numpy arrays.
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "argmax": lambda x: int(np.argmax(_arr(x))),
+    "argmin": lambda x: int(np.argmin(_arr(x))),
+    "max": lambda *x: float(np.max(_arr(x[0]))) if len(x) == 1 else max(x),
+    "min": lambda *x: float(np.min(_arr(x[0]))) if len(x) == 1 else min(x),
+    "sum": lambda x: float(np.sum(_arr(x))),
+    "mean": lambda x: float(np.mean(_arr(x))),
+    "softmax": _softmax,
+    "sigmoid": _sigmoid,
+    "cosine": _cosine,
+    "dot": lambda a, b: float(_arr(a).ravel() @ _arr(b).ravel()),
+    "norm": lambda x: float(np.linalg.norm(_arr(x))),
+    "topk": _topk,
+    "round": _round,
+    "abs": lambda x: abs(x),
+    "len": lambda x: len(x),
+    "float": lambda x: None if x is None else float(x),
+    "int": lambda x: None if x is None else int(x),
+    "str": lambda x: None if x is None else str(x),
+    "list": lambda x: _to_plain(x),
+    "exp": lambda x: math.exp(float(x)),
+    "log": lambda x: math.log(float(x)),
+    "coalesce": _coalesce,
+}
+
+_BINOPS = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Mod: lambda a, b: a % b,
+}
+_CMPOPS = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
+
+
+def _to_plain(x: Any) -> Any:
+    """numpy arrays and scalars to Python lists and numbers (JSON-ready)."""
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, (list, tuple)):
+        return [_to_plain(v) for v in x]
+    return x
+
+
+@dataclass(slots=True, frozen=True)
+class Expression:
+    """A compiled expression: `names` it reads (free variables) and `calls` (function names)."""
+
+    text: str
+    tree: ast.Expression
+    names: frozenset[str]
+    calls: frozenset[str]
+
+    def evaluate(self, scope: Mapping[str, Any], functions: Mapping[str, Callable[..., Any]] | None = None) -> Any:
+        """Evaluate with `scope` (name -> value) and extra `functions`; returns plain Python/numpy values.
+
+        Raises:
+            ExpressionError: an unknown name, a failing function, a type error (e.g. arithmetic on a
+                missing value); the message names the expression.
+        """
+        funcs = FUNCTIONS if not functions else {**FUNCTIONS, **functions}
+        try:
+            return _to_plain(_Eval(scope, funcs, self.text).visit(self.tree.body))
+        except ExpressionError:
+            raise
+        except Exception as exc:  # a function or an operator failed on the given values
+            raise ExpressionError(self.text, f"{type(exc).__name__}: {exc}") from exc
+
+
+def compile_expression(text: Any, extra_functions: frozenset[str] | set[str] = frozenset()) -> Expression:
+    """Parse and check an expression (see the module docstring for the language).
+
+    Args:
+        text: the expression; a number or bool is accepted as a literal.
+        extra_functions: names of functions the caller will bind at evaluation (`fact`, `label`, ...).
+
+    Raises:
+        ExpressionError: syntax error or a construct outside the language, with its column.
+    """
+    if isinstance(text, bool) or isinstance(text, (int, float)) or text is None:
+        text = repr(text)
+    if not isinstance(text, str) or not text.strip():
+        raise ExpressionError(str(text), "expected a non-empty expression string")
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise ExpressionError(text, f"syntax error: {exc.msg}", exc.offset or 0) from None
+    calls: set[str] = set()
+    allowed_funcs = set(FUNCTIONS) | set(extra_functions)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            if not isinstance(node.func, ast.Name):
+                raise ExpressionError(text, "only named functions can be called", node.col_offset + 1)
+            if node.func.id not in allowed_funcs:
+                raise ExpressionError(text, f"unknown function {node.func.id!r}; known: {', '.join(sorted(allowed_funcs))}", node.col_offset + 1)
+            if node.keywords:
+                raise ExpressionError(text, "keyword arguments are not supported", node.col_offset + 1)
+            calls.add(node.func.id)
+        elif isinstance(node, ast.Name):
+            pass
+        elif isinstance(node, ast.Attribute):
+            if node.attr.startswith("_"):
+                raise ExpressionError(text, f"attribute {node.attr!r} is not accessible", node.col_offset + 1)
+        elif not isinstance(node, _ALLOWED_NODES):
+            raise ExpressionError(text, f"{type(node).__name__} is not allowed in pipeline expressions", getattr(node, "col_offset", -1) + 1)
+    names = _names_used_as_values(tree)  # function names are not free variables
+    return Expression(text.strip(), tree, frozenset(names), frozenset(calls))
+
+
+def _names_used_as_values(tree: ast.AST) -> set[str]:
+    func_nodes = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in func_nodes}
+
+
+_ALLOWED_NODES = (
+    ast.Expression, ast.Constant, ast.Name, ast.Load, ast.Attribute, ast.Subscript, ast.Slice, ast.List, ast.Tuple,
+    ast.UnaryOp, ast.USub, ast.UAdd, ast.Not, ast.BinOp, ast.BoolOp, ast.And, ast.Or, ast.Compare, ast.IfExp, ast.Call,
+    *_BINOPS, *_CMPOPS,
+)
+
+
+class _Eval:
+    __slots__ = ("scope", "funcs", "text")
+
+    def __init__(self, scope: Mapping[str, Any], funcs: Mapping[str, Callable[..., Any]], text: str):
+        self.scope = scope
+        self.funcs = funcs
+        self.text = text
+
+    def visit(self, node: ast.AST) -> Any:
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id in self.scope:
+                return self.scope[node.id]
+            if node.id in ("true", "True"):
+                return True
+            if node.id in ("false", "False"):
+                return False
+            raise ExpressionError(self.text, f"unknown name {node.id!r}; known: {', '.join(sorted(map(str, self.scope)))}", node.col_offset + 1)
+        if isinstance(node, ast.Attribute):
+            return get_member(self.visit(node.value), node.attr)
+        if isinstance(node, ast.Subscript):
+            base = self.visit(node.value)
+            if isinstance(node.slice, ast.Slice):
+                lo = None if node.slice.lower is None else self.visit(node.slice.lower)
+                hi = None if node.slice.upper is None else self.visit(node.slice.upper)
+                return None if base is None else base[lo:hi]
+            return get_member(base, self.visit(node.slice))
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return [self.visit(e) for e in node.elts]
+        if isinstance(node, ast.UnaryOp):
+            v = self.visit(node.operand)
+            if isinstance(node.op, ast.Not):
+                return not v
+            if v is None:
+                raise ExpressionError(self.text, "arithmetic on a missing value", node.col_offset + 1)
+            return -v if isinstance(node.op, ast.USub) else +v
+        if isinstance(node, ast.BinOp):
+            a, b = self.visit(node.left), self.visit(node.right)
+            if a is None or b is None:
+                raise ExpressionError(self.text, "arithmetic on a missing value", node.col_offset + 1)
+            return _BINOPS[type(node.op)](a, b)
+        if isinstance(node, ast.BoolOp):
+            if isinstance(node.op, ast.And):
+                v: Any = True
+                for e in node.values:
+                    v = self.visit(e)
+                    if not v:
+                        return v
+                return v
+            v = False
+            for e in node.values:
+                v = self.visit(e)
+                if v:
+                    return v
+            return v
+        if isinstance(node, ast.Compare):
+            left = self.visit(node.left)
+            for op, comp in zip(node.ops, node.comparators):
+                right = self.visit(comp)
+                if left is None or right is None:
+                    if not isinstance(op, (ast.Eq, ast.NotEq)):
+                        return False
+                if not _CMPOPS[type(op)](left, right):
+                    return False
+                left = right
+            return True
+        if isinstance(node, ast.IfExp):
+            return self.visit(node.body) if self.visit(node.test) else self.visit(node.orelse)
+        if isinstance(node, ast.Call):
+            fn = self.funcs[node.func.id]  # type: ignore[union-attr]
+            return fn(*[self.visit(a) for a in node.args])
+        raise ExpressionError(self.text, f"{type(node).__name__} is not allowed", getattr(node, "col_offset", -1) + 1)
+
+
+def get_member(base: Any, key: Any) -> Any:
+    """`base.key` / `base[key]` with missing values as None (dicts, lists, arrays, objects with `get_slot`)."""
+    if base is None:
+        return None
+    if hasattr(base, "get_slot"):
+        return base.get_slot(key)
+    if isinstance(base, Mapping):
+        return base.get(key)
+    if isinstance(base, (list, tuple, np.ndarray)):
+        if isinstance(key, (int, np.integer)) and -len(base) <= int(key) < len(base):
+            return base[int(key)]
+        return None
+    return None
