@@ -64,8 +64,11 @@ def train(x: torch.Tensor, y: torch.Tensor, cfg: DigitsNetConfig, epochs: int, s
 
 
 def export_onnx(net: DigitsNet, path: Path, probe: torch.Tensor) -> float:
-    """Export to ONNX (dynamic batch axis), run it on ONNX Runtime's CPU provider and compare
-    with torch on `probe` (float32 [N,64]). Writes the file only when max |diff| <= ONNX_ATOL.
+    """Export to ONNX with input `pixels` float32 [batch, digits, 64] -> `logits` float32
+    [batch, digits, 10] (both axes dynamic: one request is a sequence of digit images, e.g. an
+    account number; the network classifies each image independently). Runs the file on ONNX
+    Runtime's CPU provider and compares with torch on `probe` (float32 [B, L, 64]); writes the
+    file only when max |diff| <= ONNX_ATOL.
 
     Returns: the max absolute difference of the logits.
     Raises: RuntimeError when the numerics differ more than ONNX_ATOL.
@@ -74,9 +77,10 @@ def export_onnx(net: DigitsNet, path: Path, probe: torch.Tensor) -> float:
 
     tmp = path.with_suffix(".onnx.tmp")
     batch = torch.export.Dim("batch", min=1, max=4096)
+    digits = torch.export.Dim("digits", min=1, max=256)
     torch.onnx.export(
-        net, (probe[:2],), str(tmp), input_names=["pixels"], output_names=["logits"],
-        dynamic_shapes={"pixels": {0: batch}}, dynamo=True, external_data=False,
+        net, (probe[:2, :3],), str(tmp), input_names=["pixels"], output_names=["logits"],
+        dynamic_shapes={"pixels": {0: batch, 1: digits}}, dynamo=True, external_data=False,
     )
     sess = ort.InferenceSession(str(tmp), providers=["CPUExecutionProvider"])
     got = sess.run(["logits"], {"pixels": probe.numpy()})[0]
@@ -88,6 +92,16 @@ def export_onnx(net: DigitsNet, path: Path, probe: torch.Tensor) -> float:
         raise RuntimeError(f"ONNX export differs from torch by {diff:.3g} > {ONNX_ATOL} on {len(probe)} images; not written")
     tmp.replace(path)
     return diff
+
+
+def check_onnx(path: Path, net: DigitsNet, probe: torch.Tensor) -> float:
+    """Max |ONNX Runtime - torch| of the logits on `probe` float32 [B, L, 64]."""
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    with torch.inference_mode():
+        want = net(probe).numpy()
+    return float(np.max(np.abs(sess.run(["logits"], {"pixels": probe.numpy()})[0] - want)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -115,7 +129,10 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     weights = args.out / "model.safetensors"
     save_file({k: v.contiguous() for k, v in net.state_dict().items()}, str(weights))
-    onnx_diff = export_onnx(net, args.out / "model.onnx", x[held_idx])
+    held = x[held_idx]
+    usable = len(held) // 10 * 10
+    onnx_diff = max(export_onnx(net, args.out / "model.onnx", held[:usable].reshape(-1, 10, 64)),
+                    check_onnx(args.out / "model.onnx", net, held.reshape(-1, 1, 64)))
 
     config = {
         "architecture": "DigitsNet",
@@ -126,8 +143,9 @@ def main(argv: list[str] | None = None) -> int:
         "dropout": cfg.dropout,
         "labels": [str(d) for d in range(10)],
         "task": "classification",
-        "inputs": [{"name": "pixels", "datatype": "float32", "shape": [-1, 64], "description": "8x8 image, row-major, values 0..16"}],
-        "outputs": [{"name": "logits", "datatype": "float32", "shape": [-1, 10]}],
+        "inputs": [{"name": "pixels", "datatype": "float32", "shape": [-1, -1, 64],
+                    "description": "[batch, digits, 64]: a sequence of 8x8 images, row-major, values 0..16"}],
+        "outputs": [{"name": "logits", "datatype": "float32", "shape": [-1, -1, 10]}],
         "dataset": "sklearn.datasets.load_digits",
         "training": {"epochs": args.epochs, "seed": args.seed, "lr": args.lr, "batch": args.batch, "optimizer": "adam", "weight_decay": 1e-4},
     }
