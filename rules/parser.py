@@ -8,6 +8,7 @@ construct was left open. Parsing never evaluates anything.
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 
 from lark import Lark, Token, Tree
@@ -26,7 +27,7 @@ _FRIENDLY = {
     "FLOAT": "a float", "SFVAR": "a variable such as ?x", "MFVAR": "a multifield variable such as $?x",
     "GLOBALVAR": "a global variable such as ?*x*", "SFWILD": "'?'", "MFWILD": "'$?'", "THEN": "'=>'",
     "INSTANCE_NAME": "an instance name such as [x]", "SLOT_KIND": "'slot' or 'multislot'",
-    "OPAQUE_KIND": "a construct keyword", "NOT_CONN": "'~'", "$END": "end of file",
+    "OPAQUE_KIND": "a construct keyword", "NOT_CONN": "'~'", "COLON": "':'", "EQUALS": "'='", "$END": "end of file",
 }
 
 
@@ -163,8 +164,31 @@ def _expected(exc: UnexpectedInput) -> str:
     return ", ".join(out)
 
 
+def _unclosed_before_next(text: str, offset: int, filename: str) -> Diagnostic | None:
+    """A construct left open when a later line starts a new construct at column 1: blame the open one."""
+    stack = open_parens(text, offset)
+    if not stack:
+        return None
+    start, line, col = stack[0]
+    for m in re.finditer(r"(?m)^\((def[a-z-]*)\b", text[start + 1:offset]):
+        next_line = text.count("\n", 0, start + 1 + m.start()) + 1
+        where = _construct_at(text, start + 1)
+        return Diagnostic(filename, line, col, f"'(' of the {where.split(' starting')[0] if where else 'construct'} "
+                                               f"is not closed before the next construct ({m.group(1)}) at line {next_line}")
+    return None
+
+
 def _diagnostic(exc: UnexpectedInput, text: str, filename: str) -> Diagnostic:
     line, column = getattr(exc, "line", 1) or 1, getattr(exc, "column", 1) or 1
+    offset = getattr(exc, "pos_in_stream", None)
+    if isinstance(exc, UnexpectedToken):
+        offset = exc.token.start_pos if exc.token.type != "$END" else len(text)
+    if isinstance(exc, UnexpectedEOF):
+        offset = len(text)
+    if offset is not None:
+        blamed = _unclosed_before_next(text, offset, filename)
+        if blamed is not None:
+            return blamed
     if isinstance(exc, UnexpectedCharacters):
         ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
         if ch == '"':
@@ -318,7 +342,7 @@ class _Builder:
         if rest and isinstance(rest[0], Tree) and rest[0].data == "name":
             module = str(rest[0].children[0])
             rest = rest[1:]
-        assigns = [ast.GlobalAssignment(str(a.children[0])[2:-1], self.expr(a.children[1]), _tree_pos(a)) for a in rest]
+        assigns = [ast.GlobalAssignment(str(a.children[0])[2:-1], self.expr(a.children[-1]), _tree_pos(a)) for a in rest]
         return ast.GlobalDef(assigns, module, pos)
 
     def c_defmodule(self, t: Tree, pos: ast.Pos) -> ast.ModuleDef:
@@ -380,9 +404,9 @@ class _Builder:
 
     def term(self, t: Tree, negated: bool, pos: ast.Pos) -> ast.Term:
         if t.data == "predicate":
-            return ast.Term("predicate", self.expr(t.children[0]), negated, pos)
+            return ast.Term("predicate", self.expr(t.children[-1]), negated, pos)
         if t.data == "return_value":
-            return ast.Term("return_value", self.expr(t.children[0]), negated, pos)
+            return ast.Term("return_value", self.expr(t.children[-1]), negated, pos)
         atom = self.expr(t)
         assert isinstance(atom, ast.Atom)
         kind = {"variable": "variable", "mf_variable": "mf_variable"}.get(atom.kind, "constant")

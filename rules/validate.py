@@ -140,6 +140,13 @@ class Validator:
             is_var_any = len(a.values) == 1 and isinstance(a.values[0], ast.Atom) and a.values[0].kind == "variable" \
                 and a.values[0].value == "VARIABLE"
             if a.name == "type":
+                covered: set[str] = set()
+                for v in a.values:
+                    if isinstance(v, ast.Atom) and v.value in TYPE_NAMES:
+                        kinds_v = _TYPE_EXPANSION.get(str(v.value), {str(v.value)})
+                        if kinds_v & covered:
+                            self.error(v.pos, f"bad constraint: type {v.value} overlaps another type in {where}")
+                        covered |= kinds_v
                 if not a.values:
                     self.error(a.pos, f"bad constraint: (type) needs at least one type name in {where}")
                 for v in a.values:
@@ -256,6 +263,13 @@ class Validator:
             else:
                 self.error(d.pos, f"unknown declaration {_show(d.items[0]) if d.items else '()'} in rule {name}; "
                                   "expected (salience N) or (auto-focus TRUE|FALSE)")
+        seen_other = False
+        for ce in r.lhs:
+            if isinstance(ce, ast.Logical):
+                if seen_other:
+                    self.error(ce.pos, f"logical CEs must be placed first in rule {name}")
+            else:
+                seen_other = True
         addresses: dict[str, str | None] = {}
         bound = self.ces(r.lhs, set(), r, addresses, negated=False)
         bound = set(bound)
@@ -327,7 +341,7 @@ class Validator:
                 self.error(p.address_pos, f"a fact address (?{p.address} <-) cannot be bound inside not, exists or "
                                           "forall")
             bound.add(p.address)
-            addresses[p.address] = name if not p.ordered or tmpl is not None else None
+            addresses[p.address] = name
         return bound
 
     def field(self, f: ast.Field, bound: set[str], r: ast.RuleDef | None, slot: ast.SlotDef | None, tname: str) -> None:
@@ -534,7 +548,17 @@ class Validator:
                 if not _is_sym(a, "do"):
                     self.expr(a, bound, r, addresses)
             return
-        if head in ("loop-for-count", "progn$", "foreach"):
+        if head == "foreach":
+            if len(args) < 2 or not (isinstance(args[0], ast.Atom) and args[0].kind == "variable"):
+                self.error(pos, "foreach expects a variable and a multifield: (foreach ?x EXPR ACTION...)")
+                return
+            self.expr(args[1], bound, r, addresses)
+            var = str(args[0].value)
+            bound.update({var, var + "-index"})
+            for a in args[2:]:
+                self.expr(a, bound, r, addresses)
+            return
+        if head in ("loop-for-count", "progn$"):
             if not args:
                 self.error(pos, f"{head} expects a range or a list")
                 return

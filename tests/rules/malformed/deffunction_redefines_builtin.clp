@@ -1,0 +1,3 @@
+; expect: 3:1 would redefine the built-in
+; clips: rejects
+(deffunction abs (?x) ?x)

@@ -1,0 +1,3 @@
+; expect: 3:31 duplicate slot 'x'
+; clips: rejects
+(deftemplate t (slot x) (slot x))

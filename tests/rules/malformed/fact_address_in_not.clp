@@ -1,0 +1,3 @@
+; expect: 3:17 cannot be bound inside not
+; clips: rejects
+(defrule r (not ?f <- (a)) => )

@@ -1,0 +1,4 @@
+; expect: 3:1 outside any construct
+; clips: rejects
+hello
+(deffacts f (a))

@@ -1,0 +1,5 @@
+; expect: 5:17 unexpected end of file
+; clips: rejects
+(defrule r (a ?x)
+  =>
+  (printout t ?x

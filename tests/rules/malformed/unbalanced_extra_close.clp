@@ -1,0 +1,3 @@
+; expect: 3:19 unmatched ')'
+; clips: rejects
+(deffacts f (a 1)))

@@ -1,0 +1,3 @@
+; expect: 3:2 unknown construct 'defrool'
+; clips: rejects
+(defrool r (a) => )

@@ -1,0 +1,3 @@
+; expect: 3:16 unsafe function 'eval'
+; clips: accepts
+(defrule r => (eval "(system \"ls\")"))
