@@ -1,0 +1,340 @@
+"""Pipelines screen: list pipelines and versions, draw the DAG, edit nodes and edges, validate, save."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, ScrollableContainer, Vertical
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from ..messages import PipelineSaved
+from ..widgets.dag_view import DagView
+from .base import WorkbenchScreen
+from .dialogs import ChoiceDialog, PromptDialog
+from .node_form import NodeForm, to_text
+
+
+class PipelinesScreen(WorkbenchScreen):
+    """Build and version pipelines."""
+
+    MODE = "pipelines"
+    TITLE = "Pipelines"
+    CSS_PATH = "pipelines.tcss"
+    HELP = """\
+Pick a pipeline (Enter) or make one (**n**). In the graph, **↑/↓** select a node, **Enter**
+edits its properties, **a** adds a node after it, **d** deletes it, **c** connects it to
+another node, **x** removes one of its edges. **v** validates (problems name the node; Enter
+on a problem opens that node), **Ctrl+S** saves the document as a new version. Versions are
+listed under the pipelines: Enter loads one.
+"""
+    BINDINGS = [
+        Binding("n", "new", "New"),
+        Binding("a", "add_node", "Add"),
+        Binding("enter,e", "edit_node", "Edit", show=False),
+        Binding("d,delete", "delete_node", "Delete"),
+        Binding("c", "connect", "Connect"),
+        Binding("x", "disconnect", "Disconnect", show=False),
+        Binding("v", "validate", "Validate"),
+        Binding("ctrl+s", "save", "Save version"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.doc: dict[str, Any] | None = None
+        self.version: str | None = None
+        self.dirty = False
+        self.issues: list[dict] = []
+
+    def body(self) -> ComposeResult:
+        with Horizontal():
+            with Vertical(classes="sidebar"):
+                yield Static("Pipelines", classes="pane-title")
+                yield OptionList(id="pl-list")
+                yield Static("Versions", classes="pane-title")
+                yield OptionList(id="pl-versions")
+            with Vertical(id="pl-main"):
+                yield Static("no pipeline open — Enter on one, or n for a new one", id="pl-status", classes="pane-title")
+                with ScrollableContainer(id="pl-graph"):
+                    yield DagView(id="pl-dag")
+                yield Static("", id="pl-node")
+                yield OptionList(id="pl-problems")
+
+    def on_mount(self) -> None:
+        self.query_one("#pl-problems").display = False
+        self.query_one("#pl-list").focus()
+        self.load_list()
+
+    # ---- list and versions -----------------------------------------------------------------
+    @work(exclusive=True, group="pl-list", exit_on_error=False)
+    async def load_list(self, select: str | None = None) -> None:
+        listing = self.query_one("#pl-list", OptionList)
+        rows = await self.call("list pipelines", self.backend.list_pipelines, busy=listing)
+        listing.clear_options()
+        for row in rows:
+            listing.add_option(Option(row["name"], id=row["name"]))
+        if select is not None:
+            listing.highlighted = next((i for i, r in enumerate(rows) if r["name"] == select), None)
+
+    @on(OptionList.OptionSelected, "#pl-list")
+    def _pipeline_chosen(self, event: OptionList.OptionSelected) -> None:
+        self.open_pipeline(str(event.option.id))
+
+    @on(OptionList.OptionSelected, "#pl-versions")
+    def _version_chosen(self, event: OptionList.OptionSelected) -> None:
+        if self.doc is not None:
+            self.open_pipeline(self.doc["name"], str(event.option.id))
+
+    @work(exclusive=True, group="pl-open", exit_on_error=False)
+    async def open_pipeline(self, name: str, version: str | None = None) -> None:
+        """Load a pipeline (its default version, or `version`) into the graph."""
+        if self.dirty and self.doc is not None and self.doc.get("name") != name:
+            self.notify(f"unsaved changes to {self.doc['name']} were discarded", severity="warning")
+        graph = self.query_one("#pl-graph")
+        doc = await self.call(f"open {name}", self.backend.get_pipeline, name, version, busy=graph)
+        versions = await self.call(f"versions of {name}", self.backend.pipeline_versions, name)
+        self.doc, self.dirty, self.issues = doc, False, []
+        self.version = version or (versions[0]["version"] if versions else None)
+        self._fill_versions(versions)
+        self._refresh()
+        self.query_one(DagView).focus()
+
+    def _fill_versions(self, versions: list[dict]) -> None:
+        box = self.query_one("#pl-versions", OptionList)
+        box.clear_options()
+        for v in versions:
+            stages = ",".join(v.get("stages") or [])
+            label = f"{v['version'][:10]} {stages}".rstrip()
+            box.add_option(Option(label, id=v["version"]))
+
+    # ---- drawing ---------------------------------------------------------------------------
+    def _refresh(self) -> None:
+        if self.doc is None:
+            return
+        bad = {i["node"] for i in self.issues if i.get("node")}
+        dag = self.query_one(DagView)
+        dag.show(self.doc, bad)
+        self._update_status()
+        self._show_node(dag.selected)
+        problems = self.query_one("#pl-problems", OptionList)
+        problems.clear_options()
+        for k, issue in enumerate(self.issues):
+            where = f"{issue['node']}.{issue.get('field') or ''}" if issue.get("node") else (issue.get("field") or "pipeline")
+            problems.add_option(Option(f"✗ {where}: {issue['message']}", id=str(k)))
+        problems.display = bool(self.issues)
+
+    def _update_status(self) -> None:
+        assert self.doc is not None
+        parts = [f"[b]{self.doc.get('name', '?')}[/b]"]
+        if self.version:
+            parts.append(f"v {self.version[:10]}")
+        if self.dirty:
+            parts.append("[yellow]● modified[/]")
+        if self.issues:
+            parts.append(f"[red]✗ {len(self.issues)} problem(s)[/]")
+        self.query_one("#pl-status", Static).update("  ".join(parts))
+
+    @on(DagView.NodeHighlighted)
+    def _node_highlighted(self, event: DagView.NodeHighlighted) -> None:
+        self._show_node(event.node_id)
+
+    def _show_node(self, node_id: str | None) -> None:
+        node = self._node(node_id)
+        if node is None:
+            self.query_one("#pl-node", Static).update("")
+            return
+        fields = [f"{k}={to_text(v)}" for k, v in node.items() if k not in ("id", "type")]
+        ins = [e["from"] for e in self.doc["edges"] if e.get("to") == node_id]  # type: ignore[index]
+        outs = [e["to"] + (f" (when {e['when']})" if e.get("when") else "") for e in self.doc["edges"] if e.get("from") == node_id]  # type: ignore[index]
+        text = f"[b]{node_id}[/b] · {node.get('type')}  ← {', '.join(ins) or '-'}  → {', '.join(outs) or '-'}\n[dim]{'  '.join(fields)}[/]"
+        self.query_one("#pl-node", Static).update(text)
+
+    def _node(self, node_id: str | None) -> dict | None:
+        if self.doc is None or node_id is None:
+            return None
+        return next((n for n in self.doc["nodes"] if n.get("id") == node_id), None)
+
+    def _changed(self) -> None:
+        self.dirty = True
+        self._refresh()
+
+    def _need_doc(self) -> bool:
+        if self.doc is None:
+            self.notify("open a pipeline first (Enter on one) or press n for a new one", severity="warning")
+            return False
+        return True
+
+    # ---- editing ---------------------------------------------------------------------------
+    def action_new(self) -> None:
+        def create(name: str | None) -> None:
+            if not name:
+                return
+            self.doc = {"name": name, "nodes": [{"id": "input", "type": "input"}], "edges": []}
+            self.version, self.issues = None, []
+            self._fill_versions([])
+            self._changed()
+            self.query_one(DagView).focus()
+
+        self.app.push_screen(PromptDialog("New pipeline name", placeholder="letters, digits, _ - ."), create)
+
+    def action_add_node(self) -> None:
+        if not self._need_doc():
+            return
+        assert self.doc is not None
+        after = self.query_one(DagView).selected
+        taken = {n["id"] for n in self.doc["nodes"]}
+        new_id = next(f"node{i}" for i in range(1, 10_000) if f"node{i}" not in taken)
+
+        def added(node: dict | None) -> None:
+            if node is None or self.doc is None:
+                return
+            if node["id"] in {n["id"] for n in self.doc["nodes"]}:
+                self.notify(f"node id {node['id']!r} is taken", severity="error")
+                return
+            self.doc["nodes"].append(node)
+            if after is not None:
+                self.doc["edges"].append({"from": after, "to": node["id"]})
+            self.query_one(DagView).selected = node["id"]
+            self._changed()
+
+        title = f"Add node after {after}" if after else "Add node"
+        self.app.push_screen(NodeForm({"id": new_id, "type": "rules"}, title=title), added)
+
+    def action_edit_node(self) -> None:
+        if not self._need_doc():
+            return
+        node = self._node(self.query_one(DagView).selected)
+        if node is None:
+            return
+        old = node["id"]
+        issues = [i for i in self.issues if i.get("node") == old]
+
+        def edited(new: dict | None) -> None:
+            if new is None or self.doc is None:
+                return
+            if new["id"] != old and new["id"] in {n["id"] for n in self.doc["nodes"]}:
+                self.notify(f"node id {new['id']!r} is taken", severity="error")
+                return
+            self.doc["nodes"] = [new if n.get("id") == old else n for n in self.doc["nodes"]]
+            for edge in self.doc["edges"]:
+                for end in ("from", "to"):
+                    if edge.get(end) == old:
+                        edge[end] = new["id"]
+            self.issues = [i for i in self.issues if i.get("node") != old]
+            self.query_one(DagView).selected = new["id"]
+            self._changed()
+
+        self.app.push_screen(NodeForm(copy.deepcopy(node), issues, title=f"Edit node {old}"), edited)
+
+    def action_delete_node(self) -> None:
+        if not self._need_doc():
+            return
+        assert self.doc is not None
+        node_id = self.query_one(DagView).selected
+        if node_id is None:
+            return
+        self.doc["nodes"] = [n for n in self.doc["nodes"] if n.get("id") != node_id]
+        self.doc["edges"] = [e for e in self.doc["edges"] if node_id not in (e.get("from"), e.get("to"))]
+        self.notify(f"removed node {node_id} and its edges")
+        self._changed()
+
+    def action_connect(self) -> None:
+        if not self._need_doc():
+            return
+        assert self.doc is not None
+        source = self.query_one(DagView).selected
+        if source is None:
+            return
+        have = {e.get("to") for e in self.doc["edges"] if e.get("from") == source}
+        targets = [(n["id"], f"{n['id']} · {n.get('type')}") for n in self.doc["nodes"] if n["id"] != source and n["id"] not in have]
+        if not targets:
+            self.notify(f"{source} already connects to every other node", severity="warning")
+            return
+        source_type = (self._node(source) or {}).get("type")
+
+        def add_edge(target: str | None, when: str | None = None) -> None:
+            if target is None or self.doc is None:
+                return
+            edge = {"from": source, "to": target}
+            if when:
+                edge["when"] = when
+            self.doc["edges"].append(edge)
+            self._changed()
+
+        def chosen(target: str | None) -> None:
+            if target is not None and source_type == "gate":
+                self.app.push_screen(PromptDialog(f"Branch for {source} → {target} (empty: always)"),
+                                     lambda when: add_edge(target, when))
+            else:
+                add_edge(target)
+
+        self.app.push_screen(ChoiceDialog(f"Connect {source} to", targets), chosen)
+
+    def action_disconnect(self) -> None:
+        if not self._need_doc():
+            return
+        assert self.doc is not None
+        node_id = self.query_one(DagView).selected
+        edges = [(str(k), f"{e['from']} → {e['to']}" + (f" (when {e['when']})" if e.get("when") else ""))
+                 for k, e in enumerate(self.doc["edges"]) if node_id in (e.get("from"), e.get("to"))]
+        if not edges:
+            self.notify(f"{node_id} has no edges", severity="warning")
+            return
+
+        def chosen(key: str | None) -> None:
+            if key is not None and self.doc is not None:
+                del self.doc["edges"][int(key)]
+                self._changed()
+
+        self.app.push_screen(ChoiceDialog("Remove edge", edges), chosen)
+
+    @on(OptionList.OptionSelected, "#pl-problems")
+    def _problem_chosen(self, event: OptionList.OptionSelected) -> None:
+        issue = self.issues[int(event.option.id or 0)]
+        if issue.get("node") and self._node(issue["node"]) is not None:
+            self.query_one(DagView).selected = issue["node"]
+            self.action_edit_node()
+
+    # ---- validate and save -----------------------------------------------------------------
+    def action_validate(self) -> None:
+        if self._need_doc():
+            self.validate()
+
+    @work(exclusive=True, group="pl-validate", exit_on_error=False)
+    async def validate(self) -> None:
+        assert self.doc is not None
+        self.issues = await self.call("validate", self.backend.validate_pipeline, copy.deepcopy(self.doc))
+        self._refresh()
+        if self.issues:
+            self.notify(f"{len(self.issues)} problem(s): Enter on one opens its node", severity="warning")
+            self.query_one("#pl-problems").focus()
+        else:
+            self.notify("valid")
+
+    def action_save(self) -> None:
+        if self._need_doc():
+            self.save()
+
+    @work(exclusive=True, group="pl-save", exit_on_error=False)
+    async def save(self) -> None:
+        """Validate, then store the document as a new version (nothing stored when invalid)."""
+        assert self.doc is not None
+        doc = copy.deepcopy(self.doc)
+        self.issues = await self.call("validate", self.backend.validate_pipeline, doc)
+        if self.issues:
+            self._refresh()
+            self.notify(f"not saved: {len(self.issues)} problem(s)", severity="error")
+            return
+        saved = await self.call("save version", self.backend.save_pipeline, doc)
+        self.version, self.dirty = saved["version"], False
+        versions = await self.call("versions", self.backend.pipeline_versions, saved["name"])
+        self._fill_versions(versions)
+        self._refresh()
+        what = "saved new version" if saved.get("created", True) else "unchanged; existing version"
+        self.notify(f"{what} {saved['version'][:10]}", title=saved["name"])
+        self.post_message(PipelineSaved(saved["name"], saved["version"], bool(saved.get("created", True))))
+        self.load_list(select=saved["name"])
