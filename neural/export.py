@@ -1,0 +1,130 @@
+"""Export a torch model to ONNX, verified against torch before anything is written.
+
+The graph is exported to a temporary directory, loaded in ONNX Runtime (CPU provider), and run
+on every example batch; the largest absolute difference from torch must be <= `atol` for every
+output. Only then is the file moved to its destination. Exporter: the TorchScript-based
+`torch.onnx.export(dynamo=False)` first (one self-contained file), then the `torch.export`-based
+one (`dynamo=True`) if that fails.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+
+from .errors import ExportError
+from .signature import Signature
+
+log = logging.getLogger("neural.export")
+
+
+@dataclass(slots=True)
+class ExportReport:
+    """What was written: the file, the exporter used, and the max |onnx - torch| per output."""
+
+    path: Path
+    exporter: str
+    max_abs_diff: dict[str, float] = field(default_factory=dict)
+    atol: float = 1e-4
+
+
+def export_onnx(
+    module: torch.nn.Module,
+    signature: Signature,
+    examples: Sequence[dict[str, np.ndarray]],
+    out: str | Path,
+    *,
+    atol: float = 1e-4,
+    opset: int = 17,
+) -> ExportReport:
+    """Export `module` (called as `module(*inputs in signature order)`) to the ONNX file `out`.
+
+    `examples`: one or more batches `{input name: array}` (batch axis first); the first is traced,
+    all are checked, so give examples of different batch sizes and lengths to exercise dynamic axes
+    (declared as -1 in `signature`). Runs in float32 on CPU.
+    Raises `ExportError` when export fails or any output differs by more than `atol`; `out` is then
+    not created.
+    """
+    if not examples:
+        raise ValueError("export_onnx needs at least one example batch")
+    out = Path(out)
+    module = module.eval().to("cpu", torch.float32)
+    names = signature.input_names
+    first = tuple(torch.from_numpy(np.ascontiguousarray(examples[0][n])) for n in names)
+    dynamic_axes = _dynamic_axes(signature)
+    with tempfile.TemporaryDirectory(prefix="neural-export-") as tmp:
+        tmp_file = Path(tmp) / out.name
+        errors: list[str] = []
+        exporter = ""
+        for exporter in ("torchscript", "dynamo"):
+            try:
+                _export(module, first, tmp_file, signature, dynamic_axes, exporter, opset)
+                break
+            except Exception as exc:  # try the other exporter, report both if neither works
+                errors.append(f"{exporter}: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}")
+                for p in Path(tmp).iterdir():
+                    p.unlink()
+        else:
+            raise ExportError("ONNX export failed with both exporters: " + " | ".join(errors))
+        diffs = _check(module, tmp_file, signature, examples, atol)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        for p in Path(tmp).iterdir():  # the .onnx file and, for the dynamo exporter, its external data
+            shutil.move(str(p), out.parent / p.name)
+    log.info("exported %s with the %s exporter; max |onnx - torch| = %s", out, exporter, diffs)
+    return ExportReport(out, exporter, diffs, atol)
+
+
+def _dynamic_axes(signature: Signature) -> dict[str, dict[int, str]]:
+    axes: dict[str, dict[int, str]] = {}
+    for spec in (*signature.inputs, *signature.outputs):
+        for i, d in enumerate(spec.shape):
+            if d == -1:
+                label = (spec.dims[i] if spec.dims and spec.dims[i] else None) or ("batch" if i == 0 else f"{spec.name}_dim{i}")
+                axes.setdefault(spec.name, {})[i] = label
+    return axes
+
+
+def _export(module, args, path: Path, signature: Signature, dynamic_axes, exporter: str, opset: int) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if exporter == "torchscript":
+            torch.onnx.export(module, args, str(path), input_names=signature.input_names, output_names=signature.output_names,
+                              dynamic_axes=dynamic_axes, opset_version=opset, dynamo=False)
+        else:
+            dims: dict[str, torch.export.Dim] = {}
+            shapes = {}
+            for spec in signature.inputs:
+                shapes[spec.name] = {i: dims.setdefault(label, torch.export.Dim(label.replace(" ", "_")))
+                                     for i, label in dynamic_axes.get(spec.name, {}).items()}
+            torch.onnx.export(module, args, str(path), input_names=signature.input_names, output_names=signature.output_names,
+                              dynamic_shapes=shapes, dynamo=True, verbose=False)
+
+
+def _check(module, path: Path, signature: Signature, examples, atol: float) -> dict[str, float]:
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    diffs: dict[str, float] = {n: 0.0 for n in signature.output_names}
+    for k, ex in enumerate(examples):
+        feeds = {n: np.ascontiguousarray(ex[n]) for n in signature.input_names}
+        with torch.inference_mode():
+            ref: Any = module(*(torch.from_numpy(feeds[n]) for n in signature.input_names))
+        refs = [ref] if isinstance(ref, torch.Tensor) else list(ref)
+        got = sess.run(signature.output_names, feeds)
+        for name, r, g in zip(signature.output_names, refs, got):
+            r = r.float().numpy()
+            if r.shape != g.shape:
+                raise ExportError(f"output {name!r} on example {k}: onnx shape {list(g.shape)} != torch shape {list(r.shape)}")
+            d = float(np.max(np.abs(r - g))) if r.size else 0.0
+            diffs[name] = max(diffs[name], d)
+            if not d <= atol:
+                raise ExportError(f"output {name!r} on example {k}: max |onnx - torch| = {d:.3g} > atol {atol:g}; nothing written")
+    return diffs

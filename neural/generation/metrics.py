@@ -1,0 +1,95 @@
+"""Prometheus metrics of the generation engine, in vLLM's terms under the `workbench_` prefix.
+
+vLLM name -> ours: vllm:time_to_first_token_seconds -> workbench_time_to_first_token_seconds,
+vllm:time_per_output_token_seconds / inter_token_latency_seconds, e2e_request_latency_seconds,
+request_queue_time_seconds, prompt_tokens_total, generation_tokens_total,
+num_requests_running, num_requests_waiting, kv_cache_usage_perc, num_preemptions_total,
+prefix_cache_queries_total, prefix_cache_hits_total (tokens), request_success_total. We add
+workbench_prefix_cache_hit_rate (hits / queries since start) for dashboards without PromQL.
+Every value comes from a `StepOutput` (`observe`), never from timers of its own.
+Collectors are created once per registry and labelled by `model_name`, so several engines
+(and tests) share them without duplicate-registration errors.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+
+from .outputs import StepOutput
+
+_LAT = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0)
+_TOK = (0.001, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5)
+_lock = threading.Lock()
+_collectors: dict[int, dict[str, object]] = {}
+
+
+def _make(registry: CollectorRegistry) -> dict[str, object]:
+    L = ["model_name"]
+    r = registry
+    return {
+        "ttft": Histogram("workbench_time_to_first_token_seconds", "Time to first token (queue time included).", L, buckets=_LAT, registry=r),
+        "tpot": Histogram("workbench_time_per_output_token_seconds", "Mean time per output token after the first, per request.", L, buckets=_TOK, registry=r),
+        "itl": Histogram("workbench_inter_token_latency_seconds", "Time between consecutive output tokens.", L, buckets=_TOK, registry=r),
+        "e2e": Histogram("workbench_e2e_request_latency_seconds", "Arrival to finish, per request.", L, buckets=_LAT, registry=r),
+        "queue": Histogram("workbench_request_queue_time_seconds", "Arrival to first scheduled, per request.", L, buckets=_LAT, registry=r),
+        "prompt": Counter("workbench_prompt_tokens", "Prompt tokens of finished requests.", L, registry=r),
+        "gen": Counter("workbench_generation_tokens", "Generated tokens.", L, registry=r),
+        "success": Counter("workbench_request_success", "Finished requests by finish reason.", L + ["finished_reason"], registry=r),
+        "running": Gauge("workbench_num_requests_running", "Requests in the running queue.", L, registry=r),
+        "waiting": Gauge("workbench_num_requests_waiting", "Requests in the waiting queue.", L, registry=r),
+        "kv": Gauge("workbench_kv_cache_usage_perc", "Fraction of KV-cache blocks in use (0-1).", L, registry=r),
+        "preempt": Counter("workbench_num_preemptions", "Sequences preempted (recomputed later).", L, registry=r),
+        "pq": Counter("workbench_prefix_cache_queries", "Prompt tokens looked up in the prefix cache.", L, registry=r),
+        "ph": Counter("workbench_prefix_cache_hits", "Prompt tokens found in the prefix cache.", L, registry=r),
+        "prate": Gauge("workbench_prefix_cache_hit_rate", "Prefix-cache hits / queries since start (tokens).", L, registry=r),
+    }
+
+
+class EngineMetrics:
+    """Updates the Prometheus collectors from each step's `StepOutput`.
+
+    registry: where to register (default: prometheus_client's global REGISTRY, which an HTTP
+    `/metrics` endpoint exposes). model_name: the `model_name` label value.
+    """
+
+    def __init__(self, model_name: str, registry: CollectorRegistry | None = None) -> None:
+        registry = registry if registry is not None else REGISTRY
+        with _lock:
+            c = _collectors.get(id(registry))
+            if c is None:
+                c = _collectors[id(registry)] = _make(registry)
+        self.model_name = model_name
+        self.registry = registry
+        self._c = {k: (v.labels(model_name) if k != "success" else v) for k, v in c.items()}
+        self._queries = 0
+        self._hits = 0
+
+    def observe(self, step: StepOutput) -> None:
+        """Fold one step into the metrics."""
+        c = self._c
+        for t in step.first_token_latencies:
+            c["ttft"].observe(t)
+        for t in step.inter_token_latencies:
+            c["itl"].observe(t)
+        c["gen"].inc(step.num_generated)
+        for f in step.finished:
+            c["e2e"].observe(f.e2e_latency)
+            if f.queue_time is not None:
+                c["queue"].observe(f.queue_time)
+            if f.inter_token_latencies:
+                c["tpot"].observe(sum(f.inter_token_latencies) / len(f.inter_token_latencies))
+            c["prompt"].inc(f.num_prompt_tokens)
+            c["success"].labels(self.model_name, f.finish_reason).inc()
+        c["running"].set(step.num_running)
+        c["waiting"].set(step.num_waiting)
+        c["kv"].set(step.kv_cache_usage)
+        if step.num_preempted:
+            c["preempt"].inc(step.num_preempted)
+        if step.prefix_cache_queries:
+            c["pq"].inc(step.prefix_cache_queries)
+            c["ph"].inc(step.prefix_cache_hits)
+            self._queries += step.prefix_cache_queries
+            self._hits += step.prefix_cache_hits
+            c["prate"].set(self._hits / self._queries)
