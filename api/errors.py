@@ -1,0 +1,255 @@
+"""One JSON error shape for the API, and the exception handlers that produce it.
+
+`/v1` (pipelines, knowledge bases, runs, OpenAI-compatible generation) answers every error as
+
+    {"error": {"code": "<machine-readable>", "message": "<for people>", "type": "<class>",
+               "param": "<field path or null>", "details": [...], "request_id": "<id>"}}
+
+which is also the shape the OpenAI clients parse (`error.message`, `error.code`, `error.param`).
+`/v2` (Open Inference Protocol, KServe v2) answers `{"error": "<message>"}` as that protocol says.
+No handler ever sends a stack trace: unexpected exceptions are logged with an id and the client
+receives `internal_error` with that id.
+
+Codes (HTTP status): `invalid_request` (400), `unauthorized` (401), `not_found` (404),
+`method_not_allowed` (405), `conflict` (409), `validation_failed` (422: a body or document that
+is well-formed JSON but wrong; `details` lists each problem with its field path or line/column),
+`queue_full` (429, `Retry-After`), `payload_too_large` (413), `internal_error` (500),
+`unavailable` (503, `Retry-After`), `timeout` (504).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import uuid
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from workbench import serving as sv
+
+log = logging.getLogger("api.errors")
+
+_STATUS_CODES = {
+    400: "invalid_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "validation_failed",
+    429: "queue_full",
+    500: "internal_error",
+    503: "unavailable",
+    504: "timeout",
+}
+
+
+class ApiError(Exception):
+    """An error answered to the client in the documented shape.
+
+    Args:
+        status: HTTP status code.
+        code: machine-readable code (see module docstring); defaults from `status`.
+        message: one sentence for people, naming the thing at fault.
+        param: the field path at fault (`body.inputs[0].text`), if one.
+        details: a list of problems, each a dict (`loc`/`msg`, or `file`/`line`/`column`/`message`).
+        retry_after_s: adds a `Retry-After` header (whole seconds, rounded up, at least 1).
+        headers: extra response headers.
+    """
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        code: str | None = None,
+        param: str | None = None,
+        details: list[dict[str, Any]] | None = None,
+        retry_after_s: float | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code or _STATUS_CODES.get(status, "error")
+        self.message = message
+        self.param = param
+        self.details = details or []
+        self.headers = dict(headers or {})
+        if retry_after_s is not None:
+            self.headers["Retry-After"] = str(max(1, math.ceil(retry_after_s)))
+
+
+def not_found(kind: str, name: str, known: list[str] | None = None) -> ApiError:
+    """404 `not_found` naming the kind of thing and (when short) the names that exist."""
+    msg = f"no {kind} named {name!r}"
+    if known is not None:
+        shown = ", ".join(sorted(known)[:20]) or "(none)"
+        msg += f"; known: {shown}"
+    return ApiError(404, msg, code="not_found", param=kind)
+
+
+def is_kserve(request: Request) -> bool:
+    """True for Open Inference Protocol paths (`/v2...`), which use `{"error": "..."}`."""
+    path = request.url.path
+    return path == "/v2" or path.startswith("/v2/")
+
+
+def error_response(request: Request, err: ApiError) -> JSONResponse:
+    """Render `err` in the shape of the request's protocol (/v2: KServe; otherwise /v1)."""
+    if is_kserve(request):
+        return JSONResponse({"error": err.message}, status_code=err.status, headers=err.headers)
+    body: dict[str, Any] = {
+        "code": err.code,
+        "message": err.message,
+        "type": _type_of(err.status),
+        "param": err.param,
+        "details": err.details,
+        "request_id": request_id(request),
+    }
+    return JSONResponse({"error": body}, status_code=err.status, headers=err.headers)
+
+
+def request_id(request: Request) -> str:
+    """The request's id: the client's `X-Request-Id` header if given, else a new one (cached)."""
+    rid = getattr(request.state, "request_id", None)
+    if rid is None:
+        rid = request.headers.get("x-request-id") or uuid.uuid4().hex
+        request.state.request_id = rid
+    return rid
+
+
+def field_path(loc: tuple[Any, ...] | list[Any]) -> str:
+    """Render a pydantic `loc` as a path: `("body", "inputs", 0, "text")` -> `body.inputs[0].text`."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _type_of(status: int) -> str:
+    if status == 401:
+        return "authentication_error"
+    if status == 429:
+        return "rate_limit_error"
+    if status >= 500:
+        return "server_error"
+    return "invalid_request_error"
+
+
+async def _api_error_handler(request: Request, exc: ApiError) -> JSONResponse:
+    return error_response(request, exc)
+
+
+def from_serving(request: Request, exc: sv.ServingError) -> ApiError:
+    """Map a serving-layer error to its HTTP status and code."""
+    kserve = is_kserve(request)
+    if isinstance(exc, sv.NotFoundError):
+        return ApiError(404, exc.message, code="not_found", param=exc.param)
+    if isinstance(exc, sv.OverloadedError):
+        return ApiError(429, exc.message, code="queue_full", retry_after_s=exc.retry_after_s)
+    if isinstance(exc, sv.UnavailableError):
+        return ApiError(503, exc.message, code="unavailable", retry_after_s=exc.retry_after_s)
+    if isinstance(exc, sv.DeadlineError):
+        return ApiError(504, exc.message, code="timeout")
+    if isinstance(exc, sv.ConflictError):
+        return ApiError(409, exc.message, code="conflict", param=exc.param)
+    if isinstance(exc, sv.InvalidDocumentError):
+        return ApiError(422, exc.message, code="validation_failed", param=exc.param, details=exc.details)
+    if isinstance(exc, sv.BadInputError):
+        if kserve:
+            return ApiError(400, exc.message, code="invalid_request", param=exc.param)
+        return ApiError(422, exc.message, code="validation_failed", param=exc.param, details=exc.details)
+    if isinstance(exc, sv.ExecutionError):
+        return ApiError(500, exc.message, code="execution_failed", param=exc.param, details=exc.details)
+    return ApiError(500, exc.message, code="internal_error")
+
+
+async def _serving_handler(request: Request, exc: sv.ServingError) -> JSONResponse:
+    return error_response(request, from_serving(request, exc))
+
+
+async def _validation_handler(request: Request, exc: RequestValidationError) -> JSONResponse:
+    details = []
+    for e in exc.errors():
+        details.append({"loc": field_path(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")})
+    first = details[0] if details else {"loc": "body", "msg": "invalid request"}
+    message = f"{first['loc']}: {first['msg']}"
+    if len(details) > 1:
+        message += f" (and {len(details) - 1} more problem{'s' if len(details) > 2 else ''})"
+    return error_response(request, ApiError(422, message, code="validation_failed", param=first["loc"], details=details))
+
+
+async def _http_handler(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    status = exc.status_code
+    if status == 404:
+        message = f"no route {request.method} {request.url.path}"
+    elif status == 405:
+        message = f"method {request.method} is not allowed on {request.url.path}"
+    else:
+        message = str(exc.detail)
+    return error_response(request, ApiError(status, message, headers=dict(exc.headers or {})))
+
+
+async def _unhandled_handler(request: Request, exc: Exception) -> JSONResponse:
+    rid = request_id(request)
+    log.exception("unhandled error on %s %s (request id %s)", request.method, request.url.path, rid, exc_info=exc)
+    return error_response(
+        request,
+        ApiError(500, f"internal error (request id {rid}); the server log has the details", code="internal_error"),
+    )
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Register the handlers that turn every error into the documented shape."""
+    app.add_exception_handler(ApiError, _api_error_handler)  # type: ignore[arg-type]
+    app.add_exception_handler(sv.ServingError, _serving_handler)  # type: ignore[arg-type]
+    app.add_exception_handler(RequestValidationError, _validation_handler)  # type: ignore[arg-type]
+    app.add_exception_handler(StarletteHTTPException, _http_handler)  # type: ignore[arg-type]
+    app.add_exception_handler(Exception, _unhandled_handler)
+
+
+class ErrorBody(BaseModel):
+    """The body of every `/v1` error (documented in OpenAPI as `ErrorResponse.error`)."""
+
+    code: str = Field(description="Machine-readable code, e.g. not_found, validation_failed, queue_full.")
+    message: str = Field(description="What went wrong, naming the thing at fault.")
+    type: str = Field(description="OpenAI-style class: invalid_request_error, authentication_error, rate_limit_error, server_error.")
+    param: str | None = Field(None, description="Field path at fault, e.g. body.inputs[0].text.")
+    details: list[dict[str, Any]] = Field(default_factory=list, description="Each problem: {loc, msg, type} or {file, line, column, message}.")
+    request_id: str = Field(description="Id of the request (X-Request-Id if the client sent one); quoted in the server log.")
+
+
+class ErrorResponse(BaseModel):
+    """`{"error": {...}}`: the one error shape of `/v1`."""
+
+    error: ErrorBody
+
+
+class KServeError(BaseModel):
+    """`{"error": "..."}`: the Open Inference Protocol's error shape (`/v2`)."""
+
+    error: str
+
+
+def _responses(model: type[BaseModel], codes: dict[int, str]) -> dict[int | str, dict[str, Any]]:
+    return {status: {"model": model, "description": text} for status, text in codes.items()}
+
+
+_COMMON = {
+    404: "Unknown name (`not_found`).",
+    422: "Invalid body or document: `details` gives each field path or line/column (`validation_failed`).",
+    429: "Queue full, nothing was admitted; retry after `Retry-After` seconds (`queue_full`).",
+    503: "Not ready or shutting down; retry after `Retry-After` seconds (`unavailable`).",
+}
+V1_ERRORS = _responses(ErrorResponse, {401: "Missing or wrong bearer key (`unauthorized`).", **_COMMON})
+V2_ERRORS = _responses(KServeError, {400: "Bad request (unknown input, wrong shape or datatype).", **_COMMON})

@@ -1,0 +1,7 @@
+"""One router per resource, gathered here in the order they appear in the OpenAPI document."""
+
+from __future__ import annotations
+
+from . import health, kserve
+
+ROUTERS = [health.router, kserve.router]

@@ -1,0 +1,141 @@
+"""Model inference in the Open Inference Protocol (KServe v2) REST shape: `/v2/...`.
+
+Server: `GET /v2`, `/v2/health/live`, `/v2/health/ready`. Model: `GET /v2/models/{m}[/versions/{v}]`,
+`.../ready`, `POST .../infer` with JSON tensors or the binary-data extension (`api/kserve_codec.py`).
+Errors are `{"error": "..."}` with a 4xx status (429/503 with `Retry-After` when the model's queue
+is full or the server is not ready). Request `parameters` the server does not know are ignored,
+as the protocol says. Readiness is 200 (true) or 400 (false) with an empty body.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
+
+from workbench import __version__
+from workbench.serving import ServedModel
+
+from ..deps import PREDICT_KEY, ServingDep
+from ..errors import V2_ERRORS, ApiError
+from ..kserve_codec import MAX_BODY_BYTES, TensorCodecError, decode_request, encode_response, v2_datatype
+
+router = APIRouter(prefix="/v2", tags=["inference (KServe v2)"], responses=V2_ERRORS)
+
+EXTENSIONS = ["binary_tensor_data"]
+
+
+@router.get("", operation_id="v2_server_metadata", summary="Server metadata: name, version, extensions.")
+async def server_metadata() -> dict[str, object]:
+    return {"name": "workbench", "version": __version__, "extensions": EXTENSIONS}
+
+
+@router.get("/health/live", operation_id="v2_server_live", summary="Server liveness (200 while the process runs).")
+async def server_live() -> Response:
+    return Response(status_code=200)
+
+
+@router.get("/health/ready", operation_id="v2_server_ready", summary="Server readiness: 200 once models are loaded, else 503.")
+async def server_ready(serving: ServingDep) -> Response:
+    return Response(status_code=200 if serving.ready else 503, headers={} if serving.ready else {"Retry-After": "1"})
+
+
+@router.get("/models/{model}", operation_id="v2_model_metadata", summary="Model metadata (latest version).")
+async def model_metadata(model: str, serving: ServingDep) -> dict[str, object]:
+    return _metadata(serving.model(model), serving.model_versions(model))
+
+
+@router.get("/models/{model}/versions/{version}", operation_id="v2_model_version_metadata", summary="Model metadata of one version.")
+async def model_version_metadata(model: str, version: str, serving: ServingDep) -> dict[str, object]:
+    return _metadata(serving.model(model, version), serving.model_versions(model))
+
+
+@router.get("/models/{model}/ready", operation_id="v2_model_ready", summary="Model readiness: 200 ready, 400 not ready.")
+async def model_ready(model: str, serving: ServingDep) -> Response:
+    return Response(status_code=200 if serving.model_ready(model) else 400)
+
+
+@router.get("/models/{model}/versions/{version}/ready", operation_id="v2_model_version_ready", summary="Readiness of one model version.")
+async def model_version_ready(model: str, version: str, serving: ServingDep) -> Response:
+    return Response(status_code=200 if serving.model_ready(model, version) else 400)
+
+
+_INFER_DOC = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {"schema": {"type": "object", "description": "KServe v2 inference request (JSON tensors)."}},
+            "application/octet-stream": {"schema": {"type": "string", "format": "binary",
+                                                    "description": "Binary-data extension: JSON header (Inference-Header-Content-Length bytes) then raw tensors."}},
+        },
+    }
+}
+
+
+@router.post("/models/{model}/infer", operation_id="v2_model_infer", summary="Inference on the latest version.",
+             dependencies=[PREDICT_KEY], openapi_extra=_INFER_DOC)
+async def infer(model: str, request: Request, serving: ServingDep) -> Response:
+    return await _infer(model, None, request, serving)
+
+
+@router.post("/models/{model}/versions/{version}/infer", operation_id="v2_model_version_infer", summary="Inference on one version.",
+             dependencies=[PREDICT_KEY], openapi_extra=_INFER_DOC)
+async def infer_version(model: str, version: str, request: Request, serving: ServingDep) -> Response:
+    return await _infer(model, version, request, serving)
+
+
+async def _infer(model: str, version: str | None, request: Request, serving: ServingDep) -> Response:
+    served = serving.model(model, version)  # 404 before reading a large body
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise ApiError(413, f"request body of {declared} bytes exceeds the limit of {MAX_BODY_BYTES}")
+    body = await request.body()
+    try:
+        decoded = decode_request(body, request.headers.get("inference-header-content-length"), request.headers.get("content-encoding"))
+    except TensorCodecError as exc:
+        raise ApiError(400, str(exc)) from None
+    known = {t.name: t for t in served.outputs}
+    if decoded.outputs is not None:
+        unknown = [o.name for o in decoded.outputs if o.name not in known]
+        if unknown:
+            raise ApiError(400, f"model {model!r}: unknown requested output {unknown[0]!r}; outputs are {list(known)}")
+    for t in served.inputs:
+        sent = decoded.input_datatypes.get(t.name)
+        want = v2_datatype(t.dtype)
+        if sent is not None and sent != want and not _compatible(sent, want):
+            raise ApiError(400, f"model {model!r}, input {t.name!r}: datatype {sent}; expected {want} {list(t.shape)}")
+    timeout_s = _timeout_s(decoded.parameters)
+    result = await serving.infer(model, version, decoded.inputs, timeout_s=timeout_s)
+    names = [o.name for o in decoded.outputs] if decoded.outputs is not None else list(known)
+    outputs = {n: result.outputs[n] for n in names}
+    try:
+        payload, headers = encode_response(result.model.name, result.model.version, decoded, outputs,
+                                           {n: v2_datatype(known[n].dtype) for n in names})
+    except TensorCodecError as exc:
+        raise ApiError(400, str(exc)) from None
+    return Response(payload, status_code=200, headers=headers, media_type=headers.pop("Content-Type"))
+
+
+def _compatible(sent: str, want: str) -> bool:
+    # integer widths and float widths convert losslessly-or-checked in the signature validation
+    ints = {"INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64"}
+    floats = {"FP16", "FP32", "FP64", "BF16"}
+    return (sent in ints and want in ints) or (sent in floats and want in floats)
+
+
+def _timeout_s(params: dict[str, object]) -> float | None:
+    # Triton's request parameter `timeout` is in microseconds; anything unknown is ignored
+    value = params.get("timeout")
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return float(value) / 1e6
+    return None
+
+
+def _metadata(m: ServedModel, versions: list[str]) -> dict[str, object]:
+    return {
+        "name": m.name,
+        "versions": versions,
+        "platform": m.platform,
+        "inputs": [{"name": t.name, "datatype": v2_datatype(t.dtype), "shape": list(t.shape)} for t in m.inputs],
+        "outputs": [{"name": t.name, "datatype": v2_datatype(t.dtype), "shape": list(t.shape)} for t in m.outputs],
+        "parameters": {"task": m.task, "max_batch_size": m.max_batch_size},
+    }

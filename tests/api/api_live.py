@@ -1,0 +1,94 @@
+"""Helpers of the API tests: a real uvicorn server on 127.0.0.1 (free port) serving `create_app(...)`.
+
+`LiveServer` runs `uvicorn.Server` in a thread of the test process, so a test can drive it with
+tritonclient / openai / httpx over TCP and still look inside the runtime (batcher queues, KV blocks).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import httpx
+import numpy as np
+import pytest
+import torch
+import uvicorn
+
+from api.app import create_app
+from workbench.config import load_settings
+from workbench.serving import Serving
+
+ROOT = Path(__file__).resolve().parents[2]
+torch.set_num_threads(1)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LiveServer:
+    """uvicorn serving `app` on 127.0.0.1:<free port> in a background thread."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.host_port = f"127.0.0.1:{self.port}"
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on",
+                                timeout_graceful_shutdown=5)
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, name=f"uvicorn-{self.port}", daemon=True)
+
+    def start(self, ready: bool = True, timeout_s: float = 120.0) -> "LiveServer":
+        self.thread.start()
+        deadline = time.monotonic() + timeout_s
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+        if ready:
+            while httpx.get(self.url + "/readyz").status_code != 200:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("server did not become ready: " + httpx.get(self.url + "/readyz").text)
+                time.sleep(0.05)
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(30)
+
+
+def make_settings(tmp: Path, **overrides: Any):
+    return load_settings(database_url=f"sqlite:///{tmp / 'api.sqlite3'}", **overrides)
+
+
+def serve(serving: Serving, settings) -> LiveServer:
+    return LiveServer(create_app(serving=serving, settings=settings)).start()
+
+
+# ---- models used by the tests ----------------------------------------------------------------
+DIGITS_ONNX = ROOT / "models" / "digits" / "model.onnx"
+
+
+class HeavyMLP(torch.nn.Module):
+    """A real (seeded, untrained) MLP big enough that one row costs milliseconds: for overload tests."""
+
+    def __init__(self, width: int = 1024, depth: int = 8) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.layers = torch.nn.ModuleList(torch.nn.Linear(width if i else 16, width) for i in range(depth))
+        self.head = torch.nn.Linear(width, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            x = torch.tanh(layer(x))
+        return self.head(x)
+
+
