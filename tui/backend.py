@@ -66,7 +66,17 @@ class Backend(ABC):
     #: one line naming where the data comes from, shown in the header.
     description: str = ""
 
+    def close(self) -> None:
+        """Release what the backend holds (stores, model batchers, connections)."""
+
     # ---- knowledge bases ------------------------------------------------------------------
+    @staticmethod
+    def kb_name_for(path: str) -> str:
+        """The knowledge base a rule file belongs to: `animals.clp` -> `animals`; a file in a
+        folder belongs to the folder's knowledge base (`bench/manners.clp` -> `bench`)."""
+        parts = path.split("/")
+        return parts[0] if len(parts) > 1 else parts[0].removesuffix(".clp")
+
     @abstractmethod
     def list_kb_files(self) -> list[str]:
         """Rule files under the knowledge-base folder as POSIX paths relative to it, sorted."""
@@ -77,35 +87,40 @@ class Backend(ABC):
 
     @abstractmethod
     def write_kb_file(self, path: str, text: str) -> None:
-        """Replace one rule file's text (nothing written when the path is outside the folder)."""
+        """Replace one rule file's text (atomically; nothing written outside the folder)."""
 
     @abstractmethod
     def check_kb(self, path: str, text: str) -> list[JSON]:
-        """Diagnostics for one rule file's text: `[{"file", "line", "column", "message"}]` (1-based); [] when clean."""
+        """Diagnostics for one rule file's text, checked with the other files of its knowledge
+        base: `[{"file", "line", "column", "message"}]` (1-based, for this file); [] when clean."""
 
     @abstractmethod
-    def run_kb(self, paths: list[str], facts: list[JSON], *, strategy: str | None = None,
+    def run_kb(self, name: str, facts: list[JSON], *, strategy: str | None = None,
                max_firings: int | None = None) -> JSON:
-        """Forward-chain rule files on facts.
+        """Forward-chain knowledge base `name` on facts.
 
-        `facts`: `[{"template": name, "slots": {...}}]` or `[{"relation": name, "values": [...]}]`
+        `facts`: `[{"template": name, "slots": {...}}]` or `[{"template": name, "values": [...]}]`
         as `workbench kb run --facts` reads them. Returns `{"output": str, "firings": [{"rule",
         "facts": [ids]}], "facts": [{"id", "template", "slots"}]}` (final working memory).
         """
 
     @abstractmethod
-    def consult(self, paths: list[str], goal: str, facts: list[JSON], ask: AskFn, *,
-                all_answers: bool = False) -> JSON:
-        """Backward-chain `goal` (CLIPS pattern, e.g. "(animal ?x)"), asking askable facts through `ask`.
+    def consult(self, name: str, goal: str, facts: list[JSON], ask: AskFn, *, all_answers: bool = True) -> JSON:
+        """Backward-chain `goal` (CLIPS pattern, e.g. "(animal ?x)") over knowledge base `name`,
+        asking askable facts through `ask`.
 
-        Returns `{"answers": [{"bindings": {...}, "certainty": float | None, "proof": {...},
-        "how": str}], "skipped_rules": [...]}` where `how` is the rendered HOW explanation.
+        Returns `{"proved": bool, "answers": [{"bindings": {...}, "certainty": float | None,
+        "proof": {...}, "how": str | None}], "skipped_rules": [...]}` (`how` = rendered HOW).
         """
+
+    @abstractmethod
+    def kb_source(self, name: str, version: str | None = None) -> str:
+        """Rule text of knowledge base `name` (a recorded `version` when given and stored)."""
 
     # ---- pipelines -------------------------------------------------------------------------
     @abstractmethod
     def list_pipelines(self) -> list[JSON]:
-        """`[{"name", "version", "stages": {stage: version}, "description"}]`, by name."""
+        """`[{"name", "versions": int, "stages": {stage: version}, "latest", "file", "description"}]`."""
 
     @abstractmethod
     def get_pipeline(self, name: str, version: str | None = None) -> JSON:
@@ -113,20 +128,21 @@ class Backend(ABC):
 
     @abstractmethod
     def pipeline_versions(self, name: str) -> list[JSON]:
-        """`[{"version", "created_at", "stages": [..]}]`, newest first."""
+        """`[{"version", "created_at", "stages": [..]}]`, newest first ([] when none stored)."""
 
     @abstractmethod
     def validate_pipeline(self, document: JSON) -> list[JSON]:
-        """Problems `[{"node": id | None, "field": str | None, "message"}]`; [] when valid."""
+        """Problems `[{"node": id | None, "field": str, "message"}]`; [] when valid."""
 
     @abstractmethod
     def save_pipeline(self, document: JSON) -> JSON:
-        """Validate and store a new version: `{"name", "version", "created": bool}`."""
+        """Validate and store a version: `{"name", "version", "created": bool}`."""
 
     @abstractmethod
     def run_pipeline(self, name: str, inputs: JSON, version: str | None = None) -> JSON:
-        """Run one input with explanation: `{"run_id", "status", "outputs", "explanation",
-        "timings_ms": {node: ms}, "error"}`."""
+        """Run one input with explanation; `RunResult.to_dict()` shape: `{"run_id", "status",
+        "outputs", "error", "failed_node", "explanation", "timings": {node: s, "total": s},
+        "skipped", "knowledge_base_versions", "model_versions", ...}`."""
 
     # ---- models ----------------------------------------------------------------------------
     @abstractmethod
@@ -134,35 +150,39 @@ class Backend(ABC):
         """`[{"name", "version", "format", "task", "device", "loaded": bool}]`."""
 
     @abstractmethod
-    def set_model_loaded(self, name: str, loaded: bool) -> JSON:
-        """Load or unload a model; returns its row as in `list_models`."""
+    def set_model_loaded(self, name: str, loaded: bool) -> None:
+        """Load or unload a model."""
 
     @abstractmethod
     def model_stats(self) -> dict[str, JSON]:
-        """Per model: `{"requests", "throughput_rps", "latency_p50_ms", "mean_batch_size",
-        "kv_cache_usage" (0..1 or None)}` — cumulative counters sampled now."""
+        """Cumulative counters per model, sampled now: `{"requests", "latency_sum_s",
+        "latency_count", "batch_sum", "batch_count", "kv_cache_usage" (0..1 or None)}`;
+        the screen turns differences between samples into rates."""
 
     # ---- runs ------------------------------------------------------------------------------
     @abstractmethod
     def list_runs(self, pipeline: str | None = None, status: str | None = None,
                   since_s: float | None = None, limit: int = 200) -> list[JSON]:
-        """Recorded runs, newest first: `[{"id", "pipeline", "pipeline_version", "status",
-        "started_at", "duration_ms"}]`; `since_s` keeps runs younger than that many seconds."""
+        """Recorded runs, newest first, `RunResult.to_dict()` shape; `since_s` keeps runs
+        started at most that many seconds ago."""
 
     @abstractmethod
     def get_run(self, run_id: str) -> JSON:
-        """One run with provenance: `{"id", "pipeline", "pipeline_version", "status", "inputs",
-        "outputs", "error", "versions": {"knowledge_bases": {..}, "models": {..}},
-        "explanation", "timings_ms", "events": [..]}`."""
+        """One run (`RunResult.to_dict()` shape) plus `"trace": [{"seq", "kind", "node", "payload"}]`."""
 
     @abstractmethod
     def replay_run(self, run_id: str, kb_sources: dict[str, str]) -> JSON:
-        """Re-run a recorded run with knowledge bases replaced by `{kb name: rule text}`:
-        `{"run": <get_run shape>, "changes": [{"path", "before", "after"}]}`."""
+        """Re-run a recorded run with knowledge bases replaced by `{name: rule text}`:
+        `{"original": run, "replay": run, "changes": {...}, "changed": bool}`."""
 
 
 class InProcessBackend(Backend):
-    """The `Workbench` facade in this process (the default for `workbench tui`)."""
+    """The `Workbench` facade in this process (the default for `workbench tui`).
+
+    Where the facade has no call for what a screen needs, the gap is filled here from the
+    facade's public parts (its knowledge-base library, store and metrics registry) and named in
+    a comment starting `facade gap:`.
+    """
 
     def __init__(self, workbench: Any = None, *, kb_dir: Path | None = None):
         if workbench is None:
@@ -170,11 +190,13 @@ class InProcessBackend(Backend):
 
             workbench = Workbench()
         self.wb = workbench
-        self.kb_dir = Path(kb_dir) if kb_dir is not None else _kb_dir(self.wb)
+        self.kb_dir = Path(kb_dir) if kb_dir is not None else Path(workbench.knowledge_base_dir)
         self.description = f"in-process · {self.kb_dir}"
-        self._lock = threading.Lock()
 
-    # ---- knowledge bases: files are read here, checking and running go through the facade --
+    def close(self) -> None:
+        self.wb.close()
+
+    # ---- knowledge bases -------------------------------------------------------------------
     def list_kb_files(self) -> list[str]:
         if not self.kb_dir.is_dir():
             raise BackendError(f"knowledge-base folder {self.kb_dir} does not exist")
@@ -188,7 +210,7 @@ class InProcessBackend(Backend):
 
     def read_kb_file(self, path: str) -> str:
         try:
-            return self._resolve(path).read_text()
+            return self._resolve(path).read_text(encoding="utf-8")
         except OSError as exc:
             raise BackendError(f"{path}: cannot read ({exc.strerror})") from exc
 
@@ -196,76 +218,205 @@ class InProcessBackend(Backend):
         target = self._resolve(path)
         tmp = target.with_suffix(target.suffix + ".tmp")
         try:
-            tmp.write_text(text)
+            tmp.write_text(text, encoding="utf-8")
             tmp.replace(target)  # atomic: a failed write never leaves half a file
         except OSError as exc:
             raise BackendError(f"{path}: cannot write ({exc.strerror})") from exc
 
     def check_kb(self, path: str, text: str) -> list[JSON]:
-        diags = _call(self.wb, "check_kb", [(path, text)])
-        return [_as_dict(d) for d in diags]
+        # facade gap: no check of unsaved text (wanted: `wb.check_knowledge_base(sources)` ->
+        # diagnostics). A folder knowledge base is checked as one text — its other files in
+        # load order around this one — and the diagnostics mapped back to this file's lines.
+        siblings = [path]
+        if "/" in path:
+            folder = path.rsplit("/", 1)[0]
+            siblings = [p for p in self.list_kb_files() if p.rsplit("/", 1)[0] == folder] or [path]
+        parts, start = [], 0
+        for p in siblings:
+            if p == path:
+                start = sum(part.count("\n") + 1 for part in parts)
+                parts.append(text)
+            else:
+                parts.append(self.read_kb_file(p))
+        length = text.count("\n") + 1
+        name = self.kb_name_for(path)
+        try:
+            self.wb.library.from_text(name, "\n".join(parts), filename=path)
+            return []
+        except Exception as exc:  # noqa: BLE001 - KnowledgeBaseError carries the diagnostics
+            diags = [_as_dict(d) for d in getattr(exc, "diagnostics", []) or []]
+            if not diags:
+                raise BackendError(f"{path}: {exc}") from exc
+        out = []
+        for d in diags:
+            line = int(d.get("line") or 1)
+            if start < line <= start + length:
+                out.append({**d, "file": path, "line": line - start})
+            else:  # a problem in another file of the same knowledge base: show it at line 1
+                out.append({**d, "file": path, "line": 1, "column": 1,
+                            "message": f"(in another file of {name}) {d.get('message')}"})
+        return out
 
-    def run_kb(self, paths, facts, *, strategy=None, max_firings=None):
-        files = [str(self._resolve(p)) for p in paths]
-        result = _call(self.wb, "run_kb", files, facts=facts, strategy=strategy, max_firings=max_firings)
-        return _as_dict(result)
+    def run_kb(self, name, facts, *, strategy=None, max_firings=None):
+        return _as_dict(_call(self.wb, "run_knowledge_base", name, facts, strategy=strategy, max_firings=max_firings))
 
-    def consult(self, paths, goal, facts, ask, *, all_answers=False):
-        files = [str(self._resolve(p)) for p in paths]
-        result = _call(self.wb, "ask_kb", files, goal, facts=facts, ask=ask, all_answers=all_answers)
-        return _as_dict(result)
+    def consult(self, name, goal, facts, ask, *, all_answers=True):
+        import inspect
+
+        fn = getattr(self.wb, "ask", None)
+        if fn is None:
+            raise BackendError("this Workbench has no ask() (backward chaining) yet")
+        params = inspect.signature(fn).parameters
+        kwargs: dict[str, Any] = {"all": all_answers}
+        provider = next((p for p in ("provider", "ask", "person", "on_ask") if p in params), None)
+        if provider is not None:
+            kwargs[provider] = _person_provider(ask)
+        # facade gap: without a provider argument askable facts cannot be asked of a person.
+        return _as_dict(_call(self.wb, "ask", name, goal, facts, **kwargs))
+
+    def kb_source(self, name, version=None):
+        if version is not None:
+            row = self.wb.store.get_knowledge_base(name, version)
+            if row is not None:
+                return "\n".join(text for _, text in row.sources)
+        kb = _call(self.wb, "get_knowledge_base", name)
+        return kb.text
 
     # ---- pipelines -------------------------------------------------------------------------
     def list_pipelines(self):
         return [_as_dict(p) for p in _call(self.wb, "list_pipelines")]
 
     def get_pipeline(self, name, version=None):
-        return _as_dict(_call(self.wb, "get_pipeline_document", name, version=version))
+        return _call(self.wb, "get_pipeline", name, version).to_data()
 
     def pipeline_versions(self, name):
-        return [_as_dict(v) for v in _call(self.wb, "pipeline_versions", name)]
+        try:
+            rows = self.wb.pipeline_versions(name)
+        except Exception as exc:  # noqa: BLE001
+            if type(exc).__name__ == "PipelineNotFoundError":
+                return []  # only a file so far: no stored versions
+            raise BackendError(f"{type(exc).__name__}: {exc}") from exc
+        return list(reversed(rows))
+
+    def _pipeline(self, document: JSON) -> Any:
+        from workbench import Pipeline
+
+        return Pipeline.from_data(document)
 
     def validate_pipeline(self, document):
-        return [_as_dict(p) for p in _call(self.wb, "validate_pipeline_document", document)]
+        try:
+            pipeline = self._pipeline(document)
+        except Exception as exc:  # noqa: BLE001 - PipelineValidationError carries the issues
+            issues = getattr(exc, "issues", None)
+            if issues is None:
+                raise BackendError(f"{type(exc).__name__}: {exc}") from exc
+            return [_as_dict(i) for i in issues]
+        return [_as_dict(i) for i in _call(self.wb, "validate", pipeline)]
 
     def save_pipeline(self, document):
-        return _as_dict(_call(self.wb, "save_pipeline_document", document))
+        pipeline = _call(self, "_pipeline", document)
+        before = {v["version"] for v in self.pipeline_versions(pipeline.name)}
+        version = _call(self.wb, "save_pipeline", pipeline)
+        return {"name": pipeline.name, "version": version, "created": version not in before}
 
     def run_pipeline(self, name, inputs, version=None):
-        return _as_dict(_call(self.wb, "run", name, inputs, version=version, explain=True))
+        return _as_dict(_call(self.wb, "run_sync", name, inputs, version=version, explain=True))
 
     # ---- models ----------------------------------------------------------------------------
     def list_models(self):
-        return [_as_dict(m) for m in _call(self.wb, "list_models")]
+        out = []
+        for m in _call(self.wb, "list_models"):
+            out.append({"name": m["name"], "version": m.get("version"), "format": m.get("format"), "task": m.get("task"),
+                        "device": str(m.get("device") or ("-" if not m.get("loaded") else "?")), "loaded": bool(m.get("loaded"))})
+        return out
 
     def set_model_loaded(self, name, loaded):
-        return _as_dict(_call(self.wb, "load_model" if loaded else "unload_model", name))
+        if loaded:
+            _call(self.wb, "get_model", name)  # loads on first use
+            return
+        unload = getattr(self.wb, "unload_model", None)
+        if unload is not None:
+            _call(self.wb, "unload_model", name)
+            return
+        # facade gap: no unload_model(name); remove it from the catalogue under its lock and
+        # close it (drains the batcher), as ModelCatalog.close does for all models.
+        catalog = self.wb.catalog
+        with catalog._lock:
+            entry = catalog._loaded.pop(name, None)
+        if entry is None:
+            raise BackendError(f"model {name} is not loaded")
+        entry.close()
 
     def model_stats(self):
-        return {k: _as_dict(v) for k, v in _call(self.wb, "model_stats").items()}
+        return metric_samples(self.wb.metrics_registry.collect())
 
     # ---- runs ------------------------------------------------------------------------------
     def list_runs(self, pipeline=None, status=None, since_s=None, limit=200):
-        return [_as_dict(r) for r in _call(self.wb, "list_runs", pipeline=pipeline, status=status,
-                                            since_s=since_s, limit=limit)]
+        from datetime import datetime, timedelta, timezone
+
+        since = datetime.now(timezone.utc) - timedelta(seconds=since_s) if since_s is not None else None
+        if since is not None and _naive_times(self.wb):
+            since = since.replace(tzinfo=None)
+        runs = _call(self.wb, "list_runs", pipeline=pipeline, status=status, since=since, limit=limit)
+        return [_as_dict(r) for r in runs]
 
     def get_run(self, run_id):
-        return _as_dict(_call(self.wb, "get_run", run_id))
+        run = _as_dict(_call(self.wb, "get_run", run_id))
+        run["trace"] = _call(self.wb, "get_trace", run_id)
+        return run
 
     def replay_run(self, run_id, kb_sources):
-        return _as_dict(_call(self.wb, "replay", run_id, kb_sources=kb_sources))
+        return _as_dict(_call(self.wb, "replay_sync", run_id, knowledge_bases=dict(kb_sources)))
 
 
-def _kb_dir(wb: Any) -> Path:
-    path = getattr(wb, "knowledge_base_dir", None)
-    if path is None:
-        raise BackendError("the Workbench facade does not say where knowledge bases live (knowledge_base_dir)")
-    return Path(path)
+def _naive_times(wb: Any) -> bool:
+    """SQLite hands back naive UTC datetimes; compare like with like."""
+    return str(getattr(wb.store, "url", "")).startswith("sqlite")
 
 
-def _call(wb: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+def metric_samples(families: Any) -> dict[str, JSON]:
+    """Per-model cumulative counters from Prometheus metric families (the registry's `collect()`
+    or `prometheus_client.parser.text_string_to_metric_families` over `/metrics`)."""
+    out: dict[str, JSON] = {}
+    wanted = {
+        "workbench_model_requests_total": "requests",
+        "workbench_model_request_latency_seconds_sum": "latency_sum_s",
+        "workbench_model_request_latency_seconds_count": "latency_count",
+        "workbench_model_batch_size_sum": "batch_sum",
+        "workbench_model_batch_size_count": "batch_count",
+        "workbench_kv_cache_usage_perc": "kv_cache_usage",
+    }
+    for family in families:
+        for sample in family.samples:
+            key = wanted.get(sample.name)
+            model = sample.labels.get("model")
+            if key is None or not model:
+                continue
+            row = out.setdefault(model, {"requests": 0.0, "latency_sum_s": 0.0, "latency_count": 0.0,
+                                         "batch_sum": 0.0, "batch_count": 0.0, "kv_cache_usage": None})
+            row[key] = float(sample.value)
+    return out
+
+
+def _person_provider(ask: AskFn) -> Callable[..., Any]:
+    """Adapt the prover's question object to `Question` and the person's answer back."""
+
+    def provider(question: Any = None, *args: Any, **kwargs: Any) -> Any:
+        q = question if question is not None else kwargs
+        get = q.get if isinstance(q, dict) else (lambda k, d=None: getattr(q, k, d))
+        text = get("text") or get("question") or get("prompt") or str(q)
+        choices = [str(c) for c in (get("choices") or get("allowed") or get("answers") or [])]
+        why = get("why") or get("chain") or []
+        why_lines = [str(w) for w in (why if isinstance(why, (list, tuple)) else str(why).splitlines())]
+        relation = str(get("relation") or get("template") or "")
+        return ask(Question(relation=relation, text=str(text), choices=choices, why=why_lines))
+
+    return provider
+
+
+def _call(obj: Any, method: str, *args: Any, **kwargs: Any) -> Any:
     """Call a facade method, turning every failure into a BackendError a person can read."""
-    fn = getattr(wb, method, None)
+    fn = getattr(obj, method, None)
     if fn is None:
         raise BackendError(f"this Workbench has no {method}() yet (facade too old for this screen)")
     try:
@@ -273,7 +424,7 @@ def _call(wb: Any, method: str, *args: Any, **kwargs: Any) -> Any:
     except BackendError:
         raise
     except Exception as exc:  # noqa: BLE001 - every facade error becomes a notification, never a crash
-        diagnostics = [_as_dict(d) for d in getattr(exc, "diagnostics", []) or []]
+        diagnostics = [_as_dict(d) for d in getattr(exc, "diagnostics", []) or getattr(exc, "issues", []) or []]
         raise BackendError(f"{type(exc).__name__}: {exc}", diagnostics) from exc
 
 

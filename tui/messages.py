@@ -24,11 +24,11 @@ class KnowledgeBaseChecked(Message):
 
 
 class KnowledgeBaseRan(Message):
-    """Rule files ran forward on facts; `result` has output, firings and final facts."""
+    """A knowledge base ran forward on facts; `result` has output, firings and final facts."""
 
-    def __init__(self, paths: list[str], result: dict[str, Any]) -> None:
+    def __init__(self, name: str, result: dict[str, Any]) -> None:
         super().__init__()
-        self.paths, self.result = paths, result
+        self.name, self.result = name, result
 
 
 class RunFinished(Message):

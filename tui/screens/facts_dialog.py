@@ -16,9 +16,9 @@ EXAMPLE = '[\n  {"template": "person", "slots": {"name": "ann", "age": 30}}\n]'
 
 @dataclass(slots=True)
 class RunRequest:
-    """What to run: rule files (relative paths), facts (JSON list) and an optional goal (Ask screen)."""
+    """What to run: a knowledge base (by name), facts (JSON list) and an optional goal (Ask screen)."""
 
-    paths: list[str]
+    knowledge_base: str
     facts: list[dict]
     goal: str = ""
 
@@ -49,15 +49,18 @@ class FactsDialog(ModalScreen[RunRequest | None]):
     #facts-text { height: 1fr; }
     """
 
-    def __init__(self, paths: list[str], facts_text: str = "", *, with_goal: bool = False, goal: str = "") -> None:
+    def __init__(self, knowledge_base: str, facts_text: str = "", *, with_goal: bool = False, goal: str = "",
+                 choices: list[str] | None = None) -> None:
         super().__init__()
-        self.paths, self.facts_text, self.with_goal, self.goal = paths, facts_text, with_goal, goal
+        self.knowledge_base, self.facts_text, self.with_goal, self.goal = knowledge_base, facts_text, with_goal, goal
+        self.choices = choices or []
 
     def compose(self) -> ComposeResult:
         with Vertical(id="facts-box"):
-            yield Static("[b]Run rules[/b] — Ctrl+R run · Esc cancel")
-            yield Label("Rule files (comma-separated, relative to knowledge_bases/)")
-            yield Input(", ".join(self.paths), id="facts-paths")
+            yield Static(f"[b]{'Consult' if self.with_goal else 'Run rules'}[/b] — Ctrl+R {'start' if self.with_goal else 'run'} · Esc cancel")
+            known = f" — one of: {', '.join(self.choices)}" if self.choices else ""
+            yield Label(f"Knowledge base{known}"[:70])
+            yield Input(self.knowledge_base, id="facts-kb")
             if self.with_goal:
                 yield Label("Goal (a CLIPS pattern, e.g. (animal ?x))")
                 yield Input(self.goal, id="facts-goal", placeholder="(goal ?x)")
@@ -71,9 +74,9 @@ class FactsDialog(ModalScreen[RunRequest | None]):
         self.dismiss(None)
 
     def action_accept(self) -> None:
-        paths = [p.strip() for p in self.query_one("#facts-paths", Input).value.split(",") if p.strip()]
-        if not paths:
-            self.notify("name at least one rule file", severity="error")
+        name = self.query_one("#facts-kb", Input).value.strip()
+        if not name:
+            self.notify("name a knowledge base", severity="error")
             return
         try:
             facts = parse_facts(self.query_one("#facts-text", TextArea).text)
@@ -84,4 +87,4 @@ class FactsDialog(ModalScreen[RunRequest | None]):
         if self.with_goal and not goal:
             self.notify("type a goal, e.g. (animal ?x)", severity="error")
             return
-        self.dismiss(RunRequest(paths, facts, goal))
+        self.dismiss(RunRequest(name, facts, goal))

@@ -184,7 +184,7 @@ rules on facts you type as JSON and shows the firings, the final working memory 
         if self.modified:
             self.notify("save first (Ctrl+S): rules run from the saved files", severity="warning")
             return
-        self.app.push_screen(FactsDialog([self.path], self.facts_text), self._run_requested)
+        self.app.push_screen(FactsDialog(self.backend.kb_name_for(self.path), self.facts_text), self._run_requested)
 
     def _run_requested(self, request: RunRequest | None) -> None:
         if request is not None:
@@ -193,10 +193,10 @@ rules on facts you type as JSON and shows the firings, the final working memory 
 
     @work(exclusive=True, group="kb-run", exit_on_error=False)
     async def run_rules(self, request: RunRequest) -> None:
-        result = await self.call("run rules", self.backend.run_kb, request.paths, request.facts,
-                                 busy=self.query_one(TabbedContent))
+        result = await self.call(f"run {request.knowledge_base}", self.backend.run_kb, request.knowledge_base,
+                                 request.facts, busy=self.query_one(TabbedContent))
         self.show_result(result)
-        self.post_message(KnowledgeBaseRan(request.paths, result))
+        self.post_message(KnowledgeBaseRan(request.knowledge_base, result))
 
     def show_result(self, result: dict) -> None:
         """Fill the Firings, Memory and Output tabs from a forward-chaining result."""

@@ -1,6 +1,148 @@
-from textual.widgets import Static
+"""Models screen: registered models, device, load/unload, live throughput/latency/batch-size sparklines."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import DataTable, Label, ProgressBar, Static
+
+from ..widgets.metric_spark import MetricSpark
 from .base import WorkbenchScreen
+
+
+
 class ModelsScreen(WorkbenchScreen):
+    """Watch and manage the models the pipelines use."""
+
     MODE = "models"
-    def body(self):
-        yield Static("todo")
+    TITLE = "Models"
+    CSS_PATH = "models.tcss"
+    HELP = """\
+The table lists registered models with version (content hash of the weights), format, task,
+device and whether they are loaded. **l** loads and **u** unloads the highlighted model
+(Enter toggles). Below, live metrics sampled every second: throughput, median latency and
+mean batch size as sparklines, and KV-cache usage for generative models. **r** refreshes.
+"""
+    BINDINGS = [
+        Binding("l", "load(True)", "Load"),
+        Binding("u", "load(False)", "Unload"),
+        Binding("enter", "toggle", "Load/unload", show=False),
+        Binding("r", "refresh", "Refresh"),
+    ]
+
+    #: seconds between metric samples (tests set it high to keep snapshots still)
+    poll_s: float = 1.0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.models: list[dict] = []
+        self.last: dict[str, tuple[float, float]] = {}  # model -> (time, requests) for throughput
+        self.current: str | None = None
+
+    def body(self) -> ComposeResult:
+        with Vertical():
+            yield Static("Models", classes="pane-title")
+            yield DataTable(id="models-table", cursor_type="row", zebra_stripes=True)
+            yield Static("no model highlighted", id="models-detail", classes="pane-title")
+            yield MetricSpark("throughput", "req/s", id="spark-throughput")
+            yield MetricSpark("latency p50", "ms", id="spark-latency")
+            yield MetricSpark("batch size", "mean", id="spark-batch")
+            with Vertical(id="models-kv"):
+                yield Label("KV cache: - (not a generative model)", id="kv-label")
+                yield ProgressBar(total=100, show_eta=False, id="kv-bar")
+
+    def on_mount(self) -> None:
+        self.query_one("#models-table", DataTable).add_columns("Name", "Version", "Format", "Task", "Device", "Loaded")
+        self.query_one("#models-table").focus()
+        self.action_refresh()
+        self.set_interval(self.poll_s, self.poll)
+
+    def action_refresh(self) -> None:
+        self.load_models()
+
+    @work(exclusive=True, group="models-list", exit_on_error=False)
+    async def load_models(self) -> None:
+        table = self.query_one("#models-table", DataTable)
+        self.models = await self.call("list models", self.backend.list_models, busy=table)
+        cursor = table.cursor_row
+        table.clear()
+        for m in self.models:
+            table.add_row(m["name"], str(m.get("version") or "")[:10], m.get("format") or "", m.get("task") or "",
+                          m.get("device") or "", "● yes" if m.get("loaded") else "no", key=m["name"])
+        if self.models:
+            table.move_cursor(row=min(cursor, len(self.models) - 1))
+            self._highlight(self.models[table.cursor_row]["name"])
+
+    @on(DataTable.RowHighlighted, "#models-table")
+    def _row(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key is not None and event.row_key.value:
+            self._highlight(event.row_key.value)
+
+    def _highlight(self, name: str) -> None:
+        if name == self.current:
+            return
+        self.current = name
+        for spark in self.query(MetricSpark):
+            spark.reset()
+        row = next((m for m in self.models if m["name"] == name), {})
+        self.query_one("#models-detail", Static).update(
+            f"{name} · {row.get('device') or '?'} · {'loaded' if row.get('loaded') else 'not loaded'}")
+
+    def action_toggle(self) -> None:
+        row = next((m for m in self.models if m["name"] == self.current), None)
+        if row is not None:
+            self.set_loaded(row["name"], not row.get("loaded"))
+
+    def action_load(self, loaded: bool) -> None:
+        if self.current is None:
+            self.notify("no model highlighted", severity="warning")
+            return
+        self.set_loaded(self.current, loaded)
+
+    @work(exclusive=True, group="models-load", exit_on_error=False)
+    async def set_loaded(self, name: str, loaded: bool) -> None:
+        verb = "load" if loaded else "unload"
+        await self.call(f"{verb} {name}", self.backend.set_model_loaded, name, loaded,
+                        busy=self.query_one("#models-table"))
+        self.notify(f"{name} {verb}ed")
+        self.current = None
+        self.load_models()
+
+    # ---- live metrics ----------------------------------------------------------------------
+    @work(exclusive=True, group="models-poll", exit_on_error=False)
+    async def poll(self) -> None:
+        """Sample the metrics of the highlighted model (silently skipped while the backend is busy)."""
+        if self.current is None or not self.is_current:
+            return
+        try:  # no busy label and no notification every second: a failure shows in the detail line
+            stats = await asyncio.to_thread(self.backend.model_stats)
+        except Exception as exc:  # noqa: BLE001
+            self.query_one("#models-detail", Static).update(f"{self.current}: metrics unavailable ({exc})")
+            return
+        self.show_stats(stats, time.monotonic())
+
+    def show_stats(self, stats: dict[str, dict], now: float) -> None:
+        """Push one sample per sparkline for the highlighted model."""
+        s = stats.get(self.current or "", {})
+        rps = s.get("throughput_rps")
+        if rps is None and isinstance(s.get("requests"), (int, float)):
+            before = self.last.get(self.current or "")
+            self.last[self.current or ""] = (now, float(s["requests"]))
+            if before is not None and now > before[0]:
+                rps = (float(s["requests"]) - before[1]) / (now - before[0])
+        self.query_one("#spark-throughput", MetricSpark).push(rps)
+        self.query_one("#spark-latency", MetricSpark).push(s.get("latency_p50_ms"))
+        self.query_one("#spark-batch", MetricSpark).push(s.get("mean_batch_size"))
+        kv = s.get("kv_cache_usage")
+        bar = self.query_one("#kv-bar", ProgressBar)
+        if isinstance(kv, (int, float)):
+            self.query_one("#kv-label", Label).update(f"KV cache: {kv * 100:.1f}% of blocks in use")
+            bar.update(progress=kv * 100)
+        else:
+            self.query_one("#kv-label", Label).update("KV cache: - (not a generative model)")
+            bar.update(progress=0)

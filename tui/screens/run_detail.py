@@ -1,0 +1,161 @@
+"""`RunDetailScreen`: one recorded run — provenance, inputs and outputs, explanation, timing; replay."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
+
+from ..messages import RunReplayed
+from ..widgets.explanation_tree import ExplanationTree
+from ..widgets.timing_table import TimingTable
+from .base import WorkbenchScreen
+from .dialogs import ChoiceDialog
+from .replay_dialog import ReplayDialog
+
+
+def provenance_text(run: dict[str, Any]) -> str:
+    """Versions (content hashes) of everything the run used, inputs and outputs, as markup."""
+    lines = [
+        f"[b]run[/b] {run.get('run_id')}   [b]status[/b] {run.get('status')}   [b]started[/b] {run.get('started_at') or '-'}",
+        f"[b]pipeline[/b] {run.get('pipeline')} @ {run.get('version')}",
+    ]
+    if run.get("replay_of"):
+        lines.append(f"[b]replay of[/b] {run['replay_of']}")
+    if run.get("cache_hit"):
+        lines.append(f"[b]cache hit[/b] from {run.get('cached_from')}")
+    for title, key in (("knowledge bases", "knowledge_base_versions"), ("models", "model_versions")):
+        versions = run.get(key) or {}
+        lines.append(f"[b]{title}[/b]" + ("" if versions else " -"))
+        lines += [f"  {name} @ {version}" for name, version in versions.items()]
+    if run.get("error"):
+        lines.append(f"[b red]error[/] {run['error']}")
+    lines.append("[b]inputs[/b] " + json.dumps(run.get("inputs"), ensure_ascii=False))
+    lines.append("[b]outputs[/b] " + json.dumps(run.get("outputs"), ensure_ascii=False))
+    return "\n".join(lines)
+
+
+class RunDetailScreen(WorkbenchScreen):
+    """Pushed from History: Esc goes back."""
+
+    MODE = "history"
+    TITLE = "Run"
+    CSS_PATH = "run_detail.tcss"
+    HELP = """\
+One recorded run. **Provenance** names the exact pipeline, knowledge-base and model versions
+(content hashes), the inputs and outputs. **Explanation** is the tree recorded with the run;
+**Timing** is per node. **r** replays the run with an edited knowledge base: pick one, edit it
+(the file on disk is not changed), Ctrl+R — **Changes** then lists what came out differently.
+**Esc** goes back to the list.
+"""
+    BINDINGS = [
+        Binding("escape", "back", "Back"),
+        Binding("r", "replay", "Replay"),
+        Binding("ctrl+e", "show_tab('tab-explanation')", "Explanation"),
+    ]
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__()
+        self.run_id = run_id
+        self.run: dict[str, Any] | None = None
+        self.replayed: dict[str, Any] | None = None
+
+    def body(self) -> ComposeResult:
+        yield Static(f"run {self.run_id}", id="detail-status", classes="pane-title")
+        with TabbedContent(id="detail-tabs"):
+            with TabPane("Provenance", id="tab-provenance"):
+                with VerticalScroll():
+                    yield Static("", id="detail-provenance")
+            with TabPane("Explanation", id="tab-explanation"):
+                yield ExplanationTree(id="detail-explanation")
+            with TabPane("Timing", id="tab-timing"):
+                yield TimingTable(id="detail-timing")
+            with TabPane("Changes", id="tab-changes"):
+                yield DataTable(id="detail-changes", cursor_type="row")
+
+    def compose(self) -> ComposeResult:
+        yield from self.body()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#detail-changes", DataTable).add_columns("What", "Before", "After")
+        self.load()
+
+    @work(exclusive=True, group="detail", exit_on_error=False)
+    async def load(self) -> None:
+        run = await self.call(f"open run {self.run_id[:8]}", self.backend.get_run, self.run_id,
+                              busy=self.query_one(TabbedContent))
+        self.show_run(run)
+
+    def show_run(self, run: dict[str, Any]) -> None:
+        self.run = run
+        self.query_one("#detail-status", Static).update(
+            f"run {str(run.get('run_id'))[:8]} · {run.get('pipeline')} · {run.get('status')} — r replay · Esc back")
+        self.query_one("#detail-provenance", Static).update(provenance_text(run))
+        self.query_one(ExplanationTree).show(run.get("explanation"))
+        self.query_one(TimingTable).show(*TimingTable.from_run(run))
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_show_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
+
+    # ---- replay ----------------------------------------------------------------------------
+    def action_replay(self) -> None:
+        if self.run is None:
+            return
+        names = list((self.run.get("knowledge_base_versions") or {}).keys())
+        if not names:
+            self.notify("this run used no knowledge base; replaying it unchanged", severity="warning")
+            self.replay({})
+            return
+        if len(names) == 1:
+            self.edit_kb(names[0])
+        else:
+            self.app.push_screen(ChoiceDialog("Replay with an edited knowledge base", [(n, n) for n in names]),
+                                 lambda name: name and self.edit_kb(name))
+
+    @work(exclusive=True, group="detail-kb", exit_on_error=False)
+    async def edit_kb(self, name: str) -> None:
+        assert self.run is not None
+        version = (self.run.get("knowledge_base_versions") or {}).get(name)
+        text = await self.call(f"read {name}", self.backend.kb_source, name, version)
+        self.app.push_screen(ReplayDialog(name, text), lambda edited: edited is not None and self.replay({name: edited}))
+
+    @work(exclusive=True, group="detail-replay", exit_on_error=False)
+    async def replay(self, kb_sources: dict[str, str]) -> None:
+        result = await self.call(f"replay {self.run_id[:8]}", self.backend.replay_run, self.run_id, kb_sources,
+                                 busy=self.query_one(TabbedContent))
+        self.replayed = result
+        self.show_changes(result)
+        self.post_message(RunReplayed(self.run_id, result))
+
+    def show_changes(self, result: dict[str, Any]) -> None:
+        """List what differs between the original run and the replay, and show the replay's explanation."""
+        table = self.query_one("#detail-changes", DataTable)
+        table.clear()
+        changes = result.get("changes") or {}
+        for key, value in (changes.get("outputs") or {}).items():
+            table.add_row(f"output {key}", json.dumps(value.get("before")), json.dumps(value.get("after")))
+        if changes.get("status"):
+            table.add_row("status", str(changes["status"].get("before")), str(changes["status"].get("after")))
+        for node, value in (changes.get("gates") or {}).items():
+            table.add_row(f"gate {node}", json.dumps(value.get("before")), json.dumps(value.get("after")))
+        for node, value in (changes.get("rules") or {}).items():
+            table.add_row(f"rules in {node}", ", ".join(value.get("removed") or []) or "-",
+                          ", ".join(value.get("added") or []) or "-")
+        for name, value in (changes.get("knowledge_base_versions") or {}).items():
+            table.add_row(f"kb {name}", str(value.get("before"))[:12], str(value.get("after"))[:12])
+        if not table.row_count:
+            table.add_row("(nothing changed)", "", "")
+        replay = result.get("replay") or {}
+        self.query_one(ExplanationTree).show(replay.get("explanation"))
+        self.query_one(TabbedContent).active = "tab-changes"
+        changed = "changed the outcome" if result.get("changed") else "did not change the outputs"
+        self.notify(f"replay {str(replay.get('run_id'))[:8]} {changed}")

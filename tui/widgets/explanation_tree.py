@@ -1,0 +1,141 @@
+"""`ExplanationTree`: a run's explanation as an expandable tree.
+
+Reads the JSON the executor records (docs/pipelines.md, `workbench.pipeline.explanation`):
+summary lines, gate decisions, model calls (model, version, batch size, queue and compute
+time), skipped models, overrides, proofs and fact derivations (rule firings down to model
+outputs, run input or deffacts). Unknown sections are shown as plain JSON trees.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+KNOWN = ("summary", "gates", "model_calls", "skipped_models", "overrides", "proofs", "derivations", "nodes", "pipeline")
+
+
+def derivation_label(d: dict[str, Any]) -> Text:
+    """One line for a derived fact: the fact, then how it came to be."""
+    text = Text(str(d.get("fact", "?")), style="bold")
+    source = d.get("source")
+    if source == "rule" or d.get("rule"):
+        text.append(f"  ← rule {d.get('rule')}", style="green")
+        text.append(f" (firing {d.get('firing')}, node {d.get('node')})", style="dim")
+    elif source == "model":
+        version = str(d.get("version") or "")[:12]
+        text.append(f"  ← model {d.get('model')}@{version}", style="magenta")
+        text.append(f" (node {d.get('node')}, batch {d.get('batch_size')})", style="dim")
+    elif source in ("input", "deffacts", "given", "goal", "see above", "unknown"):
+        text.append(f"  ← {source}", style="cyan")
+        if d.get("node"):
+            text.append(f" (node {d.get('node')})", style="dim")
+    return text
+
+
+class ExplanationTree(Tree[Any]):
+    """Tree view of one explanation; `show(explanation)` replaces what is shown."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("Explanation", **kwargs)
+        self.show_root = False
+        self.guide_depth = 2
+
+    def show(self, explanation: dict[str, Any] | None) -> None:
+        """Build the tree (summary, gates, model calls and derivations expanded one level)."""
+        self.clear()
+        root = self.root
+        if not explanation:
+            root.add_leaf(Text("no explanation recorded", style="dim"))
+            root.expand()
+            return
+        summary = explanation.get("summary") or []
+        if summary:
+            node = root.add("Summary", expand=True)
+            for line in summary:
+                node.add_leaf(line)
+        gates = explanation.get("gates") or []
+        if gates:
+            node = root.add(f"Gate decisions ({len(gates)})", expand=True)
+            for g in gates:
+                label = Text(f"{g.get('node')} chose {', '.join(g.get('branches') or []) or 'no branch'}", style="bold yellow")
+                if g.get("default_used"):
+                    label.append("  (default branch)", style="dim")
+                gate = node.add(label, expand=True)
+                for d in g.get("because") or []:
+                    self._derivation(gate, d)
+        calls = explanation.get("model_calls") or []
+        skipped = explanation.get("skipped_models") or []
+        if calls or skipped:
+            node = root.add(f"Model calls ({len(calls)})", expand=True)
+            for c in calls:
+                label = Text(f"{c.get('model')}@{str(c.get('version') or '')[:12]}", style="bold magenta")
+                label.append(f"  node {c.get('node')} · batch {c.get('batch_size')} · queue {c.get('queue_ms')} ms · compute {c.get('compute_ms')} ms", style="dim")
+                call = node.add(label)
+                for f in c.get("facts") or []:
+                    call.add_leaf(f"→ {f}")
+            for m in skipped:
+                node.add_leaf(Text(f"{m}: skipped by a gate (not called)", style="dim"))
+        overrides = explanation.get("overrides") or []
+        if overrides:
+            node = root.add(f"Overrides ({len(overrides)})", expand=True)
+            for o in overrides:
+                item = node.add(f"node {o.get('node')}", expand=True)
+                for f in o.get("removed") or []:
+                    item.add_leaf(Text(f"− {f}", style="red"))
+                for f in o.get("added") or []:
+                    item.add_leaf(Text(f"+ {f}", style="green"))
+        proofs = explanation.get("proofs") or []
+        if proofs:
+            node = root.add(f"Proofs ({len(proofs)})")
+            for p in proofs:
+                self._json(node.add(f"node {p.get('node')}"), {k: v for k, v in p.items() if k != "node"})
+        derivations = explanation.get("derivations") or []
+        if derivations:
+            node = root.add(f"Derivations ({len(derivations)})", expand=True)
+            for d in derivations:
+                self._derivation(node, d)
+        nodes = explanation.get("nodes") or []
+        if nodes:
+            node = root.add(f"Nodes ({len(nodes)})")
+            for n in nodes:
+                reason = f" — {n['reason']}" if n.get("reason") else ""
+                node.add_leaf(f"{n.get('id')} · {n.get('type')} · {n.get('status')}{reason}")
+        for key, value in explanation.items():
+            if key not in KNOWN:
+                self._json(root.add(str(key)), value)
+        root.expand()
+
+    def _derivation(self, parent: TreeNode[Any], d: Any) -> None:
+        if not isinstance(d, dict):
+            parent.add_leaf(str(d))
+            return
+        children = d.get("from") or []
+        if d.get("proof"):
+            node = parent.add(derivation_label(d))
+            self._json(node.add("proof"), d["proof"])
+            return
+        if children:
+            node = parent.add(derivation_label(d), expand=True)
+            for child in children:
+                self._derivation(node, child)
+        else:
+            parent.add_leaf(derivation_label(d))
+
+    def _json(self, parent: TreeNode[Any], value: Any) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if isinstance(v, (dict, list)) and v:
+                    self._json(parent.add(str(k)), v)
+                else:
+                    parent.add_leaf(f"{k}: {v}")
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                if isinstance(v, (dict, list)) and v:
+                    self._json(parent.add(f"[{i}]"), v)
+                else:
+                    parent.add_leaf(str(v))
+        else:
+            parent.add_leaf(str(value))
