@@ -44,6 +44,8 @@ class _TemplateInfo:
     slots: tuple[str, ...]
     slot_keys: tuple[bytes, ...]
     strings_only: dict[str, bool]  # slot -> accepts STRING but not SYMBOL
+    key: bytes = b""
+    slot_key: dict[str, bytes] | None = None
 
 
 class WorkingMemory:
@@ -96,7 +98,8 @@ class WorkingMemory:
                 lib.DeftemplateSlotTypes(ptr, s.encode(), tv)
                 types = {str(t) for t in read_value(tv)}
                 strings_only[s] = "STRING" in types and "SYMBOL" not in types
-        info = _TemplateInfo(name, implied, slots, tuple(s.encode() for s in slots), strings_only)
+        keys = tuple(s.encode() for s in slots)
+        info = _TemplateInfo(name, implied, slots, keys, strings_only, name.encode(), dict(zip(slots, keys)))
         self._by_ptr[ptr] = info
         return info
 
@@ -112,8 +115,46 @@ class WorkingMemory:
         Raises:
             FactAssertError: unknown template or slot, a value the slot refuses; names `where`.
         """
-        env = self._env
-        info = self._template(fact.template)
+        slots = fact.slots
+        info = self._by_name.get(fact.template, False)
+        if info is False:
+            info = self._template(fact.template)
+        if info is None or info.implied or IMPLIED in slots:
+            return self._assert_other(fact, info, where)
+        fb = self._fb
+        ret = lib.FBSetDeftemplate(fb, info.key)
+        if ret != lib.FBE_NO_ERROR:
+            raise FactAssertError(f"{where}: template {fact.template!r}: {_FBE.get(ret, ret)}")
+        cv = self._cv
+        value = self._writer.value
+        strings_only = info.strings_only
+        for slot, v in slots.items():
+            so = strings_only.get(slot)
+            if so is None:
+                lib.FBAbort(fb)
+                raise FactAssertError(f"{where}.slots.{slot}: template {fact.template!r} has no slot {slot!r}; slots are {list(info.slots)}")
+            try:
+                cv.value = value(v, so)
+            except Exception:
+                lib.FBAbort(fb)
+                try:
+                    value(v, so, f"{where}.slots.{slot}")  # again, for the located message
+                except Exception as exc:
+                    raise FactAssertError(str(exc)) from None
+                raise
+            ret = lib.FBPutSlot(fb, info.slot_key[slot], cv)
+            if ret:
+                lib.FBAbort(fb)
+                raise FactAssertError(f"{where}.slots.{slot}: {_PSE.get(ret, ret)} (value {v!r})")
+        ptr = lib.FBAssert(fb)
+        if ptr == ffi.NULL:
+            err = lib.FBError(self._env)
+            if err == lib.FBE_NO_ERROR:
+                return None  # duplicate fact, ignored by CLIPS
+            raise FactAssertError(f"{where}: could not assert {fact}: {_FBE.get(err, err)}")
+        return lib.FactIndex(ptr)
+
+    def _assert_other(self, fact: Fact, info: "_TemplateInfo | None", where: str) -> int | None:
         if fact.is_ordered or (info is not None and info.implied):
             if info is not None and not info.implied:
                 raise FactAssertError(f"{where}: {fact.template!r} is a deftemplate with slots {list(info.slots)}; give 'slots', not 'values'")
@@ -125,32 +166,7 @@ class WorkingMemory:
             return self._assert_ordered(fact.template, fact.values, where)
         if info is None:
             raise FactAssertError(f"{where}: template {fact.template!r} is not defined in this knowledge base")
-        fb = self._fb
-        ret = lib.FBSetDeftemplate(fb, info.name.encode())
-        if ret != lib.FBE_NO_ERROR:
-            raise FactAssertError(f"{where}: template {fact.template!r}: {_FBE.get(ret, ret)}")
-        cv = self._cv
-        writer = self._writer
-        for slot, value in fact.slots.items():
-            if slot not in info.strings_only:
-                lib.FBAbort(fb)
-                raise FactAssertError(f"{where}.slots.{slot}: template {fact.template!r} has no slot {slot!r}; slots are {list(info.slots)}")
-            try:
-                cv.value = writer.value(value, info.strings_only[slot], f"{where}.slots.{slot}")
-            except Exception as exc:
-                lib.FBAbort(fb)
-                raise FactAssertError(str(exc)) from None
-            ret = lib.FBPutSlot(fb, slot.encode(), cv)
-            if ret != lib.PSE_NO_ERROR:
-                lib.FBAbort(fb)
-                raise FactAssertError(f"{where}.slots.{slot}: {_PSE.get(ret, ret)} (value {value!r})")
-        ptr = lib.FBAssert(fb)
-        if ptr == ffi.NULL:
-            err = lib.FBError(env)
-            if err == lib.FBE_NO_ERROR:
-                return None  # duplicate fact, ignored by CLIPS
-            raise FactAssertError(f"{where}: could not assert {fact}: {_FBE.get(err, err)}")
-        return int(lib.FactIndex(ptr))
+        raise FactAssertError(f"{where}: template {fact.template!r} has no slot 'implied'; slots are {list(info.slots)}")
 
     def _assert_ordered(self, relation: str, values: tuple, where: str) -> int | None:
         # Ordered facts have no builder in the 6.4 API: assert the printed form as a string.
@@ -168,8 +184,20 @@ class WorkingMemory:
         return int(lib.FactIndex(ptr))
 
     def assert_all(self, facts: Iterable[Fact], where: str = "facts") -> list[int | None]:
-        """Assert facts in order; returns their ids (None for ignored duplicates)."""
-        return [self.assert_fact(f, f"{where}[{i}]") for i, f in enumerate(facts)]
+        """Assert facts in order; returns their ids (None for ignored duplicates).
+
+        Raises:
+            FactAssertError: naming the fact's index, e.g. `facts[2].slots.age: ...`.
+        """
+        out = []
+        assert_fact = self.assert_fact
+        for f in facts:
+            try:
+                out.append(assert_fact(f, "fact"))
+            except FactAssertError as exc:
+                msg = str(exc)
+                raise FactAssertError(f"{where}[{len(out)}]" + msg[4:] if msg.startswith("fact") else msg) from None
+        return out
 
     # -- read --------------------------------------------------------------------------
     def fact_ids(self) -> list[int]:
@@ -181,25 +209,39 @@ class WorkingMemory:
             f = lib.GetNextFact(self._env, f)
         return out
 
-    def facts(self) -> list[Fact]:
-        """The facts in working memory, in id order, as `Fact` values with ids."""
+    def facts(self, templates: "frozenset[str] | None" = None) -> list[Fact]:
+        """The facts in working memory, in id order, as `Fact` values with ids.
+
+        `templates`: read only facts of these templates (None: all).
+        """
         env = self._env
         out: list[Fact] = []
         cv = self._cv
-        f = lib.GetNextFact(env, ffi.NULL)
-        while f != ffi.NULL:
+        by_ptr = self._by_ptr
+        get_slot = lib.GetFactSlot
+        get_next = lib.GetNextFact
+        null = ffi.NULL
+        new = object.__new__
+        setattr_ = object.__setattr__
+        f = get_next(env, null)
+        while f != null:
             ptr = lib.FactDeftemplate(f)
-            info = self._by_ptr.get(ptr) or self._info(ptr)
-            if info.implied:
-                lib.GetFactSlot(f, ffi.NULL, cv)
-                slots = {IMPLIED: read_value(cv)}
-            else:
-                slots = {}
-                for name, key in zip(info.slots, info.slot_keys):
-                    lib.GetFactSlot(f, key, cv)
-                    slots[name] = read_value(cv)
-            out.append(_make_fact(info.name, slots, int(lib.FactIndex(f))))
-            f = lib.GetNextFact(env, f)
+            info = by_ptr.get(ptr) or self._info(ptr)
+            if templates is None or info.name in templates:
+                if info.implied:
+                    get_slot(f, null, cv)
+                    slots = {IMPLIED: read_value(cv)}
+                else:
+                    slots = {}
+                    for name, key in zip(info.slots, info.slot_keys):
+                        get_slot(f, key, cv)
+                        slots[name] = read_value(cv)
+                fact = new(Fact)  # values read from CLIPS are valid already: skip Fact's checks
+                setattr_(fact, "template", info.name)
+                setattr_(fact, "slots", slots)
+                setattr_(fact, "id", lib.FactIndex(f))
+                out.append(fact)
+            f = get_next(env, f)
         return out
 
     # -- retract -----------------------------------------------------------------------

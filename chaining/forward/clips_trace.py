@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 
 import clips
+import clips.routers as _clipspy_routers
+from clips._clips import ffi
 
 from .result import FactEvent, Firing
 
@@ -59,6 +61,33 @@ class MessageRouter(clips.Router):
         self.pieces.append((name, message))
 
 
+_STDOUT = b"stdout"
+_original_query = _clipspy_routers.query_function
+_original_write = _clipspy_routers.write_function
+
+
+# clipspy routes every router callback through two module-level cffi externs that decode the
+# logical name and call a Python method; with one C->Python call per printed piece, that
+# overhead dominates traced runs. These replacements take a fast path for `OutputRouter` only
+# (compare the name as bytes, append the piece) and hand every other router to clipspy's own
+# functions unchanged. Redefining an extern "Python" function is supported by cffi.
+@ffi.def_extern(name="query_function")
+def _query_function(env, name, context):  # pragma: no cover - called from C
+    router = ffi.from_handle(context)
+    if type(router) is OutputRouter:
+        return ffi.string(name) == _STDOUT
+    return _original_query(env, name, context)
+
+
+@ffi.def_extern(name="write_function")
+def _write_function(env, name, message, context):  # pragma: no cover - called from C
+    router = ffi.from_handle(context)
+    if type(router) is OutputRouter:
+        router.pieces.append(ffi.string(message).decode())
+        return None
+    return _original_write(env, name, message, context)
+
+
 def split_trace(pieces: list[str]) -> tuple[str, list[Firing], list[FactEvent]]:
     """Split captured `stdout` pieces into (printed text, firings, fact events).
 
@@ -70,27 +99,32 @@ def split_trace(pieces: list[str]) -> tuple[str, list[Firing], list[FactEvent]]:
     events: list[FactEvent] = []
     n = len(pieces)
     i = 0
+    fire_match = _FIRE_RE.fullmatch
     while i < n:
         p = pieces[i]
-        if p[:5] == "FIRE " and i + 2 < n and pieces[i + 2] == ": " and _FIRE_RE.fullmatch(p):
+        head = p[:5]
+        if head == "FIRE " and i + 2 < n and pieces[i + 2] == ": " and fire_match(p):
             j = i + 3
             ids = []
-            while j < n and pieces[j] != "\n":
+            while j < n:
                 tok = pieces[j]
+                if tok == "\n":
+                    break
                 if tok[:2] == "f-":
                     ids.append(int(tok[2:]))
                 j += 1
             firings.append(Firing(pieces[i + 1], tuple(ids)))
             i = j + 1
             continue
-        kind = _FACT_HEAD.get(p)
-        if kind is not None and i + 1 < n and pieces[i + 1][:2] == "f-" and pieces[i + 1][2:].strip().isdigit():
-            events.append(FactEvent(kind, int(pieces[i + 1][2:]), len(firings) - 1 if firings else None))
-            j = i + 2
-            while j < n and pieces[j] != "\n":
-                j += 1
-            i = j + 1
-            continue
+        if (head == "==> " or head == "<== ") and i + 1 < n:
+            nxt = pieces[i + 1]
+            if nxt[:2] == "f-" and nxt[2:].strip().isdigit():
+                events.append(FactEvent(_FACT_HEAD[head], int(nxt[2:]), len(firings) - 1 if firings else None))
+                j = i + 2
+                while j < n and pieces[j] != "\n":
+                    j += 1
+                i = j + 1
+                continue
         out.append(p)
         i += 1
     return "".join(out), firings, events

@@ -37,9 +37,18 @@ _SYMBOL_RE = re.compile(r'[^\s"()&|~;<?$][^\s"()&|~;]*|\$[^\s"()&|~;?][^\s"()&|~
 _NUMBER_RE = re.compile(r"[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)")
 
 
+_TOKEN_CACHE: dict[str, bool] = {}
+
+
 def is_symbol_token(text: str) -> bool:
     """True when `text` reads back from CLIPS source as one symbol (e.g. `dog`, `big-red`)."""
-    return bool(_SYMBOL_RE.fullmatch(text)) and not _NUMBER_RE.fullmatch(text)
+    known = _TOKEN_CACHE.get(text)
+    if known is None:
+        known = bool(_SYMBOL_RE.fullmatch(text)) and not _NUMBER_RE.fullmatch(text)
+        if len(_TOKEN_CACHE) > 50_000:  # bounded: request text must not grow it without limit
+            _TOKEN_CACHE.clear()
+        _TOKEN_CACHE[text] = known
+    return known
 
 
 class ValueWriter:
@@ -99,24 +108,27 @@ class ValueWriter:
         raise FactError(f"{where}: unsupported value {value!r} of type {t.__name__}; expected string, number or list")
 
 
+_string = ffi.string
+
+
 def read_value(value: Any) -> Any:
     """Python data for a `CLIPSValue *` / `UDFValue *` (see the module docstring for the mapping)."""
     t = value.header.type
     if t == SYMBOL:
-        return Symbol(ffi.string(value.lexemeValue.contents).decode())
-    if t == STRING:
-        return String(ffi.string(value.lexemeValue.contents).decode())
+        return Symbol(_string(value.lexemeValue.contents).decode())
     if t == INTEGER:
-        return int(value.integerValue.contents)
+        return value.integerValue.contents
+    if t == STRING:
+        return String(_string(value.lexemeValue.contents).decode())
     if t == FLOAT:
-        return float(value.floatValue.contents)
+        return value.floatValue.contents
     if t == MULTIFIELD:
         mf = value.multifieldValue
         return tuple(read_value(mf.contents + i) for i in range(mf.length))
     if t == FACT_ADDRESS:
         return Symbol(f"<Fact-{lib.FactIndex(value.factValue)}>")
     if t == INSTANCE_NAME:
-        return Symbol("[" + ffi.string(value.lexemeValue.contents).decode() + "]")
+        return Symbol("[" + _string(value.lexemeValue.contents).decode() + "]")
     if t == VOID:
         return None
     return Symbol(f"<external-{t}>")
