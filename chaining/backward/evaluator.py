@@ -1,0 +1,142 @@
+"""Expression evaluation and base facts through real CLIPS (clipspy).
+
+CLIPS is the evaluator: a `test`, a predicate (`:`) or return-value (`=`) constraint, or a
+computed slot value is turned back into CLIPS text with the bound variables replaced by
+constants and given to `Environment.eval`. The environment holds the knowledge base's
+templates, deffacts, deffunctions, defglobals and COOL/generic constructs, never its rules,
+so nothing fires. The knowledge base was validated (`rules`), so no OS-reaching function is
+reachable from its text; values substituted in are quoted constants.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Mapping
+
+import clips
+
+from rules import KnowledgeBase, ast
+from rules.facts import IMPLIED, Fact, String, Symbol
+from rules.printer import expr_text
+
+from .errors import EvaluationError
+from .terms import Bindings, Value, clips_text, from_clips
+
+
+class ClipsEvaluator:
+    """One CLIPS environment per prover session (not thread-safe; one session per thread)."""
+
+    def __init__(self, kb: KnowledgeBase, functions: Mapping[str, Callable] | None = None):
+        self.kb = kb
+        self.env = clips.Environment()
+        for name, fn in (functions or {}).items():
+            self.env.define_function(fn, name)
+        for c in kb.constructs:
+            if isinstance(c, ast.RuleDef):
+                continue
+            try:
+                self.env.build(c.text)
+            except clips.CLIPSError as exc:
+                raise EvaluationError(f"CLIPS rejected {type(c).__name__} at line {c.pos.line}: {exc}") from None
+        self.calls = 0
+
+    # -- facts
+    def base_facts(self, facts: Iterable[Fact]) -> list[tuple[Fact, str]]:
+        """Reset (deffacts) and assert the given working-memory facts; return (fact with id, source).
+
+        source is "deffacts" or "working-memory". Template defaults are CLIPS's own.
+
+        Raises:
+            EvaluationError: a given fact does not fit its template (message names the fact).
+        """
+        self.env.reset()
+        n_deffacts = sum(1 for _ in self.env.facts())
+        for f in facts:
+            try:
+                self.env.assert_string(_assert_text(f))
+            except clips.CLIPSError as exc:
+                raise EvaluationError(f"cannot assert {_assert_text(f)}: {exc}") from None
+        converted = [convert_fact(cf) for cf in self.env.facts()]
+        return [(f, "deffacts" if i < n_deffacts else "working-memory") for i, f in enumerate(converted)]
+
+    def complete_template_fact(self, template: str, slots: dict[str, Value]) -> dict[str, Value]:
+        """Fill missing slots of a template fact with CLIPS's defaults (static, derived or dynamic)."""
+        t = self.kb.templates.get(template)
+        if t is None:
+            return slots
+        out = {}
+        for name in t.slots:
+            if name in slots:
+                out[name] = slots[name]
+            else:
+                out[name] = self.eval_text(f"(deftemplate-slot-default-value {template} {name})")
+        return out
+
+    # -- expressions
+    def eval(self, e: ast.Expr, b: Bindings) -> Value:
+        """Value of an expression under bindings.
+
+        Raises:
+            EvaluationError: an unbound variable, or CLIPS reports an error (message has the text).
+        """
+        if isinstance(e, ast.Atom):
+            if e.kind in ("variable", "mf_variable"):
+                name = str(e.value)
+                if name not in b:
+                    raise EvaluationError(f"variable ?{name} is not bound")
+                return b[name]
+            if e.kind == "symbol":
+                return Symbol(str(e.value))
+            if e.kind == "string":
+                return String(str(e.value))
+            if e.kind in ("integer", "float"):
+                return e.value
+        return self.eval_text(substitute(e, b))
+
+    def truth(self, e: ast.Expr, b: Bindings) -> bool:
+        """CLIPS truth: anything but the symbol FALSE is true."""
+        v = self.eval(e, b)
+        return not (isinstance(v, str) and not isinstance(v, String) and v == "FALSE")
+
+    def eval_text(self, text: str) -> Value:
+        self.calls += 1
+        try:
+            return from_clips(self.env.eval(text))
+        except clips.CLIPSError as exc:
+            raise EvaluationError(f"CLIPS could not evaluate {text}: {exc}") from None
+
+
+def substitute(e: ast.Expr, b: Bindings) -> str:
+    """CLIPS text of `e` with bound variables replaced by constants.
+
+    Raises:
+        EvaluationError: a variable is not bound.
+    """
+    if isinstance(e, ast.Atom):
+        if e.kind in ("variable", "mf_variable"):
+            name = str(e.value)
+            if name not in b:
+                raise EvaluationError(f"variable ?{name} is not bound when evaluating")
+            return clips_text(b[name])
+        return expr_text(e)
+    return "(" + " ".join(substitute(i, b) for i in e.items) + ")"
+
+
+def convert_fact(cf) -> Fact:
+    """A clipspy fact as `rules.facts.Fact` (id = CLIPS fact index)."""
+    name = cf.template.name.rsplit("::", 1)[-1]
+    if cf.template.implied:
+        return Fact(name, {IMPLIED: tuple(from_clips(v) for v in cf)}, cf.index)
+    return Fact(name, {k: from_clips(v) for k, v in dict(cf).items()}, cf.index)
+
+
+def _assert_text(f: Fact) -> str:
+    if f.is_ordered:
+        return "(" + " ".join([f.template, *(clips_text(v) if not isinstance(v, tuple) else
+                                             " ".join(clips_text(x) for x in v) for v in f.values)]) + ")"
+    parts = []
+    for k, v in f.slots.items():
+        if isinstance(v, tuple):
+            parts.append(f"({k}" + "".join(" " + clips_text(x) for x in v) + ")")
+        else:
+            parts.append(f"({k} {clips_text(v)})")
+    return f"({f.template} {' '.join(parts)})"

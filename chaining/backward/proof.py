@@ -1,0 +1,96 @@
+"""Proof trees: how each answer of a goal was established (recorded while proving, never re-derived)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from rules.facts import Fact
+
+from .terms import Value, bindings_json, fact_text
+
+# kinds: "fact" (given: working memory or deffacts), "asked" (a person's or a model's answer),
+# "rule" (concluded by a rule from its premises), "test", "not", "exists", "forall", "goal"
+# (a conjunctive goal: its premises are the conjuncts).
+PROOF_KINDS = ("fact", "asked", "rule", "test", "not", "exists", "forall", "goal")
+
+
+@dataclass(slots=True)
+class Proof:
+    """One node of a proof tree.
+
+    Attributes:
+        kind: one of PROOF_KINDS.
+        fact: the fact established (fact / asked / rule nodes), else None.
+        source: for "fact": "working-memory" or "deffacts"; for "asked": "person", "model" or "script".
+        rule: the rule's name for "rule" nodes.
+        bindings: the rule's variable bindings (rule nodes).
+        premises: child proofs, in premise order.
+        certainty: certainty factor when the knowledge base uses them, else None.
+        detail: the test expression, the negated pattern, or the question text.
+        fact_id: the working-memory id of a given fact (CLIPS fact index), else None.
+    """
+
+    kind: str
+    fact: Fact | None = None
+    source: str | None = None
+    rule: str | None = None
+    bindings: dict[str, Value] = field(default_factory=dict)
+    premises: list["Proof"] = field(default_factory=list)
+    certainty: float | None = None
+    detail: str | None = None
+    fact_id: int | None = None
+
+    @property
+    def label(self) -> str:
+        """One line describing this node (used by the rich renderer)."""
+        cf = f" [cf {self.certainty:.4g}]" if self.certainty is not None else ""
+        if self.kind == "fact":
+            fid = f"f-{self.fact_id} " if self.fact_id is not None else ""
+            return f"{fact_text(self.fact)}  given ({fid}{self.source}){cf}"
+        if self.kind == "asked":
+            return f"{fact_text(self.fact)}  answered by {self.source}: {self.detail}{cf}"
+        if self.kind == "rule":
+            return f"{fact_text(self.fact)}  by rule {self.rule}{cf}"
+        if self.kind == "test":
+            return f"(test {self.detail}) is true"
+        if self.kind == "not":
+            return f"(not {self.detail}): no proof exists"
+        if self.kind == "exists":
+            return f"(exists {self.detail})"
+        if self.kind == "forall":
+            return f"(forall {self.detail}) holds"
+        return f"goal {self.detail}{cf}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: {"kind", "fact", "source", "rule", "bindings", "certainty", "detail", "fact_id", "premises"}."""
+        out: dict[str, Any] = {"kind": self.kind}
+        if self.fact is not None:
+            out["fact"] = fact_text(self.fact)
+            out["template"] = self.fact.template
+        if self.source is not None:
+            out["source"] = self.source
+        if self.rule is not None:
+            out["rule"] = self.rule
+        if self.bindings:
+            out["bindings"] = bindings_json(self.bindings)
+        out["certainty"] = self.certainty
+        if self.detail is not None:
+            out["detail"] = self.detail
+        if self.fact_id is not None:
+            out["fact_id"] = self.fact_id
+        out["premises"] = [p.to_dict() for p in self.premises]
+        return out
+
+    def rules_used(self) -> list[str]:
+        """Names of the rules in this tree, depth first."""
+        out = [self.rule] if self.rule else []
+        for p in self.premises:
+            out += p.rules_used()
+        return out
+
+    def leaves(self) -> list["Proof"]:
+        """Given facts, answers and tests the proof rests on."""
+        if not self.premises:
+            return [self]
+        return [leaf for p in self.premises for leaf in p.leaves()]

@@ -1,0 +1,372 @@
+"""Explanations for both directions, read from recorded traces (never re-derived by guesswork).
+
+- HOW, backward: the proof tree recorded while proving (`chaining.backward.Proof`).
+- HOW, forward: the derivation of a fact from a `ForwardResult`'s recorded firings: the firing
+  that asserted it (`FactEvent.firing`), that firing's rule and activating fact ids, and so on
+  down to given facts (asserted before the first firing, or labelled by `sources`, e.g. a
+  model output). `derivation_graph` returns the whole run as a networkx DiGraph.
+- WHY: the chain of goals that led to a question (`Question.why`).
+- WHY NOT: for a goal that failed (backward) or a fact never derived (forward, matched
+  against the final working memory): the rules that could have concluded it and, for each,
+  the first premise that failed, with the bindings it was tried under.
+
+Every explanation renders as a rich `Tree` and as JSON (`to_dict`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import networkx as nx
+from rich.text import Text
+from rich.tree import Tree
+
+from rules import KnowledgeBase, ast
+from rules.facts import Fact
+from rules.printer import ce_text
+
+from .backward.askable import Question
+from .backward.goals import parse_goal
+from .backward.proof import Proof
+from .backward.prover import Session, _instantiated_ce, _Query
+from .backward.rulebase import analyse
+from .backward.terms import bindings_json, fact_text
+
+# ---- HOW (backward) ------------------------------------------------------------------------------
+
+
+def how_tree(proof: Proof, title: str | None = None) -> Tree:
+    """A rich Tree of a proof: each node one line (fact, rule, test, negation...)."""
+    root = Tree(Text(title)) if title else Tree(Text(proof.label))
+    start = root.add(Text(proof.label)) if title else root
+
+    def add(node: Tree, p: Proof) -> None:
+        for child in p.premises:
+            add(node.add(Text(child.label)), child)
+
+    add(start, proof)
+    return root
+
+
+def how_json(proof: Proof) -> dict[str, Any]:
+    """JSON form of a proof tree (see `Proof.to_dict`)."""
+    return proof.to_dict()
+
+
+# ---- HOW (forward) -------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Derivation:
+    """How a forward-chaining fact came about.
+
+    Attributes:
+        fact_id: its id in working memory. fact: the fact (None when it was retracted before the
+        end of the run and its content is no longer known). source: "given", "rule", or a label
+        from `sources` (e.g. "model:digits@3f2a"). rule / firing: the rule and the index of the
+        firing that asserted it. premises: derivations of the firing's activating facts.
+        note: e.g. "modified by its own rule" when a firing re-asserted a fact it matched.
+    """
+
+    fact_id: int
+    fact: Fact | None
+    source: str
+    rule: str | None = None
+    firing: int | None = None
+    premises: list["Derivation"] = field(default_factory=list)
+    note: str | None = None
+
+    @property
+    def label(self) -> str:
+        what = fact_text(self.fact) if self.fact is not None else "(retracted fact)"
+        if self.source == "rule":
+            text = f"f-{self.fact_id} {what}  by rule {self.rule} (firing #{self.firing})"
+        else:
+            text = f"f-{self.fact_id} {what}  {self.source}"
+        return text + (f"  [{self.note}]" if self.note else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"fact_id": self.fact_id, "fact": fact_text(self.fact) if self.fact else None, "source": self.source,
+                "rule": self.rule, "firing": self.firing, "note": self.note,
+                "premises": [p.to_dict() for p in self.premises]}
+
+    def tree(self) -> Tree:
+        root = Tree(Text(self.label))
+
+        def add(node: Tree, d: Derivation) -> None:
+            for p in d.premises:
+                add(node.add(Text(p.label)), p)
+
+        add(root, self)
+        return root
+
+
+def forward_derivation(result, fact_id: int, *, sources: Mapping[int, str] | None = None) -> Derivation:
+    """The derivation of fact `fact_id` from a `chaining.forward.ForwardResult` (needs traced events).
+
+    Args:
+        result: the forward run's result (`EngineConfig.trace_facts=True`, the default).
+        fact_id: the fact to explain.
+        sources: labels for given facts, e.g. {7: "model:digits@3f2a"} for a model output.
+
+    Raises:
+        KeyError: no fact with that id was asserted or given in the run.
+    """
+    sources = dict(sources or {})
+    by_id = {f.id: f for f in result.facts}
+    known = set(by_id) | {e.fact for e in result.events}
+    if fact_id not in known:
+        raise KeyError(f"fact f-{fact_id} is not in the run's working memory or its events")
+    asserted_by: dict[int, list[int]] = {}
+    for e in result.events:
+        if e.kind == "assert" and e.firing is not None:
+            asserted_by.setdefault(e.fact, []).append(e.firing)
+
+    def build(fid: int, path: tuple[int, ...], before: int | None) -> Derivation:
+        fact = by_id.get(fid)
+        firings = [k for k in asserted_by.get(fid, []) if before is None or k < before]
+        if not firings:
+            return Derivation(fid, fact, sources.get(fid, "given"))
+        k = firings[-1]
+        firing = result.firings[k]
+        d = Derivation(fid, fact, "rule", firing.rule, k)
+        for pid in firing.facts:
+            if pid in path:
+                d.premises.append(Derivation(pid, by_id.get(pid), "rule" if pid in asserted_by else
+                                             sources.get(pid, "given"), note="an earlier version of this fact"))
+                continue
+            d.premises.append(build(pid, path + (pid,), k))
+        return d
+
+    return build(fact_id, (fact_id,), None)
+
+
+def derivation_graph(result, *, sources: Mapping[int, str] | None = None) -> nx.DiGraph:
+    """The whole run as a DiGraph: nodes "f-N" (facts) and "r-K" (firings); edges premise -> firing -> conclusion."""
+    g = nx.DiGraph()
+    sources = dict(sources or {})
+    for f in result.facts:
+        g.add_node(f"f-{f.id}", kind="fact", fact=fact_text(f), source=sources.get(f.id, "given"))
+    for k, firing in enumerate(result.firings):
+        g.add_node(f"r-{k}", kind="firing", rule=firing.rule)
+        for fid in firing.facts:
+            g.add_edge(f"f-{fid}", f"r-{k}")
+    for e in result.events:
+        if e.kind == "assert" and e.firing is not None:
+            node = f"f-{e.fact}"
+            if node in g.nodes and g.nodes[node].get("source") == "given":
+                g.nodes[node]["source"] = "rule"
+            elif node not in g.nodes:
+                g.add_node(node, kind="fact", fact=None, source="rule")
+            g.add_edge(f"r-{e.firing}", node)
+    return g
+
+
+# ---- WHY ------------------------------------------------------------------------------------------
+
+
+def why_tree(question: Question) -> Tree:
+    """The chain of goals that led to `question`, outermost goal at the root."""
+    root = Tree(Text(f"WHY: {question.text}"))
+    node = root
+    for step in question.why:
+        node = node.add(Text(step))
+    return root
+
+
+def why_json(question: Question) -> dict[str, Any]:
+    return {"question": question.text, "fact": question.fact_text, "why": list(question.why)}
+
+
+# ---- WHY NOT -------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class RuleFailure:
+    """Why one rule did not conclude the goal.
+
+    status: "premise-failed" (premise #index, `premise` as tried under `bindings`),
+    "head-mismatch" (its conclusion cannot match the goal), "conclusion-differs" (its premises
+    hold but the computed conclusion is another fact), "concludes" (it does conclude the goal),
+    or "skipped" (not usable backwards; `detail` says why).
+    """
+
+    rule: str
+    status: str
+    index: int | None = None
+    premise: str | None = None
+    bindings: dict[str, Any] = field(default_factory=dict)
+    detail: str | None = None
+
+    @property
+    def label(self) -> str:
+        if self.status == "premise-failed":
+            b = " ".join(f"?{k}={v}" for k, v in bindings_json(self.bindings).items())
+            return f"rule {self.rule}: premise {self.index + 1} {self.premise} failed" + (f" (with {b})" if b else "")
+        if self.status == "skipped":
+            return f"rule {self.rule}: not used backwards: {self.detail}"
+        if self.status == "concludes":
+            return f"rule {self.rule}: concludes it ({self.detail})"
+        return f"rule {self.rule}: {self.detail}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rule": self.rule, "status": self.status, "index": self.index, "premise": self.premise,
+                "bindings": bindings_json(self.bindings), "detail": self.detail}
+
+
+@dataclass(slots=True)
+class WhyNot:
+    """Why `goal` does not hold: whether it holds after all, and each candidate rule's failure."""
+
+    goal: str
+    holds: bool
+    rules: list[RuleFailure] = field(default_factory=list)
+    facts_checked: str = ""
+    askable: str | None = None
+
+    def tree(self) -> Tree:
+        head = f"WHY NOT {self.goal}: " + ("it holds" if self.holds else "no proof")
+        root = Tree(Text(head))
+        root.add(Text(self.facts_checked))
+        if self.askable:
+            root.add(Text(self.askable))
+        if not self.rules:
+            root.add(Text("no rule concludes facts of this relation"))
+        for r in self.rules:
+            root.add(Text(r.label))
+        return root
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"goal": self.goal, "holds": self.holds, "facts_checked": self.facts_checked, "askable": self.askable,
+                "rules": [r.to_dict() for r in self.rules]}
+
+
+async def why_not(session: Session, goal: str, *, cap: int = 200) -> WhyNot:
+    """Explain why a goal (one pattern) fails backwards: candidate rules and their first failing premise.
+
+    Premises are tried left to right with the session's prover (so askable facts may be asked);
+    for each premise the solutions of the earlier ones are kept (at most `cap`).
+    """
+    ces = parse_goal(goal, session.kb)
+    if len(ces) != 1 or not isinstance(ces[0], ast.Pattern):
+        raise ValueError("WHY NOT takes one pattern as its goal")
+    p = ces[0]
+    result = await session.prove(goal, limit=1)
+    rel = p.template.rsplit("::", 1)[-1]
+    n_given = len(session.base.get(rel, ()))
+    out = WhyNot(goal, bool(result.answers),
+                 facts_checked=f"{n_given} given fact(s) of {rel} in working memory/deffacts; none matches"
+                 if not result.answers else f"proved: see HOW")
+    if rel in session.kb.askable:
+        asked = [f"{qq.fact_text} -> {aa.text}" for qq, aa in session.broker.asked if qq.relation == rel]
+        out.askable = f"{rel} is askable; answers so far: {', '.join(asked) if asked else 'none'}"
+    _, _, skipped = analyse(session.kb)
+    for s in skipped:
+        rule = session.kb.rules[s.rule]
+        if any(_asserts_relation(a, rel) for a in rule.rhs) or rel in rule.modifies:
+            out.rules.append(RuleFailure(s.rule, "skipped", detail=s.reason))
+    for br, heads in session.rules_for.get(rel, ()):
+        out.rules.append(await _rule_failure(session, br, heads, p, cap))
+    return out
+
+
+def why_not_sync(session: Session, goal: str) -> WhyNot:
+    import asyncio
+    return asyncio.run(why_not(session, goal))
+
+
+async def _rule_failure(session: Session, br, heads, goal: ast.Pattern, cap: int) -> RuleFailure:
+    key = session._call_key(goal, {})
+    pre = session._unify_heads(br, heads, key)
+    if pre is None:
+        return RuleFailure(br.name, "head-mismatch",
+                           detail=f"its conclusion {' '.join(ce_text(_head_pattern(h)) for h in heads)} cannot match")
+    q = _Query(deadline=None)
+    frontier = [pre]
+    for i, ce in enumerate(br.rule.lhs):
+        nxt = []
+        for b in frontier:
+            gen = session._ce(ce, b, q)
+            async with contextlib.aclosing(gen):
+                async for b2, _ in gen:
+                    nxt.append(b2)
+                    if len(nxt) >= cap:
+                        break
+            if len(nxt) >= cap:
+                break
+        if not nxt:
+            b0 = {k: v for k, v in frontier[0].items() if not isinstance(v, Fact)}
+            return RuleFailure(br.name, "premise-failed", i, _instantiated_ce(ce, frontier[0]), b0)
+        frontier = nxt
+    produced = []
+    for b in frontier:
+        try:
+            b2 = session._run_actions(br, b)
+            for h in heads:
+                f = session._instantiate_head(h, b2)
+                if session._key_matches(key, f):
+                    return RuleFailure(br.name, "concludes", detail=fact_text(f))
+                produced.append(fact_text(f))
+        except Exception as exc:  # an evaluation error is the reason
+            return RuleFailure(br.name, "conclusion-differs", detail=f"its conclusion could not be computed: {exc}")
+    return RuleFailure(br.name, "conclusion-differs",
+                       detail=f"its premises hold but it concludes {', '.join(produced[:3])}, not the goal")
+
+
+def _asserts_relation(e: ast.Expr, rel: str) -> bool:
+    if isinstance(e, ast.Call):
+        if e.head == "assert" and any(isinstance(a, ast.Call) and a.head == rel for a in e.args):
+            return True
+        return any(_asserts_relation(i, rel) for i in e.items)
+    return False
+
+
+def _head_pattern(h) -> ast.Pattern:
+    from rules import parse
+    from rules.printer import expr_text
+    text = expr_text(h.call) if h.call is not None else f"({h.relation})"
+    return parse(f"(defrule x {text} => )").constructs[0].lhs[0]  # type: ignore[union-attr]
+
+
+def forward_why_not(kb: KnowledgeBase, result, pattern: str) -> WhyNot:
+    """WHY NOT for forward chaining: match the rules that assert facts like `pattern` against the
+    run's final working memory (`result.facts`) and report each rule's first failing premise.
+
+    The premises are matched against recorded facts only (no rule is run backwards).
+    """
+    session = Session(kb, facts=result.facts, use_rules=False, include_deffacts=False, keep_ids=True)
+    by_rel, _, skipped = analyse(kb)
+    ces = parse_goal(pattern, kb)
+    if len(ces) != 1 or not isinstance(ces[0], ast.Pattern):
+        raise ValueError("WHY NOT takes one pattern")
+    p = ces[0]
+    rel = p.template.rsplit("::", 1)[-1]
+    holds = bool(session.prove_sync(pattern, limit=1).answers)
+    out = WhyNot(pattern, holds, facts_checked=f"final working memory: {len(result.facts)} fact(s); "
+                 + ("a matching fact is there (see HOW)" if holds else "none matches"))
+    for s in skipped:
+        rule = kb.rules[s.rule]
+        if any(_asserts_relation(a, rel) for a in rule.rhs):
+            out.rules.append(RuleFailure(s.rule, "skipped", detail=s.reason))
+    grouped: dict[str, tuple] = {}
+    for br, h in by_rel.get(rel, ()):
+        grouped.setdefault(br.name, (br, []))[1].append(h)
+    import asyncio
+
+    async def run() -> None:
+        for br, heads in grouped.values():
+            session._rhs_bound.setdefault(br.name, {str(a.args[0].value) for a in br.actions if a.head == "bind"})
+            out.rules.append(await _rule_failure(session, br, heads, p, 200))
+
+    asyncio.run(run())
+    fired = {f.rule for f in result.firings}
+    for r in out.rules:
+        if r.status == "concludes" and r.rule in fired:
+            r.detail = (r.detail or "") + "; it fired, so the fact was later retracted or modified"
+    return out
+
+
+__all__ = ["how_tree", "how_json", "Derivation", "forward_derivation", "derivation_graph", "why_tree", "why_json",
+           "RuleFailure", "WhyNot", "why_not", "why_not_sync", "forward_why_not"]
