@@ -54,6 +54,7 @@ class ForwardEngine(ForwardChainer):
         self._lock = threading.Lock()
         self._closed = False
         # Build the first environment now so that load errors surface at construction.
+        self._created = 1
         self._idle.put(self._new_runner())
 
     # -- construction ------------------------------------------------------------------
@@ -88,10 +89,7 @@ class ForwardEngine(ForwardChainer):
         return cls.from_knowledge_base(kb, functions=functions, config=config)
 
     def _new_runner(self) -> ClipsRunner:
-        runner = ClipsRunner(self.sources, self.functions, trace_facts=self.config.trace_facts)
-        with self._lock:
-            self._created += 1
-        return runner
+        return ClipsRunner(self.sources, self.functions, trace_facts=self.config.trace_facts)
 
     # -- pool ----------------------------------------------------------------------------
     def _acquire(self) -> ClipsRunner:
@@ -101,10 +99,17 @@ class ForwardEngine(ForwardChainer):
             return self._idle.get_nowait()
         except queue.Empty:
             pass
-        with self._lock:
+        with self._lock:  # reserve a slot atomically so concurrent callers never exceed `workers`
             grow = self._created < self.config.workers
+            if grow:
+                self._created += 1
         if grow:
-            return self._new_runner()
+            try:
+                return self._new_runner()
+            except BaseException:
+                with self._lock:
+                    self._created -= 1
+                raise
         return self._idle.get()
 
     def _release(self, runner: ClipsRunner) -> None:

@@ -185,6 +185,10 @@ class ClipsRunner:
     def rule_names(self) -> list[str]:
         return [r.name for r in self.env.rules()]
 
+    def memory_in_use(self) -> int:
+        """Bytes CLIPS has allocated in this environment (`(mem-used)`)."""
+        return int(self.env.eval("(mem-used)"))
+
     def close(self) -> None:
         self.memory.close()
 
@@ -247,7 +251,7 @@ def _to_clipspy(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, float)):
         return value
     if type(value) is Symbol:
-        return clips.Symbol(value)
+        return clips.Symbol(str(value))
     if isinstance(value, str):
         return str(value)
     if isinstance(value, (list, tuple)):
