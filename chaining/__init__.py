@@ -1,1 +1,30 @@
-"""chaining."""
+"""chaining: the reasoners over knowledge bases.
+
+- `chaining.forward`: forward chaining on CLIPS (clipspy) and experta behind one interface.
+- `chaining.backward`, `chaining.explain`: backward chaining and explanations (their own
+  modules; import them from there).
+"""
+
+from .forward import (
+    EngineConfig,
+    EvaluationTimeout,
+    ExpertaEngine,
+    FactAssertError,
+    FactEvent,
+    FiringLimitError,
+    Firing,
+    ForwardChainer,
+    ForwardEngine,
+    ForwardError,
+    ForwardResult,
+    KnowledgeBaseLoadError,
+    RuleExecutionError,
+    RunawayError,
+    Strategy,
+)
+
+__all__ = [
+    "EngineConfig", "EvaluationTimeout", "ExpertaEngine", "FactAssertError", "FactEvent", "FiringLimitError", "Firing",
+    "ForwardChainer", "ForwardEngine", "ForwardError", "ForwardResult", "KnowledgeBaseLoadError", "RuleExecutionError",
+    "RunawayError", "Strategy",
+]
