@@ -7,6 +7,8 @@ data comes from a `Backend` (in-process `Workbench` facade, or HTTP to `workbenc
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from typing import Iterable
 
 from textual.app import App, SystemCommand
@@ -31,7 +33,7 @@ class WorkbenchApp(App[None]):
     """Build, run and explain pipelines; edit and run rule files; watch models; browse runs."""
 
     TITLE = "Workbench"
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).with_name("app.tcss")
     MODES = {
         "pipelines": PipelinesScreen,
         "kb": KnowledgeBaseScreen,

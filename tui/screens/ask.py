@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import json
 import queue
 from typing import Any
@@ -44,7 +46,7 @@ class AskScreen(WorkbenchScreen):
 
     MODE = "ask"
     TITLE = "Ask"
-    CSS_PATH = "ask.tcss"
+    CSS_PATH = Path(__file__).with_name("ask.tcss")
     HELP = """\
 **Ctrl+R** starts a consultation: name the knowledge base and a goal such as `(animal ?x)`. The
 prover asks for askable facts; type an answer and Enter. Type **why** at a question to see the

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -26,7 +28,7 @@ class HelpScreen(ModalScreen[None]):
     """Modal list of bindings: (key, action description, where it applies)."""
 
     BINDINGS = [Binding("escape,f1,q", "dismiss", "Close help")]
-    CSS_PATH = "help.tcss"
+    CSS_PATH = Path(__file__).with_name("help.tcss")
 
     def __init__(self, title: str, notes: str, rows: list[tuple[str, str, str]]) -> None:
         super().__init__()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -20,7 +22,7 @@ class HistoryScreen(WorkbenchScreen):
 
     MODE = "history"
     TITLE = "History"
-    CSS_PATH = "history.tcss"
+    CSS_PATH = Path(__file__).with_name("history.tcss")
     HELP = """\
 Recorded runs, newest first. The three selectors filter by pipeline, status and time window.
 **Enter** opens a run: its provenance (exact versions), explanation and timing, and **r** there

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import json
 
 from textual import on, work
@@ -23,7 +25,7 @@ class KnowledgeBaseScreen(WorkbenchScreen):
 
     MODE = "kb"
     TITLE = "Rules"
-    CSS_PATH = "knowledge_bases.tcss"
+    CSS_PATH = Path(__file__).with_name("knowledge_bases.tcss")
     HELP = """\
 Pick a file in the tree (Enter). Edit it; **Ctrl+S** saves and checks it — problems appear
 under the editor with line and column, **F8** jumps to the next one. **Ctrl+R** runs the

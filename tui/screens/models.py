@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import asyncio
 import time
 
@@ -21,7 +23,7 @@ class ModelsScreen(WorkbenchScreen):
 
     MODE = "models"
     TITLE = "Models"
-    CSS_PATH = "models.tcss"
+    CSS_PATH = Path(__file__).with_name("models.tcss")
     HELP = """\
 The table lists registered models with version (content hash of the weights), format, task,
 device and whether they are loaded. **l** loads and **u** unloads the highlighted model

@@ -7,6 +7,8 @@ pipeline files, and parsed on accept. Problems found by validation are shown at 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import math
 from typing import Any
 
@@ -47,7 +49,7 @@ class NodeForm(ModalScreen[dict | None]):
     """Modal form for one node; Ctrl+S accepts (returns the node dict), Esc cancels."""
 
     BINDINGS = [Binding("ctrl+s", "accept", "Apply", priority=True), Binding("escape", "cancel", "Cancel")]
-    CSS_PATH = "node_form.tcss"
+    CSS_PATH = Path(__file__).with_name("node_form.tcss")
 
     def __init__(self, node: dict[str, Any], issues: list[dict] | None = None, *, title: str = "Edit node") -> None:
         super().__init__()
@@ -71,14 +73,14 @@ class NodeForm(ModalScreen[dict | None]):
                 yield Select([(t, t) for t in NODE_TYPES], value=self.node.get("type", "rules"), allow_blank=False, id="f-type")
             yield VerticalScroll(id="node-fields")
 
-    def on_mount(self) -> None:
-        self._build_fields()
+    async def on_mount(self) -> None:
+        await self._build_fields()
         self._show_issues()
         self.query_one("#f-id", Input).focus()
 
-    def _build_fields(self) -> None:
+    async def _build_fields(self) -> None:
         box = self.query_one("#node-fields", VerticalScroll)
-        box.remove_children()
+        await box.remove_children()
         required = REQUIRED_FIELDS.get(self.node.get("type", ""), ())
         rows = []
         for name in self.fields():
@@ -86,7 +88,7 @@ class NodeForm(ModalScreen[dict | None]):
                              Input(to_text(self.node.get(name)), id=f"f-{name}", placeholder="(unset)"),
                              classes="form-row")
             rows.append(row)
-        box.mount_all(rows)
+        await box.mount_all(rows)
 
     def _show_issues(self) -> None:
         lines = [f"[red]✗ {i.get('field') or '-'}: {i['message']}[/]" for i in self.issues]
@@ -95,15 +97,15 @@ class NodeForm(ModalScreen[dict | None]):
         for issue in self.issues:
             head = str(issue.get("field") or "").split(".")[0].split("[")[0]
             for widget in self.query(f"#f-{head}") if head else ():
-                widget.add_class("-invalid")
+                widget.add_class("-problem")
                 widget.tooltip = issue["message"]
 
     @on(Select.Changed, "#f-type")
-    def _type_changed(self, event: Select.Changed) -> None:
+    async def _type_changed(self, event: Select.Changed) -> None:
         if event.value != self.node.get("type"):
             self.node.update(self._read(partial=True))
             self.node["type"] = event.value
-            self._build_fields()
+            await self._build_fields()
 
     def _read(self, partial: bool = False) -> dict[str, Any]:
         node: dict[str, Any] = {}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import copy
 from typing import Any
 
@@ -24,7 +26,7 @@ class PipelinesScreen(WorkbenchScreen):
 
     MODE = "pipelines"
     TITLE = "Pipelines"
-    CSS_PATH = "pipelines.tcss"
+    CSS_PATH = Path(__file__).with_name("pipelines.tcss")
     HELP = """\
 Pick a pipeline (Enter) or make one (**n**). In the graph, **↑/↓** select a node, **Enter**
 edits its properties, **a** adds a node after it, **d** deletes it, **c** connects it to

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import json
 
 from textual import on, work
@@ -22,7 +24,7 @@ class RunScreen(WorkbenchScreen):
 
     MODE = "run"
     TITLE = "Run"
-    CSS_PATH = "run.tcss"
+    CSS_PATH = Path(__file__).with_name("run.tcss")
     HELP = """\
 Choose a pipeline; the form follows its input schema (arrays and objects are typed as JSON;
 the last recorded input of the pipeline is filled in when there is one). **Ctrl+R** runs it.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import json
 from typing import Any
 
@@ -45,7 +47,7 @@ class RunDetailScreen(WorkbenchScreen):
 
     MODE = "history"
     TITLE = "Run"
-    CSS_PATH = "run_detail.tcss"
+    CSS_PATH = Path(__file__).with_name("run_detail.tcss")
     HELP = """\
 One recorded run. **Provenance** names the exact pipeline, knowledge-base and model versions
 (content hashes), the inputs and outputs. **Explanation** is the tree recorded with the run;

@@ -1,0 +1,65 @@
+"""Fixtures for the TUI tests: a copy of the fixture workspace, a real Workbench over it, helpers."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SIZE = (80, 24)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A writable copy of tests/tui/fixtures: knowledge_bases/ and pipelines/."""
+    target = tmp_path / "ws"
+    shutil.copytree(FIXTURES, target)
+    return target
+
+
+@pytest.fixture
+def workbench(workspace: Path):
+    """A real `Workbench` over the workspace, with the per-test SQLite store from tests/conftest.py."""
+    from workbench import Workbench
+
+    wb = Workbench(knowledge_base_dir=workspace / "knowledge_bases", pipeline_dir=workspace / "pipelines",
+                   model_catalog=workspace / "catalog.yaml")
+    yield wb
+    wb.close()
+
+
+@pytest.fixture
+def backend(workbench):
+    from tui.backend import InProcessBackend
+
+    return InProcessBackend(workbench)
+
+
+@pytest.fixture
+def helpers():
+    """`helpers.settle(pilot)` and `helpers.wait_until(pilot, cond)` (fixtures, since test modules here are not a package)."""
+    import types
+
+    return types.SimpleNamespace(settle=settle, wait_until=wait_until, SIZE=SIZE)
+
+
+async def settle(pilot) -> None:
+    """Let pending messages run and every worker finish."""
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def wait_until(pilot, condition: Callable[[], bool], timeout: float = 30.0, what: str = "condition") -> None:
+    """Poll `condition` while the app runs (for workers that wait on the person, e.g. consultations)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        await pilot.pause(0.05)
+        await asyncio.sleep(0)
