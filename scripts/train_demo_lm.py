@@ -173,6 +173,11 @@ def main() -> None:
     fast.chat_template = CHAT_TEMPLATE
     fast.model_max_length = 1024
     fast.save_pretrained(args.out)
+    # older transformers and other readers look for the template inside tokenizer_config.json
+    tc_path = args.out / "tokenizer_config.json"
+    tc = json.loads(tc_path.read_text())
+    tc["chat_template"] = CHAT_TEMPLATE
+    tc_path.write_text(json.dumps(tc, indent=2) + "\n")
     (args.out / "training.json").write_text(
         json.dumps(
             {
@@ -185,7 +190,8 @@ def main() -> None:
                 "threads": args.threads,
                 "train_loss_ema": round(loss_ema, 4),
                 "val_loss": round(vloss, 4),
-                "args": {k: str(v) for k, v in vars(args).items()},
+                "args": {k: (str(v.resolve().relative_to(ROOT)) if isinstance(v, Path) and v.resolve().is_relative_to(ROOT) else str(v))
+                         for k, v in vars(args).items()},
             },
             indent=2,
         )
