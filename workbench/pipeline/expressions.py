@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -157,6 +158,19 @@ class Expression:
 
 
 def compile_expression(text: Any, extra_functions: frozenset[str] | set[str] = frozenset()) -> Expression:
+    """Compiled form of an expression, cached (see `_compile` for the rules and errors)."""
+    try:
+        return _compile_cached(text, frozenset(extra_functions))
+    except TypeError:  # unhashable input: let _compile report it
+        return _compile(text, frozenset(extra_functions))
+
+
+@lru_cache(maxsize=4096)
+def _compile_cached(text: Any, extra_functions: frozenset[str]) -> Expression:
+    return _compile(text, extra_functions)
+
+
+def _compile(text: Any, extra_functions: frozenset[str] = frozenset()) -> Expression:
     """Parse and check an expression (see the module docstring for the language).
 
     Args:

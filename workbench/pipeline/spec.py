@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
@@ -117,7 +118,9 @@ class Pipeline:
         self.edges: list[Edge] = []
         self.source_file: str | None = None
         self._text: str | None = None
-        self._loaded: dict[str, Any] | None = None
+        self._loaded_fp: str | None = None
+        self._yaml_cache: tuple[str, str] | None = None
+        self._version_cache: tuple[str, str] | None = None
         self._positions: dict[Path, tuple[int, int]] = {}
 
     # -- building -------------------------------------------------------------------------
@@ -210,27 +213,41 @@ class Pipeline:
         return Issue(node, field, message, self.source_file, line, col)
 
     # -- document ---------------------------------------------------------------------------
-    def to_data(self) -> dict[str, Any]:
+    def to_data(self, *, copy_values: bool = True) -> dict[str, Any]:
         """The document as plain data (keys in canonical order)."""
         d: dict[str, Any] = {"name": self.name}
         if self.description is not None:
             d["description"] = self.description
         if self.cache:
             d["cache"] = True
-        d["nodes"] = [n.to_data() for n in self.nodes.values()]
+        d["nodes"] = [n.to_data() if copy_values else {"id": n.id, "type": n.type, **n.config} for n in self.nodes.values()]
         d["edges"] = [e.to_data() for e in self.edges]
         return d
 
+    def fingerprint(self) -> str:
+        """A cheap exact key of the current content (compact JSON); changes whenever the document does."""
+        return json.dumps(self.to_data(copy_values=False), separators=(",", ":"), default=repr)
+
     def to_yaml(self) -> str:
         """YAML text: the original text when unchanged since loading, else the canonical form."""
-        if self._text is not None and self._loaded is not None and _normal(self.to_data()) == _normal(self._loaded):
+        fp = self.fingerprint()
+        if self._text is not None and fp == self._loaded_fp:
             return self._text
-        return dump_yaml(self.to_data())
+        if self._yaml_cache is not None and self._yaml_cache[0] == fp:
+            return self._yaml_cache[1]
+        text = dump_yaml(self.to_data())
+        self._yaml_cache = (fp, text)
+        return text
 
     @property
     def version(self) -> str:
         """Content hash: SHA-256 hex of `to_yaml()` encoded as UTF-8 (64 characters)."""
-        return hashlib.sha256(self.to_yaml().encode("utf-8")).hexdigest()
+        fp = self.fingerprint()
+        if self._version_cache is not None and self._version_cache[0] == fp:
+            return self._version_cache[1]
+        v = hashlib.sha256(self.to_yaml().encode("utf-8")).hexdigest()
+        self._version_cache = (fp, v)
+        return v
 
     def save(self, path: str | FsPath) -> FsPath:
         """Write `to_yaml()` to `path` (bytes exactly as returned); returns the path."""
@@ -258,7 +275,7 @@ class Pipeline:
         data, positions = load_yaml(text, filename)
         pipe = _parse(data, positions, filename)
         pipe._text = text
-        pipe._loaded = copy.deepcopy(pipe.to_data())
+        pipe._loaded_fp = pipe.fingerprint()
         return pipe
 
     @classmethod
@@ -277,10 +294,6 @@ class Pipeline:
 
     def __repr__(self) -> str:
         return f"Pipeline({self.name!r}, nodes={list(self.nodes)}, edges={len(self.edges)})"
-
-
-def _normal(data: Any) -> Any:
-    return dump_yaml(data)
 
 
 # -- parsing ------------------------------------------------------------------------------------

@@ -1,0 +1,204 @@
+"""Run-time state of one pipeline run: per-node states, the trace being recorded, versions used."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from rules.facts import Fact
+from workbench.store import TraceEvent
+
+from .spec import Node, Pipeline
+
+PENDING, SUCCEEDED, SKIPPED, FAILED = "pending", "succeeded", "skipped", "failed"
+
+
+@dataclass(slots=True)
+class NodeState:
+    """What one node produced: `facts` (passed on along edges), `value` (read by expressions),
+    `branches` (gates), timing in seconds, and a JSON-ready `record` for the explanation."""
+
+    node: Node
+    status: str = PENDING
+    facts: list[Fact] = field(default_factory=list)
+    value: Any = None
+    branches: set[str] | None = None
+    seconds: float = 0.0
+    reason: str | None = None
+    record: dict[str, Any] = field(default_factory=dict)
+    wm: dict[int, Fact] = field(default_factory=dict)  # forward nodes: fact id -> fact (final + given)
+
+
+@dataclass(slots=True)
+class Plan:
+    """What a run needs to know about the graph, computed once per pipeline version."""
+
+    version: str
+    generations: list[list[str]]
+    ancestors: dict[str, set[str]]
+    incoming: dict[str, list[Any]]
+    outgoing: dict[str, list[Any]]
+    memo: dict[Any, Any] = field(default_factory=dict)  # per-version derived data (e.g. templates read by outputs)
+
+    @classmethod
+    def build(cls, pipeline: Pipeline) -> "Plan":
+        import networkx as nx
+
+        g = pipeline.graph
+        order = {nid: i for i, nid in enumerate(pipeline.nodes)}
+        return cls(
+            version=pipeline.version,
+            generations=[sorted(gen, key=order.__getitem__) for gen in nx.topological_generations(g)],
+            ancestors={n: nx.ancestors(g, n) for n in g.nodes},
+            incoming={n: pipeline.incoming(n) for n in pipeline.nodes},
+            outgoing={n: pipeline.outgoing(n) for n in pipeline.nodes},
+        )
+
+
+class RunContext:
+    """Everything one run reads and writes. Not shared between runs."""
+
+    def __init__(self, pipeline: Pipeline, inputs: dict[str, Any], *, base_dir: str | None = None, plan: Plan | None = None):
+        self.pipeline = pipeline
+        self.plan = plan or Plan.build(pipeline)
+        self.version = self.plan.version
+        self.inputs = inputs
+        self.base_dir = base_dir
+        self.states: dict[str, NodeState] = {nid: NodeState(n) for nid, n in pipeline.nodes.items()}
+        self.events: list[TraceEvent] = []
+        self.t0 = time.perf_counter()
+        self.kb_versions: dict[str, str] = {}
+        self.model_versions: dict[str, str] = {}
+
+    def event(self, kind: str, node: str | None, payload: dict[str, Any]) -> None:
+        """Append a trace event stamped with seconds since the run started."""
+        self.events.append(TraceEvent(kind, node, payload, time.perf_counter() - self.t0))
+
+    def ancestors(self, node_id: str) -> set[str]:
+        return self.plan.ancestors[node_id]
+
+    def incoming(self, node_id: str) -> list[Any]:
+        return self.plan.incoming[node_id]
+
+    def outgoing(self, node_id: str) -> list[Any]:
+        return self.plan.outgoing[node_id]
+
+    def active(self, edge) -> bool:
+        """An edge is active when its source succeeded and, for gate branches, its branch was selected."""
+        src = self.states[edge.source]
+        if src.status != SUCCEEDED:
+            return False
+        return edge.when is None or (src.branches is not None and edge.when in src.branches)
+
+    def incoming_facts(self, node_id: str) -> list[Fact]:
+        """Union of the facts on the active incoming edges, in edge order, duplicates dropped."""
+        seen: set[tuple] = set()
+        out: list[Fact] = []
+        for e in self.plan.incoming[node_id]:
+            if not self.active(e):
+                continue
+            for f in self.states[e.source].facts:
+                key = fact_key(f)
+                if key not in seen:
+                    seen.add(key)
+                    out.append(f)
+        return out
+
+    def values_scope(self, node_id: str) -> dict[str, Any]:
+        """`input` and the values of this node's ancestors that ran, by node id."""
+        scope: dict[str, Any] = {"input": self.inputs}
+        for a in self.ancestors(node_id):
+            st = self.states[a]
+            if st.status == SUCCEEDED and st.value is not None:
+                scope[a] = st.value
+        return scope
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.t0
+
+
+def fact_key(f: Fact) -> tuple:
+    """Identity of a fact by content (template and slots), ignoring its working-memory id."""
+    return (f.template, tuple(sorted((k, _hashable(v)) for k, v in f.slots.items())))
+
+
+def _hashable(v: Any) -> Any:
+    return tuple(_hashable(x) for x in v) if isinstance(v, (list, tuple)) else (type(v) is float, v)
+
+
+def strip_ids(facts: Iterable[Fact]) -> list[Fact]:
+    """Copies of facts without working-memory ids (facts move between knowledge bases by content)."""
+    return [Fact(f.template, f.slots) if f.id is not None else f for f in facts]
+
+
+class FactScope:
+    """Fact access for expressions: `prediction.label` (last fact of a template), `fact('t')`,
+    `facts('t')`, `exists('t')`, `count('t')`."""
+
+    __slots__ = ("by_template",)
+
+    def __init__(self, facts: Iterable[Fact]):
+        self.by_template: dict[str, list[Fact]] = {}
+        for f in facts:
+            self.by_template.setdefault(f.template, []).append(f)
+
+    def view(self, template: str) -> "FactView | None":
+        fs = self.by_template.get(template)
+        return FactView(fs[-1]) if fs else None
+
+    def functions(self) -> dict[str, Any]:
+        return {
+            "fact": self.view,
+            "facts": lambda t: [plain_slots(f) for f in self.by_template.get(t, [])],
+            "exists": lambda t: bool(self.by_template.get(t)),
+            "count": lambda t: len(self.by_template.get(t, [])),
+        }
+
+    def names(self) -> dict[str, "FactView"]:
+        return {t: FactView(fs[-1]) for t, fs in self.by_template.items() if fs}
+
+
+class FactView:
+    """One fact as seen by expressions: slots by attribute; an ordered fact's values by index."""
+
+    __slots__ = ("fact",)
+
+    def __init__(self, fact: Fact):
+        self.fact = fact
+
+    def get_slot(self, key: Any) -> Any:
+        if isinstance(key, int):
+            vals = self.fact.values
+            return plain(vals[key]) if -len(vals) <= key < len(vals) else None
+        if key in self.fact.slots:
+            return plain(self.fact.slots[key])
+        return None
+
+
+def plain(v: Any) -> Any:
+    """Slot value to JSON-ready Python (Symbol/String -> str, tuple -> list)."""
+    if isinstance(v, tuple):
+        return [plain(x) for x in v]
+    if isinstance(v, str):
+        return str(v)
+    return v
+
+
+def plain_slots(f: Fact) -> dict[str, Any]:
+    return {k: plain(v) for k, v in f.slots.items()}
+
+
+def fact_text(f: Fact) -> str:
+    return str(f)
+
+
+class OpenScope(dict):
+    """An expression scope where a name that is not bound is a missing value (None): a template
+    produced upstream may be absent in one run (validation has already refused unknown names)."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __missing__(self, key: str) -> None:
+        return None

@@ -1,0 +1,173 @@
+"""Explanations assembled from what a run recorded — never re-derived.
+
+For a fact reaching an explain or output node, the derivation walks back: the firing that
+asserted it in its node's working memory (rule name, the facts that activated it), those facts
+recursively, and across nodes by fact content to the node that emitted it: a model call (model,
+version, batch size), the run input, or a knowledge base's deffacts. Gate decisions, model
+calls and overrides are listed beside the derivations.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from rules.facts import Fact
+
+from .context import SKIPPED, SUCCEEDED, RunContext, fact_key
+from .expressions import compile_expression
+from .spec import FACT_FUNCTIONS
+
+FORWARD_TYPES = ("rules", "gate", "postprocess")
+MAX_DEPTH = 32
+
+
+def assemble(ctx: RunContext, targets: Iterable[str] | None = None, at_node: str | None = None) -> dict[str, Any]:
+    """The explanation of a run so far.
+
+    Args:
+        targets: templates whose facts get derivation trees (default: the templates read by the
+            output nodes' fields).
+        at_node: explain the facts reaching this node (default: the output nodes).
+    Returns:
+        JSON-ready `{"pipeline", "nodes", "gates", "model_calls", "overrides", "proofs", "derivations", "summary"}`.
+    """
+    p = ctx.pipeline
+    nodes = []
+    gates, calls, overrides, proofs = [], [], [], []
+    for nid, st in ctx.states.items():
+        entry: dict[str, Any] = {"id": nid, "type": st.node.type, "status": st.status, "seconds": round(st.seconds, 6)}
+        if st.reason:
+            entry["reason"] = st.reason
+        nodes.append(entry)
+        rec = st.record
+        if st.status != SUCCEEDED:
+            continue
+        if "decision" in rec:
+            because = [_derive(ctx, nid, fid, 0, set()) for fid in rec["decision"]["decision_facts"]]
+            gates.append({"node": nid, "branches": rec["decision"]["branches"], "default_used": rec["decision"]["default_used"],
+                          "because": because, "edges": rec["decision"]["edges"]})
+        if "call" in rec:
+            c = rec["call"]
+            calls.append({"node": nid, "model": c["model"], "version": c["version"], "batch_size": c["batch_size"],
+                          "queue_ms": _ms(c.get("queue_s")), "compute_ms": _ms(c.get("compute_s")), "facts": rec.get("facts_out", [])})
+        if "overrides" in rec and (rec["overrides"]["removed"] or rec["overrides"]["added"]):
+            overrides.append({"node": nid, **rec["overrides"]})
+        if "proof" in rec:
+            proofs.append({"node": nid, **rec["proof"]})
+    skipped_models = [s.node.id for s in ctx.states.values() if s.node.type == "model" and s.status == SKIPPED]
+    ends = [at_node] if at_node else [n.id for n in p.nodes_of("output")]
+    derivations = []
+    for end in ends:
+        if end not in ctx.states:
+            continue
+        wanted = set(targets) if targets else _templates_read(ctx, end)
+        for f in ctx.incoming_facts(end):
+            if f.template in wanted:
+                derivations.append(_origin(ctx, end, f, 0, set()))
+    expl = {
+        "pipeline": {"name": p.name, "version": ctx.version},
+        "nodes": nodes, "gates": gates, "model_calls": calls, "skipped_models": skipped_models,
+        "overrides": overrides, "proofs": proofs, "derivations": derivations,
+    }
+    expl["summary"] = summary_lines(expl)
+    return expl
+
+
+def _ms(s: float | None) -> float | None:
+    return None if s is None else round(s * 1000.0, 3)
+
+
+def _templates_read(ctx: RunContext, node_id: str) -> set[str]:
+    """Templates an output node's fields read (bare names and string arguments of fact functions)."""
+    memo = ctx.plan.memo.get(("templates_read", node_id))
+    if memo is not None:
+        return memo
+    node = ctx.pipeline.nodes[node_id]
+    out: set[str] = set()
+    import ast
+
+    for spec in (node.get("fields") or {}).values():
+        expr = spec.get("expr") if isinstance(spec, dict) else spec
+        try:
+            c = compile_expression(expr, FACT_FUNCTIONS)
+        except Exception:
+            continue
+        out |= set(c.names)
+        for n in ast.walk(c.tree):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in FACT_FUNCTIONS:
+                out |= {a.value for a in n.args if isinstance(a, ast.Constant) and isinstance(a.value, str)}
+    ctx.plan.memo[("templates_read", node_id)] = out
+    return out
+
+
+def _origin(ctx: RunContext, node_id: str, f: Fact, depth: int, seen: set) -> dict[str, Any]:
+    """Where a fact arriving at `node_id` came from: the upstream node that emitted it."""
+    key = fact_key(f)
+    for e in ctx.incoming(node_id):
+        if not ctx.active(e):
+            continue
+        src = ctx.states[e.source]
+        if not any(fact_key(x) == key for x in src.facts):
+            continue
+        t = src.node.type
+        if t in FORWARD_TYPES:
+            fid = next((i for i, x in src.wm.items() if fact_key(x) == key), None)
+            if fid is not None:
+                return _derive(ctx, src.node.id, fid, depth, seen)
+        if t == "model":
+            c = src.record.get("call", {})
+            return {"fact": str(f), "node": src.node.id, "source": "model",
+                    "model": c.get("model"), "version": c.get("version"), "batch_size": c.get("batch_size")}
+        if t == "input":
+            return {"fact": str(f), "node": src.node.id, "source": "input"}
+        if t == "goal":
+            return {"fact": str(f), "node": src.node.id, "source": "goal", "proof": src.record.get("proof")}
+        return _origin(ctx, src.node.id, f, depth + 1, seen) if depth < MAX_DEPTH else {"fact": str(f), "node": src.node.id}
+    return {"fact": str(f), "node": node_id, "source": "unknown"}
+
+
+def _derive(ctx: RunContext, node_id: str, fid: int, depth: int, seen: set) -> dict[str, Any]:
+    """Derivation of fact `fid` in the working memory of forward node `node_id`."""
+    st = ctx.states[node_id]
+    rec = st.record
+    f = st.wm.get(fid)
+    text = rec.get("facts", {}).get(fid) or (str(f) if f is not None else f"f-{fid}")
+    out: dict[str, Any] = {"fact": text, "node": node_id, "knowledge_base": rec.get("knowledge_base")}
+    if (node_id, fid) in seen or depth >= MAX_DEPTH:
+        out["source"] = "see above"
+        return out
+    seen = seen | {(node_id, fid)}
+    firing = None
+    for fr in rec.get("firings", []):
+        if fid in fr["asserted"]:
+            firing = fr  # the last assert of this id made the fact as it is now
+    if firing is not None:
+        out["source"] = "rule"
+        out["rule"] = firing["rule"]
+        out["firing"] = firing["index"]
+        out["from"] = [_derive(ctx, node_id, x, depth + 1, seen) for x in firing["facts"]]
+        return out
+    if fid in rec.get("inputs", {}) and f is not None:
+        return {**_origin(ctx, node_id, f, depth + 1, seen), "fact": text}
+    out["source"] = "deffacts" if f is not None else "given"
+    return out
+
+
+def summary_lines(expl: dict[str, Any]) -> list[str]:
+    """A few sentences a person reads first (gates, model calls, overrides, rules behind outputs)."""
+    lines: list[str] = []
+    for g in expl["gates"]:
+        rules = sorted({d.get("rule") for d in g["because"] if d.get("rule")})
+        by = f" by rule {', '.join(rules)}" if rules else (" (default branch)" if g["default_used"] else "")
+        lines.append(f"gate {g['node']} chose {', '.join(g['branches']) or 'no branch'}{by}")
+    for m in expl["skipped_models"]:
+        lines.append(f"model node {m} was skipped (not called)")
+    for c in expl["model_calls"]:
+        lines.append(f"model {c['model']}@{(c['version'] or '')[:12]} (node {c['node']}, batch of {c['batch_size']}) gave {'; '.join(c['facts']) or 'no facts'}")
+    for o in expl["overrides"]:
+        if o["removed"]:
+            lines.append(f"{o['node']} overrode {'; '.join(o['removed'])} with {'; '.join(o['added']) or 'nothing'}")
+    for d in expl["derivations"]:
+        if d.get("rule"):
+            lines.append(f"{d['fact']} by rule {d['rule']} in {d['node']}")
+    return lines

@@ -1,0 +1,165 @@
+"""Knowledge bases for pipelines: resolve a reference to rule files, load and validate them, and keep
+one compiled forward engine per knowledge-base version (reused across runs: reset, not reload).
+
+A reference is a name (`knowledge_bases/NAME.clp`, or every `*.clp` of `knowledge_bases/NAME/`
+sorted) or a path to a `.clp` file (relative to the pipeline file, then the working directory).
+`override(name, kb)` replaces a knowledge base for the runs that ask for it (replay with an
+edited rule file uses a private library with the override).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import rules
+from chaining.forward import EngineConfig, ForwardEngine
+
+from .errors import KnowledgeBaseError, KnowledgeBaseNotFoundError
+
+KB_SUFFIX = ".clp"
+
+
+class KnowledgeBaseLibrary:
+    """Loads knowledge bases by reference and caches them and their engines by content version.
+
+    Thread-safe. `functions` are Python functions callable from rules (registered with every engine).
+    """
+
+    def __init__(self, directory: str | Path | None, *, allow_unsafe: bool = False, functions: Mapping[str, Callable] | None = None,
+                 engine_config: EngineConfig | None = None):
+        self.directory = Path(directory) if directory else None
+        self.allow_unsafe = allow_unsafe
+        self.functions = dict(functions or {})
+        self.engine_config = engine_config or EngineConfig(timeout=10.0, max_firings=100_000)
+        self._lock = threading.RLock()
+        self._kbs: dict[tuple, tuple[tuple, rules.KnowledgeBase]] = {}
+        self._engines: dict[str, ForwardEngine] = {}
+        self._overrides: dict[str, rules.KnowledgeBase] = {}
+
+    # -- resolution -------------------------------------------------------------------------
+    def names(self) -> list[str]:
+        """Names of the knowledge bases in the directory (files `NAME.clp` and folders with .clp files)."""
+        if self.directory is None or not self.directory.is_dir():
+            return sorted(self._overrides)
+        out = set(self._overrides)
+        for p in self.directory.iterdir():
+            if p.is_file() and p.suffix == KB_SUFFIX:
+                out.add(p.stem)
+            elif p.is_dir() and any(p.glob(f"*{KB_SUFFIX}")):
+                out.add(p.name)
+        return sorted(out)
+
+    def paths(self, ref: str, base_dir: str | Path | None = None) -> list[Path]:
+        """The rule files a reference names, in load order.
+
+        Raises:
+            KnowledgeBaseNotFoundError: nothing matches; the message lists where it looked.
+        """
+        tried: list[str] = []
+        if self.directory is not None and "/" not in ref and not ref.endswith(KB_SUFFIX):
+            f = self.directory / f"{ref}{KB_SUFFIX}"
+            d = self.directory / ref
+            if f.is_file():
+                return [f]
+            if d.is_dir():
+                files = sorted(d.glob(f"*{KB_SUFFIX}"))
+                if files:
+                    return files
+            tried += [str(f), f"{d}/*{KB_SUFFIX}"]
+        for base in ([Path(base_dir)] if base_dir else []) + [Path.cwd()]:
+            p = (base / ref) if not Path(ref).is_absolute() else Path(ref)
+            if p.is_file():
+                return [p]
+            if p.is_dir() and any(p.glob(f"*{KB_SUFFIX}")):
+                return sorted(p.glob(f"*{KB_SUFFIX}"))
+            tried.append(str(p))
+        raise KnowledgeBaseNotFoundError(ref, "looked for " + ", ".join(dict.fromkeys(tried)))
+
+    @staticmethod
+    def name_of(ref: str) -> str:
+        """The knowledge base name a reference stands for (`a/b/gate.clp` -> `gate`)."""
+        p = Path(ref)
+        return p.stem if p.suffix == KB_SUFFIX else p.name
+
+    # -- loading ----------------------------------------------------------------------------
+    def load(self, refs: str | list[str], base_dir: str | Path | None = None) -> rules.KnowledgeBase:
+        """The validated knowledge base for one reference or several (loaded together, in order).
+        Cached until a file's modification time or size changes.
+
+        Raises:
+            KnowledgeBaseNotFoundError: a reference resolves to no file.
+            KnowledgeBaseError: the files do not validate (`diagnostics` are file:line:col).
+        """
+        refs = [refs] if isinstance(refs, str) else list(refs)
+        if len(refs) == 1 and self.name_of(refs[0]) in self._overrides:
+            return self._overrides[self.name_of(refs[0])]
+        files = [p for r in refs for p in self.paths(r, base_dir)]
+        stamp = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
+        key = (tuple(refs), str(base_dir or ""))
+        with self._lock:
+            hit = self._kbs.get(key)
+            if hit is not None and hit[0] == stamp:
+                return hit[1]
+        name = "+".join(self.name_of(r) for r in refs)
+        try:
+            kb = rules.load_knowledge_base(files, name=name, allow_unsafe=self.allow_unsafe, functions=self.functions)
+        except rules.RuleError as exc:
+            raise KnowledgeBaseError(name, exc.diagnostics) from exc
+        with self._lock:
+            self._kbs[key] = (stamp, kb)
+        return kb
+
+    def from_text(self, name: str, text: str, filename: str | None = None) -> rules.KnowledgeBase:
+        """Validate rule text as knowledge base `name`. Raises KnowledgeBaseError with located diagnostics."""
+        try:
+            return rules.knowledge_base_from_text(name, text, allow_unsafe=self.allow_unsafe, functions=self.functions, filename=filename)
+        except rules.RuleError as exc:
+            raise KnowledgeBaseError(name, exc.diagnostics) from exc
+
+    def override(self, name: str, kb: rules.KnowledgeBase) -> None:
+        """Use `kb` wherever knowledge base `name` is referenced (by name) through this library."""
+        with self._lock:
+            self._overrides[name] = kb
+
+    def save(self, name: str, text: str) -> tuple[rules.KnowledgeBase, Path]:
+        """Validate `text` and write it to `knowledge_bases/NAME.clp` (only after it validates).
+
+        Raises:
+            KnowledgeBaseError: invalid rules (nothing is written).
+            ValueError: a bad name, or no knowledge-base directory configured.
+        """
+        if not name or "/" in name or name.startswith("."):
+            raise ValueError(f"knowledge base name {name!r}: expected a plain name (no '/')")
+        if self.directory is None:
+            raise ValueError("no knowledge-base directory is configured (settings.knowledge_base_dir)")
+        target = self.directory / f"{name}{KB_SUFFIX}"
+        kb = self.from_text(name, text, filename=str(target))
+        self.directory.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(".clp.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(target)
+        return kb, target
+
+    # -- engines ----------------------------------------------------------------------------
+    def engine(self, kb: rules.KnowledgeBase) -> ForwardEngine:
+        """The compiled forward engine for this knowledge base version (built once, then reused)."""
+        key = f"{kb.name}@{kb.version}"
+        eng = self._engines.get(key)
+        if eng is None:
+            with self._lock:
+                eng = self._engines.get(key)
+                if eng is None:
+                    eng = ForwardEngine.from_knowledge_base(kb, functions=self.functions, config=self.engine_config)
+                    self._engines[key] = eng
+        return eng
+
+    def close(self) -> None:
+        with self._lock:
+            for eng in self._engines.values():
+                eng.close()
+            self._engines.clear()
+
+    def describe(self, kb: rules.KnowledgeBase) -> dict[str, Any]:
+        return kb.summary() | {"files": [f for f, _ in kb.sources]}

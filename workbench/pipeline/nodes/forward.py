@@ -1,0 +1,112 @@
+"""`rules`, `gate` and `postprocess` nodes: forward chaining on the real CLIPS engine over the
+facts arriving on active edges. The record keeps every firing with the ids of the facts that
+activated it and the facts it asserted and retracted (from the engine's watch trace), which is
+what explanations read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chaining.forward import ForwardError, RunawayError
+from rules.facts import Fact
+
+from ..context import NodeState, RunContext, fact_key, strip_ids
+from ..errors import NodeExecutionError
+
+
+def evaluate(ctx: RunContext, state: NodeState, rt: Any) -> tuple[Any, list[Fact], Any]:
+    """Run the node's knowledge base on its incoming facts; returns (kb, facts_in, ForwardResult)."""
+    node = state.node
+    kb = rt.library.load(node.knowledge_bases, ctx.base_dir)
+    ctx.kb_versions[kb.name] = kb.version
+    engine = rt.library.engine(kb)
+    facts_in = ctx.incoming_facts(node.id)
+    try:
+        result = engine.evaluate(facts_in, strategy=node.get("strategy"), max_firings=node.get("max_firings"), timeout=node.get("timeout_s"))
+    except RunawayError as exc:
+        raise NodeExecutionError(node.id, node.type, f"knowledge base {kb.name!r}: {exc} (last rules: {', '.join(exc.last_rules)})") from exc
+    except (ForwardError, ValueError) as exc:
+        raise NodeExecutionError(node.id, node.type, f"knowledge base {kb.name!r}: {exc}") from exc
+    _record(ctx, state, kb, facts_in, result)
+    return kb, facts_in, result
+
+
+def _record(ctx: RunContext, state: NodeState, kb: Any, facts_in: list[Fact], result: Any) -> None:
+    node = state.node
+    final = {f.id: f for f in result.facts}
+    state.wm = dict(final)
+    texts: dict[int, str] = {fid: str(f) for fid, f in final.items()}
+    # Given facts are asserted before watching starts: deffacts first, then the inputs in order.
+    n_deffacts = sum(len(d.facts) for d in kb.facts.values())
+    given_ids = {n_deffacts + i + 1: f for i, f in enumerate(facts_in)}
+    if all(fid not in final or fact_key(final[fid]) == fact_key(f) for fid, f in given_ids.items()):
+        for fid, f in given_ids.items():
+            texts.setdefault(fid, str(f))
+        inputs = {fid: str(f) for fid, f in given_ids.items()}
+        state.wm.update({fid: f for fid, f in given_ids.items() if fid not in final})
+    else:  # a duplicate shifted the ids: keep only what the final working memory proves
+        keys = {fact_key(f) for f in facts_in}
+        inputs = {fid: str(f) for fid, f in final.items() if fact_key(f) in keys}
+    firings = [{"index": i, "rule": fr.rule, "facts": list(fr.facts), "asserted": [], "retracted": []} for i, fr in enumerate(result.firings)]
+    for ev in result.events:
+        if ev.firing is not None and ev.firing < len(firings):
+            firings[ev.firing]["asserted" if ev.kind == "assert" else "retracted"].append(ev.fact)
+    for fr in firings:
+        ctx.event("rule_firing", node.id, {"knowledge_base": kb.name, **fr})
+    state.record = {
+        "knowledge_base": kb.name, "version": kb.version, "inputs": inputs, "facts": texts,
+        "final": sorted(final), "firings": firings, "output": result.output,
+    }
+
+
+def _emit(state: NodeState, result: Any) -> list[Fact]:
+    emit = state.node.get("emit")
+    facts = strip_ids(result.facts)
+    return [f for f in facts if f.template in emit] if emit else facts
+
+
+async def run_rules(ctx: RunContext, state: NodeState, rt: Any) -> None:
+    _, _, result = evaluate(ctx, state, rt)
+    state.facts = _emit(state, result)
+    ctx.event("node", state.node.id, {"type": "rules", "firings": len(result.firings), "facts_out": len(state.facts)})
+
+
+async def run_postprocess(ctx: RunContext, state: NodeState, rt: Any) -> None:
+    _, facts_in, result = evaluate(ctx, state, rt)
+    out_keys = {fact_key(f) for f in result.facts}
+    in_keys = {fact_key(f) for f in facts_in}
+    removed = [str(f) for f in facts_in if fact_key(f) not in out_keys]
+    added = [str(f) for f in result.facts if fact_key(f) not in in_keys]
+    state.record["overrides"] = {"removed": removed, "added": added}
+    state.facts = _emit(state, result)
+    ctx.event("node", state.node.id, {"type": "postprocess", "firings": len(result.firings), "removed": removed, "added": added})
+
+
+async def run_gate(ctx: RunContext, state: NodeState, rt: Any) -> None:
+    node = state.node
+    _, _, result = evaluate(ctx, state, rt)
+    dec = node.decision
+    deciding = [f for f in result.facts if f.template == dec["template"]]
+    branches = {str(_slot(f, dec["slot"])) for f in deciding if _slot(f, dec["slot"]) is not None}
+    default_used = False
+    if not branches and node.get("default") is not None:
+        branches = {node.get("default")}
+        default_used = True
+    state.branches = branches
+    edges = {e.target: (e.when is None or e.when in branches) for e in ctx.outgoing(node.id)}
+    payload = {
+        "branches": sorted(branches), "default_used": default_used, "decision_facts": [f.id for f in deciding],
+        "decision_text": [str(f) for f in deciding], "edges": edges,
+    }
+    state.record["decision"] = payload
+    state.facts = _emit(state, result)
+    ctx.event("gate_decision", node.id, payload)
+
+
+def _slot(f: Fact, slot: str) -> Any:
+    if slot in f.slots:
+        v = f.slots[slot]
+        return v[0] if isinstance(v, tuple) and len(v) == 1 else v
+    if f.is_ordered and f.values:
+        return f.values[0]
+    return None

@@ -1,0 +1,32 @@
+"""`goal` nodes: a backward-chaining query over a knowledge base, with the incoming facts as base
+facts. Emits the proven goal instances as facts; the value is `{proved, answers: [{bindings, proof}]}`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..context import NodeState, RunContext
+from ..errors import NodeExecutionError
+from .backward import prove
+
+
+async def run_goal(ctx: RunContext, state: NodeState, rt: Any) -> None:
+    node = state.node
+    kb = rt.library.load(node.knowledge_bases, ctx.base_dir)
+    ctx.kb_versions[kb.name] = kb.version
+    facts_in = ctx.incoming_facts(node.id)
+    limit = None if node.get("all") else (node.get("max_answers") or 1)
+    if node.get("all") and node.get("max_answers"):
+        limit = node.get("max_answers")
+    try:
+        answers, facts, skipped = prove(kb, node.get("goal"), facts_in, limit=limit, max_depth=node.get("max_depth"), timeout=node.get("timeout_s"))
+    except NodeExecutionError:
+        raise
+    except Exception as exc:
+        raise NodeExecutionError(node.id, node.type, f"goal {node.get('goal')}: {type(exc).__name__}: {exc}") from exc
+    emit = node.get("emit")
+    state.facts = [f for f in facts if not emit or f.template in emit]
+    state.value = {"proved": bool(answers), "answers": answers}
+    state.record = {"proof": {"goal": node.get("goal"), "knowledge_base": kb.name, "proved": bool(answers), "answers": answers,
+                              "skipped_rules": skipped}}
+    ctx.event("proof", node.id, state.record["proof"])

@@ -1,0 +1,93 @@
+"""`model` nodes: build one request from upstream values, submit it to the model's dynamic batcher
+(so concurrent runs share batches), and map the outputs to facts. A skipped model node never
+reaches this code, so its batcher receives nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import numpy as np
+
+from ..context import FactScope, NodeState, OpenScope, RunContext
+from ..errors import NodeExecutionError
+from ..expressions import ExpressionError, compile_expression
+from ..spec import FACT_FUNCTIONS
+from .mapping import map_facts
+
+
+def is_tensor_model(entry: Any) -> bool:
+    """True when requests are `{input name: array}` (TensorRunner); False for text models (a string)."""
+    from neural.runner import TensorRunner
+
+    return isinstance(getattr(entry, "runner", None), TensorRunner)
+
+
+def build_item(entry: Any, node_id: str, inputs: dict[str, Any], scope: dict[str, Any], funcs: dict[str, Any]) -> Any:
+    """Evaluate the node's `inputs` expressions into one request for `entry`."""
+    values: dict[str, Any] = {}
+    for name, expr in inputs.items():
+        try:
+            values[name] = compile_expression(expr, FACT_FUNCTIONS).evaluate(scope, funcs)
+        except ExpressionError as exc:
+            raise NodeExecutionError(node_id, "model", f"field inputs.{name}: {exc}") from exc
+        if values[name] is None:
+            raise NodeExecutionError(node_id, "model", f"field inputs.{name}: expression {expr!r} gave no value")
+    if is_tensor_model(entry):
+        return values
+    if len(values) != 1:
+        raise NodeExecutionError(node_id, "model", f"field inputs: model {entry.name!r} takes one input (the text), got {sorted(values)}")
+    return next(iter(values.values()))
+
+
+def output_dict(entry: Any, out: Any) -> dict[str, Any]:
+    """Model output of one item as `{output name: array}` (a bare array gets the signature's first output name)."""
+    if isinstance(out, dict):
+        return out
+    name = entry.signature.outputs[0].name if getattr(entry, "signature", None) is not None and entry.signature.outputs else "output"
+    return {name: out}
+
+
+async def run_model(ctx: RunContext, state: NodeState, rt: Any) -> None:
+    node = state.node
+    entry = rt.catalog.get(node.get("model"))
+    ctx.model_versions[entry.name] = entry.version
+    facts_in = ctx.incoming_facts(node.id)
+    fs = FactScope(facts_in)
+    scope = OpenScope({**fs.names(), **ctx.values_scope(node.id)})
+    item = build_item(entry, node.id, node.get("inputs", {}), scope, fs.functions())
+    t0 = time.perf_counter()
+    req = entry.submit(item, timeout_s=node.get("timeout_s"))  # QueueFullError passes through unchanged
+    try:
+        raw = await req.wait()
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        ctx.event("model_call", node.id, {"model": entry.name, "version": entry.version, "ok": False, "error": str(exc),
+                                          "batch_id": req.batch_id, "batch_size": req.batch_size})
+        if type(exc).__name__ == "QueueFullError":
+            raise
+        raise NodeExecutionError(node.id, node.type, f"model {entry.name!r}: {exc}") from exc
+    latency = time.perf_counter() - t0
+    outputs = output_dict(entry, raw)
+    call = {
+        "model": entry.name, "version": entry.version, "ok": True, "batch_id": req.batch_id, "batch_size": req.batch_size,
+        "queue_s": req.queue_time_s, "compute_s": req.compute_time_s, "latency_s": latency,
+    }
+    ctx.event("model_call", node.id, call)
+    labels = node.get("labels")
+    mscope: dict[str, Any] = {**outputs, "outputs": outputs, "input": ctx.inputs, "labels": labels}
+    funcs = {"label": lambda x: _label(labels, x), **fs.functions()}
+    state.facts = map_facts(node.id, node.type, node.get("facts") or [], mscope, funcs)
+    state.value = outputs
+    state.record = {"call": call, "facts_out": [str(f) for f in state.facts]}
+
+
+def _label(labels: list[Any] | None, x: Any) -> Any:
+    i = int(np.argmax(np.asarray(x)))
+    if not labels:
+        return i
+    if i >= len(labels):
+        raise ValueError(f"argmax {i} is outside the node's {len(labels)} labels")
+    return labels[i]

@@ -1,0 +1,141 @@
+"""Writes runs with their traces to the store from one background thread, with group commit.
+
+Each run and its trace events are written in one transaction; when several runs are waiting,
+they share a transaction (group commit), and if that transaction fails each run is retried in a
+transaction of its own, so one bad run never takes others down and no run is half-written.
+Callers await `record(...)`, which resolves once the run is committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import queue
+import threading
+import uuid
+from typing import Any, Sequence
+
+from sqlalchemy import insert
+
+from workbench.store import RunRow, Store, TraceEvent, TraceEventRow
+
+log = logging.getLogger("workbench.recorder")
+_STOP = object()
+
+
+class RunRecorder:
+    """Background writer of `(RunRow, [TraceEvent])` pairs; `max_group` runs per transaction at most."""
+
+    def __init__(self, store: Store, max_group: int = 64):
+        self.store = store
+        self.max_group = max_group
+        self._q: queue.Queue = queue.Queue()
+        self._thread = threading.Thread(target=self._loop, name="workbench-recorder", daemon=True)
+        self._closed = False
+        self._thread.start()
+
+    def submit(self, run: RunRow, events: Sequence[TraceEvent]) -> concurrent.futures.Future:
+        """Queue a run for writing; the future resolves to the run id once committed."""
+        if self._closed:
+            raise RuntimeError("run recorder is closed")
+        if not run.id:
+            run.id = str(uuid.uuid4())
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+        self._q.put((run, list(events), fut))
+        return fut
+
+    async def record(self, run: RunRow, events: Sequence[TraceEvent]) -> str:
+        """Write a run and its trace (one transaction); returns the run id when committed.
+
+        Raises:
+            sqlalchemy.exc.SQLAlchemyError: the write failed; nothing of this run is stored.
+        """
+        return await asyncio.wrap_future(self.submit(run, events))
+
+    def record_sync(self, run: RunRow, events: Sequence[TraceEvent]) -> str:
+        return self.submit(run, events).result()
+
+    def close(self, timeout: float | None = 30.0) -> None:
+        """Write everything queued, then stop the thread."""
+        if self._closed:
+            return
+        self._closed = True
+        self._q.put(_STOP)
+        self._thread.join(timeout)
+
+    def _loop(self) -> None:
+        while True:
+            item = self._q.get()
+            if item is _STOP:
+                return
+            group = [item]
+            stop = False
+            while len(group) < self.max_group:
+                try:
+                    nxt = self._q.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is _STOP:
+                    stop = True
+                    break
+                group.append(nxt)
+            self._write_group(group)
+            if stop:
+                return
+
+    def _write_group(self, group: list[tuple[RunRow, list[TraceEvent], concurrent.futures.Future]]) -> None:
+        try:
+            self._write(group)
+        except Exception as exc:
+            if len(group) == 1:
+                run, _, fut = group[0]
+                log.exception("recording run %s failed", run.id)
+                _fail(fut, exc)
+                return
+            for one in group:  # isolate the failing run(s)
+                try:
+                    self._write([one])
+                except Exception as exc:
+                    log.exception("recording run %s failed", one[0].id)
+                    _fail(one[2], exc)
+                else:
+                    _done(one[2], one[0].id)
+            return
+        for run, _, fut in group:
+            _done(fut, run.id)
+
+    def _write(self, group: list[tuple[RunRow, list[TraceEvent], concurrent.futures.Future]]) -> None:
+        runs, events = [], []
+        for run, evs, _ in group:
+            runs.append(_run_dict(run))
+            events += [{"run_id": run.id, "seq": i, "kind": e.kind, "node": e.node, "payload": e.payload, "at": e.at} for i, e in enumerate(evs)]
+        with self.store.session() as s:
+            s.execute(insert(RunRow), runs)
+            if events:
+                s.execute(insert(TraceEventRow), events)
+
+
+def _run_dict(run: RunRow) -> dict[str, Any]:
+    cols = ("id", "pipeline_name", "pipeline_version", "knowledge_base_versions", "model_versions", "inputs", "input_hash", "outputs",
+            "explanation", "status", "error", "timings", "cache_hit", "replay_of", "started_at", "duration")
+    d = {c: getattr(run, c) for c in cols}
+    d["knowledge_base_versions"] = d["knowledge_base_versions"] or {}
+    d["model_versions"] = d["model_versions"] or {}
+    d["timings"] = d["timings"] or {}
+    d["cache_hit"] = bool(d["cache_hit"])
+    if d["started_at"] is None:
+        from workbench.store.models import utcnow
+
+        d["started_at"] = utcnow()
+    return d
+
+
+def _done(fut: concurrent.futures.Future, value: Any) -> None:
+    if not fut.done():
+        fut.set_result(value)
+
+
+def _fail(fut: concurrent.futures.Future, exc: BaseException) -> None:
+    if not fut.done():
+        fut.set_exception(exc)

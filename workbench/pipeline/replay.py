@@ -1,0 +1,72 @@
+"""Replay: what changed between a recorded run and its re-run (outputs, gates, rule firings, versions)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .result import RunResult
+
+
+@dataclass(slots=True)
+class ReplayResult:
+    """`original` and `replay` runs and `changes`: `{"outputs": {field: {"before", "after"}}, "status",
+    "gates": {node: {"before", "after"}}, "rules": {node: {"added": [...], "removed": [...]}},
+    "knowledge_base_versions": {name: {"before", "after"}}}` (only what differs)."""
+
+    original: RunResult
+    replay: RunResult
+    changes: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.changes.get("outputs") or self.changes.get("status"))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"original": self.original.to_dict(), "replay": self.replay.to_dict(), "changes": self.changes, "changed": self.changed}
+
+
+def _by_node(trace: list[dict[str, Any]], kind: str) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for e in trace:
+        if e["kind"] == kind:
+            out.setdefault(e["node"], []).append(e["payload"])
+    return out
+
+
+def diff_runs(before: RunResult, after: RunResult, trace_before: list[dict[str, Any]], trace_after: list[dict[str, Any]]) -> dict[str, Any]:
+    """The differences between two runs of the same input (see ReplayResult)."""
+    changes: dict[str, Any] = {}
+    if before.status != after.status:
+        changes["status"] = {"before": before.status, "after": after.status, "error": after.error}
+    ob, oa = before.outputs or {}, after.outputs or {}
+    outs = {k: {"before": ob.get(k), "after": oa.get(k)} for k in sorted(set(ob) | set(oa)) if ob.get(k) != oa.get(k)}
+    if outs:
+        changes["outputs"] = outs
+    gb, ga = _by_node(trace_before, "gate_decision"), _by_node(trace_after, "gate_decision")
+    gates = {}
+    for node in sorted(set(gb) | set(ga)):
+        b = gb.get(node, [{}])[-1].get("branches")
+        a = ga.get(node, [{}])[-1].get("branches")
+        if a != b:
+            gates[node] = {"before": b, "after": a}
+    if gates:
+        changes["gates"] = gates
+    rb, ra = _by_node(trace_before, "rule_firing"), _by_node(trace_after, "rule_firing")
+    rules = {}
+    for node in sorted(set(rb) | set(ra)):
+        b = [p["rule"] for p in rb.get(node, [])]
+        a = [p["rule"] for p in ra.get(node, [])]
+        if a != b:
+            rules[node] = {"before": b, "after": a, "added": sorted(set(a) - set(b)), "removed": sorted(set(b) - set(a))}
+    if rules:
+        changes["rules"] = rules
+    kb = {k: {"before": before.knowledge_base_versions.get(k), "after": after.knowledge_base_versions.get(k)}
+          for k in sorted(set(before.knowledge_base_versions) | set(after.knowledge_base_versions))
+          if before.knowledge_base_versions.get(k) != after.knowledge_base_versions.get(k)}
+    if kb:
+        changes["knowledge_base_versions"] = kb
+    skipped = {"before": before.skipped, "after": after.skipped}
+    if before.skipped != after.skipped:
+        changes["skipped"] = skipped
+    return changes

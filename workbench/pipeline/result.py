@@ -1,0 +1,76 @@
+"""`RunResult`: what a run returns to callers (and what the store recorded)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(slots=True)
+class RunResult:
+    """One pipeline run.
+
+    Attributes:
+        run_id: id of the recorded run (None when `record=False`).
+        pipeline, version: the pipeline's name and content hash.
+        status: "succeeded" or "failed".
+        outputs: the output node's value (None when the run failed).
+        error: the failure, naming the node (None on success); `failed_node` its id.
+        explanation: filled when asked for (`explain=True`) or when the pipeline has an explain node.
+        timings: seconds per node that ran, plus "total".
+        skipped: ids of nodes not run (gate branches not taken, or after a failure).
+        cache_hit: the outputs came from the result cache (no model was called); `cached_from`
+            is then the run whose result was reused.
+        knowledge_base_versions / model_versions: {name: content hash} of what was used.
+    """
+
+    run_id: str | None
+    pipeline: str
+    version: str
+    status: str
+    inputs: dict[str, Any]
+    outputs: dict[str, Any] | None = None
+    error: str | None = None
+    failed_node: str | None = None
+    explanation: dict[str, Any] | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)
+    cache_hit: bool = False
+    cached_from: str | None = None
+    knowledge_base_versions: dict[str, str] = field(default_factory=dict)
+    model_versions: dict[str, str] = field(default_factory=dict)
+    started_at: datetime | None = None
+    duration_s: float = 0.0
+    replay_of: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "succeeded"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (the CLI's `--json` lines and the API's predict response)."""
+        return {
+            "run_id": self.run_id, "pipeline": self.pipeline, "version": self.version, "status": self.status,
+            "inputs": self.inputs, "outputs": self.outputs, "error": self.error, "failed_node": self.failed_node,
+            "explanation": self.explanation, "timings": self.timings, "skipped": self.skipped,
+            "cache_hit": self.cache_hit, "cached_from": self.cached_from,
+            "knowledge_base_versions": self.knowledge_base_versions, "model_versions": self.model_versions,
+            "started_at": self.started_at.isoformat() if self.started_at else None, "duration_s": self.duration_s,
+            "replay_of": self.replay_of,
+        }
+
+    @classmethod
+    def from_row(cls, row: Any) -> "RunResult":
+        """Rebuild from a stored `RunRow` (explanation included when it was recorded)."""
+        timings = dict(row.timings or {})
+        skipped = timings.pop("_skipped", [])
+        cached_from = timings.pop("_cached_from", None)
+        failed_node = timings.pop("_failed_node", None)
+        return cls(
+            run_id=row.id, pipeline=row.pipeline_name, version=row.pipeline_version, status=row.status, inputs=row.inputs,
+            outputs=row.outputs, error=row.error, failed_node=failed_node, explanation=row.explanation, timings=timings,
+            skipped=list(skipped), cache_hit=bool(row.cache_hit), cached_from=cached_from,
+            knowledge_base_versions=dict(row.knowledge_base_versions or {}), model_versions=dict(row.model_versions or {}),
+            started_at=row.started_at, duration_s=row.duration or 0.0, replay_of=row.replay_of,
+        )
