@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from . import health, kserve
+from . import health, kserve, openai
 
-ROUTERS = [health.router, kserve.router]
+ROUTERS = [health.router, openai.router, kserve.router]

@@ -45,3 +45,69 @@ def model_server(tmp_path_factory, model_registry) -> Iterator[LiveServer]:
     server = serve(Serving(settings=settings, registry=model_registry), settings)
     yield server
     server.stop()
+
+
+# ---- generation ------------------------------------------------------------------------------------
+RAILS_KB = """
+(deftemplate prompt (slot text))
+(deftemplate completion (slot text) (slot delta) (slot tokens) (slot finished))
+(deftemplate rail (slot action) (slot text (default "")) (slot reason (default "")))
+
+(defrule block-password-requests
+  (prompt (text ?t&:(str-index "password" (lowcase ?t))))
+  =>
+  (assert (rail (action block) (text "I cannot help with passwords.") (reason "secret request"))))
+
+(defrule rewrite-shouting-prompts
+  (prompt (text ?t&:(eq ?t (upcase ?t))&:(> (str-length ?t) 3)))
+  =>
+  (assert (rail (action rewrite) (text (lowcase ?t)) (reason "no shouting"))))
+
+(defrule stop-after-five-tokens
+  (completion (tokens ?n&:(>= ?n 5)) (finished FALSE))
+  =>
+  (assert (rail (action stop) (text " [cut]") (reason "length policy"))))
+"""
+
+UPPER_KB = """
+(deftemplate prompt (slot text))
+(deftemplate completion (slot text) (slot delta) (slot tokens) (slot finished))
+(deftemplate rail (slot action) (slot text (default "")) (slot reason (default "")))
+
+(defrule redact-to-upper-case
+  (completion (delta ?d&:(neq ?d "")))
+  =>
+  (assert (rail (action rewrite) (text (upcase ?d)) (reason "house style"))))
+"""
+
+
+@pytest.fixture(scope="session")
+def demo_lm_dir():
+    from neural.generation import DEMO_LM_DIR
+
+    if not (DEMO_LM_DIR / "config.json").is_file():
+        pytest.skip(f"the demo LM is not in {DEMO_LM_DIR} yet (scripts/train_demo_lm.py)")
+    return DEMO_LM_DIR
+
+
+@pytest.fixture(scope="module")
+def gen_server(tmp_path_factory, demo_lm_dir) -> Iterator[LiveServer]:
+    """A server with the demo LM as `demo-lm` (small KV cache) and a workbench holding rails KBs."""
+    from neural.generation import EngineConfig
+    from workbench.workbench import Workbench
+
+    tmp = tmp_path_factory.mktemp("gen")
+    kb_dir = tmp / "kb"
+    kb_dir.mkdir()
+    (kb_dir / "rails.clp").write_text(RAILS_KB)
+    (kb_dir / "upper.clp").write_text(UPPER_KB)
+    settings = make_settings(tmp)
+    wb = Workbench(settings, knowledge_base_dir=kb_dir, pipeline_dir=tmp / "pipelines", model_catalog=tmp / "none.yaml")
+    config = EngineConfig(max_num_seqs=8, num_kv_blocks=160, block_size=16, max_model_len=1024, num_threads=1)
+    serving = Serving(wb, settings=settings, load_models=False, serve_demo_lm=False, max_pending_generations=6,
+                      load=lambda s: s.add_engine("demo-lm", demo_lm_dir, config))
+    server = serve(serving, settings)
+    server.serving = serving
+    yield server
+    server.stop()
+    wb.close()

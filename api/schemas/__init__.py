@@ -1,0 +1,1 @@
+"""Request and response bodies (pydantic), one module per resource."""
