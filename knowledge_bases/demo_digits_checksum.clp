@@ -27,16 +27,17 @@
   (slot valid (type SYMBOL) (allowed-symbols yes no)))
 
 (deftemplate candidate "a single-digit repair that makes the checksum valid"
-  (slot pos (type INTEGER)) (slot from (type INTEGER)) (slot to (type INTEGER))
+  (slot pos (type INTEGER)) (slot was (type INTEGER)) (slot now (type INTEGER))
   (slot prob (type FLOAT)))                               ; the model's probability of `to` there
 
 (deftemplate correction
-  (slot pos (type INTEGER)) (slot from (type INTEGER)) (slot to (type INTEGER))
+  (slot pos (type INTEGER)) (slot was (type INTEGER)) (slot now (type INTEGER))
   (slot prob (type FLOAT)) (slot runner-up (type FLOAT)))
 
 (deftemplate decision
   (slot action (type SYMBOL) (allowed-symbols accept corrected review))
-  (slot number (type STRING) (default ""))
+  (slot number (type STRING) (default ""))          ; the number concluded
+  (slot read (type STRING) (default ""))            ; the number as the model read it
   (slot reason (type STRING) (default "")))
 
 (deffunction luhn-term (?d ?pos ?n)
@@ -108,20 +109,20 @@
   (digit (pos ?p) (label ?l) (probs $?probs))
   =>
   (bind ?to (luhn-repair ?p ?l ?s ?n))
-  (assert (candidate (pos ?p) (from ?l) (to ?to) (prob (float (nth$ (+ ?to 1) ?probs))))))
+  (assert (candidate (pos ?p) (was ?l) (now ?to) (prob (float (nth$ (+ ?to 1) ?probs))))))
 
 (defrule correct-most-probable-repair
   "The repair the model finds most probable, clearly ahead of the best repair elsewhere."
   (declare (salience 10))
   (review-policy (min-repair-prob ?min) (ambiguity-ratio ?k))
-  (candidate (pos ?p) (from ?f) (to ?t) (prob ?best&:(>= ?best ?min)))
+  (candidate (pos ?p) (was ?f) (now ?t) (prob ?best&:(>= ?best ?min)))
   (not (candidate (pos ~?p) (prob ?o&:(>= ?o ?best))))
   (candidate (pos ?q&~?p) (prob ?second))
   (not (candidate (pos ?q2&~?p&~?q) (prob ?o2&:(> ?o2 ?second))))
   (test (>= ?best (* ?k ?second)))
   (not (correction))
   =>
-  (assert (correction (pos ?p) (from ?f) (to ?t) (prob ?best) (runner-up ?second))))
+  (assert (correction (pos ?p) (was ?f) (now ?t) (prob ?best) (runner-up ?second))))
 
 ;;; 3. and 4. decide
 
@@ -132,7 +133,7 @@
   (not (digit (score ?s&:(< ?s ?th))))
   (not (decision))
   =>
-  (assert (decision (action accept) (number (digits-string ?d))
+  (assert (decision (action accept) (number (digits-string ?d)) (read (digits-string ?d))
                     (reason (str-cat "Luhn checksum valid; every digit scored >= " ?th)))))
 
 (defrule review-low-confidence-digit
@@ -142,18 +143,18 @@
   (digit (pos ?p) (label ?l) (score ?s&:(< ?s ?th)))
   (not (decision))
   =>
-  (assert (decision (action review) (number (digits-string ?d))
+  (assert (decision (action review) (number (digits-string ?d)) (read (digits-string ?d))
                     (reason (str-cat "checksum valid but position " ?p " read as " ?l
                                      " with score " ?s " < " ?th)))))
 
 (defrule accept-corrected-number
   (checksum (valid no))
   (reading (digits $?d) (complete yes))
-  (correction (pos ?p) (from ?f) (to ?t) (prob ?pb) (runner-up ?r))
+  (correction (pos ?p) (was ?f) (now ?t) (prob ?pb) (runner-up ?r))
   (not (decision))
   =>
   (assert (decision (action corrected)
-                    (number (digits-string (replace$ ?d (+ ?p 1) (+ ?p 1) ?t)))
+                    (number (digits-string (replace$ ?d (+ ?p 1) (+ ?p 1) ?t))) (read (digits-string ?d))
                     (reason (str-cat "checksum failed; position " ?p " corrected " ?f " -> " ?t
                                      " (model p=" ?pb ", best repair elsewhere p=" ?r ")")))))
 
@@ -164,5 +165,5 @@
   (not (correction))
   (not (decision))
   =>
-  (assert (decision (action review) (number (digits-string ?d))
+  (assert (decision (action review) (number (digits-string ?d)) (read (digits-string ?d))
                     (reason "checksum failed and no single-digit repair is clearly most probable"))))

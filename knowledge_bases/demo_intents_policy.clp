@@ -41,7 +41,7 @@
   (slot source (type SYMBOL) (allowed-symbols model rule)))
 
 (deftemplate override "a rule replaced the model's intent"
-  (slot from (type SYMBOL)) (slot to (type SYMBOL)) (slot word (type STRING)))
+  (slot was (type SYMBOL)) (slot now (type SYMBOL)) (slot word (type STRING)))
 
 (deftemplate evidence "the nearest labelled example of the chosen intent"
   (slot intent (type SYMBOL)) (slot score (type FLOAT))
@@ -83,7 +83,7 @@
   (keyword-hit (category fraud) (word ?w))
   (not (intent-choice))
   =>
-  (assert (override (from ?i) (to fraud_report) (word ?w)))
+  (assert (override (was ?i) (now fraud_report) (word ?w)))
   (assert (intent-choice (intent fraud_report) (source rule))))
 
 (defrule override-to-complaint
@@ -94,7 +94,7 @@
   (not (keyword-hit (category fraud)))
   (not (intent-choice))
   =>
-  (assert (override (from ?i) (to complaint) (word ?w)))
+  (assert (override (was ?i) (now complaint) (word ?w)))
   (assert (intent-choice (intent complaint) (source rule))))
 
 (defrule take-model-intent
