@@ -186,3 +186,85 @@ class Manners(KnowledgeEngine):
     @Rule(context(state="print-results"), salience=-1)
     def all_done(self):
         self.halt()
+
+
+# --- Waltz (knowledge_bases/bench/waltz.clp) ---------------------------------------------------
+# experta has no multifield patterns and no predicate over several variables inside `NOT`, so
+# each candidate labelling is spread over one `elabel` fact per line (its label towards that
+# neighbour and the label the neighbour must show); "no neighbour labelling agrees" becomes a
+# plain negated pattern. Same algorithm (Waltz filtering), same result.
+
+
+class junction(Fact):
+    pass
+
+
+class border(Fact):
+    pass
+
+
+class catalog(Fact):
+    pass
+
+
+class candidate(Fact):
+    pass
+
+
+class elabel(Fact):
+    pass
+
+
+PARTNER = {"+": "+", "-": "-", "out": "in", "in": "out"}
+
+CATALOG = {
+    "L": [("out", "in"), ("in", "out"), ("+", "out"), ("in", "+"), ("-", "in"), ("out", "-")],
+    "fork": [("+", "+", "+"), ("-", "-", "-"), ("out", "-", "in"), ("in", "out", "-"), ("-", "in", "out")],
+    "arrow": [("out", "+", "in"), ("+", "-", "+"), ("-", "+", "-")],
+    "T": [("in", "+", "out"), ("in", "-", "out"), ("in", "in", "out"), ("in", "out", "out")],
+}
+
+WALTZ_FACT_TYPES = {"junction": junction, "border": border}
+
+
+class Waltz(KnowledgeEngine):
+    @DefFacts()
+    def catalogue(self):
+        self._by_cid: dict[int, list] = {}
+        self._next_cid = 0
+        for t, entries in CATALOG.items():
+            for labels in entries:
+                yield catalog(type=t, labels=labels)
+
+    def _drop(self, cid):
+        for f in self._by_cid.pop(cid, []):
+            self.retract(f)
+
+    @Rule(junction(id=MATCH.j, type=MATCH.t, edges=MATCH.e), catalog(type=MATCH.t, labels=MATCH.l), salience=20)
+    def initial_labellings(self, j, e, l):
+        self._next_cid += 1
+        cid = self._next_cid
+        made = [self.declare(candidate(junction=j, labels=tuple(l), cid=cid))]
+        for k, x in zip(e, l):
+            made.append(self.declare(elabel(junction=j, to=k, label=x, partner=PARTNER[x], cid=cid)))
+        self._by_cid[cid] = made
+
+    @Rule(border(**{"from": MATCH.j, "to": MATCH.k}), elabel(junction=MATCH.j, to=MATCH.k, label=~L("out"), cid=MATCH.cid), salience=10)
+    def outline_leaving(self, cid, **_):
+        self._drop(cid)
+
+    @Rule(border(**{"from": MATCH.k, "to": MATCH.j}), elabel(junction=MATCH.j, to=MATCH.k, label=~L("in"), cid=MATCH.cid), salience=10)
+    def outline_arriving(self, cid, **_):
+        self._drop(cid)
+
+    @Rule(elabel(junction=MATCH.j, to=MATCH.k, partner=MATCH.p, cid=MATCH.cid), NOT(elabel(junction=MATCH.k, to=MATCH.j, label=MATCH.p)))
+    def waltz_filter(self, cid, **_):
+        self._drop(cid)
+
+    @Rule(junction(id=MATCH.j, type=MATCH.t), candidate(junction=MATCH.j, labels=MATCH.l), salience=-10)
+    def report(self, j, t, l):
+        print(f"{j} {t} {' '.join(l)}")
+
+    @Rule(junction(id=MATCH.j), NOT(candidate(junction=MATCH.j)), salience=-20)
+    def impossible(self, j):
+        print(f"{j} has no consistent labelling")

@@ -1,0 +1,261 @@
+"""`workbench bench rules`: forward chaining on our engine (tracing on) vs raw clipspy vs experta.
+
+Programs (knowledge_bases/bench/): Miss Manners with 16, 32, 64 and 128 guests, Waltz line
+labelling on a scene of replicated cubes, and a 10-rule gating knowledge base evaluated per
+request (reset + 5 facts + run).
+
+Rows:
+    {"program", "engine": "workbench"|"clips"|"experta", "seconds", "firings", "trace", "capped"}
+    {"program": "gating", "engine", "evals_per_s", "evaluations", "first_10k_per_s", "last_10k_per_s", "trace"}
+Engines:
+    workbench  `chaining.ForwardEngine.evaluate`: reset, assert the input facts, run, read back
+               the working memory; `trace` says what was recorded: "firings" (rule and
+               activating fact ids of every firing, from CLIPS's watch output) or
+               "firings+facts" (also every assert/retract with the firing that made it).
+    clips      raw clipspy as a user writes it: `Environment.load`, `reset`, facts asserted with
+               `assert_string` (gating: `Template.assert_fact`, the issue's loop), `run`; no tracing.
+    experta    the same rules as an experta KnowledgeEngine (workbench/bench/rules_experta.py),
+               stopped at a time cap (`EXPERTA_CAP_S` for all experta runs together; a row that
+               hit it says `"capped": true` and gives the firings done by then).
+Times are wall-clock seconds (`seconds`, `evals_per_s`) and, because the machine may be shared,
+also CPU seconds of this process (`cpu_seconds`, `evals_per_cpu_s`); the load average is in EXTRA.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+EXTRA: dict[str, Any] = {}
+EXPERTA_CAP_S = 60.0
+ROOT = Path(__file__).resolve().parents[2]
+BENCH_KB = ROOT / "knowledge_bases" / "bench"
+
+
+# --- inputs ---------------------------------------------------------------------------------
+
+
+def manners_facts(guests: int, seed: int = 1) -> list[dict]:
+    """Miss Manners guests: sexes balanced, each guest 2-3 hobbies out of 3, seats = guests."""
+    rng = random.Random(seed)
+    sexes = ["m", "f"] * (guests // 2)
+    rng.shuffle(sexes)
+    facts = []
+    for i in range(guests):
+        for h in rng.sample(range(1, 4), rng.randint(2, 3)):
+            facts.append({"template": "guest", "slots": {"name": f"g{i + 1}", "sex": sexes[i], "hobby": f"h{h}"}})
+    facts.append({"template": "last-seat", "slots": {"seat": guests}})
+    return facts
+
+
+def waltz_facts(cubes: int) -> list[dict]:
+    """A scene of `cubes` separate cubes in general position: a fork at the centre, three arrows
+    and three L junctions on the hexagonal outline; neighbours listed clockwise."""
+    facts = []
+    for c in range(cubes):
+        outline = [f"c{c}a{i}" for i in range(6)]
+        centre = f"c{c}m"
+        facts.append({"template": "junction", "slots": {"id": centre, "type": "fork", "edges": outline[0::2]}})
+        for i, j in enumerate(outline):
+            nxt, prv = outline[(i + 1) % 6], outline[(i - 1) % 6]
+            if i % 2 == 0:
+                facts.append({"template": "junction", "slots": {"id": j, "type": "arrow", "edges": [nxt, centre, prv]}})
+            else:
+                facts.append({"template": "junction", "slots": {"id": j, "type": "L", "edges": [nxt, prv]}})
+            facts.append({"template": "border", "slots": {"from": j, "to": nxt}})
+    return facts
+
+
+def gating_facts(i: int) -> list[dict]:
+    """The five facts of request number `i` (deterministic, varied so every rule fires sometimes)."""
+    return [
+        {"template": "request", "slots": {"id": i, "channel": ("api", "email", "web")[i % 3], "length": 100 + (i * 37) % 600}},
+        {"template": "prediction", "slots": {"label": ("spam", "ham")[i % 2], "score": ((i * 53) % 100) / 100}},
+        {"template": "user", "slots": {"tier": ("gold", "basic", "basic")[i % 3], "strikes": (i * 7) % 5}},
+        {"template": "limits", "slots": {"min-score": 0.3, "max-length": 450}},
+        {"template": "clock", "slots": {"hour": (i * 5) % 24}},
+    ]
+
+
+def _clips_text(fact: dict) -> str:
+    def val(v):
+        return " ".join(map(str, v)) if isinstance(v, list) else str(v)
+
+    return "(" + fact["template"] + " " + " ".join(f"({k} {val(v)})" for k, v in fact["slots"].items()) + ")"
+
+
+# --- engines ----------------------------------------------------------------------------------
+
+
+def _workbench(path: Path, facts: list, trace_facts: bool) -> tuple[float, int]:
+    import rules
+    from chaining import EngineConfig, ForwardEngine
+    from rules.facts import facts_from_json
+
+    engine = ForwardEngine.from_knowledge_base(rules.load_knowledge_base([path]),
+                                               config=EngineConfig(trace_facts=trace_facts, max_firings=None, timeout=None, workers=1))
+    data = facts_from_json(facts)
+    t, c = time.perf_counter(), time.process_time()
+    result = engine.evaluate(data)
+    seconds, cpu = time.perf_counter() - t, time.process_time() - c
+    engine.close()
+    return seconds, len(result.firings), cpu
+
+
+def _raw_clips(path: Path, facts: list) -> tuple[float, int]:
+    import clips
+
+    class Discard(clips.Router):
+        def query(self, name):
+            return name == "stdout"
+
+        def write(self, name, message):
+            pass
+
+    env = clips.Environment()
+    env.add_router(Discard("bench-discard", 45))
+    env.load(str(path))
+    texts = [_clips_text(f) for f in facts]
+    t, c = time.perf_counter(), time.process_time()
+    env.reset()
+    for text in texts:
+        env.assert_string(text)
+    fired = env.run()
+    return time.perf_counter() - t, fired, time.process_time() - c
+
+
+class _ExpertaBudget:
+    def __init__(self, total: float):
+        self.left = total
+
+    def run(self, engine_class, fact_types, facts) -> tuple[float, int, bool]:
+        from chaining import EngineConfig, EvaluationTimeout, ExpertaEngine
+
+        if self.left <= 0.5:
+            return 0.0, 0, True
+        engine = ExpertaEngine(engine_class, fact_types=fact_types, config=EngineConfig(max_firings=None, timeout=self.left))
+        t = time.perf_counter()
+        try:
+            result = engine.evaluate(facts, timeout=self.left, max_firings=10**12)
+            capped = False
+        except EvaluationTimeout as exc:
+            result, capped = exc.partial, True
+        seconds = time.perf_counter() - t
+        self.left -= seconds
+        return seconds, len(result.firings), capped
+
+
+def _program_rows(program: str, path: Path, facts: list, experta: tuple | None, budget: _ExpertaBudget, repeats: int) -> list[dict]:
+    rows = []
+    best = lambda fn: min((fn() for _ in range(repeats)), key=lambda r: r[0])  # noqa: E731
+    s, n, cpu = best(lambda: _raw_clips(path, facts))
+    rows.append({"program": program, "engine": "clips", "seconds": round(s, 4), "cpu_seconds": round(cpu, 4), "firings": n,
+                 "trace": "none", "capped": False})
+    for trace_facts, label in ((False, "firings"), (True, "firings+facts")):
+        s2, n2, cpu2 = best(lambda: _workbench(path, facts, trace_facts))
+        rows.append({"program": program, "engine": "workbench", "seconds": round(s2, 4), "cpu_seconds": round(cpu2, 4), "firings": n2,
+                     "trace": label, "capped": False, "vs_clips": round(s2 / s, 2), "cpu_vs_clips": round(cpu2 / cpu, 2) if cpu else None})
+    if experta is not None:
+        s3, n3, capped = budget.run(*experta, facts)
+        rows.append({"program": program, "engine": "experta", "seconds": round(s3, 3) if s3 else None, "firings": n3,
+                     "trace": "firings+facts", "capped": capped})
+    return rows
+
+
+# --- gating -----------------------------------------------------------------------------------
+
+
+def _gating_rows(evaluations: int, raw_evaluations: int, experta_seconds: float) -> list[dict]:
+    import clips
+
+    import rules
+    from chaining import EngineConfig, ExpertaEngine, ForwardEngine
+    from rules.facts import facts_from_json
+    from workbench.bench.rules_experta import GATING_FACT_TYPES, Gating
+
+    path = BENCH_KB / "gating.clp"
+    inputs = [facts_from_json(gating_facts(i)) for i in range(1000)]
+    window = min(10_000, evaluations // 4)
+    rows = []
+    for trace_facts, label in ((False, "firings"), (True, "firings+facts")):
+        engine = ForwardEngine.from_knowledge_base(rules.load_knowledge_base([path]), config=EngineConfig(trace_facts=trace_facts, workers=1))
+        n = evaluations if not trace_facts else max(window * 2, evaluations // 10)
+        marks = _timed_loop(lambda i: engine.evaluate(inputs[i % 1000]), n, window)
+        rows.append({"program": "gating", "engine": "workbench", "evals_per_s": round(n / marks[2]),
+                     "evals_per_cpu_s": round(n / marks[3]), "evaluations": n,
+                     "first_10k_per_s": round(window / marks[0]), "last_10k_per_s": round(window / (marks[2] - marks[1])),
+                     "trace": label})
+        engine.close()
+
+    # raw clipspy, the issue's loop: reset, Template.assert_fact per fact, run (no tracing)
+    env = clips.Environment()
+    env.load(str(path))
+    templates = {t: env.find_template(t) for t in ("request", "prediction", "user", "limits", "clock")}
+    raw_inputs = [[(templates[f["template"]], {k: (clips.Symbol(v) if isinstance(v, str) else v) for k, v in f["slots"].items()})
+                   for f in gating_facts(i)] for i in range(1000)]
+    w = min(window, raw_evaluations // 4)
+
+    def raw_eval(i):
+        env.reset()
+        for tpl, slots in raw_inputs[i % 1000]:
+            tpl.assert_fact(**slots)
+        env.run()
+
+    marks = _timed_loop(raw_eval, raw_evaluations, w)
+    rows.append({"program": "gating", "engine": "clips", "evals_per_s": round(raw_evaluations / marks[2]),
+                 "evals_per_cpu_s": round(raw_evaluations / marks[3]),
+                 "evaluations": raw_evaluations, "first_10k_per_s": round(w / marks[0]),
+                 "last_10k_per_s": round(w / (marks[2] - marks[1])), "trace": "none"})
+
+    engine = ExpertaEngine(Gating, fact_types=GATING_FACT_TYPES)
+    n = 0
+    t0, c0 = time.perf_counter(), time.process_time()
+    while time.perf_counter() - t0 < experta_seconds:
+        engine.evaluate(inputs[n % 1000])
+        n += 1
+    rows.append({"program": "gating", "engine": "experta", "evals_per_s": round(n / (time.perf_counter() - t0)),
+                 "evals_per_cpu_s": round(n / (time.process_time() - c0)), "evaluations": n,
+                 "first_10k_per_s": None, "last_10k_per_s": None, "trace": "firings+facts"})
+    return rows
+
+
+def _timed_loop(fn, n: int, window: int) -> tuple[float, float, float, float]:
+    """Run fn(i) for i < n; seconds elapsed at: end of the first window, start of the last
+    window, end, and the CPU seconds of the whole loop."""
+    first = last_start = 0.0
+    t0, c0 = time.perf_counter(), time.process_time()
+    for i in range(n):
+        if i == n - window:
+            last_start = time.perf_counter() - t0
+        fn(i)
+        if i + 1 == window:
+            first = time.perf_counter() - t0
+    total = time.perf_counter() - t0
+    return first, last_start, total, time.process_time() - c0
+
+
+# --- entry point ------------------------------------------------------------------------------
+
+
+def run(quick: bool = False) -> list[dict]:
+    """Run the benchmark; `quick=True` uses small sizes (a smoke run, not for reported numbers)."""
+    from workbench.bench.rules_experta import MANNERS_FACT_TYPES, WALTZ_FACT_TYPES, Manners, Waltz
+
+    EXTRA.clear()
+    EXTRA["load_average_before"] = os.getloadavg()
+    budget = _ExpertaBudget(5.0 if quick else EXPERTA_CAP_S)
+    rows: list[dict] = []
+    for guests in ((8, 16) if quick else (16, 32, 64, 128)):
+        rows += _program_rows(f"manners-{guests}", BENCH_KB / "manners.clp", manners_facts(guests),
+                              (Manners, MANNERS_FACT_TYPES), budget, 3 if guests <= 32 else 1)
+    for cubes in ((2,) if quick else (25, 100)):
+        rows += _program_rows(f"waltz-{cubes}", BENCH_KB / "waltz.clp", waltz_facts(cubes), (Waltz, WALTZ_FACT_TYPES), budget,
+                              3 if cubes <= 25 else 1)
+    rows += _gating_rows(2_000 if quick else 200_000, 1_000 if quick else 20_000, 1.0 if quick else 10.0)
+    EXTRA["load_average_after"] = os.getloadavg()
+    EXTRA["experta_cap_s"] = 5.0 if quick else EXPERTA_CAP_S
+    EXTRA["goals"] = {"workbench_vs_clips": "<= 1.3x with tracing on", "gating": ">= 20,000 evals/s on one core, flat from the first 10,000 to the last"}
+    return rows
