@@ -67,7 +67,7 @@ replays it with an edited knowledge base. **r** here reloads the list.
     def _filters(self) -> tuple[str | None, str | None, float | None]:
         def value(widget_id: str):
             v = self.query_one(widget_id, Select).value
-            return None if v is Select.BLANK else v
+            return None if v is Select.NULL else v
 
         window = value("#hist-window")
         return value("#hist-pipeline"), value("#hist-status"), float(window) if window else None

@@ -28,15 +28,15 @@ class RunScreen(WorkbenchScreen):
     HELP = """\
 Choose a pipeline; the form follows its input schema (arrays and objects are typed as JSON;
 the last recorded input of the pipeline is filled in when there is one). **Ctrl+R** runs it.
-The result has three tabs: **Outputs**, **Explanation** (an expandable tree: gate decisions,
+The result has three tabs: **Outputs** (F2), **Explanation** (F3) (an expandable tree: gate decisions,
 model calls with versions and batch sizes, overrides, proofs, and each output fact's
-derivation; Space/Enter expands) and **Timing** per node.
+derivation; Space/Enter expands) and **Timing** per node (F4).
 """
     BINDINGS = [
         Binding("ctrl+r", "run", "Run"),
-        Binding("ctrl+e", "show_tab('tab-explanation')", "Explanation"),
-        Binding("ctrl+o", "show_tab('tab-outputs')", "Outputs", show=False),
-        Binding("ctrl+t", "show_tab('tab-timing')", "Timing", show=False),
+        Binding("f2", "show_tab('tab-outputs')", "Outputs"),
+        Binding("f3", "show_tab('tab-explanation')", "Explanation"),
+        Binding("f4", "show_tab('tab-timing')", "Timing"),
     ]
 
     def __init__(self) -> None:
@@ -79,7 +79,7 @@ derivation; Space/Enter expands) and **Timing** per node.
 
     @on(Select.Changed, "#run-pipeline")
     def _pipeline_changed(self, event: Select.Changed) -> None:
-        if event.value is not Select.BLANK:
+        if event.value is not Select.NULL:
             self.load_form(str(event.value))
 
     @work(exclusive=True, group="run-form", exit_on_error=False)

@@ -58,7 +58,10 @@ One recorded run. **Provenance** names the exact pipeline, knowledge-base and mo
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("r", "replay", "Replay"),
-        Binding("ctrl+e", "show_tab('tab-explanation')", "Explanation"),
+        Binding("f2", "show_tab('tab-provenance')", "Provenance", show=False),
+        Binding("f3", "show_tab('tab-explanation')", "Explanation"),
+        Binding("f4", "show_tab('tab-timing')", "Timing", show=False),
+        Binding("f5", "show_tab('tab-changes')", "Changes", show=False),
     ]
 
     def __init__(self, run_id: str) -> None:

@@ -47,7 +47,7 @@ class SchemaForm(VerticalScroll):
             kind, current = _kind(spec), values.get(name, spec.get("default"))
             if "enum" in spec:
                 widget: Any = Select([(str(v), json.dumps(v)) for v in spec["enum"]], id=f"in-{name}",
-                                     value=json.dumps(current) if current is not None else Select.BLANK)
+                                     value=json.dumps(current) if current is not None else Select.NULL)
             elif kind == "boolean":
                 widget = Switch(bool(current), id=f"in-{name}")
             else:
@@ -70,7 +70,7 @@ class SchemaForm(VerticalScroll):
                 out[name] = widget.value
                 continue
             if isinstance(widget, Select):
-                if widget.value is Select.BLANK:
+                if widget.value is Select.NULL:
                     if name in required:
                         raise ValueError(f"field {name!r}: choose one of {', '.join(map(str, spec['enum']))}")
                     continue

@@ -1,0 +1,118 @@
+"""Run screen (run and open the explanation) and History (open an entry, replay it with an edited KB)."""
+
+from __future__ import annotations
+
+from textual.widgets import DataTable, Input, Select
+
+from tui.app import WorkbenchApp
+from tui.messages import RunFinished, RunReplayed
+from tui.screens.replay_dialog import ReplayDialog
+from tui.screens.run import RunScreen
+from tui.screens.run_detail import RunDetailScreen
+from tui.widgets.clips_editor import ClipsEditor
+from tui.widgets.explanation_tree import ExplanationTree
+
+
+class RecordingApp(WorkbenchApp):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.events: list = []
+
+    def on_run_finished(self, message: RunFinished) -> None:
+        self.events.append(message)
+
+    def on_run_replayed(self, message: RunReplayed) -> None:
+        self.events.append(message)
+
+
+def labels(tree) -> list[str]:
+    out = []
+
+    def walk(node):
+        for child in node.children:
+            out.append(str(child.label))
+            walk(child)
+
+    walk(tree.root)
+    return out
+
+
+async def test_run_a_pipeline_and_open_the_explanation(backend, helpers):
+    app = RecordingApp(backend, mode="run")
+    async with app.run_test(size=helpers.SIZE) as pilot:
+        await helpers.settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, RunScreen)
+        screen.query_one("#run-pipeline", Select).value = "loan"
+        await helpers.settle(pilot)
+        # the form follows the input schema: three fields, typed
+        assert screen.query_one("#in-income", Input).type == "number"
+        screen.query_one("#in-name", Input).focus()
+        await pilot.press(*"ann")
+        screen.query_one("#in-income", Input).value = "42000"
+        await pilot.press("ctrl+r")  # a required field is missing: a notification, no run
+        await helpers.settle(pilot)
+        assert not app.events and any("debt" in n.message for n in app._notifications)
+        screen.query_one("#in-debt", Input).value = "1000"
+        await pilot.press("ctrl+r")
+        await helpers.settle(pilot)
+        result = app.events[-1].result
+        assert result["status"] == "succeeded" and result["outputs"] == {"action": "review", "reason": "income below 50000"}
+
+        await pilot.press("f3")
+        await pilot.pause()
+        tree = screen.query_one(ExplanationTree)
+        assert screen.query_one("#run-tabs").active == "tab-explanation"
+        shown = labels(tree)
+        assert "gate screen chose assess by rule affordable" in shown
+        assert any(s.startswith('(decision (action review)') and "← rule review-low-income" in s for s in shown)
+        # derivations expand down to the input fact
+        assert any("(applicant" in s and "← input" in s for s in shown)
+        timing = screen.query_one("#run-timing", DataTable)
+        assert {timing.get_row_at(i)[0] for i in range(timing.row_count)} >= {"applicant", "screen", "policy", "result", "total"}
+
+
+async def test_open_a_history_entry_and_replay_it_with_an_edited_kb(backend, helpers):
+    first = backend.run_pipeline("loan", {"name": "bo", "income": 60000, "debt": 100})
+    backend.run_pipeline("loan", {"name": "cy", "income": 10000, "debt": 9000})  # rejected by the gate
+    app = RecordingApp(backend, mode="history")
+    async with app.run_test(size=helpers.SIZE) as pilot:
+        await helpers.settle(pilot)
+        table = app.screen.query_one("#hist-table", DataTable)
+        assert table.row_count == 2
+        app.screen.query_one("#hist-status", Select).value = "failed"
+        await helpers.settle(pilot)
+        assert table.row_count == 0  # both runs succeeded
+        app.screen.query_one("#hist-status", Select).value = Select.NULL
+        await helpers.settle(pilot)
+        table.focus()
+        table.move_cursor(row=[table.get_row_at(i)[0] for i in range(2)].index(first["run_id"][:8]))
+        await pilot.press("enter")
+        await helpers.settle(pilot)
+        detail = app.screen
+        assert isinstance(detail, RunDetailScreen)
+        provenance = str(detail.query_one("#detail-provenance").render())
+        assert first["version"] in provenance and "loan_policy @" in provenance and "loan_gate @" in provenance
+
+        await pilot.press("r")
+        await helpers.settle(pilot)
+        await pilot.pause()
+        if not isinstance(app.screen, ReplayDialog):  # two knowledge bases: choose which to edit
+            choices = app.screen.query_one("OptionList")
+            choices.highlighted = [o.id for o in choices.options].index("loan_policy")
+            await pilot.press("enter")
+            await helpers.settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ReplayDialog)
+        editor = dialog.query_one(ClipsEditor)
+        editor.load_text(editor.text.replace("50000", "70000"))
+        await pilot.press("ctrl+r")
+        await helpers.settle(pilot)
+        replayed = [e for e in app.events if isinstance(e, RunReplayed)][-1].result
+        assert replayed["changed"] and replayed["changes"]["outputs"]["action"] == {"before": "approve", "after": "review"}
+        changes = detail.query_one("#detail-changes", DataTable)
+        rows = [changes.get_row_at(i) for i in range(changes.row_count)]
+        assert ["output action", '"approve"', '"review"'] in [list(map(str, r)) for r in rows]
+        await pilot.press("escape")
+        await helpers.settle(pilot)
+        assert app.screen.query_one("#hist-table", DataTable).row_count == 3  # the replay is recorded too
