@@ -58,8 +58,11 @@ def as_facts(facts: FactsInput | None, where: str = "facts") -> list[Fact]:
     """
     if facts is None:
         return []
-    items = list(facts)
-    if all(isinstance(f, Fact) for f in items):
+    items = facts if type(facts) is list else list(facts)
+    for f in items:
+        if type(f) is not Fact:
+            break
+    else:
         return items
     out: list[Fact] = []
     for i, f in enumerate(items):
@@ -85,6 +88,7 @@ class ForwardChainer(ABC):
         max_firings: int | None = None,
         timeout: float | None = None,
         seed: int | None = None,
+        templates: Iterable[str] | None = None,
     ) -> ForwardResult:
         """Reset working memory, assert `facts` (after the knowledge base's own initial facts),
         run to quiescence and return the result.
@@ -95,6 +99,7 @@ class ForwardChainer(ABC):
             max_firings: firing limit (None: the engine default; 0 is allowed and fires nothing).
             timeout: time limit, seconds (None: the engine default).
             seed: seed for CLIPS's random generator (the `random` strategy), None: leave as is.
+            templates: report only the final facts of these templates (None: all).
 
         Raises:
             FiringLimitError / EvaluationTimeout: the run did not reach quiescence in time.

@@ -8,7 +8,6 @@ A runner whose evaluation failed is still usable: the next evaluation starts wit
 
 from __future__ import annotations
 
-import queue
 import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -49,13 +48,14 @@ class ForwardEngine(ForwardChainer):
         self.name = name
         self.version = version
         self._default_strategy = Strategy.parse(self.config.strategy)
-        self._idle: queue.LifoQueue[ClipsRunner] = queue.LifoQueue()
+        self._idle: list[ClipsRunner] = []  # list.append/pop are atomic: the fast path takes no lock
         self._created = 0
         self._lock = threading.Lock()
+        self._returned = threading.Condition(self._lock)
         self._closed = False
         # Build the first environment now so that load errors surface at construction.
         self._created = 1
-        self._idle.put(self._new_runner())
+        self._idle.append(self._new_runner())
 
     # -- construction ------------------------------------------------------------------
     @classmethod
@@ -96,24 +96,30 @@ class ForwardEngine(ForwardChainer):
         if self._closed:
             raise RuntimeError("ForwardEngine is closed")
         try:
-            return self._idle.get_nowait()
-        except queue.Empty:
+            return self._idle.pop()
+        except IndexError:
             pass
         with self._lock:  # reserve a slot atomically so concurrent callers never exceed `workers`
-            grow = self._created < self.config.workers
-            if grow:
-                self._created += 1
-        if grow:
-            try:
-                return self._new_runner()
-            except BaseException:
-                with self._lock:
-                    self._created -= 1
-                raise
-        return self._idle.get()
+            while True:
+                if self._idle:
+                    return self._idle.pop()
+                if self._created < self.config.workers:
+                    self._created += 1
+                    break
+                self._returned.wait()
+        try:
+            return self._new_runner()
+        except BaseException:
+            with self._lock:
+                self._created -= 1
+                self._returned.notify()
+            raise
 
     def _release(self, runner: ClipsRunner) -> None:
-        self._idle.put(runner)
+        self._idle.append(runner)
+        if self._created >= self.config.workers:  # someone may be waiting for a runner
+            with self._lock:
+                self._returned.notify()
 
     @property
     def environments(self) -> int:
@@ -129,8 +135,13 @@ class ForwardEngine(ForwardChainer):
         max_firings: int | None = None,
         timeout: float | None = None,
         seed: int | None = None,
+        templates: "Iterable[str] | None" = None,
     ) -> ForwardResult:
-        """Reset, assert `facts`, run; see `ForwardChainer.evaluate` for arguments and errors."""
+        """Reset, assert `facts`, run; see `ForwardChainer.evaluate` for arguments and errors.
+
+        `templates`: report only the final facts of these templates (None: all of working
+        memory). Serving callers that read a few output templates save the read-back.
+        """
         strat = Strategy.parse(strategy, self._default_strategy)
         items = as_facts(facts)
         limit = self.config.max_firings if max_firings is None else max_firings
@@ -141,7 +152,8 @@ class ForwardEngine(ForwardChainer):
             raise ValueError(f"timeout must be positive seconds, got {seconds}")
         runner = self._acquire()
         try:
-            return runner.evaluate(items, strategy=strat, max_firings=limit, timeout=seconds, seed=seed, run_chunk=self.config.run_chunk)
+            return runner.evaluate(items, strategy=strat, max_firings=limit, timeout=seconds, seed=seed, run_chunk=self.config.run_chunk,
+                                   templates=None if templates is None else frozenset(templates))
         finally:
             self._release(runner)
 
@@ -155,8 +167,5 @@ class ForwardEngine(ForwardChainer):
 
     def close(self) -> None:
         self._closed = True
-        while True:
-            try:
-                self._idle.get_nowait().close()
-            except queue.Empty:
-                break
+        while self._idle:
+            self._idle.pop().close()

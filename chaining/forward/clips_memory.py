@@ -14,7 +14,17 @@ from clips._clips import ffi, lib
 
 from rules.facts import IMPLIED, Fact
 
-from .clips_values import STRING, SYMBOL, ValueWriter, read_value
+from rules.facts import Symbol as _Symbol
+
+from .clips_values import FLOAT, INTEGER, STRING, SYMBOL, ValueWriter, is_symbol_token, read_value
+
+_string = ffi.string
+
+_create_integer = lib.CreateInteger
+_create_float = lib.CreateFloat
+_create_symbol = lib.CreateSymbol
+_put_slot = lib.FBPutSlot
+_is_token = is_symbol_token
 from .errors import FactAssertError
 
 _FBE = {
@@ -46,6 +56,7 @@ class _TemplateInfo:
     strings_only: dict[str, bool]  # slot -> accepts STRING but not SYMBOL
     key: bytes = b""
     slot_key: dict[str, bytes] | None = None
+    slot_pairs: tuple[tuple[str, bytes], ...] = ()
 
 
 class WorkingMemory:
@@ -99,7 +110,7 @@ class WorkingMemory:
                 types = {str(t) for t in read_value(tv)}
                 strings_only[s] = "STRING" in types and "SYMBOL" not in types
         keys = tuple(s.encode() for s in slots)
-        info = _TemplateInfo(name, implied, slots, keys, strings_only, name.encode(), dict(zip(slots, keys)))
+        info = _TemplateInfo(name, implied, slots, keys, strings_only, name.encode(), dict(zip(slots, keys)), tuple(zip(slots, keys)))
         self._by_ptr[ptr] = info
         return info
 
@@ -126,23 +137,32 @@ class WorkingMemory:
         if ret != lib.FBE_NO_ERROR:
             raise FactAssertError(f"{where}: template {fact.template!r}: {_FBE.get(ret, ret)}")
         cv = self._cv
-        value = self._writer.value
+        env = self._env
         strings_only = info.strings_only
+        slot_key = info.slot_key
         for slot, v in slots.items():
             so = strings_only.get(slot)
             if so is None:
                 lib.FBAbort(fb)
                 raise FactAssertError(f"{where}.slots.{slot}: template {fact.template!r} has no slot {slot!r}; slots are {list(info.slots)}")
-            try:
-                cv.value = value(v, so)
-            except Exception:
-                lib.FBAbort(fb)
+            t = type(v)  # the common scalar types inline (hot path), everything else via ValueWriter
+            if t is int:
+                cv.value = _create_integer(env, v)
+            elif t is float:
+                cv.value = _create_float(env, v)
+            elif t is str and not so and _is_token(v):
+                cv.value = _create_symbol(env, v.encode())
+            else:
                 try:
-                    value(v, so, f"{where}.slots.{slot}")  # again, for the located message
-                except Exception as exc:
-                    raise FactAssertError(str(exc)) from None
-                raise
-            ret = lib.FBPutSlot(fb, info.slot_key[slot], cv)
+                    cv.value = self._writer.value(v, so)
+                except Exception:
+                    lib.FBAbort(fb)
+                    try:
+                        self._writer.value(v, so, f"{where}.slots.{slot}")  # again, for the located message
+                    except Exception as exc:
+                        raise FactAssertError(str(exc)) from None
+                    raise
+            ret = _put_slot(fb, slot_key[slot], cv)
             if ret:
                 lib.FBAbort(fb)
                 raise FactAssertError(f"{where}.slots.{slot}: {_PSE.get(ret, ret)} (value {v!r})")
@@ -233,9 +253,17 @@ class WorkingMemory:
                     slots = {IMPLIED: read_value(cv)}
                 else:
                     slots = {}
-                    for name, key in zip(info.slots, info.slot_keys):
+                    for name, key in info.slot_pairs:
                         get_slot(f, key, cv)
-                        slots[name] = read_value(cv)
+                        t = cv.header.type
+                        if t == SYMBOL:  # the common scalar types inline (hot path)
+                            slots[name] = _Symbol(_string(cv.lexemeValue.contents).decode())
+                        elif t == INTEGER:
+                            slots[name] = cv.integerValue.contents
+                        elif t == FLOAT:
+                            slots[name] = cv.floatValue.contents
+                        else:
+                            slots[name] = read_value(cv)
                 fact = new(Fact)  # values read from CLIPS are valid already: skip Fact's checks
                 setattr_(fact, "template", info.name)
                 setattr_(fact, "slots", slots)

@@ -92,6 +92,7 @@ class ClipsRunner:
         timeout: float | None,
         seed: int | None = None,
         run_chunk: int = 2000,
+        templates: frozenset[str] | None = None,
     ) -> ForwardResult:
         """See `ForwardChainer.evaluate`; `facts` are already `Fact` objects."""
         t0 = time.perf_counter()
@@ -106,7 +107,8 @@ class ClipsRunner:
             self._watch_facts(False)
         self.evaluations += 1
         lib.Reset(e)
-        self.msg.pieces.clear()
+        if self.msg.pieces:
+            self.msg.pieces.clear()
         self.memory.assert_all(facts)
         if tracing:
             if self.memory.new_templates:  # an input fact of a relation no rule mentions
@@ -139,10 +141,13 @@ class ClipsRunner:
             self._watch_facts(False)
         output, firings, events = split_trace(pieces)
         pieces.clear()
-        messages = "".join(p for _, p in self.msg.pieces)
-        errors = "".join(p for n, p in self.msg.pieces if n == "stderr")
-        self.msg.pieces.clear()
-        result = ForwardResult(self.memory.facts(), firings, events, output, messages, strategy.label, 0.0, "clips")
+        if self.msg.pieces:
+            messages = "".join(p for _, p in self.msg.pieces)
+            errors = "".join(p for n, p in self.msg.pieces if n == "stderr")
+            self.msg.pieces.clear()
+        else:
+            messages = errors = ""
+        result = ForwardResult(self.memory.facts(templates), firings, events, output, messages, strategy.label, 0.0, "clips")
         result.seconds = time.perf_counter() - t0
         if stop is not None:
             last = [f.rule for f in firings[-10:]]

@@ -99,6 +99,7 @@ class ExpertaEngine(ForwardChainer):
         max_firings: int | None = None,
         timeout: float | None = None,
         seed: int | None = None,
+        templates: Iterable[str] | None = None,
     ) -> ForwardResult:
         """See `ForwardChainer.evaluate`. `seed` is ignored (experta has no random strategy)."""
         strat = Strategy.parse(strategy)
@@ -117,7 +118,10 @@ class ExpertaEngine(ForwardChainer):
                 for f in converted:
                     engine.declare(f)
                 firings, events, stop, error = _run(engine, limit, None if seconds is None else t0 + seconds)
+            keep = None if templates is None else frozenset(templates)
             wm = [self._from_experta(f) for _, f in sorted(engine.facts.items()) if not isinstance(f, InitialFact)]
+            if keep is not None:
+                wm = [f for f in wm if f.template in keep]
             result = ForwardResult(wm, firings, events, buffer.getvalue(), "", "depth", time.perf_counter() - t0, "experta")
         last = [f.rule for f in firings[-10:]]
         if error is not None:

@@ -56,7 +56,7 @@ def test_time_per_evaluation_stays_flat():
 
 def test_clips_memory_flat_across_evaluations():
     engine = _engine(SIX_RULES)
-    runner = engine._idle.get()
+    runner = engine._acquire()
     try:
         facts = [Fact("a", {"x": 7}), Fact("b", {"y": 2})]
         strat = Strategy.DEPTH
@@ -67,7 +67,7 @@ def test_clips_memory_flat_across_evaluations():
             runner.evaluate(facts, strategy=strat, max_firings=None, timeout=None)
         after = runner.memory_in_use()
     finally:
-        engine._idle.put(runner)
+        engine._release(runner)
     assert after - before < 4096, f"CLIPS memory grew by {after - before} bytes over 3000 evaluations"
 
 
@@ -103,7 +103,7 @@ def test_python_function_receiving_facts_does_not_leak():
 
     kb = rules.knowledge_base_from_text("t", "(deftemplate a (slot x))\n(defrule r ?f <- (a (x ?x)) => (printout t (inspect ?f) crlf))", functions=("inspect",))
     engine = ForwardEngine.from_knowledge_base(kb, functions={"inspect": inspect})
-    runner = engine._idle.get()
+    runner = engine._acquire()
     try:
         for i in range(200):
             runner.evaluate([Fact("a", {"x": i})], strategy=Strategy.DEPTH, max_firings=None, timeout=None)
@@ -112,7 +112,7 @@ def test_python_function_receiving_facts_does_not_leak():
             out = runner.evaluate([Fact("a", {"x": i})], strategy=Strategy.DEPTH, max_firings=None, timeout=None)
         grown = runner.memory_in_use() - before
     finally:
-        engine._idle.put(runner)
+        engine._release(runner)
     assert out.output == "ok\n"
     assert seen[-1] == Fact("a", {"x": 1999}, id=1) and seen[-1].id == 1
     assert grown < 4096
