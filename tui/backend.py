@@ -270,7 +270,7 @@ class InProcessBackend(Backend):
         kwargs: dict[str, Any] = {"all": all_answers}
         provider = next((p for p in ("provider", "ask", "person", "on_ask") if p in params), None)
         if provider is not None:
-            kwargs[provider] = _person_provider(ask)
+            kwargs[provider] = PersonProvider(ask)
         # facade gap: without a provider argument askable facts cannot be asked of a person.
         return _as_dict(_call(self.wb, "ask", name, goal, facts, **kwargs))
 
@@ -398,20 +398,38 @@ def metric_samples(families: Any) -> dict[str, JSON]:
     return out
 
 
-def _person_provider(ask: AskFn) -> Callable[..., Any]:
-    """Adapt the prover's question object to `Question` and the person's answer back."""
+class PersonProvider:
+    """The person answering a consultation, in the shape the backward prover takes (its
+    `Provider` protocol: `source` and `async answer_batch(questions)`), and callable with one
+    question for facades that take a plain callback. Questions are shown one at a time."""
 
-    def provider(question: Any = None, *args: Any, **kwargs: Any) -> Any:
-        q = question if question is not None else kwargs
-        get = q.get if isinstance(q, dict) else (lambda k, d=None: getattr(q, k, d))
-        text = get("text") or get("question") or get("prompt") or str(q)
-        choices = [str(c) for c in (get("choices") or get("allowed") or get("answers") or [])]
-        why = get("why") or get("chain") or []
-        why_lines = [str(w) for w in (why if isinstance(why, (list, tuple)) else str(why).splitlines())]
-        relation = str(get("relation") or get("template") or "")
-        return ask(Question(relation=relation, text=str(text), choices=choices, why=why_lines))
+    source = "person"
 
-    return provider
+    def __init__(self, ask: AskFn):
+        self.ask = ask
+
+    def __call__(self, question: Any) -> str:
+        return self.ask(as_question(question))
+
+    async def answer_batch(self, questions: list[Any]) -> list[str]:
+        import asyncio
+
+        # `ask` blocks until the person answers: keep the prover's event loop free meanwhile.
+        return [await asyncio.to_thread(self.ask, as_question(q)) for q in questions]
+
+
+def as_question(q: Any) -> Question:
+    """The prover's question (object or dict: relation, text, allowed, ask_slot, why) as a `Question`."""
+    get = q.get if isinstance(q, dict) else (lambda k, d=None: getattr(q, k, d))
+    allowed = get("allowed")
+    choices = [str(c) for c in allowed] if allowed else []
+    if not choices and get("ask_slot", "") is None:
+        choices = ["yes", "no"]  # a yes/no question about a ground fact
+    if choices and "unknown" not in choices:
+        choices.append("unknown")
+    why = get("why") or []
+    why_lines = [str(w) for w in (why if isinstance(why, (list, tuple)) else str(why).splitlines())]
+    return Question(relation=str(get("relation") or ""), text=str(get("text") or q), choices=choices, why=why_lines)
 
 
 def _call(obj: Any, method: str, *args: Any, **kwargs: Any) -> Any:

@@ -28,17 +28,34 @@ class ConsultationCancelled(Exception):
 _CANCEL = object()
 
 
+def proof_label(node: dict[str, Any]) -> str:
+    """One line for a proof node (the backward prover's JSON: kind, fact, source, rule, detail, certainty)."""
+    cf = f" [cf {node['certainty']:.4g}]" if isinstance(node.get("certainty"), (int, float)) else ""
+    kind, fact = node.get("kind"), node.get("fact", "")
+    if kind == "fact":
+        fid = f"f-{node['fact_id']} " if node.get("fact_id") is not None else ""
+        return f"{fact}  given ({fid}{node.get('source')}){cf}"
+    if kind == "asked":
+        return f"{fact}  answered by {node.get('source')}: {node.get('detail')}{cf}"
+    if kind == "rule":
+        return f"{fact}  by rule {node.get('rule')}{cf}"
+    if kind == "test":
+        return f"(test {node.get('detail')}) is true"
+    if kind == "not":
+        return f"(not {node.get('detail')}): no proof exists"
+    if kind in ("exists", "forall"):
+        return f"({kind} {node.get('detail')})"
+    return f"goal {node.get('detail') or fact}{cf}"
+
+
 def render_proof(proof: Any, depth: int = 0) -> list[str]:
-    """A proof tree (JSON from the prover) as indented lines, when the backend sent no rendered HOW."""
-    pad = "  " * depth
-    if isinstance(proof, dict):
-        head = proof.get("goal") or proof.get("fact") or proof.get("pattern") or ""
-        how = proof.get("rule") and f"by rule {proof['rule']}" or proof.get("source") or proof.get("kind") or ""
-        lines = [f"{pad}{head}  {how}".rstrip()]
-        for child in proof.get("children") or proof.get("premises") or proof.get("subproofs") or []:
-            lines += render_proof(child, depth + 1)
-        return lines
-    return [f"{pad}{json.dumps(proof)}"]
+    """A proof tree as indented lines (HOW), children under their conclusion."""
+    if not isinstance(proof, dict):
+        return [f"{'  ' * depth}{proof}"]
+    lines = [f"{'  ' * depth}{'└ ' if depth else ''}{proof_label(proof)}"]
+    for child in proof.get("premises") or []:
+        lines += render_proof(child, depth + 1)
+    return lines
 
 
 class AskScreen(WorkbenchScreen):
@@ -119,14 +136,15 @@ answer) to see the proof. **Esc** ends a consultation.
         if answers:
             self.log_line(f"{len(answers)} answer(s):", "bold green")
             for i, a in enumerate(answers, start=1):
-                bindings = " ".join(f"?{k}={v}" for k, v in (a.get("bindings") or {}).items()) or "(proved)"
+                bindings = " ".join(f"?{k}={v}" for k, v in (a.get("bindings") or {}).items()) or a.get("fact") or "(proved)"
                 cf = f"  certainty {a['certainty']:.3f}" if isinstance(a.get("certainty"), (int, float)) else ""
                 self.log_line(f"  {i}. {bindings}{cf}")
             self.log_line("type 'how' (or 'how N') to see a proof", "dim")
         else:
             self.log_line("no answer: the goal could not be proved", "bold red")
         for skipped in result.get("skipped_rules") or []:
-            self.log_line(f"skipped rule: {skipped}", "dim")
+            text = f"{skipped.get('rule')}: {skipped.get('reason')}" if isinstance(skipped, dict) else str(skipped)
+            self.log_line(f"not used backwards: {text}", "dim")
         self.query_one("#ask-status", Static).update(f"{request.goal}: {len(answers)} answer(s)")
         self.post_message(ConsultationFinished(result))
 

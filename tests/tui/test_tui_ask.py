@@ -1,0 +1,80 @@
+"""Ask screen: a backward-chaining consultation answered by the person, with WHY and HOW."""
+
+from __future__ import annotations
+
+from textual.widgets import Input, RichLog
+
+from tui.app import WorkbenchApp
+from tui.backend import InProcessBackend, PersonProvider
+from tui.messages import ConsultationFinished
+from tui.screens.ask import AskScreen
+
+
+class ProverBackend(InProcessBackend):
+    """The in-process backend with `consult` bound straight to the backward prover (`chaining.backward`).
+
+    The Workbench facade's `ask()` takes no person provider yet (see docs/tui.md); this binds the
+    same `PersonProvider` the facade would receive, so the screen runs against the real prover.
+    """
+
+    def consult(self, name, goal, facts, ask, *, all_answers=True):
+        from chaining.backward import Session
+
+        kb = self.wb.get_knowledge_base(name)
+        result = Session(kb, facts=facts, provider=PersonProvider(ask)).prove_sync(goal, limit=None if all_answers else 1)
+        return result.to_dict()
+
+
+class RecordingApp(WorkbenchApp):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.finished: list[ConsultationFinished] = []
+
+    def on_consultation_finished(self, message: ConsultationFinished) -> None:
+        self.finished.append(message)
+
+
+def transcript(screen) -> str:
+    return "\n".join(line.text for line in screen.query_one(RichLog).lines)
+
+
+async def answer(pilot, text: str) -> None:
+    await pilot.press(*text, "enter")
+    await pilot.pause()
+
+
+async def test_answer_a_consultation_using_why_and_how(workbench, helpers):
+    app = RecordingApp(ProverBackend(workbench), mode="ask")
+    async with app.run_test(size=helpers.SIZE) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, AskScreen)
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        dialog = app.screen
+        dialog.query_one("#facts-kb", Input).value = "zoo"
+        dialog.query_one("#facts-goal", Input).value = "(animal (kind ?k))"
+        await pilot.press("ctrl+r")
+        await helpers.wait_until(pilot, lambda: screen.question is not None, what="the first question")
+        assert screen.question.text == "Does the animal have feathers?"
+        assert screen.question.choices[:2] == ["yes", "no"]
+
+        await answer(pilot, "maybe")  # not an allowed answer: refused, the question stays open
+        assert screen.question is not None and any("answer one of" in n.message for n in app._notifications)
+        await answer(pilot, "no")
+        await helpers.wait_until(pilot, lambda: screen.question is not None and "fur" in screen.question.text,
+                                 what="the question about fur")
+        await answer(pilot, "why")
+        text = transcript(screen)
+        assert "WHY is this asked?" in text
+        assert "mammal" in text.split("WHY is this asked?")[-1]  # the chain names the rule being tried
+        assert screen.question is not None  # WHY does not answer the question
+        await answer(pilot, "yes")
+        await helpers.wait_until(pilot, lambda: bool(app.finished), what="the conclusion")
+        result = app.finished[-1].result
+        assert [a["bindings"] for a in result["answers"]] == [{"k": "mammal"}]
+
+        await answer(pilot, "how")
+        how = transcript(screen).split("HOW answer 1 was proved:")[-1]
+        assert "by rule mammal" in how
+        assert "answered by person" in how and "fur" in how
