@@ -18,6 +18,7 @@ errors) are translated here into the `ServingError` classes below, which the API
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import threading
 import time
@@ -722,7 +723,10 @@ class Serving:
                   max_depth: int | None) -> dict[str, Any]:
         """Backward chaining: `{"proved", "answers": [{"bindings", "certainty", "proof"}], "skipped_rules"}`."""
         wb = self._wb()
-        return _jsonable(await _call(wb.ask, name, goal, facts, all=all, max_answers=max_answers, max_depth=max_depth))
+        kwargs = dict(all=all, max_answers=max_answers, max_depth=max_depth)
+        if inspect.iscoroutinefunction(wb.ask):
+            return _jsonable(await _acall(wb.ask(name, goal, facts, **kwargs)))
+        return _jsonable(await _call(wb.ask, name, goal, facts, **kwargs))
 
 
 @dataclass(slots=True)

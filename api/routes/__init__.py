@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from . import health, kserve, openai
+from . import health, kb, kserve, openai, pipelines, runs
 
-ROUTERS = [health.router, openai.router, kserve.router]
+ROUTERS = [pipelines.router, runs.router, kb.router, openai.router, kserve.router, health.router]

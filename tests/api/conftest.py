@@ -7,6 +7,8 @@ from typing import Iterator
 import numpy as np
 import pytest
 
+from pathlib import Path
+
 from api_live import DIGITS_ONNX, HeavyMLP, LiveServer, make_settings, serve
 from workbench.serving import Serving
 
@@ -111,3 +113,38 @@ def gen_server(tmp_path_factory, demo_lm_dir) -> Iterator[LiveServer]:
     yield server
     server.stop()
     wb.close()
+
+
+# ---- pipelines and knowledge bases -----------------------------------------------------------------
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+API_KEY = "test-key-1"
+
+
+@pytest.fixture(scope="module")
+def pipeline_workbench(tmp_path_factory):
+    """A Workbench over a temporary knowledge-base folder (copies of fixtures/*.clp) with the digits model."""
+    import shutil
+
+    from neural.loaders import load_onnx
+    from workbench.workbench import Workbench
+
+    tmp = tmp_path_factory.mktemp("pipelines")
+    kb_dir = tmp / "kb"
+    kb_dir.mkdir()
+    for f in FIXTURES.glob("*.clp"):
+        shutil.copy(f, kb_dir / f.name)
+    settings = make_settings(tmp, api_keys=[API_KEY, "another-key"])
+    wb = Workbench(settings, knowledge_base_dir=kb_dir, pipeline_dir=tmp / "pipelines", model_catalog=tmp / "none.yaml")
+    wb.register_model_entry(load_onnx(DIGITS_ONNX, name="digits", task="classification", intra_op_threads=1))
+    wb.test_settings = settings
+    yield wb
+    wb.close()
+
+
+@pytest.fixture(scope="module")
+def pipeline_server(pipeline_workbench) -> Iterator[LiveServer]:
+    """A server with API keys set (mutations need a key, predictions do not)."""
+    settings = pipeline_workbench.test_settings
+    server = serve(Serving(pipeline_workbench, settings=settings, load_models=False, serve_demo_lm=False), settings)
+    yield server
+    server.stop()

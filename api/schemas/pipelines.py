@@ -1,0 +1,71 @@
+"""Bodies of `/v1/pipelines`, `/v1/runs` and `/v1/kb` (unknown fields are refused: 422 names them)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PipelineDocument(_Strict):
+    """`PUT /v1/pipelines/{name}` as JSON (a YAML body with `Content-Type: application/yaml` works too)."""
+
+    document: str = Field(description="The pipeline YAML (docs/pipelines.md); its `name` must match the URL.")
+    stage: Literal["production", "staging"] | None = Field(None, description="Also point this stage at the new version.")
+
+
+class PredictRequest(_Strict):
+    """`POST /v1/pipelines/{name}/predict`: exactly one of `input` (one run) or `inputs` (a batch)."""
+
+    input: dict[str, Any] | None = Field(None, description="One input, matching the pipeline's input schema.")
+    inputs: Annotated[list[dict[str, Any]], Field(min_length=1, max_length=1024)] | None = Field(
+        None, description="Several inputs run concurrently (their model calls batch together).")
+    version: str | None = Field(None, description="A stored version (a unique prefix is enough); default: production, else latest.")
+    explain: bool = Field(False, description="Add the explanation (rule firings, model calls, gate decisions).")
+
+    @model_validator(mode="after")
+    def _one_of(self) -> "PredictRequest":
+        if (self.input is None) == (self.inputs is None):
+            raise ValueError("give exactly one of 'input' (one run) or 'inputs' (a batch)")
+        return self
+
+
+class PromoteRequest(_Strict):
+    version: str = Field(description="A stored version (a unique prefix is enough).")
+
+
+class KnowledgeBaseText(_Strict):
+    """`PUT /v1/kb/{name}` as JSON (a `text/plain` body with the rules works too)."""
+
+    text: str = Field(description="CLIPS rule text (deftemplate, deffacts, defrule, ...).")
+
+
+class FactIn(_Strict):
+    """A fact as data: a template with slots, or an ordered relation with values."""
+
+    template: str
+    slots: dict[str, Any] | None = None
+    values: list[Any] | None = None
+
+
+class RunKnowledgeBaseRequest(_Strict):
+    facts: list[FactIn] = Field(default_factory=list)
+    strategy: Literal["depth", "breadth", "simplicity", "complexity", "lex", "mea", "random"] | None = None
+    max_firings: Annotated[int, Field(ge=0)] | None = None
+    timeout_s: Annotated[float, Field(gt=0, le=300)] | None = None
+
+
+class AskRequest(_Strict):
+    goal: str = Field(description="A fact pattern in CLIPS syntax, e.g. `(ancestor ?x otto)`.")
+    facts: list[FactIn] = Field(default_factory=list)
+    all: bool = Field(False, description="All answers instead of the first.")
+    max_answers: Annotated[int, Field(ge=1)] | None = None
+    max_depth: Annotated[int, Field(ge=1)] | None = None
+
+
+def facts_as_dicts(facts: list[FactIn]) -> list[dict[str, Any]]:
+    return [f.model_dump(exclude_none=True) for f in facts]
