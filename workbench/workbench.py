@@ -413,19 +413,32 @@ class Workbench:
         kb = self.library.load(name)
         return self.library.engine(kb).evaluate(facts, strategy=strategy, max_firings=max_firings, timeout=timeout)
 
-    def ask(self, name: str, goal: str, facts: Iterable[Any] | None = None, *, all: bool = False, max_answers: int | None = None,
-            max_depth: int | None = None) -> dict[str, Any]:
+    async def ask(self, name: str, goal: str, facts: Iterable[Any] | None = None, *, all: bool = False, max_answers: int | None = None,
+                  max_depth: int | None = None, timeout: float | None = None, provider: Any = None) -> dict[str, Any]:
         """Backward chaining: prove `goal` (e.g. `"(ancestor ?x otto)"`) over knowledge base `name`.
 
-        Returns `{"proved", "answers": [{"bindings", "certainty", "proof"}], "skipped_rules"}`."""
+        Args:
+            facts: working-memory facts (`Fact`s or `{"template", "slots"|"values"}`).
+            all: every answer (default: the first; `max_answers` caps either).
+            provider: answers askable facts (`chaining.backward.PersonProvider`, `ScriptedProvider`, ...).
+        Returns:
+            `{"proved", "answers": [{"bindings", "fact", "certainty", "proof"}], "skipped_rules": [{"rule", "reason"}]}`.
+        Raises:
+            KnowledgeBaseNotFoundError, KnowledgeBaseError, chaining.backward.BackwardError (GoalSyntaxError, ...).
+        """
         from chaining.forward import as_facts
 
         from workbench.pipeline.nodes.backward import prove
 
         kb = self.library.load(name)
         limit = max_answers if all else (max_answers or 1)
-        answers, _, skipped = prove(kb, goal, as_facts(facts), limit=limit, max_depth=max_depth, timeout=None)
+        answers, _, skipped = await prove(kb, goal, as_facts(facts), limit=limit, max_depth=max_depth, timeout=timeout,
+                                          functions=self.library.functions, provider=provider)
         return {"proved": bool(answers), "answers": answers, "skipped_rules": skipped}
+
+    def ask_sync(self, name: str, goal: str, facts: Iterable[Any] | None = None, **kwargs: Any) -> dict[str, Any]:
+        """Blocking `ask`."""
+        return self._sync(self.ask(name, goal, facts, **kwargs))
 
     # ------------------------------------------------------------------------------------------
     # models

@@ -241,15 +241,15 @@ def _check_expressions(p: Pipeline, produced: dict[str, Templates]) -> list[Issu
             upstream |= set(produced.get(a, {}))
         scope = {"input"} | ancestors | upstream
         if n.type == "model":
-            exprs = [(f"inputs.{k}", v) for k, v in (n.get("inputs") or {}).items()]
+            exprs = [(f"inputs.{k}", v, scope) for k, v in (n.get("inputs") or {}).items()]
         elif n.type == "output":
-            exprs = [(f"fields.{k}", v.get("expr") if isinstance(v, dict) else v) for k, v in (n.get("fields") or {}).items()]
+            exprs = [(f"fields.{k}", v.get("expr") if isinstance(v, dict) else v, scope) for k, v in (n.get("fields") or {}).items()]
         elif n.type == "input":
-            exprs = [(f"facts[{i}].{f}", x) for i, fm in enumerate(n.get("facts") or []) for f, x in _mapping_exprs(fm)]
-            scope = {"input"}
+            exprs = [(f"facts[{i}].{f}", x, {"input"} | ({"index", "value"} if "foreach" in fm and f != "foreach" else set()))
+                     for i, fm in enumerate(n.get("facts") or []) for f, x in _mapping_exprs(fm)]
         else:
             continue
-        for fld, expr in exprs:
+        for fld, expr, scope in exprs:
             try:
                 c = compile_expression(expr, FACT_FUNCTIONS | MODEL_FUNCTIONS)
             except Exception:

@@ -1,33 +1,28 @@
-"""Adapter to the backward-chaining prover (`chaining.backward`, engineer A's room).
-
-Kept in one place so that the goal node does not depend on the prover's exact call shape.
-"""
+"""Adapter to the backward-chaining prover (`chaining.backward.Session`), kept in one place so the
+goal node and `Workbench.ask` share one call shape."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Mapping
 
 from rules.facts import Fact
 
-from ..errors import NodeExecutionError
 
+async def prove(kb: Any, goal: str, facts: list[Fact], *, limit: int | None, max_depth: int | None, timeout: float | None,
+                functions: Mapping[str, Callable] | None = None, provider: Any = None) -> tuple[list[dict[str, Any]], list[Fact], list[dict[str, Any]]]:
+    """Prove `goal` over `kb` with `facts` as working-memory facts (deffacts are added).
 
-def prove(kb: Any, goal: str, facts: list[Fact], *, limit: int | None, max_depth: int | None, timeout: float | None
-          ) -> tuple[list[dict[str, Any]], list[Fact], list[Any]]:
-    """Prove `goal` over `kb` with `facts` as base facts.
-
-    Returns (answers as `{"bindings": {...}, "certainty": ..., "proof": {...}}`, the proven goal
-    instances as facts, the rules the prover skipped with reasons).
-
+    Returns:
+        (answers as `{"bindings", "fact", "certainty", "proof"}` dicts, the proven facts of
+        single-pattern goals, the skipped rules as `{"rule", "reason"}`).
     Raises:
-        NodeExecutionError: the prover is not installed in this checkout.
+        chaining.backward.BackwardError subclasses (GoalSyntaxError, DepthLimitError, ProofTimeout, ...).
     """
-    try:
-        import chaining.backward as bw
-    except ImportError as exc:
-        raise NodeExecutionError("goal", "goal", f"backward chaining (chaining.backward) is not available: {exc}") from exc
-    return bw_prove(bw, kb, goal, facts, limit=limit, max_depth=max_depth, timeout=timeout)
+    from chaining.backward import ProverConfig, Session
 
-
-def bw_prove(bw: Any, kb: Any, goal: str, facts: list[Fact], *, limit, max_depth, timeout):
-    raise NodeExecutionError("goal", "goal", "backward chaining adapter not yet bound to chaining.backward's API")
+    cfg = ProverConfig(max_depth=max_depth or 200, timeout=timeout or 30.0)
+    session = Session(kb, facts=[Fact(f.template, f.slots) for f in facts], config=cfg, functions=functions, provider=provider)
+    result = await session.prove(goal, limit=limit)
+    answers = [a.to_dict() for a in result.answers]
+    proven = [Fact(a.fact.template, a.fact.slots) for a in result.answers if a.fact is not None]
+    return answers, proven, [s.to_dict() for s in result.skipped_rules]

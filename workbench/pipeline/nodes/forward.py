@@ -24,7 +24,8 @@ def evaluate(ctx: RunContext, state: NodeState, rt: Any) -> tuple[Any, list[Fact
     try:
         result = engine.evaluate(facts_in, strategy=node.get("strategy"), max_firings=node.get("max_firings"), timeout=node.get("timeout_s"))
     except RunawayError as exc:
-        raise NodeExecutionError(node.id, node.type, f"knowledge base {kb.name!r}: {exc} (last rules: {', '.join(exc.last_rules)})") from exc
+        msg = str(exc) if "last rules" in str(exc) else f"{exc} (last rules fired: {', '.join(exc.last_rules)})"
+        raise NodeExecutionError(node.id, node.type, f"knowledge base {kb.name!r}: {msg}") from exc
     except (ForwardError, ValueError) as exc:
         raise NodeExecutionError(node.id, node.type, f"knowledge base {kb.name!r}: {exc}") from exc
     _record(ctx, state, kb, facts_in, result)

@@ -19,7 +19,8 @@ async def run_goal(ctx: RunContext, state: NodeState, rt: Any) -> None:
     if node.get("all") and node.get("max_answers"):
         limit = node.get("max_answers")
     try:
-        answers, facts, skipped = prove(kb, node.get("goal"), facts_in, limit=limit, max_depth=node.get("max_depth"), timeout=node.get("timeout_s"))
+        answers, facts, skipped = await prove(kb, node.get("goal"), facts_in, limit=limit, max_depth=node.get("max_depth"),
+                                              timeout=node.get("timeout_s"), functions=rt.library.functions)
     except NodeExecutionError:
         raise
     except Exception as exc:

@@ -1,0 +1,110 @@
+"""The pipeline document: byte-for-byte round trip, canonical form, content hash, located structural errors."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from workbench.pipeline import Pipeline, PipelineValidationError
+from workbench.pipeline.expressions import ExpressionError, compile_expression
+
+from .conftest import FIXTURES
+
+ODD = """# a hand-written pipeline with comments, flow style and odd spacing
+name:   odd-one
+nodes:
+  - {id: req, type: input, schema: {type: object}}   # inline
+  - id: out
+    type: output
+    fields:
+      echo:   "input.x"     # keep me
+edges: [{from: req, to: out}]
+"""
+
+
+@pytest.mark.parametrize("text", [(FIXTURES / "digits_review.yaml").read_text(), ODD])
+def test_load_then_save_is_byte_for_byte(text, tmp_path):
+    p = Pipeline.from_yaml(text)
+    assert p.to_yaml() == text
+    out = p.save(tmp_path / "copy.yaml")
+    assert out.read_bytes() == text.encode()
+    assert Pipeline.from_file(out).to_yaml() == text
+    assert p.version == hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_edited_pipeline_is_written_in_canonical_form_which_round_trips():
+    p = Pipeline.from_yaml(ODD)
+    v0 = p.version
+    p.nodes["out"].config["fields"]["twice"] = "input.x * 2"
+    text = p.to_yaml()
+    assert text != ODD and p.version != v0
+    again = Pipeline.from_yaml(text)
+    assert again.to_yaml() == text and again.version == p.version
+    assert again.nodes["out"].get("fields") == {"echo": "input.x", "twice": "input.x * 2"}
+
+
+def test_built_in_code_equals_loaded():
+    p = Pipeline("tiny")
+    p.add_node("req", "input", schema={"type": "object"})
+    p.add_node("out", "output", fields={"echo": "input.x"})
+    p.chain("req", "out")
+    q = Pipeline.from_yaml(p.to_yaml())
+    assert q.to_data() == p.to_data() and q.version == p.version
+    assert list(p.graph.edges) == [("req", "out")]
+
+
+def test_structural_errors_name_node_field_and_location():
+    text = """name: broken
+nodes:
+  - id: req
+    type: input
+  - id: m
+    type: model
+    inputs: {pixels: "softmax(input.pixels"}
+    colour: blue
+  - id: r
+    type: rules
+  - id: r
+    type: output
+  - id: x
+    type: teleport
+edges:
+  - {from: req, to: nowhere}
+  - {from: req, to: m, when: yes}
+"""
+    with pytest.raises(PipelineValidationError) as ei:
+        Pipeline.from_yaml(text, filename="broken.yaml")
+    got = {(i.node, i.field): (i.line, i.column) for i in ei.value.issues}
+    assert got[("m", "colour")] == (8, 5)
+    assert got[("m", "model")][0] == 5  # required: located at the node
+    assert got[("m", "inputs.pixels")] == (7, 14)
+    assert ("r", "knowledge_base") in got
+    assert got[("r", "id")] == (11, 5)  # duplicate id
+    assert ("x", "type") in got
+    assert got[(None, "edges[0].to")] == (16, 17)
+    assert got[("req", "edges[1].when")][0] == 17
+    msg = str(ei.value)
+    assert "broken.yaml:8:5: node 'm', field 'colour': unknown field" in msg
+
+
+def test_yaml_syntax_error_is_located():
+    with pytest.raises(PipelineValidationError) as ei:
+        Pipeline.from_yaml("name: x\nnodes: [\n", filename="bad.yaml")
+    i = ei.value.issues[0]
+    assert i.file == "bad.yaml" and i.line >= 2 and "not valid YAML" in i.message
+
+
+@pytest.mark.parametrize("bad", ["__import__('os')", "x.__class__", "(lambda: 1)()", "[a for a in b]", "open('f')", "x.y()"])
+def test_expressions_refuse_anything_outside_the_language(bad):
+    with pytest.raises(ExpressionError):
+        compile_expression(bad)
+
+
+def test_expressions_evaluate():
+    e = compile_expression("label_of if max(softmax(logits)) > 0.5 else coalesce(missing.slot, 'none')")
+    assert e.evaluate({"logits": [0.0, 9.0], "label_of": "one", "missing": None}) == "one"
+    assert e.evaluate({"logits": [0.0, 0.0], "label_of": "one", "missing": None}) == "none"
+    assert compile_expression("topk(x, 2)").evaluate({"x": [0.1, 0.7, 0.2]}) == [1, 2]
+    with pytest.raises(ExpressionError, match="missing value"):
+        compile_expression("a + 1").evaluate({"a": None})
