@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
@@ -70,7 +71,10 @@ class ModelEntry:
             with self._lock:
                 if self._batcher is None:
                     length = self.runner.item_length if getattr(self.runner, "sequence_axis", False) else None
-                    self._batcher = DynamicBatcher(self.name, self.runner.run_batch, self.batcher_config,
+                    config = self.batcher_config
+                    if length is not None and not getattr(self.runner, "padding_safe", False):
+                        config = dataclasses.replace(config, exact_lengths=True)
+                    self._batcher = DynamicBatcher(self.name, self.runner.run_batch, config,
                                                    length_fn=length, metrics=ModelMetrics(self.name))
         return self._batcher
 

@@ -147,8 +147,9 @@ def default_onnx_cache() -> Path:
 
 # ---- ONNX -----------------------------------------------------------------------------------------
 def load_onnx(path: str | Path, *, name: str | None = None, task: str = "custom", device: str | None = None,
-              batcher_config: BatcherConfig | None = None, intra_op_threads: int = 0) -> ModelEntry:
-    """Load an ONNX file; the signature comes from the graph. Version: SHA-256 of the file
+              batcher_config: BatcherConfig | None = None, intra_op_threads: int = 0, padding_safe: bool = False) -> ModelEntry:
+    """Load an ONNX file; the signature comes from the graph. `padding_safe=True` declares that the
+    model masks zero padding on its sequence axis (else only equal-length requests share a batch). Version: SHA-256 of the file
     (and of its external-data files). Raises ModelLoadError for a missing or invalid file."""
     path = Path(path)
     if not path.is_file():
@@ -159,7 +160,7 @@ def load_onnx(path: str | Path, *, name: str | None = None, task: str = "custom"
         raise ModelLoadError(f"{path}: not a loadable ONNX model: {str(exc).splitlines()[0]}") from exc
     data = [p for p in path.parent.glob(path.name + ".data")]
     return ModelEntry(name or path.stem, hash_files([path, *data], path.parent), "onnx", task, be.signature, be.device,
-                      be.dtype, be, TensorRunner(name or path.stem, be), str(path), {"providers": be.providers},
+                      be.dtype, be, TensorRunner(name or path.stem, be, padding_safe=padding_safe), str(path), {"providers": be.providers},
                       batcher_config or BatcherConfig())
 
 
@@ -171,7 +172,7 @@ def save_torchscript(module: torch.jit.ScriptModule, path: str | Path, signature
 
 def load_torchscript(path: str | Path, *, name: str | None = None, task: str = "custom", signature: Signature | None = None,
                      device: str | None = None, dtype: str | None = None,
-                     batcher_config: BatcherConfig | None = None) -> ModelEntry:
+                     batcher_config: BatcherConfig | None = None, padding_safe: bool = False) -> ModelEntry:
     """Load a TorchScript file. Its signature is read from the file (see `save_torchscript`) or given.
     Raises ModelLoadError when the file is unreadable or carries no signature and none is given."""
     path = Path(path)
@@ -189,12 +190,12 @@ def load_torchscript(path: str | Path, *, name: str | None = None, task: str = "
     be = TorchBackend(module, signature, device=device, dtype=dtype)
     name = name or path.stem
     return ModelEntry(name, hash_files([path], path.parent), "torchscript", task, signature, be.device, be.dtype, be,
-                      TensorRunner(name, be), str(path), {}, batcher_config or BatcherConfig())
+                      TensorRunner(name, be, padding_safe=padding_safe), str(path), {}, batcher_config or BatcherConfig())
 
 
 def load_torch_export(path: str | Path, *, name: str | None = None, task: str = "custom", output_names: list[str] | None = None,
                       device: str | None = None, dtype: str | None = None,
-                      batcher_config: BatcherConfig | None = None) -> ModelEntry:
+                      batcher_config: BatcherConfig | None = None, padding_safe: bool = False) -> ModelEntry:
     """Load a `torch.export` program (`.pt2`, written by `torch.export.save`). The signature is read
     from the program: user input names, dtypes and shapes (symbolic dimensions become -1).
     Raises ModelLoadError for an unreadable file."""
@@ -209,7 +210,7 @@ def load_torch_export(path: str | Path, *, name: str | None = None, task: str = 
     be = TorchBackend(ep, signature, device=device, dtype=dtype)
     name = name or path.stem
     return ModelEntry(name, hash_files([path], path.parent), "torch_export", task, signature, be.device, be.dtype, be,
-                      TensorRunner(name, be), str(path), {}, batcher_config or BatcherConfig())
+                      TensorRunner(name, be, padding_safe=padding_safe), str(path), {}, batcher_config or BatcherConfig())
 
 
 def exported_signature(ep: torch.export.ExportedProgram, output_names: list[str] | None = None) -> Signature:
@@ -244,7 +245,7 @@ def signature_from_dict(doc: Mapping[str, Any]) -> Signature:
 def load_module(module: torch.nn.Module, name: str, *, task: str = "custom", signature: Signature | None = None,
                 example_inputs: Mapping[str, np.ndarray] | None = None, dynamic_axes: Mapping[str, list[int]] | None = None,
                 output_names: list[str] | None = None, device: str | None = None, dtype: str | None = None,
-                compile: bool = False, batcher_config: BatcherConfig | None = None) -> ModelEntry:
+                compile: bool = False, batcher_config: BatcherConfig | None = None, padding_safe: bool = False) -> ModelEntry:
     """Wrap an `nn.Module` from a script. Give `signature`, or `example_inputs` (one batch, batch axis
     first) from which it is inferred: axis 0 of every tensor is the batch axis (-1), plus the
     `dynamic_axes` named per input. Version: SHA-256 of the state dict."""
@@ -254,7 +255,7 @@ def load_module(module: torch.nn.Module, name: str, *, task: str = "custom", sig
         signature = infer_signature(module, example_inputs, dynamic_axes or {}, output_names)
     be = TorchBackend(module, signature, device=device, dtype=dtype, compile=compile)
     return ModelEntry(name, hash_module(module), "nn_module", task, signature, be.device, be.dtype, be,
-                      TensorRunner(name, be), None, {}, batcher_config or BatcherConfig())
+                      TensorRunner(name, be, padding_safe=padding_safe), None, {}, batcher_config or BatcherConfig())
 
 
 def infer_signature(module: torch.nn.Module, example_inputs: Mapping[str, np.ndarray], dynamic_axes: Mapping[str, list[int]],

@@ -19,6 +19,7 @@ from .signature import Signature
 @runtime_checkable
 class Runner(Protocol):
     sequence_axis: bool  # True when requests have a length to bucket by
+    padding_safe: bool  # True when zero padding along the sequence axis leaves outputs unchanged
 
     def prepare(self, item: Any) -> Any: ...
 
@@ -30,14 +31,18 @@ class Runner(Protocol):
 class TensorRunner:
     """Runner for tensor models: a request is `{input name: array without the batch axis}`.
 
-    Dynamic non-batch axes are zero-padded to the longest request in the batch; the first dynamic
-    axis of the first input that has one is the sequence axis, padded to `pad_to` (the bucket).
+    Dynamic non-batch axes are zero-padded to the longest request in the batch. The first dynamic
+    axis of the first input that has one gives a request's sequence length; every input axis as long
+    as that length in all requests of the batch is padded to `pad_to` (the bucket).
+    `padding_safe=False` (default): the model may not mask padding, so its batcher groups only
+    requests of identical length (no padding); pass True for models that mask padded positions.
     Outputs are split per request; an output axis 1 that is dynamic and as long as the padded
     sequence is cut back to the request's own length.
     """
 
-    def __init__(self, name: str, backend: Backend, signature: Signature | None = None) -> None:
+    def __init__(self, name: str, backend: Backend, signature: Signature | None = None, *, padding_safe: bool = False) -> None:
         self.name = name
+        self.padding_safe = padding_safe
         self.backend = backend
         self.signature = signature or backend.signature
         self._seq: tuple[str, int] | None = None
@@ -60,9 +65,9 @@ class TensorRunner:
         return int(prepared[name].shape[axis - 1])
 
     def run_batch(self, items: list[dict[str, np.ndarray]], pad_to: int | None) -> list[dict[str, np.ndarray]]:
-        batch = {spec.name: self._collate(spec.name, [it[spec.name] for it in items], pad_to) for spec in self.signature.inputs}
-        out = self.backend.run(batch)
         lengths = [self.item_length(it) for it in items]
+        batch = {spec.name: self._collate([it[spec.name] for it in items], lengths, pad_to) for spec in self.signature.inputs}
+        out = self.backend.run(batch)
         results: list[dict[str, np.ndarray]] = []
         for i, length in enumerate(lengths):
             one: dict[str, np.ndarray] = {}
@@ -75,10 +80,13 @@ class TensorRunner:
             results.append(one)
         return results
 
-    def _collate(self, name: str, arrays: list[np.ndarray], pad_to: int | None) -> np.ndarray:
+    def _collate(self, arrays: list[np.ndarray], lengths: list[int | None], pad_to: int | None) -> np.ndarray:
         target = list(np.max([a.shape for a in arrays], axis=0)) if arrays[0].ndim else []
-        if self._seq is not None and self._seq[0] == name and pad_to is not None:
-            target[self._seq[1] - 1] = max(target[self._seq[1] - 1], pad_to)
+        if pad_to is not None and arrays[0].ndim:
+            # every axis that is as long as each request's sequence is a sequence axis: pad it to the bucket
+            for ax in range(arrays[0].ndim):
+                if all(a.shape[ax] == n for a, n in zip(arrays, lengths)):
+                    target[ax] = max(target[ax], pad_to)
         out = np.zeros([len(arrays), *target], dtype=arrays[0].dtype)
         for i, a in enumerate(arrays):
             out[(i, *[slice(0, s) for s in a.shape])] = a

@@ -35,8 +35,15 @@ class TorchBackend(Backend):
         self.precision: Precision = resolve_precision(dtype, self.device)
         self.dtype = self.precision.name
         if isinstance(module, torch.export.ExportedProgram):
+            # an exported program is fixed: it may move device, but not change dtype or be quantised
+            if self.precision.name != "float32":
+                raise ValueError(f"dtype {self.precision.name} is not supported for torch.export programs; use float32")
+            if self.device != "cpu":
+                from torch.export.passes import move_to_device_pass
+
+                module = move_to_device_pass(module, self.device)
             module = module.module()
-        if isinstance(module, torch.nn.Module) and not isinstance(module, torch.jit.ScriptModule):
+        elif isinstance(module, torch.nn.Module) and not isinstance(module, torch.jit.ScriptModule):
             module.eval()
             if self.precision.dynamic_int8:
                 module = quantize_dynamic_int8(module)

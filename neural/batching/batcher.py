@@ -221,6 +221,8 @@ class DynamicBatcher:
 
     def _bucket(self, length: int) -> int:
         buckets = self.config.buckets
+        if self._length_fn is not None and self.config.exact_lengths:
+            return length
         if self._length_fn is None or buckets is None:
             return 0
         i = bisect.bisect_left(buckets, length)
@@ -256,6 +258,8 @@ class DynamicBatcher:
         return head
 
     def _candidates(self, bucket: int) -> list[collections.deque[InferenceRequest]]:
+        if self.config.exact_lengths:
+            return [self._queues[bucket]]
         return [self._queues[b] for b in sorted(self._queues) if b <= bucket]
 
     def _next_batch(self) -> tuple[list[InferenceRequest], int | None] | None:
@@ -295,6 +299,8 @@ class DynamicBatcher:
         self._queued -= len(batch)
         if self._length_fn is None:
             pad_to = None
+        elif self.config.exact_lengths:
+            pad_to = head.length
         elif self.config.pad_to_bucket and self.config.buckets is not None and head.bucket <= self.config.buckets[-1]:
             pad_to = head.bucket
         else:
@@ -331,6 +337,20 @@ class DynamicBatcher:
             error = exc
         compute_s = time.monotonic() - start
         self._recent_compute_s.append(compute_s)
+        record = BatchRecord(batch_id, len(live), pad_to, start, compute_s, max(r.queue_time_s or 0.0 for r in live),
+                             error is None, None if error is None else f"{type(error).__name__}: {error}")
+        # stats first, results second: a caller that sees its result also sees the batch counted
+        with self._cond:
+            self.stats.batches += 1
+            self.stats.requests += len(live)
+            self.stats.failed_batches += error is not None
+            self.stats.batch_sizes.append(len(live))
+            self.batch_log.append(record)
+        self.metrics.batch_size.observe(len(live))
+        self.metrics.compute_time.observe(compute_s)
+        if error is not None:
+            self.metrics.failure("model_error", len(live))
+            log.warning("model %s: batch %d (%d requests) failed: %r", self.name, batch_id, len(live), error)
         end = time.monotonic()
         for i, r in enumerate(live):
             r.batch_id, r.batch_size, r.compute_time_s = batch_id, len(live), compute_s
@@ -338,25 +358,12 @@ class DynamicBatcher:
                 if r.state == RUNNING:
                     r.state = DONE
             if error is None:
-                r.future.set_result(outputs[i])
                 self.metrics.latency.observe(end - r.enqueued_at)
+                r.future.set_result(outputs[i])
             else:
                 err = BatchExecutionError(self.name, batch_id, len(live), error)
                 err.__cause__ = error
                 r.future.set_exception(err)
-        self.metrics.batch_size.observe(len(live))
-        self.metrics.compute_time.observe(compute_s)
-        if error is not None:
-            self.metrics.failure("model_error", len(live))
-            log.warning("model %s: batch %d (%d requests) failed: %r", self.name, batch_id, len(live), error)
-        record = BatchRecord(batch_id, len(live), pad_to, start, compute_s, max(r.queue_time_s or 0.0 for r in live),
-                             error is None, None if error is None else f"{type(error).__name__}: {error}")
-        with self._cond:
-            self.stats.batches += 1
-            self.stats.requests += len(live)
-            self.stats.failed_batches += error is not None
-            self.stats.batch_sizes.append(len(live))
-            self.batch_log.append(record)
         for fn in list(self._listeners):
             try:
                 fn(record)

@@ -19,6 +19,8 @@ class BatcherConfig:
     - `pad_to_bucket`: pad to the bucket bound (fixed shapes, e.g. for compiled graphs) when True,
       or only to the longest request of the batch when False (less padding on CPU).
     - `default_timeout_s`: deadline for requests that give none (`None`: no deadline).
+    - `exact_lengths`: batch only requests of identical length and never pad (for models that do
+      not mask padding); `buckets` is then ignored.
     """
 
     max_batch_size: int = 32
@@ -27,6 +29,7 @@ class BatcherConfig:
     buckets: tuple[int, ...] | None = (16, 32, 64, 128, 256, 512)
     pad_to_bucket: bool = True
     default_timeout_s: float | None = None
+    exact_lengths: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.max_batch_size, int) or self.max_batch_size < 1:

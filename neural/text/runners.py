@@ -30,6 +30,7 @@ class TextEmbeddingRunner:
     """A request is a string; its output is a float32 vector [dim] (unit length when normalised)."""
 
     sequence_axis = True
+    padding_safe = True  # the attention mask hides padded positions
 
     def __init__(self, tokenizer: TextTokenizer, backend: Backend) -> None:
         self.tokenizer = tokenizer
@@ -61,6 +62,7 @@ class TextClassificationRunner:
     """A request is a string; its output is `{"label": str, "score": float, "probabilities": float32 [num_labels]}`."""
 
     sequence_axis = True
+    padding_safe = True  # the attention mask hides padded positions
 
     def __init__(self, tokenizer: TextTokenizer, backend: Backend, id2label: dict[int, str]) -> None:
         self.tokenizer = tokenizer

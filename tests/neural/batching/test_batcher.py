@@ -256,3 +256,15 @@ def test_config_validation():
         BatcherConfig(buckets=(8, 4))
     with pytest.raises(ValueError, match="max_queue_delay_ms"):
         BatcherConfig(max_queue_delay_ms=-1)
+
+
+async def test_exact_lengths_never_pads_or_mixes_lengths():
+    model = Recorder()
+    b = make(model, "exact", max_batch_size=8, max_queue_delay_ms=2, exact_lengths=True, length_fn=lambda it: it[1])
+    items = [(i, 3 + i % 3) for i in range(12)]
+    outs = await b.infer_many(items)
+    assert [o[0] for o in outs] == items
+    for batch, pad_to in model.calls:
+        assert {it[1] for it in batch} == {pad_to}
+    assert sorted(b.stats.batch_sizes) == [4, 4, 4]  # counted before the results were delivered
+    b.close()

@@ -1,0 +1,65 @@
+"""Bad inputs give an error naming the model input and its expected dtype and shape."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from neural import InputValidationError, ModelRegistry, Signature, TensorSpec
+
+SIG = Signature(
+    (TensorSpec("ids", "int64", (-1, -1)), TensorSpec("pixels", "float32", (-1, 3, 4))),
+    (TensorSpec("score", "float32", (-1, 1)),),
+)
+
+
+class Tiny(torch.nn.Module):
+    def forward(self, ids: torch.Tensor, pixels: torch.Tensor) -> torch.Tensor:
+        return (ids.float().mean(1, keepdim=True) + pixels.flatten(1).sum(1, keepdim=True))
+
+
+@pytest.fixture(scope="module")
+def entry():
+    reg = ModelRegistry()
+    yield reg.register_module(Tiny(), "tiny", signature=SIG)
+    reg.close()
+
+
+GOOD = {"ids": np.array([1, 2, 3], dtype=np.int64), "pixels": np.zeros((3, 4), dtype=np.float32)}
+
+
+@pytest.mark.parametrize(
+    ("request_", "pattern"),
+    [
+        ({"ids": GOOD["ids"]}, r"model 'tiny', input 'pixels': missing input; expected float32 \[-1, 3, 4\]"),
+        ({**GOOD, "extra": [1]}, r"input 'extra': unexpected input; the model takes \['ids', 'pixels'\]"),
+        ({**GOOD, "pixels": np.zeros((4, 3), np.float32)}, r"input 'pixels': axis 0 has size 4; expected shape \[3, 4\]"),
+        ({**GOOD, "pixels": np.zeros((3, 4, 1), np.float32)}, r"input 'pixels': rank 3 \(shape \[3, 4, 1\]\); expected shape \[3, 4\]"),
+        ({**GOOD, "ids": np.array([1.5, 2.0])}, r"input 'ids': dtype float64; expected int64"),
+        ({**GOOD, "ids": np.array(["a", "b"])}, r"input 'ids': dtype <U1; expected int64"),
+        ({**GOOD, "pixels": [[1, 2, 3, 4]] * 3}, r"input 'pixels': dtype int64; expected float32"),
+    ],
+)
+def test_bad_request_names_input_and_expected_shape(entry, request_, pattern):
+    with pytest.raises(InputValidationError, match=pattern):
+        entry.submit(request_)
+    assert entry.batcher.queue_size == 0
+
+
+def test_lossless_casts_are_accepted(entry):
+    out = entry.infer_sync({"ids": np.array([1, 2, 3], dtype=np.int32), "pixels": np.ones((3, 4), dtype=np.float64)}, timeout_s=30)
+    np.testing.assert_allclose(out["score"], [14.0])
+
+
+def test_batched_predict_validates_the_batch_axis(entry):
+    with pytest.raises(InputValidationError, match=r"input 'pixels': rank 2 \(shape \[3, 4\]\); expected shape \[-1, 3, 4\]"):
+        entry.predict({"ids": GOOD["ids"][None], "pixels": GOOD["pixels"]})
+    out = entry.predict({"ids": GOOD["ids"][None], "pixels": GOOD["pixels"][None]})
+    assert out["score"].shape == (1, 1)
+
+
+def test_int_out_of_range_is_rejected():
+    sig = Signature((TensorSpec("ids", "int32", (-1,)),), (TensorSpec("y", "float32", (-1,)),))
+    with pytest.raises(InputValidationError, match="values out of range for int32"):
+        sig.validate("m", {"ids": np.array([2**40])})
