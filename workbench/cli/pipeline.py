@@ -1,0 +1,155 @@
+"""`workbench pipeline check|show|save|list|versions|promote`: pipeline files and stored versions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(no_args_is_help=True, help="Pipelines: check and draw YAML files, store versions, promote stages.")
+console = Console()
+err = Console(stderr=True)
+
+
+def _wb():
+    from workbench import Workbench
+
+    return Workbench.open()
+
+
+def _load(wb, ref: str):
+    """A file path, or a pipeline name (resolved as `Workbench.get_pipeline`), optionally NAME@VERSION."""
+    if Path(ref).is_file():
+        return wb.load_pipeline_file(ref)
+    name, _, version = ref.partition("@")
+    return wb.get_pipeline(name, version or None)
+
+
+@app.command()
+def check(
+    files: Annotated[list[str], typer.Argument(help="Pipeline YAML files (or stored names).")],
+    load_models: Annotated[bool, typer.Option("--load-models", help="Load models to check inputs/outputs against signatures.")] = False,
+) -> None:
+    """Validate pipelines; prints `file:line:col: node 'X', field 'Y': message` per problem (exit 1 if any)."""
+    from workbench.pipeline import NotFoundError, PipelineValidationError
+
+    bad = 0
+    with _wb() as wb:
+        for f in files:
+            try:
+                p = _load(wb, f)
+                issues = wb.validate(p, load_models=load_models)
+            except PipelineValidationError as exc:
+                issues = exc.issues
+            except (NotFoundError, OSError) as exc:
+                typer.echo(f"{f}: {exc}")
+                bad += 1
+                continue
+            for i in issues:
+                typer.echo(str(i) if i.file else f"{f}: {i}")
+            if issues:
+                bad += 1
+            else:
+                err.print(f"{f}: ok — pipeline {p.name} @ {p.version[:12]}, {len(p.nodes)} nodes, {len(p.edges)} edges")
+    raise typer.Exit(1 if bad else 0)
+
+
+@app.command()
+def show(
+    ref: Annotated[str, typer.Argument(help="A pipeline file, NAME or NAME@VERSION.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the document as JSON instead of drawing it.")] = False,
+) -> None:
+    """Draw the pipeline graph in the terminal (layers and a tree from the inputs)."""
+    from workbench.pipeline import NotFoundError, PipelineValidationError
+    from workbench.pipeline.render import draw_pipeline
+
+    with _wb() as wb:
+        try:
+            p = _load(wb, ref)
+        except (PipelineValidationError, NotFoundError) as exc:
+            typer.echo(str(exc), err=True)
+            raise typer.Exit(1)
+        if as_json:
+            typer.echo(json.dumps(p.to_data(), indent=2))
+        else:
+            console.print(draw_pipeline(p))
+
+
+@app.command()
+def save(
+    file: Annotated[Path, typer.Argument(help="Pipeline YAML file to record as a version.")],
+    stage: Annotated[Optional[str], typer.Option("--stage", help="Also point this stage (production|staging) at it.")] = None,
+) -> None:
+    """Validate a pipeline file and store it as a version (content hash); prints the version."""
+    from workbench.pipeline import PipelineValidationError
+
+    with _wb() as wb:
+        try:
+            p = wb.load_pipeline_file(file)
+            version = wb.save_pipeline(p, stage=stage)
+        except PipelineValidationError as exc:
+            for i in exc.issues:
+                typer.echo(str(i))
+            raise typer.Exit(1)
+        typer.echo(version)
+
+
+@app.command("list")
+def list_(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Pipelines in the store and in the pipelines folder, with their stages."""
+    with _wb() as wb:
+        infos = wb.list_pipelines()
+    if as_json:
+        typer.echo(json.dumps([i.to_dict() for i in infos], indent=2))
+        return
+    t = Table(title="pipelines")
+    for c in ("name", "versions", "production", "staging", "file", "description"):
+        t.add_column(c)
+    for i in infos:
+        t.add_row(i.name, str(i.versions), (i.stages.get("production") or "-")[:12], (i.stages.get("staging") or "-")[:12], i.file or "-",
+                  i.description or "")
+    console.print(t)
+
+
+@app.command()
+def versions(name: str, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Stored versions of a pipeline, oldest first, with their stage labels."""
+    from workbench.pipeline import NotFoundError
+
+    with _wb() as wb:
+        try:
+            rows = wb.pipeline_versions(name)
+        except NotFoundError as exc:
+            typer.echo(str(exc), err=True)
+            raise typer.Exit(1)
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    t = Table(title=f"versions of {name}")
+    for c in ("version", "created", "stages"):
+        t.add_column(c)
+    for r in rows:
+        t.add_row(r["version"], r["created_at"] or "-", ", ".join(r["stages"]))
+    console.print(t)
+
+
+@app.command()
+def promote(
+    name: str,
+    version: Annotated[str, typer.Argument(help="A stored version (a unique prefix is enough).")],
+    stage: Annotated[str, typer.Option("--stage", help="production or staging.")] = "production",
+) -> None:
+    """Point a stage label at a stored version (rollback = promote an earlier version)."""
+    from workbench.pipeline import NotFoundError
+
+    with _wb() as wb:
+        try:
+            full = wb.promote(name, version, stage)
+        except (NotFoundError, ValueError) as exc:
+            typer.echo(str(exc), err=True)
+            raise typer.Exit(1)
+    typer.echo(f"{name} {stage} -> {full}")

@@ -1,0 +1,123 @@
+"""`workbench run PIPELINE (--input JSON | --input-file FILE.jsonl) [--explain] [--json]`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run)
+
+
+def run(
+    pipeline: Annotated[str, typer.Argument(help="Pipeline name (production version, else pipelines/NAME.yaml) or a YAML file.")],
+    input: Annotated[Optional[str], typer.Option("--input", "-i", help="One input as a JSON object.")] = None,
+    input_file: Annotated[Optional[Path], typer.Option("--input-file", "-f", help="JSON Lines file: one input per line.")] = None,
+    version: Annotated[Optional[str], typer.Option("--version", help="Run this stored version (a unique prefix).")] = None,
+    explain: Annotated[bool, typer.Option("--explain", help="Include the explanation.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole run record as JSON (one line per input for files).")] = False,
+    concurrency: Annotated[int, typer.Option("--concurrency", help="Runs in flight at once for --input-file.")] = 32,
+) -> None:
+    """Run a pipeline on one input or a JSON Lines file (rich progress bar; JSONL results on stdout).
+
+    Exit status: 0 when every run succeeded, 1 when any failed or an input was invalid, 2 on bad usage.
+    """
+    if (input is None) == (input_file is None):
+        typer.echo("give exactly one of --input JSON or --input-file FILE.jsonl", err=True)
+        raise typer.Exit(2)
+    if input is not None:
+        try:
+            items = [json.loads(input)]
+        except json.JSONDecodeError as exc:
+            typer.echo(f"--input: not valid JSON: {exc}", err=True)
+            raise typer.Exit(2)
+        where = ["--input"]
+    else:
+        items, where = _read_jsonl(input_file)
+    bad = [i for i, x in enumerate(items) if not isinstance(x, dict)]
+    if bad:
+        typer.echo(f"{where[bad[0]]}: expected a JSON object, got {type(items[bad[0]]).__name__}", err=True)
+        raise typer.Exit(2)
+    code = asyncio.run(_main(pipeline, items, where, version, explain, as_json, concurrency, single=input is not None))
+    raise typer.Exit(code)
+
+
+def _read_jsonl(path: Path) -> tuple[list, list[str]]:
+    items, where = [], []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        typer.echo(f"{path}: cannot read: {exc.strerror}", err=True)
+        raise typer.Exit(2)
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            items.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            typer.echo(f"{path}:{n}:{exc.colno}: not valid JSON: {exc.msg}", err=True)
+            raise typer.Exit(2)
+        where.append(f"{path}:{n}")
+    return items, where
+
+
+async def _main(ref: str, items: list[dict], where: list[str], version: str | None, explain: bool, as_json: bool, concurrency: int,
+                single: bool) -> int:
+    from workbench import Workbench
+    from workbench.pipeline import NotFoundError, PipelineValidationError
+    from workbench.pipeline.render import explanation_tree
+
+    out = Console()
+    err = Console(stderr=True)
+    wb = Workbench.open()
+    try:
+        try:
+            p = wb.load_pipeline_file(ref) if Path(ref).is_file() else wb.get_pipeline(ref, version)
+            wb.check(p)
+        except (PipelineValidationError, NotFoundError) as exc:
+            err.print(str(exc), markup=False)
+            return 1
+        if single:
+            results = await wb.run_many(p, items, explain=explain)
+        else:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            with Progress(TextColumn(f"[bold]{p.name}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err) as prog:
+                task = prog.add_task("runs", total=len(items))
+                results = await wb.run_many(p, items, explain=explain, concurrency=concurrency,
+                                            on_result=lambda i, r: prog.advance(task))
+        failed = 0
+        for i, r in enumerate(results):
+            if isinstance(r, BaseException):
+                failed += 1
+                line = {"input": where[i], "error": str(r), "error_type": type(r).__name__}
+                if single:
+                    err.print(f"{where[i]}: {r}", markup=False)
+                else:
+                    sys.stdout.write(json.dumps(line) + "\n")
+                continue
+            failed += 0 if r.ok else 1
+            if as_json or not single:
+                d = r.to_dict() if as_json else {"run_id": r.run_id, "status": r.status, "outputs": r.outputs, "error": r.error,
+                                                  **({"explanation": r.explanation} if explain else {})}
+                sys.stdout.write(json.dumps(d, default=str) + "\n")
+            else:
+                if r.ok:
+                    out.print_json(json.dumps(r.outputs, default=str))
+                else:
+                    err.print(f"run failed: {r.error}", markup=False)
+                if explain and r.explanation:
+                    out.print(explanation_tree(r.explanation))
+                err.print(f"run {r.run_id} ({r.status}, {r.duration_s * 1000:.1f} ms)")
+        if not single:
+            err.print(f"{len(results) - failed} succeeded, {failed} failed")
+        return 1 if failed else 0
+    finally:
+        wb.close()

@@ -1,0 +1,131 @@
+"""`workbench runs list|show RUN_ID [--json]|replay RUN_ID [--kb NAME=FILE]`: recorded runs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(no_args_is_help=True, help="Recorded runs: list, show with provenance, replay with an edited knowledge base.")
+console = Console()
+
+
+@app.command("list")
+def list_(
+    pipeline: Annotated[Optional[str], typer.Option("--pipeline", "-p")] = None,
+    status: Annotated[Optional[str], typer.Option("--status", help="succeeded or failed")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n")] = 20,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Recorded runs, newest first."""
+    from workbench import Workbench
+
+    with Workbench.open() as wb:
+        runs = wb.list_runs(pipeline=pipeline, status=status, limit=limit)
+    if as_json:
+        typer.echo(json.dumps([r.to_dict() for r in runs], default=str, indent=2))
+        return
+    t = Table(title="runs")
+    for c in ("run", "started", "pipeline", "version", "status", "ms", "cache", "outputs / error"):
+        t.add_column(c)
+    for r in runs:
+        t.add_row(r.run_id[:8], r.started_at.strftime("%Y-%m-%d %H:%M:%S") if r.started_at else "-", r.pipeline, r.version[:12], r.status,
+                  f"{r.duration_s * 1000:.1f}", "hit" if r.cache_hit else "", (json.dumps(r.outputs) if r.ok else r.error or "")[:60])
+    console.print(t)
+
+
+@app.command()
+def show(
+    run_id: Annotated[str, typer.Argument(help="Run id (a unique prefix of 4+ characters).")],
+    as_json: Annotated[bool, typer.Option("--json", help="The run record with its trace as JSON.")] = False,
+) -> None:
+    """A run's provenance: versions, inputs, outputs, timings, trace (rule firings, model calls, gates) and explanation."""
+    from workbench import Workbench
+    from workbench.pipeline import NotFoundError
+    from workbench.pipeline.render import explanation_tree
+
+    with Workbench.open() as wb:
+        try:
+            r = wb.get_run(run_id)
+            trace = wb.get_trace(r.run_id)
+        except NotFoundError as exc:
+            typer.echo(str(exc), err=True)
+            raise typer.Exit(1)
+    if as_json:
+        typer.echo(json.dumps({**r.to_dict(), "trace": trace}, default=str, indent=2))
+        return
+    console.print(f"[bold]run {r.run_id}[/] {r.status} {'(cache hit of ' + str(r.cached_from) + ')' if r.cache_hit else ''}")
+    console.print(f"pipeline {r.pipeline} @ {r.version}")
+    for name, v in r.knowledge_base_versions.items():
+        console.print(f"  knowledge base {name} @ {v[:12]}")
+    for name, v in r.model_versions.items():
+        console.print(f"  model {name} @ {v[:12]}")
+    console.print("inputs:", json.dumps(r.inputs, default=str)[:400], markup=False)
+    console.print("outputs:" if r.ok else "error:", json.dumps(r.outputs, default=str) if r.ok else r.error, markup=False)
+    console.print("timings (ms):", ", ".join(f"{k} {v * 1000:.2f}" for k, v in r.timings.items()), markup=False)
+    t = Table(title="trace")
+    for c in ("#", "at ms", "kind", "node", "detail"):
+        t.add_column(c)
+    for e in trace:
+        p = e["payload"]
+        detail = {"rule_firing": lambda: f"{p.get('rule')} on f-{p.get('facts')} +{p.get('asserted')} -{p.get('retracted')}",
+                  "model_call": lambda: f"{p.get('model')}@{str(p.get('version'))[:12]} batch {p.get('batch_size')} "
+                                        f"queue {1000 * (p.get('queue_s') or 0):.2f} ms compute {1000 * (p.get('compute_s') or 0):.2f} ms",
+                  "gate_decision": lambda: f"branches {p.get('branches')} edges {p.get('edges')}",
+                  "proof": lambda: f"{p.get('goal')}: {'proved' if p.get('proved') else 'not proved'} ({len(p.get('answers', []))} answers)",
+                  }.get(e["kind"], lambda: json.dumps(p, default=str)[:100])()
+        t.add_row(str(e["seq"]), f"{1000 * (e['at'] or 0):.2f}", e["kind"], e["node"] or "-", detail)
+    console.print(t)
+    if r.explanation:
+        console.print(explanation_tree(r.explanation))
+
+
+@app.command()
+def replay(
+    run_id: str,
+    kb: Annotated[Optional[list[str]], typer.Option("--kb", help="NAME=FILE: use this rule file for knowledge base NAME.")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    record: Annotated[bool, typer.Option("--record/--no-record", help="Record the replay as a run (replay_of the original).")] = True,
+) -> None:
+    """Re-run a recorded run on its pipeline version, optionally with edited knowledge bases; prints what changed."""
+    from workbench import Workbench
+    from workbench.pipeline import KnowledgeBaseError, NotFoundError
+
+    edits: dict[str, str] = {}
+    for item in kb or []:
+        name, sep, file = item.partition("=")
+        if not sep or not name or not Path(file).is_file():
+            typer.echo(f"--kb {item!r}: expected NAME=FILE with an existing file", err=True)
+            raise typer.Exit(2)
+        edits[name] = file
+    with Workbench.open() as wb:
+        try:
+            res = asyncio.run(wb.replay(run_id, knowledge_bases=edits, record=record))
+        except (NotFoundError, KnowledgeBaseError) as exc:
+            typer.echo(str(exc), err=True)
+            raise typer.Exit(1)
+    if as_json:
+        typer.echo(json.dumps(res.to_dict(), default=str, indent=2))
+        return
+    console.print(f"replayed {res.original.run_id} as {res.replay.run_id}: {res.replay.status}")
+    if not res.changes:
+        console.print("no change")
+        return
+    ch = res.changes
+    for k, v in ch.get("outputs", {}).items():
+        console.print(f"  output {k}: {json.dumps(v['before'])} -> {json.dumps(v['after'])}", markup=False)
+    if "status" in ch:
+        console.print(f"  status: {ch['status']['before']} -> {ch['status']['after']} {ch['status'].get('error') or ''}", markup=False)
+    for node, v in ch.get("gates", {}).items():
+        console.print(f"  gate {node}: {v['before']} -> {v['after']}", markup=False)
+    for node, v in ch.get("rules", {}).items():
+        console.print(f"  rules in {node}: fired {v['before']} -> {v['after']}", markup=False)
+    for name, v in ch.get("knowledge_base_versions", {}).items():
+        console.print(f"  knowledge base {name}: {str(v['before'])[:12]} -> {str(v['after'])[:12]}", markup=False)
+    if "skipped" in ch:
+        console.print(f"  skipped nodes: {ch['skipped']['before']} -> {ch['skipped']['after']}", markup=False)
