@@ -43,7 +43,7 @@ mean batch size as sparklines, and KV-cache usage for generative models. **r** r
     def __init__(self) -> None:
         super().__init__()
         self.models: list[dict] = []
-        self.last: dict[str, tuple[float, float]] = {}  # model -> (time, requests) for throughput
+        self.last: dict[str, tuple[float, dict]] = {}  # model -> (time, counters) of the previous sample
         self.current: str | None = None
 
     def body(self) -> ComposeResult:
@@ -129,17 +129,14 @@ mean batch size as sparklines, and KV-cache usage for generative models. **r** r
         self.show_stats(stats, time.monotonic())
 
     def show_stats(self, stats: dict[str, dict], now: float) -> None:
-        """Push one sample per sparkline for the highlighted model."""
-        s = stats.get(self.current or "", {})
-        rps = s.get("throughput_rps")
-        if rps is None and isinstance(s.get("requests"), (int, float)):
-            before = self.last.get(self.current or "")
-            self.last[self.current or ""] = (now, float(s["requests"]))
-            if before is not None and now > before[0]:
-                rps = (float(s["requests"]) - before[1]) / (now - before[0])
-        self.query_one("#spark-throughput", MetricSpark).push(rps)
-        self.query_one("#spark-latency", MetricSpark).push(s.get("latency_p50_ms"))
-        self.query_one("#spark-batch", MetricSpark).push(s.get("mean_batch_size"))
+        """Turn two successive samples of cumulative counters into one point per sparkline:
+        requests/s, mean request latency and mean batch size over the interval between them."""
+        name = self.current or ""
+        # a model that has served nothing yet has no series: count it as zeros
+        s = stats.get(name) or {"requests": 0.0, "latency_sum_s": 0.0, "latency_count": 0.0, "batch_sum": 0.0,
+                                "batch_count": 0.0, "kv_cache_usage": None}
+        before = self.last.get(name)
+        self.last[name] = (now, dict(s))
         kv = s.get("kv_cache_usage")
         bar = self.query_one("#kv-bar", ProgressBar)
         if isinstance(kv, (int, float)):
@@ -148,3 +145,14 @@ mean batch size as sparklines, and KV-cache usage for generative models. **r** r
         else:
             self.query_one("#kv-label", Label).update("KV cache: - (not a generative model)")
             bar.update(progress=0)
+        if before is None or now <= before[0]:
+            return  # the first sample only sets the baseline
+        t0, p = before
+        dt = now - t0
+        self.query_one("#spark-throughput", MetricSpark).push(max(0.0, (s["requests"] - p["requests"]) / dt))
+        n = s["latency_count"] - p["latency_count"]
+        if n > 0:
+            self.query_one("#spark-latency", MetricSpark).push((s["latency_sum_s"] - p["latency_sum_s"]) / n * 1000.0)
+        b = s["batch_count"] - p["batch_count"]
+        if b > 0:
+            self.query_one("#spark-batch", MetricSpark).push((s["batch_sum"] - p["batch_sum"]) / b)
