@@ -42,7 +42,10 @@
    =>
    (assert (brother ?x ?y)))
 
+; Salience -10 lets every sibling fact be derived before this rule fires forwards, so CLIPS
+; reaches the same facts as the backward prover's negation as failure (stratified negation).
 (defrule only-child "a child with no sibling"
+   (declare (salience -10))
    (parent ?p ?c)
    (not (sibling ?c ?))
    =>

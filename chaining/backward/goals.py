@@ -28,9 +28,9 @@ def parse_goal(text: str, kb: KnowledgeBase | None = None) -> list[ast.CE]:
         module = parse(source, "goal")
     except RuleError as exc:
         d = exc.diagnostics[0]
-        col = d.column - len(_PREFIX) if d.line == 1 else d.column
+        col = d.column - len(_PREFIX) if d.line == 1 else len(text) + 1  # errors in our suffix: at the goal's end
         msg = d.message.replace("defrule starting at line 1, column 1", "the goal")
-        raise GoalSyntaxError(f"goal:{d.line}:{max(col, 1)}: {msg}") from None
+        raise GoalSyntaxError(f"goal:1:{max(col, 1)}: {msg}") from None
     if len(module.constructs) != 1 or not isinstance(module.constructs[0], ast.RuleDef):
         raise GoalSyntaxError("goal:1:1: expected pattern(s) only")
     rule = module.constructs[0]

@@ -117,6 +117,8 @@ def match(p: ast.Pattern, fact: Fact, b: Bindings, ev: ClipsEvaluator, multislot
         return
     if p.ordered:
         if not fact.is_ordered and fact.slots:
+            if not p.fields:  # `(person)` matches any person fact
+                yield b
             return
         yield from match_sequence(p.fields, tuple(fact.slots.get(IMPLIED, ())), b, ev)
         return

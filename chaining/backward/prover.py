@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable, Iterable, Mapping
@@ -251,6 +252,10 @@ class Session:
         if limit is not None and limit < 1:
             raise ValueError(f"limit must be >= 1 or None, got {limit}")
         t0 = time.perf_counter()
+        # Each nested subgoal takes about 8 Python frames (async generators); make room for max_depth.
+        needed = 12 * self.config.max_depth + 1000
+        if sys.getrecursionlimit() < needed:
+            sys.setrecursionlimit(needed)
         ces = parse_goal(goal, self.kb)
         q = _Query(deadline=None if self.config.timeout is None else time.monotonic() + self.config.timeout,
                    asked_before=len(self.broker.asked))
@@ -268,7 +273,8 @@ class Session:
             async with contextlib.aclosing(gen):
                 async for ta in gen:
                     for b in match(p, ta.fact, {}, self.ev, self._multislots.get(p.template)):
-                        bk = tuple((k, vkey(b[k])) for k in goal_vars if k in b)
+                        bk = (fact_key(ta.fact), tuple((k, vkey(b[k])) for k in goal_vars if k in b and not
+                                                       isinstance(b[k], Fact)))
                         if bk in seen:
                             continue
                         seen.add(bk)
@@ -313,6 +319,8 @@ class Session:
     def _call_key(self, p: ast.Pattern, b: Bindings) -> tuple:
         """Variant key of a call: (relation, kind, bound positions/slots)."""
         rel = p.template.rsplit("::", 1)[-1]
+        if p.ordered and not p.fields and self._multislots.get(rel) is not None and self.kb.templates[rel].slots:
+            return (rel, "t", ())  # `(person)` matches every person fact
         if p.ordered:
             bound: list = []
             exact = True

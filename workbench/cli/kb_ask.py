@@ -1,0 +1,222 @@
+"""`workbench kb ask` (backward chaining) and `workbench kb explain` (HOW / WHY NOT).
+
+    workbench kb ask FILE... GOAL [--facts FACTS.json] [--all] [--answers ANSWERS.json] [--json]
+    workbench kb explain FILE... --fact PATTERN [--facts FACTS.json] [--why-not] [--backward] [--json]
+
+`ask` proves GOAL (CLIPS pattern syntax, e.g. "(ancestor ?x otto)"); questions about askable
+facts are asked on the terminal (type `why` to see the chain of goals), or answered from
+ANSWERS.json (`{"(feature (name hair))": "yes", ...}`). With --json it prints
+`{"answers": [{"bindings", "certainty", "proof"}], "skipped_rules": [...], ...}`.
+
+`explain` runs the knowledge base forward on the real CLIPS engine and explains each fact
+matching PATTERN from the recorded firings (HOW: its derivation down to the given facts); with
+--why-not it explains why no such fact was derived (the rules that could conclude it and the
+first premise each failed on, against the final working memory). --backward explains through
+the backward prover instead (proof trees; WHY NOT with the prover).
+Exit codes: 0 done (also when there is no answer); 1 bad files, facts, goal or answers, or a limit hit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json as jsonlib
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+
+FACTS_HELP = ("JSON list of facts ({\"template\": \"person\", \"slots\": {...}} or {\"template\": \"parent\", "
+              "\"values\": [...]}), as for `kb run`; '-' reads stdin.")
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(1)
+
+
+def _load(files: list[Path], allow_unsafe: bool):
+    import rules
+
+    try:
+        return rules.load_knowledge_base(files, allow_unsafe=allow_unsafe)
+    except rules.RuleError as exc:
+        for d in exc.diagnostics:
+            typer.echo(str(d), err=True)
+        _fail(f"{len(exc.diagnostics)} error(s) in the knowledge base")
+
+
+def _facts(path: Optional[Path]) -> list:
+    import rules
+
+    if path is None:
+        return []
+    where = "stdin" if str(path) == "-" else str(path)
+    try:
+        text = sys.stdin.read() if str(path) == "-" else path.read_text()
+        data = jsonlib.loads(text)
+    except OSError as exc:
+        _fail(f"cannot read facts file {where}: {exc.strerror}")
+    except jsonlib.JSONDecodeError as exc:
+        _fail(f"{where}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}")
+    if isinstance(data, dict) and set(data) == {"facts"}:
+        data = data["facts"]
+    try:
+        return rules.facts_from_json(data, "facts")
+    except rules.FactError as exc:
+        _fail(f"{where}: {exc}")
+    return []
+
+
+def _terminal_provider(console: Console):
+    from chaining.backward import PersonProvider
+    from chaining.explain import why_tree
+
+    def ask(q) -> Any:
+        allowed = [str(a) for a in q.allowed] if q.allowed is not None else (["yes", "no"] if q.ask_slot is None else None)
+        choices = f" ({'/'.join(allowed)}/unknown/why)" if allowed else " (a value, unknown or why)"
+        while True:
+            answer = typer.prompt(q.text + choices, err=True).strip()
+            if answer.lower() == "why":
+                Console(stderr=True).print(why_tree(q))
+                continue
+            if allowed and answer not in allowed and answer.lower() not in ("unknown", "yes", "no"):
+                typer.echo(f"please answer one of: {', '.join(allowed)}, unknown (or why)", err=True)
+                continue
+            return answer
+
+    return PersonProvider(ask)
+
+
+def ask(
+    files_and_goal: Annotated[list[str], typer.Argument(metavar="FILE... GOAL",
+                                                        help="Rule files, then the goal, e.g. '(ancestor ?x otto)'.")],
+    facts: Annotated[Optional[Path], typer.Option("--facts", help=FACTS_HELP)] = None,
+    all_answers: Annotated[bool, typer.Option("--all", help="All answers (default: the first).")] = False,
+    answers: Annotated[Optional[Path], typer.Option("--answers", help="JSON object scripting the answers to questions.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    max_depth: Annotated[int, typer.Option("--max-depth", min=1, help="Most nested subgoals.")] = 200,
+    timeout: Annotated[float, typer.Option("--timeout", min=0.001, help="Seconds before giving up.")] = 30.0,
+    allow_unsafe: Annotated[bool, typer.Option("--allow-unsafe", help="Permit functions that reach the OS.")] = False,
+) -> None:
+    """Prove a goal backwards; print each answer's bindings and proof (HOW)."""
+    from chaining.backward import BackwardError, ProverConfig, ScriptedProvider, Session
+    from chaining.explain import how_tree
+
+    if len(files_and_goal) < 2:
+        _fail("give at least one rule file and then the goal, e.g. kb ask family.clp '(ancestor ?x otto)'")
+    *files, goal = files_and_goal
+    kb = _load([Path(f) for f in files], allow_unsafe)
+    fact_list = _facts(facts)
+    console = Console()
+    try:
+        provider = ScriptedProvider.from_json_file(answers) if answers else _terminal_provider(console)
+        session = Session(kb, facts=fact_list, provider=provider, config=ProverConfig(max_depth=max_depth, timeout=timeout))
+        result = session.prove_sync(goal, limit=None if all_answers else 1)
+    except BackwardError as exc:
+        _fail(str(exc))
+    if as_json:
+        doc = result.to_dict()
+        doc["knowledge_base"] = {"name": kb.name, "version": kb.version}
+        typer.echo(jsonlib.dumps(doc))
+        return
+    if not result.answers:
+        console.print(f"no: {goal} cannot be proved", markup=False)
+    for i, a in enumerate(result.answers, 1):
+        b = " ".join(f"?{k} = {v}" for k, v in a.bindings.items()) or "yes"
+        cf = f"  (certainty {a.certainty:.4g})" if a.certainty is not None else ""
+        console.print(f"answer {i}: {b}{cf}", markup=False)
+        console.print(how_tree(a.proof))
+    if not result.complete:
+        console.print("(first answer only; --all for every answer)", markup=False, style="dim")
+    for s in result.skipped_rules:
+        console.print(f"skipped rule {s.rule}: {s.reason}", markup=False, style="dim")
+    for w in result.warnings:
+        typer.echo(f"warning: {w}", err=True)
+
+
+def explain(
+    files: Annotated[list[Path], typer.Argument(help="Rule files (.clp), loaded in order as one knowledge base.")],
+    fact: Annotated[str, typer.Option("--fact", help="Pattern of the fact to explain, e.g. '(ancestor adam ?x)'.")],
+    facts: Annotated[Optional[Path], typer.Option("--facts", help=FACTS_HELP)] = None,
+    why_not: Annotated[bool, typer.Option("--why-not", help="Explain why no such fact was derived.")] = False,
+    backward: Annotated[bool, typer.Option("--backward", help="Explain with the backward prover instead.")] = False,
+    answers: Annotated[Optional[Path], typer.Option("--answers", help="Scripted answers (with --backward).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    allow_unsafe: Annotated[bool, typer.Option("--allow-unsafe", help="Permit functions that reach the OS.")] = False,
+) -> None:
+    """HOW a fact was derived (from the recorded forward firings), or WHY NOT."""
+    from chaining import explain as ex
+    from chaining.backward import BackwardError, ScriptedProvider, Session
+
+    kb = _load(files, allow_unsafe)
+    fact_list = _facts(facts)
+    console = Console()
+    try:
+        if backward:
+            provider = ScriptedProvider.from_json_file(answers) if answers else _terminal_provider(console)
+            session = Session(kb, facts=fact_list, provider=provider)
+            if why_not:
+                w = asyncio.run(ex.why_not(session, fact))
+                _emit(console, as_json, w.to_dict(), w.tree())
+                return
+            result = session.prove_sync(fact)
+            doc = {"pattern": fact, "direction": "backward", "facts": [
+                {"fact": a.proof.fact and ex.fact_text(a.proof.fact), "proof": a.proof.to_dict()} for a in result.answers]}
+            trees = [ex.how_tree(a.proof) for a in result.answers]
+            _emit_many(console, as_json, doc, trees, f"no proof of {fact}")
+            return
+        from chaining.forward import ForwardEngine, ForwardError
+
+        try:
+            engine = ForwardEngine.from_knowledge_base(kb)
+            try:
+                result = engine.evaluate(fact_list)
+            finally:
+                engine.close()
+        except ForwardError as exc:
+            _fail(str(exc))
+        if why_not:
+            w = ex.forward_why_not(kb, result, fact)
+            _emit(console, as_json, w.to_dict(), w.tree())
+            return
+        matching = _matching_fact_ids(kb, result, fact)
+        derivations = [ex.forward_derivation(result, fid) for fid in matching]
+        doc = {"pattern": fact, "direction": "forward", "facts": [d.to_dict() for d in derivations]}
+        _emit_many(console, as_json, doc, [d.tree() for d in derivations],
+                   f"no fact matching {fact} in the final working memory (try --why-not)")
+    except BackwardError as exc:
+        _fail(str(exc))
+    except ValueError as exc:
+        _fail(str(exc))
+
+
+def _matching_fact_ids(kb, result, pattern: str) -> list[int]:
+    from chaining.backward import Session
+
+    session = Session(kb, facts=result.facts, use_rules=False, include_deffacts=False, keep_ids=True)
+    proved = session.prove_sync(pattern)
+    return [a.fact.id for a in proved.answers if a.fact is not None and a.fact.id is not None]
+
+
+def _emit(console: Console, as_json: bool, doc: dict, tree) -> None:
+    if as_json:
+        typer.echo(jsonlib.dumps(doc))
+    else:
+        console.print(tree)
+
+
+def _emit_many(console: Console, as_json: bool, doc: dict, trees: list, empty: str) -> None:
+    if as_json:
+        typer.echo(jsonlib.dumps(doc))
+        return
+    if not trees:
+        console.print(empty, markup=False)
+    for t in trees:
+        console.print(t)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("ask")(ask)
+    app.command("explain")(explain)
