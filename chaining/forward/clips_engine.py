@@ -32,24 +32,30 @@ class ForwardEngine(ForwardChainer):
 
     def __init__(
         self,
-        sources: Sequence[tuple[str, str]],
+        kb: Any,
         *,
         functions: Mapping[str, Callable] | None = None,
         config: EngineConfig | None = None,
-        name: str | None = None,
-        version: str | None = None,
     ):
+        """An engine for a validated `rules.KnowledgeBase` (see `from_knowledge_base`).
+
+        Only validated text reaches CLIPS: `kb` must come from `rules` (its loaders validate),
+        because building a construct can run code (a `defglobal` initialiser).
+        """
+        if not hasattr(kb, "sources") or not hasattr(kb, "version"):
+            raise TypeError(f"ForwardEngine needs a validated rules.KnowledgeBase, got {type(kb).__name__}; "
+                            "use ForwardEngine.from_sources or from_files for text")
         self.config = config or EngineConfig()
-        self.sources = [(str(f), str(t)) for f, t in sources]
+        self.knowledge_base = kb
+        self.sources = [(str(f), str(t)) for f, t in kb.sources]
         self.functions = dict(functions or {})
         for fname, fn in self.functions.items():
             if not callable(fn):
                 raise TypeError(f"functions[{fname!r}] is not callable")
-        self.name = name
-        self.version = version
+        self.name = getattr(kb, "name", None)
+        self.version = getattr(kb, "version", None)
         self._default_strategy = Strategy.parse(self.config.strategy)
         self._idle: list[ClipsRunner] = []  # list.append/pop are atomic: the fast path takes no lock
-        self._created = 0
         self._lock = threading.Lock()
         self._returned = threading.Condition(self._lock)
         self._closed = False
@@ -63,9 +69,30 @@ class ForwardEngine(ForwardChainer):
         """An engine for a validated `rules.KnowledgeBase` (uses `kb.sources`, `kb.name`, `kb.version`).
 
         Raises:
-            KnowledgeBaseLoadError: CLIPS refused a construct the validator passed.
+            KnowledgeBaseLoadError: CLIPS refused a construct the validator passed (`file:line:col`).
         """
-        return cls(list(kb.sources), functions=functions, config=config, name=getattr(kb, "name", None), version=getattr(kb, "version", None))
+        return cls(kb, functions=functions, config=config)
+
+    @classmethod
+    def from_sources(
+        cls,
+        sources: Sequence[tuple[str, str]],
+        *,
+        name: str = "knowledge-base",
+        functions: Mapping[str, Callable] | None = None,
+        config: EngineConfig | None = None,
+        allow_unsafe: bool = False,
+    ) -> "ForwardEngine":
+        """Validate `(file name, text)` pairs with `rules.knowledge_base_from_sources`, then build.
+
+        Raises:
+            rules.RuleError: the text does not validate (located diagnostics).
+            KnowledgeBaseLoadError: CLIPS refused a construct.
+        """
+        import rules
+
+        kb = rules.knowledge_base_from_sources(name, list(sources), allow_unsafe=allow_unsafe, functions=tuple(functions or ()))
+        return cls(kb, functions=functions, config=config)
 
     @classmethod
     def from_files(
@@ -86,7 +113,7 @@ class ForwardEngine(ForwardChainer):
         import rules
 
         kb = rules.load_knowledge_base([Path(p) for p in paths], name=name, allow_unsafe=allow_unsafe, functions=tuple(functions or ()))
-        return cls.from_knowledge_base(kb, functions=functions, config=config)
+        return cls(kb, functions=functions, config=config)
 
     def _new_runner(self) -> ClipsRunner:
         return ClipsRunner(self.sources, self.functions, trace_facts=self.config.trace_facts)

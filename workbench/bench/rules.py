@@ -6,7 +6,9 @@ request (reset + 5 facts + run).
 
 Rows:
     {"program", "engine": "workbench"|"clips"|"experta", "seconds", "firings", "trace", "capped"}
-    {"program": "gating", "engine", "evals_per_s", "evaluations", "first_10k_per_s", "last_10k_per_s", "trace"}
+    {"program": "gating", "engine", "evals_per_s", "evals_per_cpu_s", "evaluations", "first_10k_per_s",
+     "last_10k_per_s", "trace", "read_back"}  (read_back: the final facts returned: all, or only
+     the decision and gate templates, as a pipeline gate reads them)
 Engines:
     workbench  `chaining.ForwardEngine.evaluate`: reset, assert the input facts, run, read back
                the working memory; `trace` says what was recorded: "firings" (rule and
@@ -180,14 +182,15 @@ def _gating_rows(evaluations: int, raw_evaluations: int, experta_seconds: float)
     inputs = [facts_from_json(gating_facts(i)) for i in range(1000)]
     window = min(10_000, evaluations // 4)
     rows = []
-    for trace_facts, label in ((False, "firings"), (True, "firings+facts")):
+    variants = ((False, "firings", None), (False, "firings", ("decision", "gate")), (True, "firings+facts", None))
+    for trace_facts, label, read in variants:
         engine = ForwardEngine.from_knowledge_base(rules.load_knowledge_base([path]), config=EngineConfig(trace_facts=trace_facts, workers=1))
-        n = evaluations if not trace_facts else max(window * 2, evaluations // 10)
-        marks = _timed_loop(lambda i: engine.evaluate(inputs[i % 1000]), n, window)
+        n = evaluations if read is None and not trace_facts else max(window * 2, evaluations // 10)
+        marks = _timed_loop(lambda i: engine.evaluate(inputs[i % 1000], templates=read), n, window)
         rows.append({"program": "gating", "engine": "workbench", "evals_per_s": round(n / marks[2]),
                      "evals_per_cpu_s": round(n / marks[3]), "evaluations": n,
                      "first_10k_per_s": round(window / marks[0]), "last_10k_per_s": round(window / (marks[2] - marks[1])),
-                     "trace": label})
+                     "trace": label, "read_back": "all" if read is None else ",".join(read)})
         engine.close()
 
     # raw clipspy, the loop: reset, Template.assert_fact per fact, run (no tracing)

@@ -228,4 +228,11 @@ def test_fact_events_record_the_firing_that_made_them():
 
 def test_load_error_is_located():
     with pytest.raises(KnowledgeBaseLoadError, match=r"bad\.clp:2:1: CLIPS refused this defrule"):
-        ForwardEngine([("bad.clp", "(deftemplate a (slot x))\n(defrule r (a (x ?x)) => (printout t (+ ?x \"s\") crlf))")])
+        ForwardEngine.from_sources([("bad.clp", "(deftemplate a (slot x))\n(defrule r (a (x ?x)) => (printout t (+ ?x \"s\") crlf))")])
+
+
+def test_unvalidated_text_never_reaches_clips():
+    with pytest.raises(TypeError, match="validated rules.KnowledgeBase"):
+        ForwardEngine([("x.clp", "(defrule r =>)")])
+    with pytest.raises(rules.RuleError):  # refused by the validator before CLIPS sees it
+        ForwardEngine.from_sources([("unsafe.clp", '(defglobal ?*x* = (system "touch /tmp/pwned"))')])
