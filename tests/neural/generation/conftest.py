@@ -92,3 +92,20 @@ def random_prompts(n: int, seed: int = 0, lo: int = 3, hi: int = 40, vocab: int 
 @pytest.fixture(scope="session")
 def make_prompts():
     return random_prompts
+
+
+def hf_greedy_ids(model, prompt_ids: list[int], n: int) -> list[int]:
+    """transformers' greedy generate of exactly n tokens with EOS disabled (not suppressed, as
+    min_new_tokens would do: our ignore_eos keeps EOS sampleable, like vLLM's). Clears the
+    model's EOS ids (transformers 5 falls back to them when the call passes none)."""
+    model.generation_config.eos_token_id = None
+    model.config.eos_token_id = None
+    ids = torch.tensor([prompt_ids])
+    out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=n, do_sample=False, pad_token_id=0)
+    assert out.shape[1] == len(prompt_ids) + n
+    return out[0, len(prompt_ids):].tolist()
+
+
+@pytest.fixture(scope="session")
+def hf_greedy():
+    return hf_greedy_ids

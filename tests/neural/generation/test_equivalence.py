@@ -44,17 +44,14 @@ def _run(model_dir, prompts, max_tokens, **cfg):
 
 
 @pytest.mark.parametrize("fixture", ["llama_dir", "qwen2_dir", "gpt2_dir"])
-def test_logits_and_greedy_tokens_match_transformers(fixture, request, make_prompts):
+def test_logits_and_greedy_tokens_match_transformers(fixture, request, make_prompts, hf_greedy):
     model_dir = request.getfixturevalue(fixture)
     hf = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
     prompts = make_prompts(6, seed=3, lo=2, hi=45)
     # small block size and token budget: chunked prefill, several blocks per sequence, mixed steps
     _, outs, logits = _run(model_dir, prompts, max_tokens=12, block_size=4, max_num_batched_tokens=32, max_num_seqs=4)
     for prompt, out, ours in zip(prompts, outs, logits):
-        ids = torch.tensor([prompt])
-        ref = hf.generate(ids, max_new_tokens=12, min_new_tokens=12, do_sample=False, pad_token_id=0,
-                          attention_mask=torch.ones_like(ids))
-        assert out.token_ids == ref[0, len(prompt):].tolist()
+        assert out.token_ids == hf_greedy(hf, prompt, 12)
         with torch.no_grad():
             full = hf(torch.tensor([prompt + out.token_ids[:-1]])).logits[0, len(prompt) - 1 :]
         torch.testing.assert_close(ours, full.float(), atol=ATOL, rtol=RTOL)
