@@ -268,7 +268,6 @@ class Session:
             p = ces[0]
             key = self._call_key(p, {})
             t = q.tables.setdefault(key, _Table(key, key[0], ce_text(p)))
-            q.frames.append(_Frame(goal))
             gen = self._produce(t, q)
             async with contextlib.aclosing(gen):
                 async for ta in gen:

@@ -70,7 +70,7 @@ def test_why_chain_at_a_question() -> None:
     q = next(q for q in seen if q.fact.slots["name"] == "eats-meat")
     assert q.text == "Does the animal have this feature: eats-meat?"
     assert q.allowed == ["yes", "no"]
-    assert q.why[0] == "(animal ?a)"
+    assert q.why[0] == "(animal ?a) by rule cheetah"
     assert "by rule carnivore-by-meat" in q.why[-2] and q.why[-1] == "(feature (name eats-meat))"
     assert any("by rule cheetah" in step for step in q.why)
 
