@@ -5,10 +5,14 @@
 
 Both return a `ForwardResult` (final working memory with fact ids, ordered firings with the
 ids of the activating facts, asserts/retracts, printed text).
+
+`WorkingMemory(clips_environment)` reads, asserts and retracts facts of any clipspy
+environment without clipspy's fact objects, which leak in clipspy 1.0.6 (see clips_values).
 """
 
 from .base import EngineConfig, ForwardChainer, as_facts
 from .clips_engine import ForwardEngine
+from .clips_memory import WorkingMemory
 from .experta_engine import ExpertaEngine
 from .errors import (
     EvaluationTimeout,
@@ -39,5 +43,6 @@ __all__ = [
     "RunawayError",
     "STRATEGY_NAMES",
     "Strategy",
+    "WorkingMemory",
     "as_facts",
 ]
