@@ -66,18 +66,26 @@ class WorkbenchApp(App[None]):
         screen = self.screen
         if isinstance(screen, HelpScreen):
             return
-        rows: list[tuple[str, str, str]] = []
+        rows: list[tuple[int, str, str, str]] = []
         seen: set[str] = set()
         for key, active in screen.active_bindings.items():
             binding = active.binding
             if key in seen or binding.action in ("", "noop"):
                 continue
             seen.add(key)
-            where = "everywhere" if active.node is self else type(active.node).__name__
-            rows.append((format_key(key), binding.description or binding.action, where))
+            # the screen's own keys first, then the app's, then inherited ones and the focused widget's
+            own = any(key in b.key.split(",") for b in type(active.node).__dict__.get("BINDINGS", []) if isinstance(b, Binding))
+            if active.node is screen:
+                rank, where = (0 if own else 2), "this screen"
+            elif active.node is self:
+                rank, where = (1 if own else 2), "everywhere"
+            else:
+                rank, where = 3, type(active.node).__name__
+            rows.append((rank, format_key(key), binding.description or binding.action, where))
+        rows.sort(key=lambda r: r[0])
         title = getattr(screen, "TITLE", None) or type(screen).__name__
         notes = getattr(screen, "HELP", "")
-        self.push_screen(HelpScreen(title, notes, rows))
+        self.push_screen(HelpScreen(title, notes, [r[1:] for r in rows]))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

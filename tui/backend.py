@@ -65,6 +65,8 @@ class Backend(ABC):
 
     #: one line naming where the data comes from, shown in the header.
     description: str = ""
+    #: True when writes are validated by the other side (a refused write carries the diagnostics).
+    validates_on_write: bool = False
 
     def close(self) -> None:
         """Release what the backend holds (stores, model batchers, connections)."""

@@ -11,9 +11,8 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Markdown, Static
 
 GLOBAL_HELP = """\
-**Keyboard first.** `1`–`6` switch screens (from any list or tree), `Tab`/`Shift+Tab` move focus,
-`Ctrl+P` opens the command palette, `F1` shows this help, `Ctrl+Q` quits. Long work runs in the
-background (⏳ in the top bar); errors appear as notifications.
+`1`–`6` switch screens (from lists and trees), `Tab` moves focus, `Ctrl+P` palette, `Ctrl+Q` quits;
+⏳ in the top bar shows background work.
 """
 
 

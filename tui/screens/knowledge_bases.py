@@ -16,7 +16,7 @@ from textual.widgets.option_list import Option
 from ..messages import KnowledgeBaseChecked, KnowledgeBaseRan
 from ..widgets.clips_editor import ClipsEditor, Marker
 from ..widgets.file_tree import FileTree
-from .base import WorkbenchScreen
+from .base import CallFailed, WorkbenchScreen
 from .facts_dialog import FactsDialog, RunRequest
 
 
@@ -134,10 +134,21 @@ rules on facts you type as JSON and shows the firings, the final working memory 
         assert self.path is not None
         path, text = self.path, self.query_one(ClipsEditor).text
         if save:
-            await self.call(f"save {path}", self.backend.write_kb_file, path, text)
+            try:
+                await self.call(f"save {path}", self.backend.write_kb_file, path, text)
+            except CallFailed as exc:
+                refused = getattr(exc.__cause__, "diagnostics", [])
+                if not refused:
+                    raise
+                self._show_problems(refused)  # the server refused the rules: show where
+                self.post_message(KnowledgeBaseChecked(path, refused, False))
+                return
             self.saved_text[path] = text
             self.buffers.pop(path, None)
-        diagnostics = await self.call(f"check {path}", self.backend.check_kb, path, text)
+        if save and self.backend.validates_on_write:
+            diagnostics: list[dict] = []  # the write was accepted, so the rules validated
+        else:
+            diagnostics = await self.call(f"check {path}", self.backend.check_kb, path, text)
         self._show_problems(diagnostics)
         if diagnostics:
             self.notify(f"{len(diagnostics)} problem(s); F8 jumps to the next", title=path, severity="warning")

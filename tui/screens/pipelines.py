@@ -16,7 +16,7 @@ from textual.widgets.option_list import Option
 
 from ..messages import PipelineSaved
 from ..widgets.dag_view import DagView
-from .base import WorkbenchScreen
+from .base import CallFailed, WorkbenchScreen
 from .dialogs import ChoiceDialog, PromptDialog
 from .node_form import NodeForm, to_text
 
@@ -112,6 +112,8 @@ listed under the pipelines: Enter loads one.
             stages = ",".join(v.get("stages") or [])
             label = f"{v['version'][:10]} {stages}".rstrip()
             box.add_option(Option(label, id=v["version"]))
+        if not versions:
+            box.add_option(Option("(none stored yet)", id="-", disabled=True))
 
     # ---- drawing ---------------------------------------------------------------------------
     def _refresh(self) -> None:
@@ -331,7 +333,15 @@ listed under the pipelines: Enter loads one.
             self._refresh()
             self.notify(f"not saved: {len(self.issues)} problem(s)", severity="error")
             return
-        saved = await self.call("save version", self.backend.save_pipeline, doc)
+        try:
+            saved = await self.call("save version", self.backend.save_pipeline, doc)
+        except CallFailed as exc:
+            refused = getattr(exc.__cause__, "diagnostics", [])
+            if not refused:
+                raise
+            self.issues = refused  # the server refused the document: show the problems at their nodes
+            self._refresh()
+            return
         self.version, self.dirty = saved["version"], False
         versions = await self.call("versions", self.backend.pipeline_versions, saved["name"])
         self._fill_versions(versions)

@@ -1,0 +1,123 @@
+"""Snapshot tests (pytest-textual-snapshot) of the main screens at 80x24.
+
+Volatile values (run ids, start times, per-node timings) are replaced by fixed ones through
+`StableBackend`, so the SVGs pin layout and content, not the clock. Update after a deliberate
+change with `uv run pytest tests/tui/test_tui_snapshots.py --snapshot-update` and review the SVGs.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tui.app import WorkbenchApp
+from tui.backend import InProcessBackend
+from tui.screens.models import ModelsScreen
+
+
+class StableBackend(InProcessBackend):
+    """The real in-process backend with run ids, times and timings made deterministic."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.description = "in-process · fixtures"
+        self.ids: dict[str, str] = {}
+
+    def _stable(self, run: dict) -> dict:
+        real = run.get("run_id")
+        if real is not None:
+            run["run_id"] = self.ids.setdefault(real, f"{len(self.ids) + 1:08d}-0000-4000-8000-000000000000")
+        run["started_at"] = "2026-11-30T08:00:00"
+        run["duration_s"] = 0.0125
+        run["timings"] = {k: 0.001 for k in run.get("timings") or {}}
+        for node in (run.get("explanation") or {}).get("nodes") or []:
+            node["seconds"] = 0.001
+        return run
+
+    def run_pipeline(self, name, inputs, version=None):
+        return self._stable(super().run_pipeline(name, inputs, version))
+
+    def list_runs(self, *args, **kwargs):
+        return [self._stable(r) for r in super().list_runs(*args, **kwargs)]
+
+
+@pytest.fixture
+def stable(workbench):
+    return StableBackend(workbench)
+
+
+async def settle(pilot) -> None:
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    pilot.app.clear_notifications()  # toasts would cover the screen being pinned
+    await pilot.pause()
+
+
+def test_pipelines_screen(snap_compare, stable):
+    async def open_loan(pilot):
+        await settle(pilot)
+        pilot.app.screen.open_pipeline("loan")
+        await settle(pilot)
+        await pilot.press("down")
+
+    assert snap_compare(WorkbenchApp(stable, mode="pipelines"), run_before=open_loan)
+
+
+def test_rules_screen_with_an_error(snap_compare, stable, workspace):
+    text = (workspace / "knowledge_bases" / "loan_policy.clp").read_text().replace("(>= ?i 50000)))", "(>= ?i 50000))", 1)
+    (workspace / "knowledge_bases" / "loan_policy.clp").write_text(text)
+
+    async def open_and_check(pilot):
+        await settle(pilot)
+        pilot.app.screen.open_file("loan_policy.clp")
+        await settle(pilot)
+        await pilot.press("f5")
+        await settle(pilot)
+        await pilot.press("f8")
+        await settle(pilot)
+
+    assert snap_compare(WorkbenchApp(stable, mode="kb"), run_before=open_and_check)
+
+
+def test_run_screen_explanation(snap_compare, stable):
+    async def run_loan(pilot):
+        await settle(pilot)
+        screen = pilot.app.screen
+        screen.choose("loan")
+        await settle(pilot)
+        for field, value in {"name": "ann", "income": "42000", "debt": "1000"}.items():
+            screen.query_one(f"#in-{field}").value = value
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        await pilot.press("f3")
+        await settle(pilot)
+
+    assert snap_compare(WorkbenchApp(stable, mode="run"), run_before=run_loan)
+
+
+def test_history_screen(snap_compare, stable):
+    stable.run_pipeline("loan", {"name": "bo", "income": 60000, "debt": 100})
+    stable.run_pipeline("loan", {"name": "cy", "income": 10000, "debt": 9000})
+
+    async def wait(pilot):
+        await settle(pilot)
+
+    assert snap_compare(WorkbenchApp(stable, mode="history"), run_before=wait)
+
+
+def test_models_screen(snap_compare, stable, monkeypatch):
+    monkeypatch.setattr(ModelsScreen, "poll_s", 3600.0)
+
+    async def wait(pilot):
+        await settle(pilot)
+
+    assert snap_compare(WorkbenchApp(stable, mode="models"), run_before=wait)
+
+
+def test_help_screen(snap_compare, stable):
+    async def open_help(pilot):
+        await settle(pilot)
+        await pilot.press("f1")
+        await settle(pilot)
+
+    assert snap_compare(WorkbenchApp(stable, mode="pipelines"), run_before=open_help)
