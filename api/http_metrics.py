@@ -30,10 +30,6 @@ class HttpMetrics:
             ["method", "route"], buckets=_BUCKETS, registry=self.registry,
         )
         self.in_flight = Gauge("workbench_http_requests_in_flight", "HTTP requests being handled.", registry=self.registry)
-        self.disconnects = Counter(
-            "workbench_http_client_disconnects", "Requests whose client disconnected before the response ended.",
-            ["route"], registry=self.registry,
-        )
 
 
 class HttpMetricsMiddleware:
