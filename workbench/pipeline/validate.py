@@ -43,7 +43,7 @@ def validate(pipeline: Pipeline, library: KnowledgeBaseLibrary, catalog: ModelCa
                 for d in exc.diagnostics[:10]:
                     issues.append(pipeline.issue(n.id, "knowledge_base", f"{d}"))
         if n.type == "model":
-            issues += _check_model(pipeline, n, catalog, load_models)
+            issues += _check_model(pipeline, n, catalog, load_models, nx.ancestors(pipeline.graph, n.id) if not _has_cycle(pipeline) else set())
     if any(i.field == "edges" and "cycle" in i.message for i in issues):
         return issues
     produced = _produced_templates(pipeline, kbs)
@@ -107,7 +107,11 @@ def _check_graph(p: Pipeline) -> list[Issue]:
 
 # -- models -------------------------------------------------------------------------------------
 
-def _check_model(p: Pipeline, n: Node, catalog: ModelCatalog, load: bool) -> list[Issue]:
+def _has_cycle(p: Pipeline) -> bool:
+    return not nx.is_directed_acyclic_graph(p.graph)
+
+
+def _check_model(p: Pipeline, n: Node, catalog: ModelCatalog, load: bool, ancestors: set[str]) -> list[Issue]:
     name = n.get("model")
     if not catalog.known(name):
         return [p.issue(n.id, "model", f"no model named {name!r} in the catalogue; known: {', '.join(catalog.names()) or '(none)'}")]
@@ -131,7 +135,7 @@ def _check_model(p: Pipeline, n: Node, catalog: ModelCatalog, load: bool) -> lis
     elif len(n.get("inputs", {})) != 1:
         out.append(p.issue(n.id, "inputs", f"model {name!r} takes one input (a text); give exactly one entry"))
     if sig is not None:
-        known = set(sig.output_names) | {"outputs", "input", "labels", "index", "value"}
+        known = set(sig.output_names) | {"outputs", "input", "labels", "index", "value"} | ancestors
         for i, fm in enumerate(n.get("facts") or []):
             for fld, expr in _mapping_exprs(fm):
                 for nm in _free_names(expr):

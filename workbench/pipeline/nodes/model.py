@@ -77,7 +77,7 @@ async def run_model(ctx: RunContext, state: NodeState, rt: Any) -> None:
     }
     ctx.event("model_call", node.id, call)
     labels = node.get("labels")
-    mscope: dict[str, Any] = {**outputs, "outputs": outputs, "input": ctx.inputs, "labels": labels}
+    mscope: dict[str, Any] = {**ctx.values_scope(node.id), **outputs, "outputs": outputs, "input": ctx.inputs, "labels": labels}
     funcs = {"label": lambda x: _label(labels, x), **fs.functions()}
     state.facts = map_facts(node.id, node.type, node.get("facts") or [], mscope, funcs)
     state.value = outputs
