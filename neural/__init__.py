@@ -17,7 +17,8 @@ from .device import cuda_usable, default_device, resolve_device, resolve_precisi
 from .entry import ModelEntry
 from .errors import (BatcherClosedError, BatchExecutionError, ExportError, InputValidationError, ModelLoadError,
                      ModelNotFoundError, NeuralError, QueueFullError, RequestTimeoutError)
-from .export import ExportReport, export_onnx
+from .catalog import CatalogItem, add_to_catalog, catalog
+from .export import ExportReport, export_entry, export_onnx
 from .hashing import hash_files, hash_module
 from .loaders import (infer_signature, load_hf_dir, load_module, load_onnx, load_torch_export, load_torchscript,
                       save_torchscript)
@@ -29,7 +30,7 @@ from .runner import Runner, TensorRunner
 from .signature import Signature, TensorSpec
 
 __all__ = [
-    "Backend", "BatchExecutionError", "BatchRecord", "BatcherClosedError", "BatcherConfig", "BatcherStats",
+    "Backend", "BatchExecutionError", "CatalogItem", "add_to_catalog", "catalog", "export_entry", "BatchRecord", "BatcherClosedError", "BatcherConfig", "BatcherStats",
     "DynamicBatcher", "ExportError", "ExportReport", "InferenceRequest", "InputValidationError", "METRICS_REGISTRY",
     "MINILM_DIM", "MINILM_NAME", "MINILM_ONNX_NAME", "ModelEntry", "ModelLoadError", "ModelMetrics",
     "ModelNotFoundError", "ModelRegistry", "NeuralError", "OnnxBackend", "QueueFullError", "RequestTimeoutError",

@@ -128,3 +128,41 @@ def _check(module, path: Path, signature: Signature, examples, atol: float) -> d
             if not d <= atol:
                 raise ExportError(f"output {name!r} on example {k}: max |onnx - torch| = {d:.3g} > atol {atol:g}; nothing written")
     return diffs
+
+
+def export_entry(entry: Any, out: str | Path, *, atol: float = 1e-4) -> ExportReport:
+    """Export a registered torch model (`ModelEntry` with a `TorchBackend`) to ONNX, checked against torch.
+
+    Text models are checked on tokenised example sentences; tensor models on random inputs built
+    from the signature (batch sizes 2 and 3, other dynamic axes 5 and 7; integer inputs zero).
+    Raises ExportError (nothing written) or ValueError when the model is not a float32 torch model.
+    """
+    from .backends import TorchBackend
+
+    backend = entry.backend
+    if not isinstance(backend, TorchBackend):
+        raise ValueError(f"model {entry.name!r} runs on {getattr(backend, 'kind', type(backend).__name__)}; only torch models can be exported")
+    if backend.dtype != "float32" or backend.compiled:
+        raise ValueError(f"model {entry.name!r}: export the float32, uncompiled model (it is {backend.dtype}, compiled={backend.compiled})")
+    tokenizer = getattr(entry.runner, "tokenizer", None)
+    if tokenizer is not None:
+        from .loaders import tokenizer_examples
+
+        examples = [tokenizer_examples(tokenizer, n) for n in (2, 3)]
+    else:
+        examples = [_random_inputs(entry.signature, b, n, seed) for seed, (b, n) in enumerate(((2, 5), (3, 7)))]
+    return export_onnx(backend.module, entry.signature, examples, out, atol=atol)
+
+
+def _random_inputs(signature: Signature, batch: int, dyn: int, seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    out = {}
+    for spec in signature.inputs:
+        shape = [batch if i == 0 else (dyn if d == -1 else d) for i, d in enumerate(spec.shape)]
+        if spec.dtype.startswith(("float", "bfloat")):
+            out[spec.name] = rng.standard_normal(shape).astype(np.float32)
+        elif spec.dtype == "bool":
+            out[spec.name] = np.ones(shape, dtype=bool)
+        else:
+            out[spec.name] = np.zeros(shape, dtype=spec.dtype)
+    return out

@@ -1,0 +1,106 @@
+"""`workbench model list|info|export`: the models the neural runtime can load, and ONNX export."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(no_args_is_help=True, help="Models: list the catalogue, describe one, export to ONNX.")
+console = Console()
+
+
+def _load(name_or_path: str, device: Optional[str]):
+    from neural import ModelRegistry
+    from neural.catalog import load
+
+    registry = ModelRegistry()
+    kwargs = {"device": device} if device else {}
+    path = Path(name_or_path)
+    if path.exists():
+        return registry.register_path(path, **kwargs)
+    return load(name_or_path, registry, **kwargs)
+
+
+def _fail(exc: Exception) -> None:
+    typer.echo(f"error: {exc}", err=True)
+    raise typer.Exit(1)
+
+
+@app.command("list")
+def list_models(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """List the models that load by name (name, task, format, version = SHA-256 of the weights, source)."""
+    from neural import catalog, hash_files
+
+    rows = []
+    for item in catalog():
+        path = item.path()
+        weights = sorted(path.glob("*.safetensors")) if path.is_dir() else [path]
+        rows.append({"name": item.name, "task": item.task, "format": item.format,
+                     "weights_version": hash_files(weights, path if path.is_dir() else path.parent)[:12],
+                     "source": str(path), "description": item.description})
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    table = Table(title="models")
+    for col in ("name", "task", "format", "weights_version"):
+        table.add_column(col, no_wrap=True)
+    table.add_column("description")
+    for row in rows:
+        table.add_row(*(row[c] for c in ("name", "task", "format", "weights_version", "description")))
+    console.print(table)
+    console.print("Any HF directory, .onnx, .pt2 or TorchScript file also works as NAME in `model info` / `model export`.")
+
+
+@app.command()
+def info(
+    name: Annotated[str, typer.Argument(help="Catalogue name or a model path.")],
+    device: Annotated[Optional[str], typer.Option("--device", help="auto | cpu | cuda")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Load a model and describe it: version, format, task, device, dtype, signature, backend."""
+    from neural import NeuralError
+
+    try:
+        entry = _load(name, device)
+    except (NeuralError, ValueError) as exc:
+        _fail(exc)
+    doc = entry.info()
+    entry.close()
+    if as_json:
+        typer.echo(json.dumps(doc, indent=2, default=str))
+        return
+    console.print(f"[bold]{doc['name']}[/]  version {doc['version']}")
+    console.print(f"task {doc['task']}, format {doc['format']}, device {doc['device']}, dtype {doc['dtype']}")
+    console.print(f"backend {json.dumps(doc['backend'], default=str)}")
+    if doc["signature"]:
+        table = Table(title="signature")
+        for col in ("", "name", "datatype", "shape"):
+            table.add_column(col)
+        for kind in ("inputs", "outputs"):
+            for spec in doc["signature"][kind]:
+                table.add_row(kind[:-1], spec["name"], spec["datatype"], str(spec["shape"]))
+        console.print(table)
+
+
+@app.command()
+def export(
+    name: Annotated[str, typer.Argument(help="Catalogue name or a model path (a torch model).")],
+    onnx: Annotated[Path, typer.Option("--onnx", help="Write the ONNX file here.")],
+    atol: Annotated[float, typer.Option("--atol", help="Largest |onnx - torch| accepted.")] = 1e-4,
+) -> None:
+    """Export a torch model to ONNX; the file is written only if ONNX Runtime matches torch within --atol."""
+    from neural import NeuralError, export_entry
+
+    try:
+        entry = _load(name, "cpu")
+        report = export_entry(entry, onnx, atol=atol)
+    except (NeuralError, ValueError) as exc:
+        _fail(exc)
+    entry.close()
+    diffs = ", ".join(f"{k} {v:.2e}" for k, v in report.max_abs_diff.items())
+    typer.echo(f"wrote {report.path} ({report.exporter} exporter); max |onnx - torch|: {diffs} <= {atol:g}")
