@@ -258,7 +258,7 @@ async def why_not(session: Session, goal: str, *, cap: int = 200) -> WhyNot:
     n_given = len(session.base.get(rel, ()))
     out = WhyNot(goal, bool(result.answers),
                  facts_checked=f"{n_given} given fact(s) of {rel} in working memory/deffacts; none matches"
-                 if not result.answers else f"proved: see HOW")
+                 if not result.answers else "proved: see HOW")
     if rel in session.kb.askable:
         asked = [f"{qq.fact_text} -> {aa.text}" for qq, aa in session.broker.asked if qq.relation == rel]
         out.askable = f"{rel} is askable; answers so far: {', '.join(asked) if asked else 'none'}"

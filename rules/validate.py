@@ -136,7 +136,6 @@ class Validator:
             if a.name in seen:
                 self.error(a.pos, f"attribute '{a.name}' given twice in {where}")
             seen.add(a.name)
-            atoms = [v for v in a.values if isinstance(v, ast.Atom)]
             is_var_any = len(a.values) == 1 and isinstance(a.values[0], ast.Atom) and a.values[0].kind == "variable" \
                 and a.values[0].value == "VARIABLE"
             if a.name == "type":
@@ -197,7 +196,6 @@ class Validator:
                         self.expr(v, set(), None)
                         if isinstance(v, ast.Atom) and v.kind in _ATOM_TYPE:
                             self.check_value(v, s, t.name)
-            del atoms
         if len(allowed_kinds) > 1 and any(a.name == "allowed-values" for a in allowed_kinds):
             self.error(allowed_kinds[1].pos, f"bad constraint: allowed-values cannot be combined with other allowed- "
                                              f"attributes in slot '{s.name}' of deftemplate {t.name}")

@@ -33,7 +33,7 @@ from rules.facts import IMPLIED, Fact, String
 from rules.printer import ce_text, expr_text
 
 from . import certainty as cfm
-from .askable import AskBroker, Provider, Question, answered_fact, question_for
+from .askable import AskBroker, Provider, answered_fact, question_for
 from .errors import BackwardError, DepthLimitError, EvaluationError, NotStratifiedError, ProofTimeout
 from .evaluator import ClipsEvaluator
 from .goals import parse_goal
