@@ -16,7 +16,7 @@ log = logging.getLogger("neural.torch")
 
 
 class TorchBackend(Backend):
-    """Runs `module(*inputs in signature order)` under `torch.inference_mode()`.
+    """Runs `module(*inputs in signature order)` under `torch.inference_mode()` (`no_grad` for TorchScript).
 
     - `device`: "auto" | "cpu" | "cuda[:N]" (see `neural.device.resolve_device`).
     - `dtype`: float32 everywhere; float16/bfloat16 on CUDA (floating inputs are cast to it);
@@ -56,13 +56,18 @@ class TorchBackend(Backend):
             module = module.to(self.device)
             if self.precision.torch_dtype != torch.float32:
                 module = module.to(self.precision.torch_dtype)
+        if isinstance(module, torch.nn.Module):
+            for param in module.parameters():
+                param.requires_grad_(False)
         self.module = module
+        # TorchScript graphs may save tensors for autograd, which inference tensors forbid: use no_grad there
+        self._grad_mode = torch.no_grad if isinstance(module, torch.jit.ScriptModule) else torch.inference_mode
         self.compiled = bool(compile)
         self._call = torch.compile(module, dynamic=True) if compile else module
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         args = [self._to_tensor(inputs[spec.name]) for spec in self.signature.inputs]
-        with torch.inference_mode():
+        with self._grad_mode():
             out = self._call(*args)
         return self._outputs(out)
 

@@ -17,7 +17,7 @@ _DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch
 class ModelRunner:
     """Runs our forward pass for a batch of `(sequence, num_new_tokens)` pairs.
 
-    The KV cache is one pair of tensors per layer, `[num_blocks * block_size, kv_heads, head_dim]`,
+    The KV cache is one pair of tensors per layer, `[num_blocks, block_size, kv_heads, head_dim]`,
     allocated once here (vLLM preallocates the same way; nothing is allocated per request).
     """
 
@@ -30,7 +30,7 @@ class ModelRunner:
         self.block_size = block_size
         self.num_blocks = num_blocks
         self.model = build_model(spec, model_dir, self.dtype, device)
-        shape = (num_blocks * block_size, spec.num_kv_heads, spec.head_dim)
+        shape = (num_blocks, block_size, spec.num_kv_heads, spec.head_dim)
         self.kv_caches = [(torch.zeros(shape, dtype=self.dtype, device=device), torch.zeros(shape, dtype=self.dtype, device=device))
                           for _ in range(spec.num_layers)]
 
@@ -43,15 +43,11 @@ class ModelRunner:
     def kv_bytes_per_block(self) -> int:
         return self.kv_cache_bytes // self.num_blocks
 
-    def _context_slots(self, tables: list[list[int]], lengths: list[int]) -> torch.Tensor:
-        """Cache slots `[B, max(lengths)]` int64 of the first `lengths[i]` tokens of each block table."""
-        bs = self.block_size
+    @staticmethod
+    def _block_tables(tables: list[list[int]]) -> torch.Tensor:
+        """Block tables padded with block 0 to `[B, max blocks]` int64."""
         nb = max(len(t) for t in tables)
-        bt = torch.zeros(len(tables), nb, dtype=torch.long)
-        for i, t in enumerate(tables):
-            bt[i, : len(t)] = torch.tensor(t, dtype=torch.long)
-        slots = (bt[:, :, None] * bs + torch.arange(bs)).view(len(tables), nb * bs)
-        return slots[:, : max(lengths)]
+        return torch.tensor([t + [0] * (nb - len(t)) for t in tables], dtype=torch.long)
 
     @torch.inference_mode()
     def execute(self, scheduled: list[tuple[Sequence, int]]) -> tuple[list[Sequence], torch.Tensor]:
@@ -83,8 +79,8 @@ class ModelRunner:
                 decode_tables.append(table)
                 decode_lens.append(end)
             else:
-                slots = self._context_slots([table], [end])[0]
-                prefills.append(PrefillChunk(row, n, slots.to(self.device), start))
+                blocks = torch.tensor(table[: -(-end // bs)], dtype=torch.long, device=self.device)
+                prefills.append(PrefillChunk(row, n, blocks, end, start))
             if end == len(seq.token_ids):
                 sample_rows.append(row + n - 1)
                 sample_seqs.append(seq)
@@ -92,11 +88,11 @@ class ModelRunner:
         meta = AttentionMetadata(slot_mapping=torch.tensor(slot_mapping, dtype=torch.long, device=dev), prefills=prefills)
         if decode_rows:
             B = len(decode_rows)
-            slots = self._context_slots(decode_tables, decode_lens)
-            L = slots.shape[1]
+            tables = self._block_tables(decode_tables)
+            L = tables.shape[1] * bs
             mask = torch.arange(L)[None, :] < torch.tensor(decode_lens)[:, None]
             meta.decode_index = torch.tensor(decode_rows, dtype=torch.long, device=dev)
-            meta.decode_slots = slots.masked_fill(~mask, 0).to(dev)  # padding reads slot 0, masked out
+            meta.decode_block_tables = tables.to(dev)  # padding reads block 0; the mask hides it
             meta.decode_mask = mask.view(B, 1, 1, L).to(dev)
         ids = torch.tensor(input_ids, dtype=torch.long, device=dev)
         pos = torch.tensor(positions, dtype=torch.long, device=dev)
