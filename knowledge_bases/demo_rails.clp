@@ -121,17 +121,19 @@
   ?count)
 
 (deffunction first-words (?s ?n)
-  "The prefix of ?s holding its first ?n words."
+  "The prefix of ?s that ends with its ?n-th word (all of ?s when it has fewer words)."
   (bind ?count 0)
   (bind ?in FALSE)
+  (bind ?end 0)
   (loop-for-count (?i 1 (str-length ?s))
     (bind ?c (sub-string ?i ?i ?s))
     (if (or (eq ?c " ") (eq ?c (format nil "%n")) (eq ?c "	"))
      then (bind ?in FALSE)
      else (if (not ?in)
-           then (if (>= ?count ?n) then (return (sub-string 1 (- ?i 1) ?s)))
+           then (if (>= ?count ?n) then (return (sub-string 1 ?end ?s)))
                 (bind ?count (+ ?count 1))
-                (bind ?in TRUE))))
+                (bind ?in TRUE))
+          (bind ?end ?i)))
   ?s)
 
 (deffunction speaker-line-p (?line)
