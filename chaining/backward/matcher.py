@@ -75,6 +75,16 @@ def check_field(f: ast.Field, value: Value, b: Bindings, ev: ClipsEvaluator) -> 
 
 def match_sequence(fields: list[ast.Field], values: tuple, b: Bindings, ev: ClipsEvaluator) -> Iterator[Bindings]:
     """All ways `fields` match the whole of `values`."""
+    if not any(is_multifield_field(f) for f in fields):  # fast path: one field per value
+        if len(fields) != len(values):
+            return
+        for f, v in zip(fields, values):
+            b2 = check_field(f, v, b, ev)
+            if b2 is None:
+                return
+            b = b2
+        yield b
+        return
     n_single = [0] * (len(fields) + 1)
     for i in range(len(fields) - 1, -1, -1):
         n_single[i] = n_single[i + 1] + (0 if is_multifield_field(fields[i]) else 1)

@@ -484,13 +484,17 @@ class Session:
             if premise_cf <= self.config.cf_threshold:
                 return out
             cf = cfm.rule_conclusion(br.certainty, premise_cf)
-        shown = {k: v for k, v in b.items() if not isinstance(v, Fact)}
+        shown = None
         for f in facts:
             if not self._key_matches(t.key, f):
                 continue
+            if not self.cf_on and fact_key(f) in t.answers:
+                continue  # already known: without certainty factors a second derivation adds nothing
             if self.cf_on and _mentions(proofs, fact_key(f)):
                 continue  # a derivation through itself is not new evidence
             sig = (br.name, tuple(fact_key(p.fact) if p.fact is not None else (p.kind, p.detail) for p in proofs))
+            if shown is None:
+                shown = {k: v for k, v in b.items() if not isinstance(v, Fact)}
             proof = Proof("rule", f, rule=br.name, bindings=shown, premises=proofs, certainty=cf)
             new = self._add(t, f, proof, cf, sig)
             if new is not None:
@@ -673,8 +677,6 @@ class Session:
 
     async def _ce(self, ce: ast.CE, b: Bindings, q: _Query) -> AsyncIterator[tuple[Bindings, list[Proof]]]:
         if isinstance(ce, ast.Pattern):
-            if q.frames:
-                q.frames[-1].premise = _instantiated_text(ce, b)
             answers = await self._call(ce, b, q)
             ms = self._multislots.get(ce.template.rsplit("::", 1)[-1])
             for ta in answers:

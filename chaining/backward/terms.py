@@ -17,10 +17,14 @@ from rules.facts import IMPLIED, Fact, String, Symbol
 
 Value = Any
 Bindings = dict[str, Value]
+_TAGS = {Symbol: "y", String: "s", int: "i", float: "f"}
 
 
 def vkey(v: Value) -> tuple:
     """Hashable typed key: ("y", sym) / ("s", str) / ("i", int) / ("f", float) / ("m", (keys...))."""
+    tag = _TAGS.get(type(v))
+    if tag is not None:
+        return (tag, v)
     if isinstance(v, tuple):
         return ("m", tuple(vkey(x) for x in v))
     if isinstance(v, bool):
