@@ -137,6 +137,8 @@ class AsyncLLMEngine:
             self._cv.notify()
         self._thread.join(timeout=30)
 
+    close = shutdown  # what the model registry calls when a model is unregistered
+
     # ---- the engine thread -----------------------------------------------------------------
     def _loop(self) -> None:
         engine = self.engine

@@ -7,15 +7,19 @@ num_requests_running, num_requests_waiting, kv_cache_usage_perc, num_preemptions
 prefix_cache_queries_total, prefix_cache_hits_total (tokens), request_success_total. We add
 workbench_prefix_cache_hit_rate (hits / queries since start) for dashboards without PromQL.
 Every value comes from a `StepOutput` (`observe`), never from timers of its own.
-Collectors are created once per registry and labelled by `model_name`, so several engines
-(and tests) share them without duplicate-registration errors.
+Collectors are created once per registry and labelled by `model` (the label the rest of the
+neural runtime uses; vLLM calls it `model_name`), so several engines (and tests) share them
+without duplicate-registration errors. The default registry is `neural.METRICS_REGISTRY`,
+the one front ends expose at `/metrics`.
 """
 
 from __future__ import annotations
 
 import threading
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from ..metrics import METRICS_REGISTRY
 
 from .outputs import StepOutput
 
@@ -26,7 +30,7 @@ _collectors: dict[int, dict[str, object]] = {}
 
 
 def _make(registry: CollectorRegistry) -> dict[str, object]:
-    L = ["model_name"]
+    L = ["model"]
     r = registry
     return {
         "ttft": Histogram("workbench_time_to_first_token_seconds", "Time to first token (queue time included).", L, buckets=_LAT, registry=r),
@@ -50,12 +54,12 @@ def _make(registry: CollectorRegistry) -> dict[str, object]:
 class EngineMetrics:
     """Updates the Prometheus collectors from each step's `StepOutput`.
 
-    registry: where to register (default: prometheus_client's global REGISTRY, which an HTTP
-    `/metrics` endpoint exposes). model_name: the `model_name` label value.
+    registry: where to register (default: `neural.METRICS_REGISTRY`, which front ends expose at
+    `/metrics`). model_name: the `model` label value.
     """
 
     def __init__(self, model_name: str, registry: CollectorRegistry | None = None) -> None:
-        registry = registry if registry is not None else REGISTRY
+        registry = registry if registry is not None else METRICS_REGISTRY
         with _lock:
             c = _collectors.get(id(registry))
             if c is None:

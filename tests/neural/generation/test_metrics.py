@@ -19,7 +19,7 @@ def test_metrics_follow_the_steps(llama_dir, make_prompts):
         engine.add_request(str(i), p, SamplingParams(temperature=0, max_tokens=30, ignore_eos=True))
     while engine.has_unfinished_requests():
         steps.append(engine.step())
-    get = lambda name, **labels: registry.get_sample_value(name, {"model_name": "tiny-llama", **labels})  # noqa: E731
+    get = lambda name, **labels: registry.get_sample_value(name, {"model": "tiny-llama", **labels})  # noqa: E731
     assert get("workbench_generation_tokens_total") == 300 == sum(s.num_generated for s in steps)
     assert get("workbench_prompt_tokens_total") == sum(len(p) for p in prompts)
     assert get("workbench_time_to_first_token_seconds_count") == 10
