@@ -413,8 +413,14 @@ class Workbench:
         kb = self.library.load(name)
         return self.library.engine(kb).evaluate(facts, strategy=strategy, max_firings=max_firings, timeout=timeout)
 
-    async def ask(self, name: str, goal: str, facts: Iterable[Any] | None = None, *, all: bool = False, max_answers: int | None = None,
-                  max_depth: int | None = None, timeout: float | None = None, provider: Any = None) -> dict[str, Any]:
+    def ask(self, name: str, goal: str, facts: Iterable[Any] | None = None, *, all: bool = False, max_answers: int | None = None,
+            max_depth: int | None = None, timeout: float | None = None, provider: Any = None) -> dict[str, Any]:
+        """Blocking `ask_async` (scripts, threads, Textual workers; from a coroutine await `ask_async`)."""
+        return self._sync(self.ask_async(name, goal, facts, all=all, max_answers=max_answers, max_depth=max_depth, timeout=timeout,
+                                         provider=provider))
+
+    async def ask_async(self, name: str, goal: str, facts: Iterable[Any] | None = None, *, all: bool = False, max_answers: int | None = None,
+                        max_depth: int | None = None, timeout: float | None = None, provider: Any = None) -> dict[str, Any]:
         """Backward chaining: prove `goal` (e.g. `"(ancestor ?x otto)"`) over knowledge base `name`.
 
         Args:
@@ -436,9 +442,12 @@ class Workbench:
                                           functions=self.library.functions, provider=provider)
         return {"proved": bool(answers), "answers": answers, "skipped_rules": skipped}
 
-    def ask_sync(self, name: str, goal: str, facts: Iterable[Any] | None = None, **kwargs: Any) -> dict[str, Any]:
-        """Blocking `ask`."""
-        return self._sync(self.ask(name, goal, facts, **kwargs))
+    def check_knowledge_base(self, sources: list[tuple[str, str]]) -> list[Any]:
+        """Located diagnostics (`rules.Diagnostic`: file, line, column, message) for unsaved rule text
+        given as `[(filename, text), ...]` in load order; empty when it validates. Never raises on bad text."""
+        import rules
+
+        return rules.check_sources(list(sources), allow_unsafe=self.library.allow_unsafe, functions=self.library.functions)
 
     # ------------------------------------------------------------------------------------------
     # models
@@ -470,6 +479,11 @@ class Workbench:
     def register_model_entry(self, entry: Any) -> Any:
         """Register an already loaded `ModelEntry` (e.g. from `neural.loaders.load_onnx`)."""
         return self.catalog.register(entry)
+
+    def unload_model(self, name: str) -> bool:
+        """Drain and stop a loaded model's batcher and release it (it loads again on next use).
+        Returns False when it was not loaded."""
+        return self.catalog.unload(name)
 
     def load_models(self, names: list[str] | None = None) -> list[str]:
         """Load catalogue models now (default: all) so that `ready` becomes True; returns names loaded."""

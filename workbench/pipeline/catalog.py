@@ -190,6 +190,16 @@ class ModelCatalog:
             self.get(n)
         return list(self._loaded)
 
+    def unload(self, name: str) -> bool:
+        """Remove a loaded model and close it (drains its batcher); False if it was not loaded.
+        A catalogue entry loads again on next `get`; a model registered in code is gone."""
+        with self._lock:
+            entry = self._loaded.pop(name, None)
+        if entry is None:
+            return False
+        entry.close()
+        return True
+
     def close(self) -> None:
         """Drain and stop every loaded model's batcher and release its backend."""
         with self._lock:
