@@ -21,6 +21,8 @@ def demo(
     stream: bool = typer.Option(False, "--stream", help="Print the first generation's text as it streams through the rails."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the report as JSON to this file."),
     examples: int = typer.Option(4, "--examples", min=0, help="Explained examples shown per pipeline."),
+    write_inputs: Optional[Path] = typer.Option(None, "--write-inputs", help="Write the held-out inputs as JSONL files "
+                                                "(for `workbench run PIPELINE --input-file`, the API, the TUI) into this folder and exit."),
 ) -> None:
     """Run the demo pipelines through the Workbench (every run recorded in the store), then print
     per pipeline: inputs, outcomes, model-alone vs model+rules accuracy, latency p50/p99, batch
@@ -33,6 +35,12 @@ def demo(
     from workbench.demo import PARTS, DemoOptions, print_report, run_demo_sync
 
     console = Console()
+    if write_inputs is not None:
+        from workbench.demo.inputs import write_demo_inputs
+
+        for path, n in write_demo_inputs(write_inputs).items():
+            console.print(f"{n} inputs -> {path}")
+        return
     try:
         options = DemoOptions(parts=tuple(only) if only else PARTS, quick=quick, concurrency=concurrency, stream=stream)
     except ValueError as exc:
