@@ -40,6 +40,7 @@ class Proof:
     certainty: float | None = None
     detail: str | None = None
     fact_id: int | None = None
+    gen: int = field(default=-1, compare=False, repr=False)  # prover bookkeeping (semi-naive passes)
 
     @property
     def label(self) -> str:

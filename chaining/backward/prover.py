@@ -116,6 +116,7 @@ class _TAnswer:
     proof: Proof
     cf: float | None
     contributions: dict[tuple, float] = field(default_factory=dict)
+    gen: int = 0
 
 
 @dataclass(slots=True, eq=False)
@@ -129,6 +130,7 @@ class _Table:
     leader_depth: int = 0
     recursive: bool = False
     changed: bool = False
+    last_pass_start: int | None = None  # answer generation when the last completed pass began
 
 
 @dataclass(slots=True)
@@ -145,6 +147,7 @@ class _Query:
     stack: list[_Table] = field(default_factory=list)
     frames: list[_Frame] = field(default_factory=list)
     touched: float = math.inf
+    gen: int = 0  # answers added so far (each answer records the count when it was added)
     warnings: list[str] = field(default_factory=list)
     asked_before: int = 0
 
@@ -413,8 +416,10 @@ class Session:
                 self._check_limits(q, t.text)
                 t.changed = False
                 t.recursive = False
-                async for a in self._pass(t, q):
+                start = q.gen
+                async for a in self._pass(t, q, t.last_pass_start):
                     yield a
+                t.last_pass_start = start
                 if not (t.recursive and t.changed):
                     break
             finished = True
@@ -427,12 +432,15 @@ class Session:
             if q.stack and t.leader_depth < q.stack[-1].leader_depth:
                 q.stack[-1].leader_depth = t.leader_depth
 
-    def _add(self, t: _Table, fact: Fact, proof: Proof, cf: float | None, signature: tuple) -> _TAnswer | None:
+    def _add(self, t: _Table, fact: Fact, proof: Proof, cf: float | None, signature: tuple,
+             q: _Query) -> _TAnswer | None:
         """Record an answer; returns it when new (also marks the table changed when a certainty grows)."""
         k = fact_key(fact)
         ta = t.answers.get(k)
         if ta is None:
-            ta = _TAnswer(fact, proof, cf, {signature: cf} if cf is not None else {})
+            q.gen += 1
+            proof.gen = q.gen
+            ta = _TAnswer(fact, proof, cf, {signature: cf} if cf is not None else {}, q.gen)
             t.answers[k] = ta
             t.changed = True
             return ta
@@ -445,11 +453,15 @@ class Session:
                 t.changed = True
         return None
 
-    async def _pass(self, t: _Table, q: _Query) -> AsyncIterator[_TAnswer]:
+    async def _pass(self, t: _Table, q: _Query, cutoff: int | None) -> AsyncIterator[_TAnswer]:
+        """One pass over the table's sources. `cutoff`: answers older than this were all combined in the
+        previous completed pass, so a derivation from old answers only is skipped (semi-naive evaluation)."""
+        if self.cf_on:
+            cutoff = None  # certainties of old answers may have changed: recombine everything
         rel = t.relation
         for f, source, cf in self.base.get(rel, ()):
             if self._key_matches(t.key, f):
-                new = self._add(t, f, Proof("fact", f, source, certainty=cf, fact_id=f.id), cf, ("given", f.id))
+                new = self._add(t, f, Proof("fact", f, source, certainty=cf, fact_id=f.id), cf, ("given", f.id), q)
                 if new is not None:
                     yield new
         spec = self.kb.askable_specs.get(rel)
@@ -463,7 +475,9 @@ class Session:
                 continue
             q.frames.append(_Frame(t.text, br.name))
             try:
-                async for b, proofs in self._ces(br.rule.lhs, 0, pre, q):
+                async for b, proofs in self._ces(br.rule.lhs, 0, pre, q, cutoff, True):
+                    if cutoff is not None and all(p.gen < cutoff for p in proofs):
+                        continue  # derived in the previous pass already
                     for new in self._conclude(t, br, heads, b, proofs, q):
                         yield new
             finally:
@@ -496,7 +510,7 @@ class Session:
             if shown is None:
                 shown = {k: v for k, v in b.items() if not isinstance(v, Fact)}
             proof = Proof("rule", f, rule=br.name, bindings=shown, premises=proofs, certainty=cf)
-            new = self._add(t, f, proof, cf, sig)
+            new = self._add(t, f, proof, cf, sig, q)
             if new is not None:
                 out.append(new)
         return out
@@ -532,7 +546,7 @@ class Session:
         cf = (answer.certainty if answer.certainty is not None else 1.0) if self.cf_on else None
         proof = Proof("asked", got, answer.source, certainty=cf, detail=f"{question.text} -> {answer.text}")
         if self._key_matches(key, got):
-            new = self._add(t, got, proof, cf, ("asked",))
+            new = self._add(t, got, proof, cf, ("asked",), q)
             if new is not None:
                 yield new
 
@@ -651,12 +665,17 @@ class Session:
 
     # ---- conditional elements ---------------------------------------------------------------
 
-    async def _ces(self, ces: list[ast.CE], i: int, b: Bindings, q: _Query) -> AsyncIterator[tuple[Bindings, list[Proof]]]:
+    async def _ces(self, ces: list[ast.CE], i: int, b: Bindings, q: _Query, cutoff: int | None = None,
+                   all_old: bool = False) -> AsyncIterator[tuple[Bindings, list[Proof]]]:
+        """Solutions of ces[i:]. With `cutoff` and `all_old` (every earlier premise used an answer
+        older than cutoff), the last premise only needs answers at or after cutoff."""
         if i == len(ces):
             yield b, []
             return
-        async for b1, p1 in self._ce(ces[i], b, q):
-            async for b2, p2 in self._ces(ces, i + 1, b1, q):
+        last_new_only = cutoff is not None and all_old and i == len(ces) - 1
+        async for b1, p1 in self._ce(ces[i], b, q, cutoff if last_new_only else None):
+            old = cutoff is not None and all_old and all(p.gen < cutoff for p in p1)
+            async for b2, p2 in self._ces(ces, i + 1, b1, q, cutoff, old):
                 yield b2, p1 + p2
 
     async def _first(self, ce: ast.CE, b: Bindings, q: _Query) -> tuple[tuple[Bindings, list[Proof]] | None, bool]:
@@ -675,9 +694,13 @@ class Session:
             q.touched = min(before, touched)
         return found, touched < len(q.stack)
 
-    async def _ce(self, ce: ast.CE, b: Bindings, q: _Query) -> AsyncIterator[tuple[Bindings, list[Proof]]]:
+    async def _ce(self, ce: ast.CE, b: Bindings, q: _Query,
+                  new_since: int | None = None) -> AsyncIterator[tuple[Bindings, list[Proof]]]:
+        """Solutions of one conditional element; `new_since`: only pattern answers added at or after it."""
         if isinstance(ce, ast.Pattern):
             answers = await self._call(ce, b, q)
+            if new_since is not None:
+                answers = [ta for ta in answers if ta.gen >= new_since]
             ms = self._multislots.get(ce.template.rsplit("::", 1)[-1])
             for ta in answers:
                 try:
@@ -717,7 +740,7 @@ class Session:
             if found is not None:
                 cf = cfm.conjunction([p.certainty for p in found[1] if p.certainty is not None]) if self.cf_on else None
                 yield b, [Proof("exists", premises=found[1], detail=" ".join(_instantiated_ce(c, b) for c in ce.ces),
-                                certainty=cf)]
+                                certainty=cf, gen=max([p.gen for p in found[1]], default=q.gen))]
         elif isinstance(ce, ast.Forall):
             first, rest = ce.ces[0], ce.ces[1:]
             before = q.touched

@@ -115,3 +115,32 @@ def test_templates_defaults_multifields_and_computed_values(items) -> None:
     kb = rules.knowledge_base_from_text("shop", TEMPLATE_KB)
     facts = [Fact("item", {"name": n, "price": p, "tags": tuple(t)}) for n, p, t in items]
     assert backward_all(kb, facts) == clips_forward(kb, facts)
+
+
+RECURSIVE_KBS = {
+    "nonlinear": """
+(defrule e (edge ?x ?y) => (assert (reach ?x ?y)))
+(defrule t (reach ?x ?y) (reach ?y ?z) => (assert (reach ?x ?z)))""",
+    "mutual": """
+(defrule a1 (edge ?x ?y) => (assert (odd ?x ?y)))
+(defrule a2 (odd ?x ?y) (edge ?y ?z) => (assert (even ?x ?z)))
+(defrule a3 (even ?x ?y) (edge ?y ?z) => (assert (odd ?x ?z)))
+(defrule a4 (even ?x ?x) (odd ?x ?y) => (assert (loopy ?x ?y)))""",
+}
+NODES = ["v0", "v1", "v2", "v3", "v4"]
+
+
+@pytest.mark.parametrize("name", list(RECURSIVE_KBS))
+@settings(max_examples=12, deadline=None)
+@given(edges=st.sets(st.tuples(st.sampled_from(NODES), st.sampled_from(NODES)), max_size=9))
+def test_nonlinear_and_mutual_recursion_with_bound_goals(name: str, edges) -> None:
+    """Calls with bound arguments create many variant tables in one recursive component."""
+    kb = rules.knowledge_base_from_text(name, RECURSIVE_KBS[name])
+    facts = [Fact.ordered("edge", a, b) for a, b in edges]
+    forward = clips_forward(kb, facts)
+    assert backward_all(kb, facts) == forward
+    s = Session(kb, facts=facts)
+    for rel in {k[0] for k in forward} | {"reach", "odd"}:
+        for x in NODES[:3]:
+            got = {fact_key(a.fact) for a in s.prove_sync(f"({rel} {x} ?y)").answers}
+            assert got == {k for k in forward if k[0] == rel and k[1][0][1][1][0] == ("y", x)}
