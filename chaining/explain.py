@@ -80,7 +80,7 @@ class Derivation:
 
     @property
     def label(self) -> str:
-        what = fact_text(self.fact) if self.fact is not None else "(retracted fact)"
+        what = fact_text(self.fact) if self.fact is not None else "(content not recorded)"
         if self.source == "rule":
             text = f"f-{self.fact_id} {what}  by rule {self.rule} (firing #{self.firing})"
         else:
@@ -124,23 +124,28 @@ def forward_derivation(result, fact_id: int, *, sources: Mapping[int, str] | Non
         if e.kind == "assert" and e.firing is not None:
             asserted_by.setdefault(e.fact, []).append(e.firing)
 
-    def build(fid: int, path: tuple[int, ...], before: int | None) -> Derivation:
+    def build(fid: int, before: int | None) -> Derivation:
+        # `before` strictly decreases down the tree, so a modified fact's versions unwind in order.
         fact = by_id.get(fid)
+        later = [k for k in asserted_by.get(fid, []) if before is not None and k >= before]
+        note = None
+        if later:  # a later firing modified it: its content at this point is not recorded
+            fact, note = None, f"an earlier version of f-{fid}, modified later by firing #{later[0]}"
         firings = [k for k in asserted_by.get(fid, []) if before is None or k < before]
         if not firings:
-            return Derivation(fid, fact, sources.get(fid, "given"))
+            return Derivation(fid, fact, sources.get(fid, "given"), note=note)
         k = firings[-1]
         firing = result.firings[k]
-        d = Derivation(fid, fact, "rule", firing.rule, k)
-        for pid in firing.facts:
-            if pid in path:
-                d.premises.append(Derivation(pid, by_id.get(pid), "rule" if pid in asserted_by else
-                                             sources.get(pid, "given"), note="an earlier version of this fact"))
-                continue
-            d.premises.append(build(pid, path + (pid,), k))
+        if (fid, k) in expanded:  # a DAG: each derivation is expanded once, later uses point back
+            return Derivation(fid, fact, "rule", firing.rule, k, note=note or "derivation shown above")
+        expanded.add((fid, k))
+        d = Derivation(fid, fact, "rule", firing.rule, k, note=note)
+        d.premises = [build(pid, k) for pid in firing.facts]
         return d
 
-    return build(fact_id, (fact_id,), None)
+    expanded: set[tuple[int, int]] = set()
+
+    return build(fact_id, None)
 
 
 def derivation_graph(result, *, sources: Mapping[int, str] | None = None) -> nx.DiGraph:

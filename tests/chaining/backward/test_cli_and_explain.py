@@ -153,3 +153,28 @@ def test_why_and_how_render() -> None:
     assert "(class mammal)  by rule mammal-by-hair" in text
     assert "answered by person" in text
     assert explain.why_json(questions[0])["why"][0] == "(class ?c) by rule mammal-by-hair"
+
+
+def test_forward_derivation_unwinds_modified_facts() -> None:
+    k = rules.knowledge_base_from_text("m", """
+(deftemplate counter (slot n (type INTEGER)))
+(deffacts f (counter (n 0)) (limit 3))
+(defrule up ?c <- (counter (n ?n)) (limit ?l&:(< ?n ?l)) => (modify ?c (n (+ ?n 1))))
+(defrule done (counter (n ?n)) (limit ?n) => (assert (finished ?n)))
+""")
+    engine = ForwardEngine.from_knowledge_base(k)
+    try:
+        result = engine.evaluate([])
+    finally:
+        engine.close()
+    fin = next(f for f in result.facts if f.template == "finished")
+    d = explain.forward_derivation(result, fin.id)
+    chain = []
+    node = d.premises[0]
+    while node.premises:
+        chain.append((node.rule, node.firing, node.fact is None))
+        node = node.premises[0]
+    assert chain == [("up", 2, False), ("up", 1, True), ("up", 0, True)]
+    assert node.source == "given" and "modified later by firing #0" in (node.note or "")
+    w = explain.forward_why_not(k, result, "(finished 5)")
+    assert w.rules[0].premise == "(counter (n 5))" and not w.holds
