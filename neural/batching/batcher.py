@@ -258,7 +258,7 @@ class DynamicBatcher:
         return head
 
     def _candidates(self, bucket: int) -> list[collections.deque[InferenceRequest]]:
-        if self.config.exact_lengths:
+        if self.config.exact_lengths or not self.config.fill_from_smaller_buckets:
             return [self._queues[bucket]]
         return [self._queues[b] for b in sorted(self._queues) if b <= bucket]
 

@@ -19,6 +19,9 @@ class BatcherConfig:
     - `pad_to_bucket`: pad to the bucket bound (fixed shapes, e.g. for compiled graphs) when True,
       or only to the longest request of the batch when False (less padding on CPU).
     - `default_timeout_s`: deadline for requests that give none (`None`: no deadline).
+    - `fill_from_smaller_buckets`: when the oldest request's bucket cannot fill a batch, add
+      requests of smaller buckets (padded up to it). Good where padding is cheap (GPU); on a
+      compute-bound CPU the padding can cost more than the extra requests save.
     - `exact_lengths`: batch only requests of identical length and never pad (for models that do
       not mask padding); `buckets` is then ignored.
     """
@@ -30,6 +33,7 @@ class BatcherConfig:
     pad_to_bucket: bool = True
     default_timeout_s: float | None = None
     exact_lengths: bool = False
+    fill_from_smaller_buckets: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.max_batch_size, int) or self.max_batch_size < 1:

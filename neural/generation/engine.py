@@ -96,6 +96,18 @@ class LLMEngine:
             raise RuntimeError(f"{self.model_dir}: no tokenizer.json; pass prompt token ids instead of text")
         return self.tokenizer.encode(text, add_special_tokens=False).ids
 
+    def apply_chat_template(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
+        """Prompt text for chat `messages` using the model's chat template (see `chat.render_chat`).
+
+        Raises ValueError when the model directory has no chat template or a message is malformed.
+        """
+        from .chat import load_chat_template, render_chat, special_tokens
+
+        template = load_chat_template(self.model_dir)
+        if template is None:
+            raise ValueError(f"{self.model_dir}: no chat template (chat_template.jinja or tokenizer_config.json)")
+        return render_chat(template, messages, add_generation_prompt, **special_tokens(self.model_dir))
+
     # ---- requests -------------------------------------------------------------------------
     def make_sequence(self, request_id: str, prompt: str | list[int], params: SamplingParams | None = None,
                       arrival_time: float | None = None) -> Sequence:

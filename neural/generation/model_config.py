@@ -75,6 +75,9 @@ def load_spec(model_dir: str | Path) -> ModelSpec:
         act = cfg.get("activation_function", "gelu_new")
         if act not in ("gelu_new", "gelu_pytorch_tanh", "gelu"):
             raise ValueError(f"{path}: activation_function {act!r} is not supported; supported: gelu_new, gelu")
+        for flag, ok in (("scale_attn_by_inverse_layer_idx", False), ("scale_attn_weights", True)):
+            if cfg.get(flag, ok) != ok:
+                raise ValueError(f"{path}: {flag}={cfg[flag]!r} is not supported; supported: {ok}")
         n_embd = cfg["n_embd"]
         return ModelSpec(
             model_type=mt, arch="gpt2", vocab_size=cfg["vocab_size"], hidden_size=n_embd,

@@ -9,6 +9,7 @@ from ..errors import ModelLoadError
 from ..hashing import hash_files
 from ..registry import ModelRegistry, default_registry
 from .async_engine import AsyncLLMEngine
+from .chat import load_chat_template
 from .config import EngineConfig
 from .demo import DEMO_LM_DIR
 
@@ -43,7 +44,7 @@ def register_causal_lm(path: str | Path, name: str | None = None, config: Engine
             "kv_blocks": llm.num_kv_blocks,
             "block_size": config.block_size,
             "kv_cache_bytes": llm.runner.kv_cache_bytes,
-            "chat_template": _chat_template(root),
+            "chat_template": load_chat_template(root),
             "eos_token_ids": sorted(llm.eos_token_ids),
         },
     )
@@ -54,14 +55,3 @@ def register_demo_lm(registry: ModelRegistry | None = None, config: EngineConfig
     """Register the committed demo model (models/demo-lm) under the name "demo-lm"."""
     return register_causal_lm(DEMO_LM_DIR, "demo-lm", config, registry)
 
-
-def _chat_template(root: Path) -> str | None:
-    import json
-
-    jinja = root / "chat_template.jinja"
-    if jinja.is_file():
-        return jinja.read_text()
-    cfg = root / "tokenizer_config.json"
-    if cfg.is_file():
-        return json.loads(cfg.read_text()).get("chat_template")
-    return None

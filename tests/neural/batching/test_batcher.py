@@ -268,3 +268,18 @@ async def test_exact_lengths_never_pads_or_mixes_lengths():
         assert {it[1] for it in batch} == {pad_to}
     assert sorted(b.stats.batch_sizes) == [4, 4, 4]  # counted before the results were delivered
     b.close()
+
+
+async def test_strict_buckets_do_not_mix_bucket_sizes():
+    model = Recorder()
+    model.gate.clear()
+    b = make(model, "strict", max_batch_size=16, max_queue_delay_ms=1, buckets=(4, 8, 16), pad_to_bucket=False,
+             fill_from_smaller_buckets=False, length_fn=lambda it: it)
+    first = b.submit(1)
+    assert model.entered.wait(5)
+    reqs = b.submit_many([12, 3, 7, 2, 16, 5])
+    model.gate.set()
+    await first
+    outs = {r.item: (await r)[1] for r in reqs}
+    assert outs == {12: 16, 16: 16, 3: 3, 2: 3, 7: 7, 5: 7}  # grouped by bucket, padded to the longest in the group
+    b.close()

@@ -1,0 +1,146 @@
+"""`workbench bench neural`: all-MiniLM-L6-v2 under dynamic batching vs one request at a time.
+
+256 sentences of mixed length (1-8 consecutive lines of tinyshakespeare) are sent by C concurrent
+clients (C = 1, 8, 32, 64), each awaiting one request at a time. "dynamic": the model's dynamic
+batcher (max_batch_size 32, max_queue_delay_ms 5, length buckets; on CPU strict buckets padded to
+the longest request, on GPU batches filled from smaller buckets and padded to the bucket bound). "sequential": the same model,
+threads and queue with max_batch_size 1 (one request per model call). Backends: PyTorch and ONNX
+Runtime (the verified export of the same weights), with the same intra-op thread count.
+
+Rows: {"mode", "backend", "concurrency", "throughput_rps", "p50_ms", "p95_ms", "p99_ms", "mean_batch_size"}.
+EXTRA["goals"]: per backend at concurrency 32, whether dynamic >= 4x sequential throughput and
+whether p99 <= max_queue_delay_ms + 2 x the median batch compute time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+EXTRA: dict[str, Any] = {}
+
+N_SENTENCES = 256
+CONCURRENCY = (1, 8, 32, 64)
+MAX_BATCH = 32
+MAX_DELAY_MS = 5.0
+BUCKETS = (16, 24, 32, 48, 64, 96, 128, 256)
+
+
+def sentences(n: int = N_SENTENCES, seed: int = 0) -> list[str]:
+    """`n` texts of 1-8 consecutive non-empty lines from tinyshakespeare (repo copy, else ../shared/data)."""
+    root = Path(__file__).resolve().parents[2]
+    for path in (root / "data" / "tinyshakespeare.txt", root.parent / "shared" / "data" / "tinyshakespeare.txt"):
+        if path.is_file():
+            lines = [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+            break
+    else:
+        raise FileNotFoundError("tinyshakespeare.txt not found in data/ or ../shared/data/")
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        k = rng.randint(1, 8)
+        start = rng.randrange(0, len(lines) - k)
+        out.append(" ".join(lines[start : start + k]))
+    return out
+
+
+async def _drive(batcher, items: list[Any], concurrency: int) -> tuple[float, list[float]]:
+    queue = list(reversed(items))
+    latencies: list[float] = []
+
+    async def client() -> None:
+        while queue:
+            item = queue.pop()
+            t0 = time.perf_counter()
+            await batcher.submit(item).wait()
+            latencies.append(time.perf_counter() - t0)
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(concurrency)))
+    return time.perf_counter() - t0, latencies
+
+
+def _pct(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, int(round(q * (len(s) - 1)))))]
+
+
+def run(quick: bool = False) -> list[dict[str, Any]]:
+    import torch
+
+    from neural import BatcherConfig, DynamicBatcher, ModelRegistry, register_minilm
+
+    # Both modes and both backends use the same intra-op thread count: half the cores (at most 4),
+    # since oversubscribed OpenMP pools stall badly on a shared machine. WORKBENCH_BENCH_THREADS overrides.
+    threads = int(os.environ.get("WORKBENCH_BENCH_THREADS") or max(1, min(4, (os.cpu_count() or 2) // 2)))
+    torch.set_num_threads(threads)
+    texts = sentences(64 if quick else N_SENTENCES)
+    levels = (1, 8, 32) if quick else CONCURRENCY
+    registry = ModelRegistry()
+    cache = Path(os.environ.get("WORKBENCH_ONNX_CACHE") or Path(tempfile.gettempdir()) / "workbench-onnx-cache")
+    entries = {
+        "torch": register_minilm(registry, device="cpu" if quick else None),
+        "onnxruntime": register_minilm(registry, backend="onnxruntime", onnx_cache_dir=cache, intra_op_threads=threads,
+                                       device="cpu" if quick else None),
+    }
+    rows: list[dict[str, Any]] = []
+    compute: dict[tuple[str, int], float] = {}
+    lengths = [entries["torch"].runner.prepare(t).length for t in texts]
+    # CPU inference is compute-bound, so padding costs as much as real tokens: batch strictly within a
+    # length bucket and pad to the longest request. On a GPU padding is cheap: fill batches from
+    # smaller buckets and pad to the bucket bound (fixed shapes).
+    on_gpu = entries["torch"].device.startswith("cuda")
+    for backend, entry in entries.items():
+        prepared = [entry.runner.prepare(t) for t in texts]
+        for mode in ("sequential", "dynamic"):
+            cfg = BatcherConfig(max_batch_size=1 if mode == "sequential" else MAX_BATCH,
+                                max_queue_delay_ms=0.0 if mode == "sequential" else MAX_DELAY_MS,
+                                max_queue_size=4096, buckets=BUCKETS, pad_to_bucket=on_gpu,
+                                fill_from_smaller_buckets=on_gpu)
+            batcher = DynamicBatcher(f"bench-{backend}-{mode}", entry.runner.run_batch, cfg, length_fn=entry.runner.item_length)
+            asyncio.run(_drive(batcher, prepared[:16], 4))  # warm-up: allocator, thread pools, kernels
+            for c in levels:
+                batcher.reset_stats()
+                wall, lat = asyncio.run(_drive(batcher, prepared, c))
+                rows.append({
+                    "mode": mode, "backend": backend, "concurrency": c,
+                    "throughput_rps": round(len(prepared) / wall, 2),
+                    "p50_ms": round(1000 * _pct(lat, 0.50), 2), "p95_ms": round(1000 * _pct(lat, 0.95), 2),
+                    "p99_ms": round(1000 * _pct(lat, 0.99), 2),
+                    "mean_batch_size": round(batcher.stats.mean_batch_size, 2),
+                })
+                if mode == "dynamic":
+                    compute[(backend, c)] = statistics.median(r.compute_s for r in batcher.batch_log)
+            batcher.close()
+    registry.close()
+    _goals(rows, compute, levels)
+    EXTRA.update({
+        "config": {"max_batch_size": MAX_BATCH, "max_queue_delay_ms": MAX_DELAY_MS, "buckets": list(BUCKETS),
+                   "pad_to_bucket": on_gpu, "fill_from_smaller_buckets": on_gpu, "threads": threads, "sentences": len(texts),
+                   "tokens_min_median_max": [min(lengths), int(statistics.median(lengths)), max(lengths)],
+                   "device": entries["torch"].device, "onnx_providers": entries["onnxruntime"].backend.providers},
+        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
+    })
+    return rows
+
+
+def _goals(rows: list[dict[str, Any]], compute: dict[tuple[str, int], float], levels) -> None:
+    c = 32 if 32 in levels else max(levels)
+    goals = {}
+    for backend in ("torch", "onnxruntime"):
+        seq = next(r for r in rows if r["backend"] == backend and r["mode"] == "sequential" and r["concurrency"] == c)
+        dyn = next(r for r in rows if r["backend"] == backend and r["mode"] == "dynamic" and r["concurrency"] == c)
+        speedup = dyn["throughput_rps"] / seq["throughput_rps"]
+        bound = MAX_DELAY_MS + 2 * 1000 * compute[(backend, c)]
+        goals[backend] = {
+            "concurrency": c, "speedup": round(speedup, 2), "speedup_goal_4x_met": speedup >= 4.0,
+            "p99_ms": dyn["p99_ms"], "median_batch_compute_ms": round(1000 * compute[(backend, c)], 2),
+            "p99_bound_ms": round(bound, 2), "p99_goal_met": dyn["p99_ms"] <= bound,
+        }
+    EXTRA["goals"] = goals
