@@ -181,9 +181,8 @@ class Backend(ABC):
 class InProcessBackend(Backend):
     """The `Workbench` facade in this process (the default for `workbench tui`).
 
-    Where the facade has no call for what a screen needs, the gap is filled here from the
-    facade's public parts (its knowledge-base library, store and metrics registry) and named in
-    a comment starting `facade gap:`.
+    Rule files are listed, read and written here (plain files under the facade's
+    `knowledge_base_dir`); everything else is a facade call.
     """
 
     def __init__(self, workbench: Any = None, *, kb_dir: Path | None = None):
@@ -226,55 +225,27 @@ class InProcessBackend(Backend):
             raise BackendError(f"{path}: cannot write ({exc.strerror})") from exc
 
     def check_kb(self, path: str, text: str) -> list[JSON]:
-        # facade gap: no check of unsaved text (wanted: `wb.check_knowledge_base(sources)` ->
-        # diagnostics). A folder knowledge base is checked as one text — its other files in
-        # load order around this one — and the diagnostics mapped back to this file's lines.
+        # A file in a folder belongs to the folder's knowledge base: check it with its siblings
+        # (saved text) in load order, so templates defined next door are known.
         siblings = [path]
         if "/" in path:
             folder = path.rsplit("/", 1)[0]
             siblings = [p for p in self.list_kb_files() if p.rsplit("/", 1)[0] == folder] or [path]
-        parts, start = [], 0
-        for p in siblings:
-            if p == path:
-                start = sum(part.count("\n") + 1 for part in parts)
-                parts.append(text)
-            else:
-                parts.append(self.read_kb_file(p))
-        length = text.count("\n") + 1
-        name = self.kb_name_for(path)
-        try:
-            self.wb.library.from_text(name, "\n".join(parts), filename=path)
-            return []
-        except Exception as exc:  # noqa: BLE001 - KnowledgeBaseError carries the diagnostics
-            diags = [_as_dict(d) for d in getattr(exc, "diagnostics", []) or []]
-            if not diags:
-                raise BackendError(f"{path}: {exc}") from exc
+        sources = [(p, text if p == path else self.read_kb_file(p)) for p in siblings]
         out = []
-        for d in diags:
-            line = int(d.get("line") or 1)
-            if start < line <= start + length:
-                out.append({**d, "file": path, "line": line - start})
-            else:  # a problem in another file of the same knowledge base: show it at line 1
-                out.append({**d, "file": path, "line": 1, "column": 1,
-                            "message": f"(in another file of {name}) {d.get('message')}"})
+        for d in _call(self.wb, "check_knowledge_base", sources):
+            d = _as_dict(d)
+            if d.get("file") != path:  # a problem in another file of the same knowledge base
+                d = {**d, "file": path, "line": 1, "column": 1,
+                     "message": f"(in {d.get('file')}:{d.get('line')}:{d.get('column')}) {d.get('message')}"}
+            out.append(d)
         return out
 
     def run_kb(self, name, facts, *, strategy=None, max_firings=None):
         return _as_dict(_call(self.wb, "run_knowledge_base", name, facts, strategy=strategy, max_firings=max_firings))
 
     def consult(self, name, goal, facts, ask, *, all_answers=True):
-        import inspect
-
-        fn = getattr(self.wb, "ask", None)
-        if fn is None:
-            raise BackendError("this Workbench has no ask() (backward chaining) yet")
-        params = inspect.signature(fn).parameters
-        kwargs: dict[str, Any] = {"all": all_answers}
-        provider = next((p for p in ("provider", "ask", "person", "on_ask") if p in params), None)
-        if provider is not None:
-            kwargs[provider] = PersonProvider(ask)
-        # facade gap: without a provider argument askable facts cannot be asked of a person.
-        return _as_dict(_call(self.wb, "ask", name, goal, facts, **kwargs))
+        return _as_dict(_call(self.wb, "ask", name, goal, facts, all=all_answers, provider=PersonProvider(ask)))
 
     def kb_source(self, name, version=None):
         if version is not None:
@@ -336,18 +307,8 @@ class InProcessBackend(Backend):
         if loaded:
             _call(self.wb, "get_model", name)  # loads on first use
             return
-        unload = getattr(self.wb, "unload_model", None)
-        if unload is not None:
-            _call(self.wb, "unload_model", name)
-            return
-        # facade gap: no unload_model(name); remove it from the catalogue under its lock and
-        # close it (drains the batcher), as ModelCatalog.close does for all models.
-        catalog = self.wb.catalog
-        with catalog._lock:
-            entry = catalog._loaded.pop(name, None)
-        if entry is None:
+        if not _call(self.wb, "unload_model", name):
             raise BackendError(f"model {name} is not loaded")
-        entry.close()
 
     def model_stats(self):
         return metric_samples(self.wb.metrics_registry.collect())

@@ -5,24 +5,8 @@ from __future__ import annotations
 from textual.widgets import Input, RichLog
 
 from tui.app import WorkbenchApp
-from tui.backend import InProcessBackend, PersonProvider
 from tui.messages import ConsultationFinished
 from tui.screens.ask import AskScreen
-
-
-class ProverBackend(InProcessBackend):
-    """The in-process backend with `consult` bound straight to the backward prover (`chaining.backward`).
-
-    The Workbench facade's `ask()` takes no person provider yet (see docs/tui.md); this binds the
-    same `PersonProvider` the facade would receive, so the screen runs against the real prover.
-    """
-
-    def consult(self, name, goal, facts, ask, *, all_answers=True):
-        from chaining.backward import Session
-
-        kb = self.wb.get_knowledge_base(name)
-        result = Session(kb, facts=facts, provider=PersonProvider(ask)).prove_sync(goal, limit=None if all_answers else 1)
-        return result.to_dict()
 
 
 class RecordingApp(WorkbenchApp):
@@ -43,8 +27,8 @@ async def answer(pilot, text: str) -> None:
     await pilot.pause()
 
 
-async def test_answer_a_consultation_using_why_and_how(workbench, helpers):
-    app = RecordingApp(ProverBackend(workbench), mode="ask")
+async def test_answer_a_consultation_using_why_and_how(backend, helpers):
+    app = RecordingApp(backend, mode="ask")
     async with app.run_test(size=helpers.SIZE) as pilot:
         await pilot.pause()
         screen = app.screen

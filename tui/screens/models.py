@@ -27,8 +27,8 @@ class ModelsScreen(WorkbenchScreen):
     HELP = """\
 The table lists registered models with version (content hash of the weights), format, task,
 device and whether they are loaded. **l** loads and **u** unloads the highlighted model
-(Enter toggles). Below, live metrics sampled every second: throughput, median latency and
-mean batch size as sparklines, and KV-cache usage for generative models. **r** refreshes.
+(Enter toggles). Below, live metrics sampled every second: throughput, mean request latency and
+mean batch size over each interval as sparklines, and KV-cache usage for generative models. **r** refreshes.
 """
     BINDINGS = [
         Binding("l", "load(True)", "Load"),
@@ -52,7 +52,7 @@ mean batch size as sparklines, and KV-cache usage for generative models. **r** r
             yield DataTable(id="models-table", cursor_type="row", zebra_stripes=True)
             yield Static("no model highlighted", id="models-detail", classes="pane-title")
             yield MetricSpark("throughput", "req/s", id="spark-throughput")
-            yield MetricSpark("latency p50", "ms", id="spark-latency")
+            yield MetricSpark("latency (mean)", "ms", id="spark-latency")
             yield MetricSpark("batch size", "mean", id="spark-batch")
             with Vertical(id="models-kv"):
                 yield Label("KV cache: - (not a generative model)", id="kv-label")
