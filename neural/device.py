@@ -42,18 +42,18 @@ def default_device() -> str:
     Raises ValueError for an unknown value or `cuda` without a usable GPU.
     """
     wanted = os.environ.get("WORKBENCH_DEVICE", "auto").strip().lower() or "auto"
-    device = resolve_device(wanted)
+    device = ("cuda" if cuda_usable() else "cpu") if wanted == "auto" else resolve_device(wanted)
     log.info("neural runtime default device: %s", device)
     return device
 
 
 def resolve_device(device: str | None) -> str:
-    """Map `None`/`"auto"` to the default device; accept `"cpu"`, `"cuda"`, `"cuda:N"`.
+    """Map `None`/`"auto"` to the process default (`default_device()`); accept `"cpu"`, `"cuda"`, `"cuda:N"`.
 
     Raises ValueError naming the accepted values, or when CUDA is asked for but not usable.
     """
     if device is None or device == "auto":
-        return "cuda" if cuda_usable() else "cpu"
+        return default_device()
     device = device.strip().lower()
     if device == "cpu":
         return "cpu"

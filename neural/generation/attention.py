@@ -7,9 +7,10 @@ step first writes the new tokens' keys and values at their slots, then every que
 to its sequence's blocks gathered from the cache (whole blocks: one index per block, not per
 token):
 
-* decode tokens (one query per sequence) are batched: the block tables of all decoding
-  sequences are padded to `[B, max_blocks]`, their blocks gathered at once, and one SDPA
-  call runs with a mask hiding the slots past each sequence's length. For
+* decode tokens (one query per sequence) are batched in groups of similar context length
+  (sorted, at most `DECODE_GROUP` per group, so little is padded): a group's block tables are
+  padded to `[B, max_blocks]`, their blocks gathered at once, and one SDPA call runs with a
+  mask hiding the slots past each sequence's length. For
   grouped-query attention the query heads sharing a KV head are laid out as the query-length
   axis (`[B, kv_heads, group, head_dim]`), so no key/value copy per query head is made;
 * prefill chunks (several queries of one sequence) run one SDPA call each, causal with the
@@ -45,20 +46,29 @@ class PrefillChunk:
 
 
 @dataclass(slots=True)
+class DecodeGroup:
+    """Single-query sequences attended together.
+
+    index: [B] int64 positions in the flat batch; block_tables: [B, max_blocks] int64 (padding
+    points at block 0); mask: [B, 1, 1, max_blocks * block_size] bool, True where attended.
+    """
+
+    index: torch.Tensor
+    block_tables: torch.Tensor
+    mask: torch.Tensor
+
+
+@dataclass(slots=True)
 class AttentionMetadata:
     """Per-step layout shared by all layers.
 
     slot_mapping: [T] int64 cache slot of each new token.
-    decode_index: [B] int64 positions in the flat batch of the single-query sequences.
-    decode_block_tables: [B, max_blocks] int64 their block tables (padding points at block 0).
-    decode_mask: [B, 1, 1, max_blocks * block_size] bool, True where a key is attended.
+    decodes: the single-query sequences, in groups.
     prefills: the multi-query chunks.
     """
 
     slot_mapping: torch.Tensor
-    decode_index: torch.Tensor | None = None
-    decode_block_tables: torch.Tensor | None = None
-    decode_mask: torch.Tensor | None = None
+    decodes: list[DecodeGroup] = field(default_factory=list)
     prefills: list[PrefillChunk] = field(default_factory=list)
 
 
@@ -79,15 +89,15 @@ def paged_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tenso
     bs, KVH = k_cache.shape[1], k_cache.shape[2]
     G = H // KVH
     out = torch.empty_like(q)
-    if meta.decode_index is not None:
-        B, nb = meta.decode_block_tables.shape
+    for group in meta.decodes:
+        B, nb = group.block_tables.shape
         L = nb * bs
-        qd = q.index_select(0, meta.decode_index).view(B, KVH, G, D)
-        flat = meta.decode_block_tables.reshape(-1)
+        qd = q.index_select(0, group.index).view(B, KVH, G, D)
+        flat = group.block_tables.reshape(-1)
         kd = k_cache.index_select(0, flat).view(B, L, KVH, D).transpose(1, 2)
         vd = v_cache.index_select(0, flat).view(B, L, KVH, D).transpose(1, 2)
-        od = F.scaled_dot_product_attention(qd, kd, vd, attn_mask=meta.decode_mask, scale=scale)
-        out.index_copy_(0, meta.decode_index, od.reshape(B, H, D))
+        od = F.scaled_dot_product_attention(qd, kd, vd, attn_mask=group.mask, scale=scale)
+        out.index_copy_(0, group.index, od.reshape(B, H, D))
     for chunk in meta.prefills:
         n, c = chunk.num_new, chunk.context_len
         qp = q[chunk.start : chunk.start + n].transpose(0, 1).unsqueeze(0)  # [1, H, n, D]

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import torch
 
-from .attention import AttentionMetadata, PrefillChunk
+from .attention import AttentionMetadata, DecodeGroup, PrefillChunk
 from .model_config import ModelSpec
 from .models import build_model
 from .sequence import Sequence
 
+DECODE_GROUP = 8  # most decoding sequences per attention call (sorted by length: little padding)
 _DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
@@ -86,14 +87,15 @@ class ModelRunner:
                 sample_seqs.append(seq)
         dev = self.device
         meta = AttentionMetadata(slot_mapping=torch.tensor(slot_mapping, dtype=torch.long, device=dev), prefills=prefills)
-        if decode_rows:
-            B = len(decode_rows)
-            tables = self._block_tables(decode_tables)
+        order = sorted(range(len(decode_rows)), key=decode_lens.__getitem__)
+        for g in range(0, len(order), DECODE_GROUP):
+            members = order[g : g + DECODE_GROUP]
+            B = len(members)
+            tables = self._block_tables([decode_tables[i] for i in members])  # padding reads block 0; masked
             L = tables.shape[1] * bs
-            mask = torch.arange(L)[None, :] < torch.tensor(decode_lens)[:, None]
-            meta.decode_index = torch.tensor(decode_rows, dtype=torch.long, device=dev)
-            meta.decode_block_tables = tables.to(dev)  # padding reads block 0; the mask hides it
-            meta.decode_mask = mask.view(B, 1, 1, L).to(dev)
+            mask = torch.arange(L)[None, :] < torch.tensor([decode_lens[i] for i in members])[:, None]
+            meta.decodes.append(DecodeGroup(torch.tensor([decode_rows[i] for i in members], dtype=torch.long, device=dev),
+                                            tables.to(dev), mask.view(B, 1, 1, L).to(dev)))
         ids = torch.tensor(input_ids, dtype=torch.long, device=dev)
         pos = torch.tensor(positions, dtype=torch.long, device=dev)
         hidden = self.model.forward(ids, pos, meta, self.kv_caches)

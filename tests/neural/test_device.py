@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 import torch
 
-from neural import ModelRegistry, Signature, TensorSpec, cuda_usable, resolve_device, resolve_precision, usable_providers
+from neural import ModelRegistry, Signature, TensorSpec, cuda_usable, default_device, resolve_device, resolve_precision, usable_providers
 
 
 def test_auto_device_follows_what_works():
-    assert resolve_device("auto") == ("cuda" if cuda_usable() else "cpu")
+    assert resolve_device("auto") == resolve_device(None) == default_device()
+    assert default_device() in ("cuda", "cpu") and (default_device() == "cuda") <= cuda_usable()
     assert resolve_device("cpu") == "cpu"
     with pytest.raises(ValueError, match="unknown device 'tpu'; accepted: auto, cpu, cuda, cuda:N"):
         resolve_device("tpu")

@@ -19,7 +19,9 @@ from ..weights import take
 
 
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
-    """RMSNorm as in transformers' LlamaRMSNorm (variance in float32)."""
+    """RMSNorm as in transformers' LlamaRMSNorm (variance in float32; fused kernel for float32 input)."""
+    if x.dtype == torch.float32:
+        return F.rms_norm(x, (x.shape[-1],), weight, eps)
     dtype = x.dtype
     x32 = x.float()
     x32 = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps)
