@@ -410,27 +410,45 @@ class Session:
         t.depth = len(q.stack)
         t.leader_depth = t.depth
         q.stack.append(t)
-        finished = False
+        finished = saturated = False
+        # A ground call (every field bound) has at most one answer; once found, nothing is left to
+        # search (without certainty factors), so the remaining rules, and their questions, are skipped.
+        ground = not self.cf_on and self._is_ground(t.key)
+        saturated = ground and bool(t.answers)
         try:
-            while True:
+            while not saturated:
                 self._check_limits(q, t.text)
                 t.changed = False
                 t.recursive = False
                 start = q.gen
-                async for a in self._pass(t, q, t.last_pass_start):
-                    yield a
+                async with contextlib.aclosing(self._pass(t, q, t.last_pass_start)) as answers:
+                    async for a in answers:
+                        yield a
+                        if ground:
+                            saturated = True
+                            break
+                if saturated:
+                    break
                 t.last_pass_start = start
                 if not (t.recursive and t.changed):
                     break
             finished = True
         finally:
             q.stack.pop()
-            if finished and t.leader_depth >= t.depth:
+            if saturated or (finished and t.leader_depth >= t.depth):
                 t.state = "complete"
             else:
                 t.state = "incomplete"
             if q.stack and t.leader_depth < q.stack[-1].leader_depth:
                 q.stack[-1].leader_depth = t.leader_depth
+
+    def _is_ground(self, key: tuple) -> bool:
+        if key[1] == "o":
+            return key[3] is not None and all(k is not None for k in key[2])
+        t = self.kb.templates.get(key[0])
+        if t is None or self._multislots.get(key[0]):
+            return False
+        return {s for s, _ in key[2]} == set(t.slots)
 
     def _add(self, t: _Table, fact: Fact, proof: Proof, cf: float | None, signature: tuple,
              q: _Query) -> _TAnswer | None:

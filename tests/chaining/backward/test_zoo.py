@@ -80,3 +80,11 @@ def test_bad_answer_is_refused() -> None:
 
     with pytest.raises(AskError, match="not one of: yes, no"):
         Session(load("zoo.clp"), provider=PersonProvider(lambda q: "maybe")).prove_sync("(animal ?a)", limit=1)
+
+
+def test_consultation_asks_only_what_it_needs() -> None:
+    """A ground subgoal such as (class mammal) stops at its first proof, so gives-milk is never asked."""
+    provider = ScriptedProvider(script(ANIMALS["cheetah"][0]))
+    r = Session(load("zoo.clp"), provider=provider).prove_sync("(animal ?a)", limit=1)
+    assert str(r.answers[0].bindings["a"]) == "cheetah"
+    assert [q.fact.slots["name"] for q in provider.asked] == ["hair", "eats-meat", "tawny", "dark-spots"]
