@@ -96,3 +96,18 @@ async def test_unsaved_edits_survive_switching_files(backend, helpers):
         await pilot.press("ctrl+r")  # running unsaved rules is refused with a notification, not a crash
         await pilot.pause()
         assert any("save first" in n.message for n in app._notifications)
+
+
+async def test_new_rule_file(backend, workspace, helpers):
+    app = WorkbenchApp(backend, mode="kb")
+    async with app.run_test(size=helpers.SIZE) as pilot:
+        await helpers.settle(pilot)
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        await pilot.press(*"triage", "enter")
+        await helpers.settle(pilot)
+        screen = app.screen
+        assert screen.path == "triage.clp" and (workspace / "knowledge_bases" / "triage.clp").is_file()
+        await pilot.press("f5")
+        await helpers.settle(pilot)
+        assert screen.diagnostics == []  # the starter text is valid CLIPS

@@ -17,6 +17,7 @@ from ..messages import KnowledgeBaseChecked, KnowledgeBaseRan
 from ..widgets.clips_editor import ClipsEditor, Marker
 from ..widgets.file_tree import FileTree
 from .base import CallFailed, WorkbenchScreen
+from .dialogs import PromptDialog
 from .facts_dialog import FactsDialog, RunRequest
 
 
@@ -30,6 +31,7 @@ class KnowledgeBaseScreen(WorkbenchScreen):
 Pick a file in the tree (Enter). Edit it; **Ctrl+S** saves and checks it — problems appear
 under the editor with line and column, **F8** jumps to the next one. **Ctrl+R** runs the
 rules on facts you type as JSON and shows the firings, the final working memory and the output.
+**Ctrl+N** creates a new rule file.
 """
     BINDINGS = [
         Binding("ctrl+s", "save", "Save+check"),
@@ -37,6 +39,7 @@ rules on facts you type as JSON and shows the firings, the final working memory 
         Binding("ctrl+r", "run", "Run"),
         Binding("f8", "next_problem", "Next error"),
         Binding("ctrl+t", "focus_tree", "Files", show=False),
+        Binding("ctrl+n", "new_file", "New file", show=False),
     ]
 
     def __init__(self) -> None:
@@ -188,6 +191,30 @@ rules on facts you type as JSON and shows the firings, the final working memory 
 
     def action_focus_tree(self) -> None:
         self.query_one(FileTree).focus()
+
+    def action_new_file(self) -> None:
+        """Ask for a name and create `NAME.clp` with a template to start from."""
+        self.app.push_screen(PromptDialog("New rule file (name.clp)", placeholder="my_rules.clp"), self._create)
+
+    def _create(self, name: str | None) -> None:
+        if not name:
+            return
+        path = name if name.endswith(".clp") else f"{name}.clp"
+        stem = path.rsplit("/", 1)[-1].removesuffix(".clp")
+        starter = f"; {stem}: rules written in the Workbench TUI\n(deftemplate {stem}-fact (slot value))\n"
+        self.create_file(path, starter)
+
+    @work(exclusive=True, group="kb-new", exit_on_error=False)
+    async def create_file(self, path: str, text: str) -> None:
+        if path in self.saved_text or path in await self.call("list rule files", self.backend.list_kb_files):
+            self.notify(f"{path} exists already", severity="warning")
+            return
+        await self.call(f"create {path}", self.backend.write_kb_file, path, text)
+        self.saved_text[path] = text
+        tree = self.query_one(FileTree)
+        tree.set_paths(await self.call("list rule files", self.backend.list_kb_files))
+        tree.select_path(path)
+        self.open_file(path)
 
     # ---- run -------------------------------------------------------------------------------
     def action_run(self) -> None:
