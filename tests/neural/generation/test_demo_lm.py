@@ -15,6 +15,7 @@ def test_demo_lm_matches_transformers_and_has_eos_and_chat_template(hf_greedy):
     assert chat == "<|user|>\nSpeak.\n<|assistant|>\n"
     hf = AutoModelForCausalLM.from_pretrained(DEMO_LM_DIR, dtype=torch.float32).eval()
     engine = LLMEngine(DEMO_LM_DIR, EngineConfig(device="cpu", max_num_seqs=4))
+    assert engine.apply_chat_template([{"role": "user", "content": "Speak."}]) == chat
     prompts = ["ROMEO:\n", "First Citizen:\nBefore we proceed any further,", chat]
     outs = engine.generate(prompts, SamplingParams(temperature=0, max_tokens=40, ignore_eos=True))
     for prompt, out in zip(prompts, outs):
