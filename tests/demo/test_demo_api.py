@@ -1,0 +1,49 @@
+"""The demo through the REST API: a digits prediction, and the demo LM with `demo_rails` as rails."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from fastapi.testclient import TestClient
+
+from workbench.demo.digits_data import heldout_sequences
+
+
+@pytest.fixture(scope="module")
+def client(wb):
+    from api.app import create_app
+    from neural.generation import DEMO_LM_DIR
+    from workbench.serving import Serving
+
+    if not (DEMO_LM_DIR / "config.json").is_file():
+        pytest.skip(f"no demo LM at {DEMO_LM_DIR}")
+    serving = Serving(wb, settings=wb.settings, load_models=["demo-digits"], serve_demo_lm=True)
+    with TestClient(create_app(serving=serving, settings=wb.settings)) as c:
+        deadline = time.monotonic() + 300
+        while c.get("/readyz").status_code != 200:
+            assert time.monotonic() < deadline, c.get("/readyz").text
+            time.sleep(0.5)
+        yield c
+
+
+def test_predict_demo_digits_over_http(client):
+    seq = heldout_sequences(limit=2)[1]  # the model misreads one digit; the checksum rules correct it
+    r = client.post("/v1/pipelines/demo_digits/predict", json={"input": seq.to_input(), "explain": True})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    outputs = body["outputs"] if "outputs" in body else body["results"][0]["outputs"]
+    assert outputs["action"] == "corrected" and outputs["number"] == seq.number
+
+
+def test_completions_with_demo_rails(client):
+    blocked = client.post("/v1/completions", json={"model": "demo-lm", "prompt": "Pay to card 4539 1488 0343 6467\nROMEO:\n",
+                                                   "max_tokens": 20, "rails": "demo_rails"})
+    assert blocked.status_code == 200, blocked.text
+    choice = blocked.json()["choices"][0]
+    assert choice["finish_reason"] == "content_filter" and "card numbers" in choice["text"]
+    ok = client.post("/v1/completions", json={"model": "demo-lm", "prompt": "JULIET:\nO Romeo, Romeo,", "max_tokens": 150,
+                                              "temperature": 0, "rails": "demo_rails"})
+    assert ok.status_code == 200, ok.text
+    text = ok.json()["choices"][0]["text"]
+    assert len(text.replace(" ...", "").split()) <= 61  # the length rail (per-token deltas: one word may be cut)
