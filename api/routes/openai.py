@@ -45,7 +45,14 @@ async def create_completion(body: CompletionRequest, request: Request, serving: 
     rid = f"cmpl-{uuid.uuid4().hex}"
     prompts = body.prompts()
     params = body.sampling()
-    streams = [await _open(serving, body.model, p, params, f"{rid}-{i}", body.rails) for i, p in enumerate(prompts)]
+    streams: list[_Opened] = []
+    try:
+        for i, p in enumerate(prompts):
+            streams.append(await _open(serving, body.model, p, params, f"{rid}-{i}", body.rails))
+    except BaseException:
+        for s in streams:  # one refused prompt: abort the ones already admitted (frees their KV blocks)
+            await s.rest.aclose()  # type: ignore[attr-defined]
+        raise
     created = int(time.time())
 
     def chunk(index: int, d: GenerationDelta) -> dict[str, Any]:

@@ -110,6 +110,17 @@ def test_errors_use_the_v1_shape(client, gen_server):
     assert "Traceback" not in r.text
 
 
+async def test_a_refused_prompt_in_a_batch_aborts_the_admitted_ones(gen_server):
+    serving = gen_server.serving
+    before = _generated_tokens()
+    body = {"model": "demo-lm", "prompt": ["ROMEO:\n" * 10, "x " * 1200], "max_tokens": 900, "ignore_eos": True}
+    async with httpx.AsyncClient(base_url=gen_server.url, timeout=30) as http:
+        r = await http.post("/v1/completions", json=body)
+    assert r.status_code == 422 and "max_model_len" in r.json()["error"]["message"]
+    assert await _wait_freed(serving), serving.kv_blocks("demo-lm")
+    assert _generated_tokens() - before < 900  # the first prompt was aborted, not left running
+
+
 async def _wait_freed(serving, timeout_s=5.0):
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
