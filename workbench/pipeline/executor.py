@@ -196,7 +196,7 @@ class Executor:
             stored_timings = dict(timings, _skipped=skipped)
             if failure:
                 stored_timings["_failed_node"] = failure.node
-            row = RunRow(
+            row = dict(
                 pipeline_name=pipeline.name, pipeline_version=version, knowledge_base_versions=dict(ctx.kb_versions),
                 model_versions=dict(ctx.model_versions), inputs=inputs, input_hash=ihash, outputs=outputs,
                 explanation=explanation, status=status, error=result.error, timings=stored_timings, cache_hit=False,
@@ -219,7 +219,7 @@ class Executor:
             started_at=started, duration_s=duration,
         )
         if record and self.rt.recorder is not None:
-            row = RunRow(
+            row = dict(
                 pipeline_name=pipeline.name, pipeline_version=version, knowledge_base_versions=result.knowledge_base_versions,
                 model_versions=result.model_versions, inputs=inputs, input_hash=ihash, outputs=hit.outputs, explanation=hit.explanation,
                 status="succeeded", error=None, timings=dict(timings, _cached_from=hit.id), cache_hit=True, started_at=started,
