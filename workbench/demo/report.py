@@ -30,17 +30,17 @@ def summary_table(report: DemoReport) -> Table:
     t = Table(title="workbench demo", title_justify="left", show_lines=False)
     for col, just in (("pipeline", "left"), ("inputs", "right"), ("outcomes", "left"), ("accuracy: model -> model+rules", "left"),
                       ("p50 ms", "right"), ("p99 ms", "right"), ("batch sizes", "left"), ("rule firings", "right"),
-                      ("model calls (skipped by gates)", "right"), ("runs recorded", "right")):
+                      ("model calls (skipped by gates)", "right")):
         t.add_column(col, justify=just)  # type: ignore[arg-type]
     for s in report.summaries:
         if s.unavailable:
-            t.add_row(s.name, "-", f"[red]unavailable: {s.unavailable}[/red]", "-", "-", "-", "-", "-", "-", "-")
+            t.add_row(s.name, "-", f"[red]unavailable: {s.unavailable}[/red]", "-", "-", "-", "-", "-", "-")
             continue
         outcomes = ", ".join(f"{k} {v}" for k, v in sorted(s.outcomes.items(), key=lambda kv: -kv[1]))
         if s.failed:
             outcomes += f", [red]failed {s.failed}[/red]"
         t.add_row(s.name, str(s.inputs), outcomes, headline(s), _fmt_ms(s.p50_ms), _fmt_ms(s.p99_ms), s.batch_text(),
-                  str(s.rule_firings), f"{s.model_calls} ({s.model_calls_skipped})", str(s.runs_recorded))
+                  str(s.rule_firings), f"{s.model_calls} ({s.model_calls_skipped})")
     return t
 
 
@@ -70,7 +70,7 @@ def print_report(report: DemoReport, console: Console | None = None, examples: i
         if s.unavailable:
             console.print(f"\n[bold]{s.name}[/bold]: [red]not run -- {s.unavailable}[/red]")
             continue
-        console.print(f"\n[bold]{s.name}[/bold] -- {s.title} ({s.seconds:.1f} s)")
+        console.print(f"\n[bold]{s.name}[/bold] -- {s.title} ({s.seconds:.1f} s, {s.runs_recorded} runs recorded)")
         mt = Table(show_header=False, box=None, padding=(0, 2))
         for k, v in s.metrics.items():
             mt.add_row(k, _fmt_metric(v))
@@ -84,5 +84,6 @@ def print_report(report: DemoReport, console: Console | None = None, examples: i
         for err in s.errors[:5]:
             console.print(f"  [red]error[/red] {err}", highlight=False)
     recorded = sum(s.runs_recorded for s in report.summaries)
-    console.print(f"\n{recorded} runs recorded in {report.store_url}; set-up {report.setup_s:.1f} s, total {report.total_s:.1f} s "
-                  f"(CPU, shared machine: times vary with load)")
+    load = "" if report.load_average is None else f", load average {report.load_average[0]} -> {report.load_average[1]}"
+    console.print(f"\n{recorded} runs recorded in {report.store_url} (workbench runs list)")
+    console.print(f"model loading {report.setup_s:.1f} s, total {report.total_s:.1f} s wall, {report.cpu_s:.1f} s CPU{load}")

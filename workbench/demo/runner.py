@@ -51,11 +51,15 @@ class DemoOptions:
 @dataclass(slots=True)
 class DemoReport:
     """The demo's results: one `PipelineSummary` per part; `setup_s`: the longest model load
-    (models load in the background while earlier parts run); `total_s`: wall time (seconds)."""
+    (models load in the background while earlier parts run); `total_s`: wall time; `cpu_s`: CPU
+    time of this process (all threads), seconds; `load_average`: the machine's 1-minute load
+    average at the start and the end (how shared the CPU was)."""
 
     summaries: list[PipelineSummary] = field(default_factory=list)
     setup_s: float = 0.0
     total_s: float = 0.0
+    cpu_s: float = 0.0
+    load_average: tuple[float, float] | None = None
     store_url: str = ""
 
     @property
@@ -64,7 +68,8 @@ class DemoReport:
         return all(s.unavailable is None and s.failed == 0 for s in self.summaries)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "setup_s": round(self.setup_s, 3), "total_s": round(self.total_s, 3), "store": self.store_url,
+        return {"ok": self.ok, "setup_s": round(self.setup_s, 3), "total_s": round(self.total_s, 3), "cpu_s": round(self.cpu_s, 3),
+                "load_average": self.load_average, "store": self.store_url,
                 "pipelines": [s.to_dict() for s in self.summaries]}
 
 
@@ -76,7 +81,7 @@ async def run_demo(wb: Any, options: DemoOptions, console: Console | None = None
 
     console = console or Console()
     report = DemoReport(store_url=wb.store.url)
-    t0 = time.perf_counter()
+    t0, cpu0, load0 = time.perf_counter(), time.process_time(), _load_average()
     columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=False) as progress:
         # Models load in worker threads while earlier parts run; each part waits for its own.
@@ -107,7 +112,20 @@ async def run_demo(wb: Any, options: DemoOptions, console: Console | None = None
                 progress.update(task, description=f"pipeline {s.name}: [red]unavailable[/red]", total=1, completed=0)
             report.summaries.append(s)
     report.total_s = time.perf_counter() - t0
+    report.cpu_s = time.process_time() - cpu0
+    load1 = _load_average()
+    report.load_average = (load0, load1) if load0 is not None and load1 is not None else None
     return report
+
+
+def _load_average() -> float | None:
+    """The 1-minute load average (None where the platform has none)."""
+    import os
+
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
 
 
 async def _load(wb: Any, names: list[str], progress: Progress, task: Any, console: Console) -> float:
