@@ -161,3 +161,12 @@ def test_fault_diagnosis(tmp_path, facts, expected):
     result = kb_run(KB / "fault_diagnosis.clp", "--facts", path)
     assert result.exit_code == 0
     assert result.stdout.splitlines() == expected
+
+
+def test_facts_from_stdin():
+    facts = json.dumps([{"template": "observation", "slots": {"attribute": "feathers", "value": "yes"}},
+                        {"template": "observation", "slots": {"attribute": "flies", "value": "no"}},
+                        {"template": "observation", "slots": {"attribute": "swims", "value": "yes"}},
+                        {"template": "observation", "slots": {"attribute": "colour", "value": "black-and-white"}}])
+    result = CliRunner().invoke(app, ["kb", "run", str(KB / "animals.clp"), "--facts", "-"], input=facts)
+    assert result.exit_code == 0 and result.stdout == "identified: penguin\n"

@@ -227,8 +227,13 @@ def test_fact_events_record_the_firing_that_made_them():
 
 
 def test_load_error_is_located():
-    with pytest.raises(KnowledgeBaseLoadError, match=r"bad\.clp:2:1: CLIPS refused this defrule"):
-        ForwardEngine.from_sources([("bad.clp", "(deftemplate a (slot x))\n(defrule r (a (x ?x)) => (printout t (+ ?x \"s\") crlf))")])
+    # A construct the validator passed but CLIPS refuses (simulated: the validator improves,
+    # so the knowledge base is handed over directly): the error names file, line and column.
+    from types import SimpleNamespace
+
+    kb = SimpleNamespace(name="bad", version="0", sources=[("bad.clp", "(deftemplate a (slot x))\n(defrule r (a (x ?x)) => (printout t (+ ?x \"s\") crlf))")])
+    with pytest.raises(KnowledgeBaseLoadError, match=r"bad\.clp:2:1: CLIPS refused this defrule: \[ARGACCES2\]"):
+        ForwardEngine.from_knowledge_base(kb)
 
 
 def test_unvalidated_text_never_reaches_clips():
@@ -236,3 +241,21 @@ def test_unvalidated_text_never_reaches_clips():
         ForwardEngine([("x.clp", "(defrule r =>)")])
     with pytest.raises(rules.RuleError):  # refused by the validator before CLIPS sees it
         ForwardEngine.from_sources([("unsafe.clp", '(defglobal ?*x* = (system "touch /tmp/pwned"))')])
+
+
+def test_templates_filter_limits_the_read_back():
+    engine = ForwardEngine.from_files([GATING])
+    from workbench.bench.rules import gating_facts
+
+    full = engine.evaluate(gating_facts(4))
+    part = engine.evaluate(gating_facts(4), templates=["decision", "gate"])
+    assert part.facts == [f for f in full.facts if f.template in ("decision", "gate")]
+    assert part.firings == full.firings and part.facts
+
+
+def test_engine_without_fact_tracing_still_records_firings():
+    engine = ForwardEngine.from_files([GATING], config=EngineConfig(trace_facts=False))
+    from workbench.bench.rules import gating_facts
+
+    res = engine.evaluate(gating_facts(7))
+    assert res.firings and res.events == []
