@@ -33,7 +33,7 @@ _CAUSAL = ("ForCausalLM", "LMHeadModel")
 def load_hf_dir(path: str | Path, *, name: str | None = None, task: str | None = None, backend: str = "torch",
                 device: str | None = None, dtype: str | None = None, compile: bool = False,
                 batcher_config: BatcherConfig | None = None, onnx_cache_dir: str | Path | None = None,
-                intra_op_threads: int = 0) -> ModelEntry:
+                intra_op_threads: int = 0, micro_batch_overhead_tokens: float | None | str = "auto") -> ModelEntry:
     """Load a Hugging Face directory (config.json + *.safetensors + tokenizer.json) as a text model.
 
     `task`: "embedding" (sentence-transformers pooling/normalisation read from `1_Pooling/config.json`
@@ -42,6 +42,10 @@ def load_hf_dir(path: str | Path, *, name: str | None = None, task: str | None =
     architecture, else embedding. Causal LMs are served by the generation engine, which registers
     them itself. `backend="onnxruntime"` exports the torch model to ONNX (checked against torch,
     cached under `onnx_cache_dir` by weights version) and serves that file.
+    `micro_batch_overhead_tokens`: "auto" splits each batch into length-homogeneous micro-batches on
+    CPU (per-call overhead taken as 48 tokens for torch, 24 for ONNX Runtime: measured here, about
+    60 ms per call vs 1.3 ms per token for eager torch on one loaded core) and never on CUDA;
+    None never splits; a number sets the overhead (see `neural.text.microbatch`).
     Version: SHA-256 of the safetensors files. Raises ModelLoadError naming the missing file.
     """
     root = Path(path)
@@ -79,10 +83,17 @@ def load_hf_dir(path: str | Path, *, name: str | None = None, task: str | None =
         extra["exported_from"] = {"source": str(root), "version": version}
     else:
         raise ValueError(f"unknown backend {backend!r}; accepted: torch, onnxruntime")
+    split = micro_batch_overhead_tokens
+    if split == "auto":
+        split = None if be.device.startswith("cuda") else (48.0 if backend == "torch" else 24.0)
     if task == "embedding":
-        runner: Any = TextEmbeddingRunner(tokenizer, be)
+        runner: Any = TextEmbeddingRunner(tokenizer, be, split)
     else:
-        runner = TextClassificationRunner(tokenizer, be, {int(k): v for k, v in config.get("id2label", {}).items()})
+        runner = TextClassificationRunner(tokenizer, be, {int(k): v for k, v in config.get("id2label", {}).items()}, split)
+    extra["micro_batch_overhead_tokens"] = split
+    if batcher_config is None:
+        # with micro-batches the runner handles lengths itself: batch everything queued together
+        batcher_config = BatcherConfig(buckets=None) if split is not None else BatcherConfig()
     extra.update({"max_length": max_length, "architectures": archs, "weights": [w.name for w in weights]})
     return ModelEntry(name, ver, fmt, task, signature, be.device, be.dtype, be, runner, src, extra,
                       batcher_config or BatcherConfig())

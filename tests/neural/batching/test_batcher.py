@@ -283,3 +283,25 @@ async def test_strict_buckets_do_not_mix_bucket_sizes():
     outs = {r.item: (await r)[1] for r in reqs}
     assert outs == {12: 16, 16: 16, 3: 3, 2: 3, 7: 7, 5: 7}  # grouped by bucket, padded to the longest in the group
     b.close()
+
+
+def test_micro_batch_plan_is_optimal_and_complete():
+    import itertools
+
+    from neural.text.microbatch import plan_micro_batches
+
+    def cost(groups, lengths, a):
+        return sum(a + len(g) * max(lengths[i] for i in g) for g in groups)
+
+    for lengths in ([5, 100, 6, 98, 30, 7], [3, 3, 3, 3], [1, 50, 2, 49, 3, 48, 4]):
+        for a in (0.5, 8, 32, 1000):
+            plan = plan_micro_batches(lengths, a)
+            assert sorted(i for g in plan for i in g) == list(range(len(lengths)))
+            order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+            brute = min(
+                cost([order[i:j] for i, j in zip((0, *cuts), (*cuts, len(order)))], lengths, a)
+                for r in range(len(order))
+                for cuts in itertools.combinations(range(1, len(order)), r)
+            )
+            assert cost(plan, lengths, a) == brute
+    assert plan_micro_batches([5, 100], 1000) == [[0, 1]] and plan_micro_batches([], 3) == []
