@@ -8,7 +8,6 @@
 from .forward import (
     EngineConfig,
     EvaluationTimeout,
-    ExpertaEngine,
     FactAssertError,
     FactEvent,
     FiringLimitError,
@@ -28,3 +27,11 @@ __all__ = [
     "ForwardChainer", "ForwardEngine", "ForwardError", "ForwardResult", "KnowledgeBaseLoadError", "RuleExecutionError",
     "RunawayError", "Strategy",
 ]
+
+
+def __getattr__(name: str):
+    if name == "ExpertaEngine":  # imported lazily: experta configures logging when imported
+        from .forward import ExpertaEngine
+
+        return ExpertaEngine
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,7 +13,6 @@ environment without clipspy's fact objects, which leak in clipspy 1.0.6 (see cli
 from .base import EngineConfig, ForwardChainer, as_facts
 from .clips_engine import ForwardEngine
 from .clips_memory import WorkingMemory
-from .experta_engine import ExpertaEngine
 from .errors import (
     EvaluationTimeout,
     FactAssertError,
@@ -46,3 +45,12 @@ __all__ = [
     "WorkingMemory",
     "as_facts",
 ]
+
+
+def __getattr__(name: str):
+    # experta calls logging.basicConfig() when imported: load it only when asked for.
+    if name == "ExpertaEngine":
+        from .experta_engine import ExpertaEngine
+
+        return ExpertaEngine
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
