@@ -12,11 +12,12 @@ order). Nothing is evaluated.
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, field
 from typing import Iterable
 
 from . import ast
-from .builtins import BUILTIN_ARITY
+from .builtins import BUILTIN_ARG_TYPES, BUILTIN_ARITY
 from .errors import Diagnostic
 from .safety import UNSAFE_FUNCTIONS
 
@@ -31,6 +32,9 @@ ALLOWED_ATTRS = {
     "allowed-lexemes": {"symbol", "string"}, "allowed-integers": {"integer"}, "allowed-floats": {"float"},
     "allowed-numbers": {"integer", "float"}, "allowed-instance-names": {"instance_name"}, "allowed-classes": {"symbol"},
 }
+_TYPE_LETTER = {"symbol": "y", "string": "s", "integer": "l", "float": "d", "instance_name": "n"}
+_LETTER_NAMES = {"l": "an integer", "d": "a float", "s": "a string", "y": "a symbol", "n": "an instance name",
+                 "m": "a multifield", "f": "a fact address", "i": "an instance address", "x": "an external address"}
 SLOT_ATTRS = {"default", "default-dynamic", "type", "range", "cardinality", *ALLOWED_ATTRS}
 RESERVED_RELATIONS = {"test", "not", "and", "or", "exists", "forall", "logical", "declare", "object"}
 _CONTROL = {"if", "while", "loop-for-count", "progn$", "foreach", "switch", "bind", "assert", "modify", "duplicate",
@@ -57,6 +61,10 @@ class Definitions:
     generics: set[str] = field(default_factory=set)
     globals: set[str] = field(default_factory=set)
     python_functions: set[str] = field(default_factory=set)
+    modules: dict[str, set[tuple[str, str]]] = field(default_factory=lambda: {"MAIN": set()})
+
+
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)")
 
 
 def bare(name: str) -> str:
@@ -94,6 +102,13 @@ class Validator:
         return self.diagnostics
 
     def construct(self, c: ast.Construct) -> None:
+        name = getattr(c, "name", None) if not isinstance(c, ast.OpaqueConstruct) else None
+        if isinstance(c, ast.OpaqueConstruct) and c.kind != "definstances" and c.items:
+            first = c.items[0]
+            if not (isinstance(first, ast.Atom) and first.kind == "symbol") or _NUMBER.fullmatch(str(first.value)):
+                self.error(first.pos, f"{c.kind} needs a name (a symbol), got {_show(first)}")
+        if isinstance(name, str) and _NUMBER.fullmatch(name):
+            self.error(c.pos, f"a construct name must be a symbol, not the number {name}")
         if isinstance(c, ast.TemplateDef):
             self.template(c)
         elif isinstance(c, ast.FactsDef):
@@ -108,9 +123,63 @@ class Validator:
                 self.expr(a.value, set(), None)
                 self.defs.globals.add(a.name)
         elif isinstance(c, ast.ModuleDef):
-            pass
+            self.module(c)
         else:
             self.opaque(c)
+
+    # -- defmodule
+    def module(self, m: ast.ModuleDef) -> None:
+        """Port specifications: (export|import [MODULE] ?ALL|?NONE|TYPE ?ALL|?NONE|NAME...)."""
+        exports: set[tuple[str, str]] = set()
+        for spec in m.specs:
+            head = spec.head
+            if head not in ("export", "import"):
+                self.error(spec.pos, f"defmodule {m.name}: expected (export ...) or (import ...), got {_show(spec)}")
+                continue
+            args = spec.args
+            if head == "import":
+                if not args or not (isinstance(args[0], ast.Atom) and args[0].kind == "symbol"):
+                    self.error(spec.pos, f"defmodule {m.name}: import needs a module name")
+                    continue
+                source = str(args[0].value)
+                if source not in self.defs.modules:
+                    self.error(args[0].pos, f"defmodule {m.name} imports from unknown module '{source}'")
+                    continue
+                args = args[1:]
+            else:
+                source = None
+            what = self._port(m, spec, args)
+            if what is None:
+                continue
+            if head == "export":
+                exports |= what
+            else:
+                offered = self.defs.modules[source]  # type: ignore[index]
+                for kind, name in what:
+                    if not any((k in (kind, "*")) and (n in (name, "*")) for k, n in offered) and name != "*":
+                        self.error(spec.pos, f"module '{source}' does not export the {kind} '{name}'")
+                    elif name == "*" and not offered:
+                        self.error(spec.pos, f"module '{source}' does not export any constructs")
+        self.defs.modules[m.name] = exports
+
+    def _port(self, m: ast.ModuleDef, spec: ast.Call, args: list[ast.Expr]) -> set[tuple[str, str]] | None:
+        kinds = ("deftemplate", "defclass", "deffunction", "defgeneric", "defglobal")
+        words = [a for a in args if isinstance(a, ast.Atom)]
+        if len(words) != len(args) or not args:
+            self.error(spec.pos, f"defmodule {m.name}: bad {spec.head} specification {_show(spec)}")
+            return None
+        first = words[0]
+        if first.kind == "variable" and first.value in ("ALL", "NONE") and len(words) == 1:
+            return {("*", "*")} if first.value == "ALL" else set()
+        if first.kind == "symbol" and first.value in kinds and len(words) >= 2:
+            rest = words[1:]
+            if len(rest) == 1 and rest[0].kind == "variable" and rest[0].value in ("ALL", "NONE"):
+                return {(str(first.value), "*")} if rest[0].value == "ALL" else set()
+            if all(w.kind == "symbol" for w in rest):
+                return {(str(first.value), str(w.value)) for w in rest}
+        self.error(spec.pos, f"defmodule {m.name}: bad {spec.head} specification {_show(spec)}; expected ?ALL, "
+                             f"?NONE, or a construct type ({', '.join(kinds)}) with ?ALL, ?NONE or names")
+        return None
 
     # -- deftemplate
     def template(self, t: ast.TemplateDef) -> None:
@@ -120,6 +189,8 @@ class Validator:
         if name in RESERVED_RELATIONS:
             self.error(t.pos, f"'{name}' is a reserved word and cannot name a deftemplate")
         for s in t.slots.values():
+            if _NUMBER.fullmatch(s.name):
+                self.error(s.pos, f"a slot name must be a symbol, not the number {s.name} (deftemplate {name})")
             self.slot_def(t, s)
         self.defs.templates[name] = t
         self.defs.template_where[name] = f"{self.file}:{t.pos.line}:{t.pos.column}"
@@ -270,7 +341,7 @@ class Validator:
                 seen_other = True
         addresses: dict[str, str | None] = {}
         bound = self.ces(r.lhs, set(), r, addresses, negated=False)
-        bound = set(bound)
+        bound = set(bound) | _bind_targets(r.rhs)  # CLIPS accepts a bind anywhere in the RHS
         for action in r.rhs:
             self.expr(action, bound, r, addresses)
 
@@ -306,6 +377,8 @@ class Validator:
     def pattern(self, p: ast.Pattern, bound: set[str], r: ast.RuleDef | None, addresses: dict, negated: bool) -> set[str]:
         name = bare(p.template)
         bound = set(bound)
+        if _NUMBER.fullmatch(name):
+            self.error(p.template_pos, f"the first field of a pattern must be a symbol, got {name}")
         if name in RESERVED_RELATIONS and p.ordered and name != "object":
             self.error(p.template_pos, f"'{name}' cannot start a pattern here")
         tmpl = self.defs.templates.get(name)
@@ -373,7 +446,7 @@ class Validator:
         if name in BUILTIN_ARITY or name in UNSAFE_FUNCTIONS:
             self.error(fn.pos, f"deffunction {name} would redefine the built-in function {name}")
         self.defs.functions[name] = fn  # visible in its own body: recursion
-        bound = set(fn.params) | ({fn.wildcard} if fn.wildcard else set())
+        bound = set(fn.params) | ({fn.wildcard} if fn.wildcard else set()) | _bind_targets(fn.body)
         for e in fn.body:
             self.expr(e, bound, None)
 
@@ -438,6 +511,7 @@ class Validator:
             self.query(e, args, bound, r, addresses, facts=head in _FACT_QUERIES)
             return
         self.arity(head, len(args), name_pos)
+        self.arg_types(head, args)
         if head in _SLOT_OVERRIDE_FUNCS:
             for a in args:
                 if isinstance(a, ast.Call) and a.head is not None and not self.known_function(a.head):
@@ -470,6 +544,21 @@ class Validator:
             want = f"exactly {lo}" if lo == hi else (f"at least {lo}" if hi is None else f"{lo} to {hi}")
             self.error(pos, f"function '{name}' expects {want} argument{'s' if (hi or lo) != 1 else ''}, got {n}")
 
+    def arg_types(self, head: str, args: list[ast.Expr]) -> None:
+        """Constant arguments of built-ins must have a type CLIPS allows there (CLIPS checks this statically)."""
+        name = bare(head)
+        if name in self.defs.functions or name in self.defs.generics or name not in BUILTIN_ARG_TYPES:
+            return
+        default, per = BUILTIN_ARG_TYPES[name]
+        for i, a in enumerate(args):
+            if not (isinstance(a, ast.Atom) and a.kind in _TYPE_LETTER):
+                continue
+            letters = per[i] if i < len(per) else default
+            if letters in ("", "*") or _TYPE_LETTER[a.kind] in letters:
+                continue
+            allowed = " or ".join(_LETTER_NAMES[ch] for ch in letters if ch in _LETTER_NAMES)
+            self.error(a.pos, f"function '{name}' expects argument #{i + 1} to be {allowed}, got {_show(a)}")
+
     def control(self, e: ast.Call, head: str, args: list[ast.Expr], bound: set[str], r: ast.RuleDef | None,
                 addresses: dict) -> None:
         pos = e.items[0].pos
@@ -496,6 +585,9 @@ class Validator:
                 self.error(pos, f"{head} expects a fact address and slot values")
                 return
             target = args[0]
+            if isinstance(target, ast.Atom) and target.kind not in ("variable", "integer"):
+                self.error(target.pos, f"{head} expects a fact address (?f) or a fact index, got {_show(target)}")
+                return
             self.expr(target, bound, r, addresses)
             tname = addresses.get(str(target.value)) if isinstance(target, ast.Atom) and target.kind == "variable" else None
             tmpl = self.defs.templates.get(tname) if tname else None
@@ -519,6 +611,7 @@ class Validator:
             for a in args:
                 if isinstance(a, ast.Atom) and a.kind == "symbol" and a.value == "*":
                     continue
+
                 self.expr(a, bound, r, addresses)
                 if r is not None and isinstance(a, ast.Atom) and a.kind == "variable":
                     t = addresses.get(str(a.value))
@@ -633,6 +726,8 @@ class Validator:
             return
         name = bare(f.head)
         name_pos = f.items[0].pos
+        if _NUMBER.fullmatch(name):
+            self.error(name_pos, f"a fact's first field must be a symbol, got {name}")
         if name in RESERVED_RELATIONS:
             self.error(name_pos, f"'{name}' cannot name a fact")
         tmpl = self.defs.templates.get(name)
@@ -670,6 +765,22 @@ class Validator:
             if sname not in given and d is not None and len(d.values) == 1 and isinstance(d.values[0], ast.Atom) \
                     and d.values[0].kind == "variable" and d.values[0].value == "NONE":
                 self.error(name_pos, f"slot '{sname}' of {name} requires a value (default ?NONE)")
+
+
+def _bind_targets(exprs: list[ast.Expr]) -> set[str]:
+    """Variables a body binds anywhere with (bind ?x ...)."""
+    out: set[str] = set()
+
+    def walk(e: ast.Expr) -> None:
+        if isinstance(e, ast.Call):
+            if e.head == "bind" and e.args and isinstance(e.args[0], ast.Atom) and e.args[0].kind in (
+                    "variable", "mf_variable"):
+                out.add(str(e.args[0].value))
+            for i in e.items:
+                walk(i)
+    for e in exprs:
+        walk(e)
+    return out
 
 
 def _is_sym(e: ast.Expr, word: str) -> bool:
