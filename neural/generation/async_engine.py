@@ -126,9 +126,12 @@ class AsyncLLMEngine:
         """Abort `request_id` and return once its KV-cache blocks are freed (unknown ids: no-op)."""
         done = threading.Event()
         with self._cv:
+            if not self._thread.is_alive():  # stopped or failed: nothing holds blocks for callers any more
+                return
             self._aborts.append((request_id, done))
             self._cv.notify()
-        await asyncio.get_running_loop().run_in_executor(None, done.wait)
+        while not done.is_set() and self._thread.is_alive():
+            await asyncio.get_running_loop().run_in_executor(None, done.wait, 0.5)
 
     def shutdown(self) -> None:
         """Stop the engine thread; unfinished streams get a RuntimeError."""
