@@ -12,7 +12,6 @@ message is fit to show a person; located rule errors travel as `diagnostics`.
 
 from __future__ import annotations
 
-import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path

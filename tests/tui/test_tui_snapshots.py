@@ -50,6 +50,8 @@ async def settle(pilot) -> None:
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
     pilot.app.clear_notifications()  # toasts would cover the screen being pinned
+    for widget in pilot.app.screen.query("Input, TextArea"):
+        widget.cursor_blink = False  # a blinking cursor would make the SVG depend on timing
     await pilot.pause()
 
 

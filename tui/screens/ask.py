@@ -9,6 +9,7 @@ import queue
 from typing import Any
 
 from rich.text import Text
+from rich.markup import escape
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -124,7 +125,7 @@ answer) to see the proof. **Esc** ends a consultation.
             self.answers.get_nowait()
         self.query_one(RichLog).clear()
         self.log_line(f"goal {request.goal}  ·  knowledge base {request.knowledge_base}", "bold")
-        self.query_one("#ask-status", Static).update(f"consulting: {request.goal}")
+        self.query_one("#ask-status", Static).update(f"consulting: {escape(request.goal)}")
         try:
             result = await self.call("consultation", self.backend.consult, request.knowledge_base, request.goal,
                                      request.facts, self._ask, all_answers=True)
@@ -145,7 +146,7 @@ answer) to see the proof. **Esc** ends a consultation.
         for skipped in result.get("skipped_rules") or []:
             text = f"{skipped.get('rule')}: {skipped.get('reason')}" if isinstance(skipped, dict) else str(skipped)
             self.log_line(f"not used backwards: {text}", "dim")
-        self.query_one("#ask-status", Static).update(f"{request.goal}: {len(answers)} answer(s)")
+        self.query_one("#ask-status", Static).update(f"{escape(request.goal)}: {len(answers)} answer(s)")
         self.post_message(ConsultationFinished(result))
 
     # ---- questions (called on the worker thread) -------------------------------------------
@@ -164,7 +165,7 @@ answer) to see the proof. **Esc** ends a consultation.
         if question is None:
             return
         choices = f"  [{' / '.join(question.choices)}]" if question.choices else ""
-        panel.update(f"[b]? {question.text}[/b]{choices}")
+        panel.update(f"[b]? {escape(question.text)}[/b]{escape(choices)}")
         self.log_line(f"? {question.text}{choices}", "bold yellow")
         self.query_one("#ask-input", Input).focus()
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rich.markup import escape
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -28,8 +30,8 @@ class ChoiceDialog(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(f"[b]{self.title_text}[/b]  (Enter choose · Esc cancel)")
-            yield OptionList(*(Option(label, id=key) for key, label in self.options), id="choice-list")
+            yield Static(f"[b]{escape(self.title_text)}[/b]  (Enter choose · Esc cancel)")
+            yield OptionList(*(Option(Text(label), id=key) for key, label in self.options), id="choice-list")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)
@@ -50,7 +52,7 @@ class PromptDialog(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(f"[b]{self.title_text}[/b]  (Enter accept · Esc cancel)")
+            yield Static(f"[b]{escape(self.title_text)}[/b]  (Enter accept · Esc cancel)")
             yield Input(self.value, placeholder=self.placeholder, id="prompt-input")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -35,7 +36,7 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help-box"):
-            yield Static(f"[b]Help — {self.title_text}[/b]   (Esc closes)", id="help-title")
+            yield Static(f"[b]Help — {escape(self.title_text)}[/b]   (Esc closes)", id="help-title")
             yield Markdown(GLOBAL_HELP + "\n" + self.notes, id="help-notes")
             table = DataTable(id="help-keys", cursor_type="row", zebra_stripes=True)
             table.add_columns("Key", "Action", "Where")

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import json
 
+from rich.markup import escape
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -118,7 +120,7 @@ rules on facts you type as JSON and shows the firings, the final working memory 
         n = len(self.diagnostics)
         state = "● modified" if self.modified else "saved"
         problems = f"✗ {n} problem{'s' * (n != 1)}" if n else "✓ no problems"
-        self.query_one("#kb-status", Static).update(f"{self.path}  [dim]{state}[/]  {problems}")
+        self.query_one("#kb-status", Static).update(f"{escape(self.path)}  [dim]{state}[/]  {problems}")
 
     # ---- save and check --------------------------------------------------------------------
     def action_save(self) -> None:
@@ -166,7 +168,7 @@ rules on facts you type as JSON and shows the firings, the final working memory 
         problems = self.query_one("#kb-problems", OptionList)
         problems.clear_options()
         for i, d in enumerate(diagnostics):
-            problems.add_option(Option(f"{d['line']}:{d['column']}  {d['message']}", id=str(i)))
+            problems.add_option(Option(Text(f"{d['line']}:{d['column']}  {d['message']}"), id=str(i)))
         if diagnostics:
             self.query_one(TabbedContent).active = "tab-problems"
         self._update_status()
@@ -251,7 +253,7 @@ rules on facts you type as JSON and shows the firings, the final working memory 
             slots = fact.get("slots")
             shown = " ".join(f"({k} {_atom(v)})" for k, v in slots.items()) if isinstance(slots, dict) else _atom(slots)
             memory.add_row(f"f-{fact.get('id')}", str(fact.get("template", "")), shown)
-        self.query_one("#kb-output", Static).update(result.get("output") or "[dim](the rules printed nothing)[/]")
+        self.query_one("#kb-output", Static).update(escape(result.get("output") or "") or "[dim](the rules printed nothing)[/]")
         self.query_one(TabbedContent).active = "tab-firings"
         self.notify(f"{len(result.get('firings', []))} firings, {len(result.get('facts', []))} facts in working memory")
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import asyncio
 import time
 
+from rich.markup import escape
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -93,7 +94,7 @@ mean batch size over each interval as sparklines, and KV-cache usage for generat
             spark.reset()
         row = next((m for m in self.models if m["name"] == name), {})
         self.query_one("#models-detail", Static).update(
-            f"{name} · {row.get('device') or '?'} · {'loaded' if row.get('loaded') else 'not loaded'}")
+            escape(f"{name} · {row.get('device') or '?'} · {'loaded' if row.get('loaded') else 'not loaded'}"))
 
     def action_toggle(self) -> None:
         row = next((m for m in self.models if m["name"] == self.current), None)
@@ -124,7 +125,7 @@ mean batch size over each interval as sparklines, and KV-cache usage for generat
         try:  # no busy label and no notification every second: a failure shows in the detail line
             stats = await asyncio.to_thread(self.backend.model_stats)
         except Exception as exc:  # noqa: BLE001
-            self.query_one("#models-detail", Static).update(f"{self.current}: metrics unavailable ({exc})")
+            self.query_one("#models-detail", Static).update(escape(f"{self.current}: metrics unavailable ({exc})"))
             return
         self.show_stats(stats, time.monotonic())
 

@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 import yaml
+from rich.markup import escape
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -63,7 +64,7 @@ class NodeForm(ModalScreen[dict | None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="node-box"):
-            yield Static(f"[b]{self.title_text}[/b] — Ctrl+S apply · Esc cancel · fields are YAML", id="node-title")
+            yield Static(f"[b]{escape(self.title_text)}[/b] — Ctrl+S apply · Esc cancel · fields are YAML", id="node-title")
             yield Static("", id="node-issues")
             with Horizontal(classes="form-row"):
                 yield Label("id *")
@@ -91,7 +92,7 @@ class NodeForm(ModalScreen[dict | None]):
         await box.mount_all(rows)
 
     def _show_issues(self) -> None:
-        lines = [f"[red]✗ {i.get('field') or '-'}: {i['message']}[/]" for i in self.issues]
+        lines = [f"[red]✗ {escape(str(i.get('field') or '-'))}: {escape(str(i['message']))}[/]" for i in self.issues]
         self.query_one("#node-issues", Static).update("\n".join(lines))
         self.query_one("#node-issues", Static).display = bool(lines)
         for issue in self.issues:

@@ -7,6 +7,8 @@ from pathlib import Path
 import copy
 from typing import Any
 
+from rich.markup import escape
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -78,7 +80,7 @@ listed under the pipelines: Enter loads one.
         rows = await self.call("list pipelines", self.backend.list_pipelines, busy=listing)
         listing.clear_options()
         for row in rows:
-            listing.add_option(Option(row["name"], id=row["name"]))
+            listing.add_option(Option(Text(row["name"]), id=row["name"]))
         if select is not None:
             listing.highlighted = next((i for i, r in enumerate(rows) if r["name"] == select), None)
 
@@ -128,12 +130,12 @@ listed under the pipelines: Enter loads one.
         problems.clear_options()
         for k, issue in enumerate(self.issues):
             where = f"{issue['node']}.{issue.get('field') or ''}" if issue.get("node") else (issue.get("field") or "pipeline")
-            problems.add_option(Option(f"✗ {where}: {issue['message']}", id=str(k)))
+            problems.add_option(Option(Text(f"✗ {where}: {issue['message']}"), id=str(k)))
         problems.display = bool(self.issues)
 
     def _update_status(self) -> None:
         assert self.doc is not None
-        parts = [f"[b]{self.doc.get('name', '?')}[/b]"]
+        parts = [f"[b]{escape(str(self.doc.get('name', '?')))}[/b]"]
         if self.version:
             parts.append(f"v {self.version[:10]}")
         if self.dirty:
@@ -154,7 +156,8 @@ listed under the pipelines: Enter loads one.
         fields = [f"{k}={to_text(v)}" for k, v in node.items() if k not in ("id", "type")]
         ins = [e["from"] for e in self.doc["edges"] if e.get("to") == node_id]  # type: ignore[index]
         outs = [e["to"] + (f" (when {e['when']})" if e.get("when") else "") for e in self.doc["edges"] if e.get("from") == node_id]  # type: ignore[index]
-        text = f"[b]{node_id}[/b] · {node.get('type')}  ← {', '.join(ins) or '-'}  → {', '.join(outs) or '-'}\n[dim]{'  '.join(fields)}[/]"
+        text = (f"[b]{escape(node_id)}[/b] · {escape(str(node.get('type')))}  ← {escape(', '.join(ins) or '-')}"
+                f"  → {escape(', '.join(outs) or '-')}\n[dim]{escape('  '.join(fields))}[/]")
         self.query_one("#pl-node", Static).update(text)
 
     def _node(self, node_id: str | None) -> dict | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -27,7 +28,7 @@ class ReplayDialog(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="replay-box"):
-            yield Static(f"[b]Edit {self.kb_name} for the replay[/b] — Ctrl+R replay · Esc cancel (the file is not changed)",
+            yield Static(f"[b]Edit {escape(self.kb_name)} for the replay[/b] — Ctrl+R replay · Esc cancel (the file is not changed)",
                          id="replay-title")
             yield ClipsEditor(self.text, id="replay-editor")
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import json
 
+from rich.markup import escape
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -128,9 +129,9 @@ derivation; Space/Enter expands) and **Timing** per node (F4).
         state = "[green]succeeded[/]" if ok else f"[red]{result.get('status')}[/]"
         self.query_one("#run-status", Static).update(f"run {str(result.get('run_id') or '-')[:8]} {state}{took}{cache}")
         if ok:
-            body = json.dumps(result.get("outputs"), indent=2, ensure_ascii=False)
+            body = escape(json.dumps(result.get("outputs"), indent=2, ensure_ascii=False))
         else:
-            body = f"[red]{result.get('error')}[/]"
+            body = f"[red]{escape(str(result.get('error')))}[/]"
         self.query_one("#run-outputs", Static).update(body)
         self.query_one(ExplanationTree).show(result.get("explanation"))
         self.query_one(TimingTable).show(*TimingTable.from_run(result))

@@ -7,6 +7,7 @@ from pathlib import Path
 import json
 from typing import Any
 
+from rich.markup import escape
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -25,7 +26,7 @@ def provenance_text(run: dict[str, Any]) -> str:
     """Versions (content hashes) of everything the run used, inputs and outputs, as markup."""
     lines = [
         f"[b]run[/b] {run.get('run_id')}   [b]status[/b] {run.get('status')}   [b]started[/b] {run.get('started_at') or '-'}",
-        f"[b]pipeline[/b] {run.get('pipeline')} @ {run.get('version')}",
+        f"[b]pipeline[/b] {escape(str(run.get('pipeline')))} @ {run.get('version')}",
     ]
     if run.get("replay_of"):
         lines.append(f"[b]replay of[/b] {run['replay_of']}")
@@ -34,11 +35,11 @@ def provenance_text(run: dict[str, Any]) -> str:
     for title, key in (("knowledge bases", "knowledge_base_versions"), ("models", "model_versions")):
         versions = run.get(key) or {}
         lines.append(f"[b]{title}[/b]" + ("" if versions else " -"))
-        lines += [f"  {name} @ {version}" for name, version in versions.items()]
+        lines += [escape(f"  {name} @ {version}") for name, version in versions.items()]
     if run.get("error"):
-        lines.append(f"[b red]error[/] {run['error']}")
-    lines.append("[b]inputs[/b] " + json.dumps(run.get("inputs"), ensure_ascii=False))
-    lines.append("[b]outputs[/b] " + json.dumps(run.get("outputs"), ensure_ascii=False))
+        lines.append(f"[b red]error[/] {escape(str(run['error']))}")
+    lines.append("[b]inputs[/b] " + escape(json.dumps(run.get("inputs"), ensure_ascii=False)))
+    lines.append("[b]outputs[/b] " + escape(json.dumps(run.get("outputs"), ensure_ascii=False)))
     return "\n".join(lines)
 
 
@@ -100,7 +101,7 @@ One recorded run. **Provenance** names the exact pipeline, knowledge-base and mo
     def show_run(self, run: dict[str, Any]) -> None:
         self.run = run
         self.query_one("#detail-status", Static).update(
-            f"run {str(run.get('run_id'))[:8]} · {run.get('pipeline')} · {run.get('status')} — r replay · Esc back")
+            escape(f"run {str(run.get('run_id'))[:8]} · {run.get('pipeline')} · {run.get('status')} — r replay · Esc back"))
         self.query_one("#detail-provenance", Static).update(provenance_text(run))
         self.query_one(ExplanationTree).show(run.get("explanation"))
         self.query_one(TimingTable).show(*TimingTable.from_run(run))

@@ -38,6 +38,10 @@ def derivation_label(d: dict[str, Any]) -> Text:
 class ExplanationTree(Tree[Any]):
     """Tree view of one explanation; `show(explanation)` replaces what is shown."""
 
+    def process_label(self, label: str | Text) -> Text:
+        """Labels are data (facts, file names), never markup."""
+        return super().process_label(Text(label) if isinstance(label, str) else label)
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("Explanation", **kwargs)
         self.show_root = False

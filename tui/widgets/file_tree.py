@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 
 class FileTree(Tree[str]):
     """A Tree whose leaves carry their relative path as `data`; folders carry None."""
+
+    def process_label(self, label: str | Text) -> Text:
+        """Labels are data (facts, file names), never markup."""
+        return super().process_label(Text(label) if isinstance(label, str) else label)
 
     def __init__(self, label: str = "knowledge_bases", **kwargs) -> None:
         super().__init__(label, **kwargs)

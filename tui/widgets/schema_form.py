@@ -53,7 +53,8 @@ class SchemaForm(VerticalScroll):
             else:
                 text = "" if current is None else (current if kind == "string" and isinstance(current, str) else json.dumps(current))
                 restrict = {"number": "number", "integer": "integer"}.get(kind, "text")
-                widget = Input(text, id=f"in-{name}", type=restrict, placeholder=spec.get("description", kind))
+                hint = spec.get("description") or (kind if name in required else f"{kind}, optional")
+                widget = Input(text, id=f"in-{name}", type=restrict, placeholder=hint)
             rows.append(Horizontal(label, widget, classes="form-row"))
         if not rows:
             rows.append(Label("(this pipeline's input schema has no properties)"))
