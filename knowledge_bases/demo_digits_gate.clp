@@ -9,22 +9,6 @@
 
 (deffacts digits-gate-policy (gate-policy))
 
-(deffunction picture-ink (?pos $?pixels)
-  "Sum of the 64 pixel values of picture ?pos (0-based) in the flat pixel list of a sequence."
-  (bind ?s 0)
-  (foreach ?v (subseq$ ?pixels (+ (* ?pos 64) 1) (* (+ ?pos 1) 64)) (bind ?s (+ ?s ?v)))
-  ?s)
-
-(defrule measure-pictures
-  "From the raw pixels (an ordered fact: every picture's 64 values, in order) to one image fact each."
-  (declare (salience 20))
-  (sequence (length ?n))
-  (pixels $?p&:(= (length$ ?p) (* 64 ?n)))
-  (not (image))
-  =>
-  (loop-for-count (?i 0 (- ?n 1))
-    (assert (image (pos ?i) (ink (picture-ink ?i ?p))))))
-
 (defrule reject-blank-picture
   "A picture with almost no ink holds no digit: the sequence is incomplete."
   (declare (salience 10))
