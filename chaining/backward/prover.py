@@ -557,6 +557,10 @@ class Session:
                 return  # already known from working memory
         why = [f"{fr.goal}" + (f" by rule {fr.rule}" if fr.rule else "") for fr in q.frames] + [fact_text(fact)]
         question = question_for(spec, fact, why)
+        if self.broker.provider is None and question.key not in self.broker.cache:
+            # No one to ask (e.g. over HTTP): the fact is unknown; say so instead of failing the proof.
+            q.warnings.append(f"not asked, no provider: {question.text} {question.fact_text}")
+            return
         answer = await self.broker.ask(question)
         got = answered_fact(question, answer)
         if got is None:

@@ -88,3 +88,13 @@ def test_consultation_asks_only_what_it_needs() -> None:
     r = Session(load("zoo.clp"), provider=provider).prove_sync("(animal ?a)", limit=1)
     assert str(r.answers[0].bindings["a"]) == "cheetah"
     assert [q.fact.slots["name"] for q in provider.asked] == ["hair", "eats-meat", "tawny", "dark-spots"]
+
+
+def test_without_a_provider_unasked_facts_are_unknown() -> None:
+    """Over HTTP there is no one to ask: given observations are used, the rest reported as not asked."""
+    from rules.facts import Fact
+
+    facts = [Fact("feature", {"name": n, "value": "yes"}) for n in ["feathers", "flies-well"]]
+    r = Session(load("zoo.clp"), facts=facts).prove_sync("(animal ?a)")
+    assert [str(a.bindings["a"]) for a in r.answers] == ["albatross"]
+    assert any(w.startswith("not asked, no provider: Does the animal have this feature: hair?") for w in r.warnings)
