@@ -8,7 +8,6 @@ data comes from a `Backend` (in-process `Workbench` facade, or HTTP to `workbenc
 from __future__ import annotations
 
 from pathlib import Path
-
 from typing import Iterable
 
 from textual.app import App, SystemCommand

@@ -157,8 +157,9 @@ class Backend(ABC):
     @abstractmethod
     def model_stats(self) -> dict[str, JSON]:
         """Cumulative counters per model, sampled now: `{"requests", "latency_sum_s",
-        "latency_count", "batch_sum", "batch_count", "kv_cache_usage" (0..1 or None)}`;
-        the screen turns differences between samples into rates."""
+        "latency_count", "batch_sum", "batch_count", "kv_cache_usage" (0..1 or None)}`, plus
+        `"generation_tokens"` and `"running"` for generative models; the screen turns
+        differences between samples into rates."""
 
     # ---- runs ------------------------------------------------------------------------------
     @abstractmethod
@@ -347,6 +348,12 @@ def metric_samples(families: Any) -> dict[str, JSON]:
         "workbench_model_batch_size_sum": "batch_sum",
         "workbench_model_batch_size_count": "batch_count",
         "workbench_kv_cache_usage_perc": "kv_cache_usage",
+        # generation engine (vLLM's terms): finished requests, end-to-end latency, tokens, running
+        "workbench_request_success_total": "requests",
+        "workbench_e2e_request_latency_seconds_sum": "latency_sum_s",
+        "workbench_e2e_request_latency_seconds_count": "latency_count",
+        "workbench_generation_tokens_total": "generation_tokens",
+        "workbench_num_requests_running": "running",
     }
     for family in families:
         for sample in family.samples:
@@ -356,7 +363,10 @@ def metric_samples(families: Any) -> dict[str, JSON]:
                 continue
             row = out.setdefault(model, {"requests": 0.0, "latency_sum_s": 0.0, "latency_count": 0.0,
                                          "batch_sum": 0.0, "batch_count": 0.0, "kv_cache_usage": None})
-            row[key] = float(sample.value)
+            if sample.name == "workbench_request_success_total":  # one series per finish reason
+                row[key] += float(sample.value)
+            else:
+                row[key] = float(sample.value)
     return out
 
 

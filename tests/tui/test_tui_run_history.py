@@ -116,3 +116,54 @@ async def test_open_a_history_entry_and_replay_it_with_an_edited_kb(backend, hel
         await pilot.press("escape")
         await helpers.settle(pilot)
         assert app.screen.query_one("#hist-table", DataTable).row_count == 3  # the replay is recorded too
+
+
+ELIGIBILITY_KB = """(deftemplate applicant (slot name) (slot income (type NUMBER)) (slot debt (type NUMBER)))
+(deftemplate eligible (slot who))
+(defrule eligible-by-income
+  (applicant (name ?n) (income ?i&:(>= ?i 30000)))
+  =>
+  (assert (eligible (who ?n))))
+"""
+
+ELIGIBILITY = """name: eligibility
+nodes:
+  - id: applicant
+    type: input
+    schema: {type: object, required: [name, income, debt], properties: {name: {type: string}, income: {type: number}, debt: {type: number}}}
+    facts:
+      - template: applicant
+        slots: {name: "input.name", income: "input.income", debt: "input.debt"}
+  - id: prove
+    type: goal
+    knowledge_base: eligibility
+    goal: "(eligible (who ?w))"
+  - id: result
+    type: output
+    fields:
+      who: {expr: "eligible.who", default: nobody}
+edges:
+  - {from: applicant, to: prove}
+  - {from: prove, to: result}
+"""
+
+
+async def test_goal_node_proof_in_the_explanation(backend, workspace, helpers):
+    (workspace / "knowledge_bases" / "eligibility.clp").write_text(ELIGIBILITY_KB)
+    (workspace / "pipelines" / "eligibility.yaml").write_text(ELIGIBILITY)
+    app = RecordingApp(backend, mode="run")
+    async with app.run_test(size=helpers.SIZE) as pilot:
+        await helpers.settle(pilot)
+        screen = app.screen
+        screen.choose("eligibility")
+        await helpers.settle(pilot)
+        for field, value in {"name": "dee", "income": "31000", "debt": "0"}.items():
+            screen.query_one(f"#in-{field}", Input).value = value
+        await pilot.press("ctrl+r")
+        await helpers.settle(pilot)
+        assert app.events[-1].result["outputs"] == {"who": "dee"}
+        shown = labels(screen.query_one(ExplanationTree))
+        assert any(s.startswith("(eligible (who ?w))") and "proved, 1 answer(s)" in s for s in shown)
+        assert "?w=dee" in shown
+        assert any("(eligible (who dee))" in s and "by rule eligible-by-income" in s for s in shown)
+        assert any("(applicant (name dee)" in s and "given" in s for s in shown)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import asyncio
 import time
+from pathlib import Path
 
 from rich.markup import escape
 from textual import on, work
@@ -16,7 +15,6 @@ from textual.widgets import DataTable, Label, ProgressBar, Static
 
 from ..widgets.metric_spark import MetricSpark
 from .base import WorkbenchScreen
-
 
 
 class ModelsScreen(WorkbenchScreen):
@@ -141,7 +139,11 @@ mean batch size over each interval as sparklines, and KV-cache usage for generat
         kv = s.get("kv_cache_usage")
         bar = self.query_one("#kv-bar", ProgressBar)
         if isinstance(kv, (int, float)):
-            self.query_one("#kv-label", Label).update(f"KV cache: {kv * 100:.1f}% of blocks in use")
+            extra = ""
+            if before is not None and now > before[0] and "generation_tokens" in s:
+                rate = (s["generation_tokens"] - before[1].get("generation_tokens", 0.0)) / (now - before[0])
+                extra = f" · {rate:,.1f} tokens/s · {int(s.get('running') or 0)} running"
+            self.query_one("#kv-label", Label).update(f"KV cache: {kv * 100:.1f}% of blocks in use{extra}")
             bar.update(progress=kv * 100)
         else:
             self.query_one("#kv-label", Label).update("KV cache: - (not a generative model)")

@@ -7,9 +7,8 @@ pipeline files, and parsed on accept. Problems found by validation are shown at 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import math
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -21,7 +20,12 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Select, Static
 
-from workbench.pipeline.spec import COMMON_FIELDS, NODE_FIELDS, NODE_TYPES, REQUIRED_FIELDS
+from workbench.pipeline.spec import (
+    COMMON_FIELDS,
+    NODE_FIELDS,
+    NODE_TYPES,
+    REQUIRED_FIELDS,
+)
 
 
 def to_text(value: Any) -> str:

@@ -14,6 +14,8 @@ from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from .proof_format import proof_label
+
 KNOWN = ("summary", "gates", "model_calls", "skipped_models", "overrides", "proofs", "derivations", "nodes", "pipeline")
 
 
@@ -93,9 +95,9 @@ class ExplanationTree(Tree[Any]):
                     item.add_leaf(Text(f"+ {f}", style="green"))
         proofs = explanation.get("proofs") or []
         if proofs:
-            node = root.add(f"Proofs ({len(proofs)})")
+            node = root.add(f"Proofs ({len(proofs)})", expand=True)
             for p in proofs:
-                self._json(node.add(f"node {p.get('node')}"), {k: v for k, v in p.items() if k != "node"})
+                self._proof(node, p)
         derivations = explanation.get("derivations") or []
         if derivations:
             node = root.add(f"Derivations ({len(derivations)})", expand=True)
@@ -112,14 +114,36 @@ class ExplanationTree(Tree[Any]):
                 self._json(root.add(str(key)), value)
         root.expand()
 
+    def _proof(self, parent: TreeNode[Any], p: dict[str, Any]) -> None:
+        """A goal node's record: goal, knowledge base, proved, answers with their proof trees."""
+        answers = p.get("answers") or []
+        verdict = f"proved, {len(answers)} answer(s)" if p.get("proved") else "not proved"
+        label = Text(f"{p.get('goal')}", style="bold blue")
+        label.append(f"  {verdict} · node {p.get('node')} · {p.get('knowledge_base')}", style="dim")
+        goal = parent.add(label, expand=True)
+        for answer in answers:
+            bindings = " ".join(f"?{k}={v}" for k, v in (answer.get("bindings") or {}).items()) or "(proved)"
+            self._proof_tree(goal.add(bindings, expand=True), answer.get("proof"))
+
+    def _proof_tree(self, parent: TreeNode[Any], proof: Any) -> None:
+        if not isinstance(proof, dict):
+            parent.add_leaf(str(proof))
+            return
+        premises = proof.get("premises") or []
+        if premises:
+            node = parent.add(proof_label(proof), expand=True)
+            for child in premises:
+                self._proof_tree(node, child)
+        else:
+            parent.add_leaf(proof_label(proof))
+
     def _derivation(self, parent: TreeNode[Any], d: Any) -> None:
         if not isinstance(d, dict):
             parent.add_leaf(str(d))
             return
         children = d.get("from") or []
         if d.get("proof"):
-            node = parent.add(derivation_label(d))
-            self._json(node.add("proof"), d["proof"])
+            self._proof(parent.add(derivation_label(d), expand=True), {**d["proof"], "node": d.get("node")})
             return
         if children:
             node = parent.add(derivation_label(d), expand=True)
