@@ -108,9 +108,8 @@
   (declare (salience 30))
   (intent-choice (intent ?i))
   (intent-score (intent ?i) (score ?s) (example ?id) (example-score ?sim))
-  (example (id ?id) (text ?t))
   =>
-  (assert (evidence (intent ?i) (score ?s) (example ?id) (similarity ?sim) (text ?t))))
+  (assert (evidence (intent ?i) (score ?s) (example ?id) (similarity ?sim) (text (example-text ?id)))))
 
 ;;; 3. not understood: ask again (unless the request's own words settled the intent)
 
