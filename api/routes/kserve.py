@@ -10,7 +10,6 @@ as the protocol says. Readiness is 200 (true) or 400 (false) with an empty body.
 from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
-from fastapi.responses import JSONResponse
 
 from workbench import __version__
 from workbench.serving import ServedModel

@@ -6,16 +6,13 @@ tritonclient / openai / httpx over TCP and still look inside the runtime (batche
 
 from __future__ import annotations
 
-import os
 import socket
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
-import numpy as np
-import pytest
 import torch
 import uvicorn
 

@@ -9,7 +9,6 @@ import threading
 import time
 
 import httpx
-import pytest
 
 from api_live import LiveServer, free_port, make_settings
 from api.app import create_app

@@ -42,7 +42,6 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
 
     Raises RuntimeError if the server does not become ready within 300 s (its log is quoted).
     """
-    import httpx
 
     duration_s = 4.0 if quick else 20.0
     inputs = _pipeline_inputs()

@@ -1,0 +1,253 @@
+"""Generation (OpenAI-compatible) through the generation engine, with knowledge-base rails.
+
+Streaming is an async iterator of `GenerationDelta`; leaving it early aborts the request in the
+engine, which frees its KV-cache blocks before the next step.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import (
+    BadInputError,
+    ExecutionError,
+    NotFoundError,
+    OverloadedError,
+    UnavailableError,
+    call,
+)
+
+log = logging.getLogger("workbench.serving")
+
+
+@dataclass(slots=True)
+class GenerationDelta:
+    """One streamed step of a generation: new text, totals so far, and the finish reason at the end."""
+
+    delta_text: str
+    text: str
+    delta_tokens: int
+    finished: bool
+    finish_reason: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+
+
+
+class GenerationServing:
+    """Mixin of `Serving`: served causal LMs. Uses the host's `_engines`, `_owned_engines`,
+    `_max_pending_generations`, `workbench` and `require_ready()`."""
+
+    def _start_demo_lm(self) -> None:
+        from neural.generation import DEMO_LM_DIR
+
+        if not (DEMO_LM_DIR / "config.json").is_file():
+            log.info("no demo LM at %s; /v1/completions serves no model", DEMO_LM_DIR)
+            return
+        self.add_engine("demo-lm", DEMO_LM_DIR)
+
+    def add_engine(self, name: str, model_dir: Any, config: Any = None) -> Any:
+        """Start a generation engine for the causal LM in `model_dir` and serve it as `name`.
+
+        `config`: a `neural.generation.EngineConfig` (default: its defaults). Returns the engine.
+        Its metrics go to the runtime registry served at /metrics.
+        """
+        from neural.generation import AsyncLLMEngine
+        from neural.metrics import METRICS_REGISTRY
+
+        engine = AsyncLLMEngine.from_pretrained(model_dir, config, model_name=name, registry=METRICS_REGISTRY,
+                                                max_pending_requests=self._max_pending_generations)
+        engine.chat_template_dir = model_dir
+        self._engines[name] = engine
+        self._owned_engines.add(name)
+        return engine
+
+
+    # ---- generation (OpenAI-compatible) ---------------------------------------------------
+    def generation_models(self) -> list[dict[str, Any]]:
+        """`[{"name", "max_model_len", "num_kv_blocks"}]` of the served causal LMs."""
+        out = []
+        for name, engine in sorted(self._engines.items()):
+            eng = engine.engine
+            out.append({"name": name, "max_model_len": eng.max_model_len, "num_kv_blocks": eng.num_kv_blocks,
+                        "block_size": eng.config.block_size, "device": str(eng.device)})
+        return out
+
+    def _engine(self, model: str) -> Any:
+        self.require_ready()
+        engine = self._engines.get(model)
+        if engine is None:
+            raise NotFoundError("model", model, list(self._engines))
+        return engine
+
+    def kv_blocks(self, model: str) -> dict[str, int]:
+        """`{"used", "free", "total"}` KV-cache blocks of a served LM (used = referenced by requests)."""
+        engine = self._engine(model)
+        return {"used": engine.num_used_blocks, "free": engine.num_free_blocks, "total": engine.engine.num_kv_blocks}
+
+    def unfinished_generations(self, model: str) -> int:
+        """Requests admitted and not finished (waiting + running) on a served LM."""
+        return self._engine(model).num_unfinished_requests
+
+    def chat_prompt(self, model: str, messages: list[dict[str, Any]]) -> str:
+        """Render chat `messages` (`[{"role", "content"}]`) with the tokenizer's chat template.
+
+        The template is `chat_template` of the model's `tokenizer_config.json` (or a
+        `chat_template.jinja` file), rendered as transformers renders it (sandboxed Jinja,
+        `add_generation_prompt=True`, `bos_token`/`eos_token` from the tokenizer config).
+        A model without a template gets the plain documented fallback: one `role: content` line
+        per message, then `assistant:`. Raises NotFoundError, BadInputError (a template error).
+        """
+        engine = self._engine(model)
+        template, special = _chat_template(getattr(engine, "chat_template_dir", None) or engine.engine.model_dir)
+        if template is None:
+            return "".join(f"{m['role']}: {m['content']}\n" for m in messages) + "assistant:"
+        try:
+            from jinja2 import TemplateError
+            from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+            def raise_exception(message: str) -> None:
+                raise TemplateError(message)
+
+            env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+            env.globals["raise_exception"] = raise_exception
+            return env.from_string(template).render(messages=messages, add_generation_prompt=True, **special)
+        except Exception as exc:  # a template that refuses these messages (e.g. role order)
+            raise BadInputError(f"model {model!r}: the chat template refused the messages: {exc}", param="messages") from None
+
+    async def generate(self, model: str, prompt: str | list[int], params: dict[str, Any], request_id: str) -> Any:
+        """Stream one generation: an async iterator of `GenerationDelta`, the last with `finished=True`.
+
+        Args:
+            prompt: text (tokenised by the model's tokenizer) or token ids.
+            params: `neural.generation.SamplingParams` fields (temperature, top_p, top_k, seed,
+                max_tokens, stop, stop_token_ids, ignore_eos).
+            request_id: the engine's request id; leaving the iterator early (or `abort`) cancels
+                the request and frees its KV-cache blocks.
+        Raises (on the first `__anext__`): NotFoundError, BadInputError (parameters, prompt too
+        long, empty prompt), OverloadedError (too many unfinished requests), UnavailableError.
+        """
+        from neural.errors import QueueFullError
+        from neural.generation import SamplingParams
+
+        engine = self._engine(model)
+        try:
+            sp = SamplingParams(**params)
+        except (TypeError, ValueError) as exc:
+            raise BadInputError(str(exc).replace("SamplingParams.", ""), param=_param_of(str(exc))) from None
+        stream = engine.generate(prompt, sp, request_id)
+        try:
+            async for out in stream:
+                yield GenerationDelta(out.delta_text, out.text, len(out.delta_token_ids), out.finished, out.finish_reason,
+                                      out.num_prompt_tokens, len(out.token_ids), out.num_cached_tokens)
+        except QueueFullError as exc:
+            raise OverloadedError(f"model {model!r}: {exc.max_queue_size} generation requests are unfinished; retry later",
+                                  exc.retry_after_s) from None
+        except ValueError as exc:
+            raise BadInputError(str(exc), param="prompt") from None
+        except RuntimeError as exc:
+            raise UnavailableError(str(exc), 5.0) from None
+        finally:
+            await stream.aclose()  # aborts the request (frees its KV blocks) if it did not finish
+
+    async def generate_with_rails(self, model: str, prompt: str | list[int], params: dict[str, Any], request_id: str,
+                                  rails: str) -> Any:
+        """`generate` wrapped by a knowledge base whose rules act as input and output rails.
+
+        Contract of the rails knowledge base (templates it must define):
+          `(deftemplate prompt (slot text))`, `(deftemplate completion (slot text) (slot delta)
+          (slot tokens) (slot finished))`, `(deftemplate rail (slot action) (slot text) (slot reason))`.
+        Input rail: working memory gets `(prompt (text "<prompt>"))` once; a final `rail` fact with
+        action `block` ends the request before generation (its `text` is the answer, finish
+        reason `content_filter`); `rewrite` replaces the prompt with its `text`.
+        Output rail: after every step, `(completion (text "<all so far>") (delta "<new text>")
+        (tokens N) (finished TRUE|FALSE))`; `stop` ends the generation (the delta is replaced by
+        the rail's `text`, finish reason `content_filter`, the KV blocks are freed at once);
+        `rewrite` replaces the delta with its `text` (e.g. redaction). Token-id prompts skip the
+        input rail. The rails' firings are not recorded as a pipeline run.
+        Raises as `generate`, plus NotFoundError / InvalidDocumentError for the knowledge base.
+        """
+        from rules.facts import Fact, String
+
+        wb = self._wb()
+        await call(wb.get_knowledge_base, rails)  # 404 / 422 before any generation
+        if isinstance(prompt, str):
+            verdict = await self._rail(rails, [Fact("prompt", {"text": String(prompt)})])
+            if verdict is not None and verdict["action"] == "block":
+                text = verdict["text"]
+                yield GenerationDelta(text, text, 0, True, "content_filter", 0, 0, 0)
+                return
+            if verdict is not None and verdict["action"] == "rewrite":
+                prompt = verdict["text"]
+        stream = self.generate(model, prompt, params, request_id)
+        shown = ""
+        try:
+            async for d in stream:
+                fact = Fact("completion", {"text": String(d.text), "delta": String(d.delta_text), "tokens": d.completion_tokens,
+                                           "finished": d.finished})
+                verdict = await self._rail(rails, [fact])
+                if verdict is not None and verdict["action"] == "stop":
+                    shown += verdict["text"]
+                    await self.abort(model, request_id)
+                    yield GenerationDelta(verdict["text"], shown, d.delta_tokens, True, "content_filter", d.prompt_tokens,
+                                          d.completion_tokens, d.cached_tokens)
+                    return
+                delta = verdict["text"] if verdict is not None and verdict["action"] == "rewrite" else d.delta_text
+                shown += delta
+                yield GenerationDelta(delta, shown, d.delta_tokens, d.finished, d.finish_reason, d.prompt_tokens,
+                                      d.completion_tokens, d.cached_tokens)
+        finally:
+            await stream.aclose()
+
+    async def _rail(self, kb: str, facts: list[Any]) -> dict[str, str] | None:
+        """Run the rails knowledge base on `facts`; the last `rail` fact as `{"action", "text", "reason"}`."""
+        result = await call(self.workbench.run_knowledge_base, kb, facts)
+        rails = result.facts_of("rail")
+        if not rails:
+            return None
+        slots = rails[-1].slots
+        action = str(slots.get("action", "")).lower()
+        if action not in ("block", "rewrite", "stop", "allow"):
+            raise ExecutionError(f"rails knowledge base {kb!r}: rail action {action!r}; expected block, rewrite, stop or allow")
+        if action == "allow":
+            return None
+        text = slots.get("text", "")
+        return {"action": action, "text": "" if text in (None, "nil") else str(text), "reason": str(slots.get("reason", ""))}
+
+    async def abort(self, model: str, request_id: str) -> None:
+        """Cancel a generation and return once its KV-cache blocks are free (unknown ids: no-op)."""
+        await self._engine(model).abort(request_id)
+
+
+def _param_of(message: str) -> str | None:
+    import re
+
+    m = re.search(r"SamplingParams\.(\w+)", message)
+    return m.group(1) if m else None
+
+
+
+def _chat_template(model_dir: Any) -> tuple[str | None, dict[str, Any]]:
+    import json
+    from pathlib import Path
+
+    root = Path(model_dir)
+    special: dict[str, Any] = {}
+    template = None
+    cfg_file = root / "tokenizer_config.json"
+    if cfg_file.is_file():
+        cfg = json.loads(cfg_file.read_text())
+        template = cfg.get("chat_template")
+        if isinstance(template, list):  # named templates: use "default"
+            template = next((t["template"] for t in template if t.get("name") == "default"), None)
+        for key in ("bos_token", "eos_token", "pad_token", "unk_token"):
+            tok = cfg.get(key)
+            special[key] = tok.get("content") if isinstance(tok, dict) else tok
+    jinja_file = root / "chat_template.jinja"
+    if template is None and jinja_file.is_file():
+        template = jinja_file.read_text()
+    return template, special
+

@@ -1,0 +1,152 @@
+"""Pipelines, recorded runs and knowledge bases over the `Workbench` facade.
+
+Blocking facade calls run in worker threads; their errors become `ServingError`s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from typing import Any
+
+from .errors import InvalidDocumentError, NotFoundError, UnavailableError, acall, call, code_of, jsonable, translate
+
+
+class LibraryServing:
+    """Mixin of `Serving`: pipelines, runs and knowledge bases. Uses the host's `workbench` and
+    `require_ready()`."""
+
+    def _wb(self) -> Any:
+        self.require_ready()
+        if self.workbench is None:
+            raise UnavailableError("no workbench is configured on this server", 30.0)
+        return self.workbench
+
+    async def list_pipelines(self) -> list[dict[str, Any]]:
+        """`[{"name", "versions", "stages", "latest", "file", "description"}]`."""
+        wb = self._wb()
+        return [p.to_dict() for p in await call(wb.list_pipelines)]
+
+    async def get_pipeline(self, name: str, version: str | None = None) -> dict[str, Any]:
+        """`{"name", "version", "description", "document" (YAML text), "versions": [...], "stages"}`."""
+        wb = self._wb()
+        p = await call(wb.get_pipeline, name, version)
+        try:
+            versions = await call(wb.pipeline_versions, name)
+        except NotFoundError:
+            versions = []
+        stages = await asyncio.to_thread(wb.store.stages, name)
+        return {"name": p.name, "version": p.version, "description": p.description, "document": p.to_yaml(),
+                "versions": versions, "stages": stages}
+
+    async def put_pipeline(self, name: str, document: str, stage: str | None = None) -> dict[str, Any]:
+        """Validate and store a pipeline version (YAML text); the document's `name` must be `name`.
+
+        Returns `{"name", "version", "created"}` (`created` False when that exact version was
+        already stored). Raises InvalidDocumentError (issues with node, field, line and column).
+        """
+        wb = self._wb()
+        from workbench.pipeline.spec import Pipeline
+
+        p = await call(Pipeline.from_yaml, document)
+        if p.name != name:
+            raise InvalidDocumentError(f"the document's name is {p.name!r} but the URL names {name!r}", param="name",
+                                       details=[{"field": "name", "message": f"expected {name!r}, got {p.name!r}"}])
+        existed = any(v["version"] == p.version for v in await self._versions_or_empty(name))
+        version = await call(wb.save_pipeline, p, stage=stage)
+        return {"name": name, "version": version, "created": not existed}
+
+    async def _versions_or_empty(self, name: str) -> list[dict[str, Any]]:
+        try:
+            return await call(self._wb().pipeline_versions, name)
+        except NotFoundError:
+            return []
+
+    async def delete_pipeline(self, name: str) -> int:
+        """Delete every stored version of `name` (recorded runs are kept); returns how many."""
+        return await call(self._wb().delete_pipeline, name)
+
+    async def promote(self, name: str, version: str, stage: str) -> str:
+        """Point `stage` at a stored version; returns the full version."""
+        return await call(self._wb().promote, name, version, stage)
+
+    async def predict(self, name: str, inputs: dict[str, Any], *, version: str | None = None, explain: bool = False) -> dict[str, Any]:
+        """Run a pipeline on one input; returns the run as a dict (`RunResult.to_dict()`).
+
+        A run that fails inside a node is returned with `status: "failed"` and the node named.
+        Raises NotFoundError, BadInputError (input does not match the schema: node and JSON
+        path), InvalidDocumentError, OverloadedError (a model queue is full; nothing ran).
+        """
+        wb = self._wb()
+        result = await acall(wb.run(name, inputs, version=version, explain=explain))
+        return result.to_dict()
+
+    async def predict_many(self, name: str, inputs: list[dict[str, Any]], *, version: str | None = None,
+                           explain: bool = False) -> list[dict[str, Any]]:
+        """Run a pipeline on many inputs at once (their model calls batch together).
+
+        Returns one item per input, in order: the run's dict, or `{"error": {code, message,
+        param}}` for an input that was refused (bad input, full queue), so one bad input loses
+        nothing else. Raises NotFoundError, InvalidDocumentError for the pipeline itself.
+        """
+        wb = self._wb()
+        items = await acall(wb.run_many(name, inputs, version=version, explain=explain))
+        out = []
+        for item in items:
+            if isinstance(item, BaseException):
+                err = translate(item)
+                out.append({"error": {"code": code_of(err), "message": err.message, "param": err.param}})
+            else:
+                out.append(item.to_dict())
+        return out
+
+    async def get_run(self, run_id: str) -> dict[str, Any]:
+        """A recorded run with its trace: `RunResult.to_dict()` plus `"trace": [events]`."""
+        wb = self._wb()
+        run = await call(wb.get_run, run_id)
+        doc = run.to_dict()
+        doc["trace"] = await call(wb.get_trace, run.run_id)
+        return doc
+
+    async def list_runs(self, pipeline: str | None, status: str | None, limit: int) -> list[dict[str, Any]]:
+        """Recorded runs, newest first."""
+        wb = self._wb()
+        return [r.to_dict() for r in await call(wb.list_runs, pipeline, status, None, limit)]
+
+    # ---- knowledge bases ---------------------------------------------------------------------
+    async def list_knowledge_bases(self) -> list[dict[str, Any]]:
+        """`[{"name", "version", "templates", "rules", "files", ...}]` (invalid files with `errors`)."""
+        return await call(self._wb().list_knowledge_bases)
+
+    async def get_knowledge_base(self, name: str) -> dict[str, Any]:
+        """Summary plus `sources`: `[{"file", "text"}]`."""
+        wb = self._wb()
+        kb = await call(wb.get_knowledge_base, name)
+        doc = dict(wb.library.describe(kb))
+        doc["sources"] = [{"file": f, "text": t} for f, t in kb.sources]
+        return doc
+
+    async def upload_knowledge_base(self, name: str, text: str) -> dict[str, Any]:
+        """Validate rule text and save it as knowledge base `name`; returns its summary and whether
+        it was new. Raises InvalidDocumentError with `file:line:col` details (nothing written)."""
+        wb = self._wb()
+        existed = name in await asyncio.to_thread(wb.library.names)
+        kb = await call(wb.upload_knowledge_base, name, text)
+        return {**wb.library.describe(kb), "created": not existed}
+
+    async def run_knowledge_base(self, name: str, facts: list[Any], *, strategy: str | None, max_firings: int | None,
+                                 timeout_s: float | None) -> dict[str, Any]:
+        """Forward chaining: facts in, `ForwardResult.to_dict()` out (working memory, firings, output)."""
+        wb = self._wb()
+        result = await call(wb.run_knowledge_base, name, facts, strategy=strategy, max_firings=max_firings, timeout=timeout_s)
+        return result.to_dict()
+
+    async def ask(self, name: str, goal: str, facts: list[Any], *, all: bool, max_answers: int | None,
+                  max_depth: int | None) -> dict[str, Any]:
+        """Backward chaining: `{"proved", "answers": [{"bindings", "certainty", "proof"}], "skipped_rules"}`."""
+        wb = self._wb()
+        kwargs = dict(all=all, max_answers=max_answers, max_depth=max_depth)
+        if inspect.iscoroutinefunction(wb.ask):
+            return jsonable(await acall(wb.ask(name, goal, facts, **kwargs)))
+        return jsonable(await call(wb.ask, name, goal, facts, **kwargs))
+

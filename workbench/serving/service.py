@@ -1,0 +1,179 @@
+"""`Serving`: what the HTTP API serves; start-up loading, readiness, metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from typing import Any, Callable
+
+from workbench.config import Settings, get_settings
+
+from .errors import UnavailableError
+from .generation import GenerationServing
+from .library import LibraryServing
+from .models import ModelServing
+
+log = logging.getLogger("workbench.serving")
+
+
+class Serving(ModelServing, GenerationServing, LibraryServing):
+    """What the HTTP API serves.
+
+    Args:
+        workbench: the `Workbench` facade; None builds one from `settings` in `start()`.
+        settings: defaults to `get_settings()`.
+        registry: a `neural.registry.ModelRegistry` to serve instead of the workbench's model
+            catalogue (tests serve their own models this way).
+        engines: generation engines by served model name (`neural.generation.AsyncLLMEngine`);
+            None serves the demo LM (`models/demo-lm`) as `demo-lm` when it is there.
+        load: extra start-up work run in a thread before the server reports ready; called with
+            this `Serving`.
+        load_models: load the catalogue's models at start-up (True: all; a list: those names;
+            False: each on first use), so that `/readyz` turns 200 only once they are loaded.
+        max_pending_generations: most unfinished generation requests per engine; more get 429.
+    """
+
+    def __init__(
+        self,
+        workbench: Any | None = None,
+        *,
+        settings: Settings | None = None,
+        registry: Any | None = None,
+        engines: dict[str, Any] | None = None,
+        load: Callable[["Serving"], None] | None = None,
+        load_models: bool | list[str] = True,
+        serve_demo_lm: bool = True,
+        max_pending_generations: int = 256,
+    ) -> None:
+        self.settings = settings or get_settings()
+        self._load_models = load_models
+        self._serve_demo_lm = serve_demo_lm and engines is None
+        self._max_pending_generations = max_pending_generations
+        self._owned_engines: set[str] = set()
+        self._loading: set[str] = set()
+        self.workbench = workbench
+        self._owns_workbench = workbench is None
+        self._registry = registry
+        self._engines: dict[str, Any] = dict(engines or {})
+        self._load_fn = load
+        self._state = "loading"
+        self._error: str | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._lock = threading.Lock()
+
+    # ---- lifecycle and readiness ---------------------------------------------------------
+    async def start(self) -> None:
+        """Begin loading in the background; returns at once (the server answers /healthz meanwhile)."""
+        self._task = asyncio.create_task(self._load_in_thread())
+
+    async def _load_in_thread(self) -> None:
+        try:
+            await asyncio.to_thread(self._load)
+        except Exception as exc:  # loading failed: /readyz says why, the process stays up
+            log.exception("start-up loading failed")
+            self._state, self._error = "failed", f"{type(exc).__name__}: {exc}"
+        else:
+            self._state = "ready"
+
+    def _load(self) -> None:
+        if self.workbench is None:
+            self.workbench = _build_workbench(self.settings)
+        wb = self.workbench
+        if self._registry is None and wb is not None and self._load_models:
+            wb.load_models(None if self._load_models is True else list(self._load_models))
+        if self._serve_demo_lm:
+            self._start_demo_lm()
+        if self._load_fn is not None:
+            self._load_fn(self)
+
+
+    async def wait_ready(self, timeout_s: float = 60.0) -> None:
+        """Wait until loading ends. Raises UnavailableError if it failed or took longer than `timeout_s`."""
+        deadline = time.monotonic() + timeout_s
+        while self._state == "loading" and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        if self._state != "ready":
+            raise UnavailableError(f"the server is not ready ({self._state}{': ' + self._error if self._error else ''})")
+
+    async def stop(self) -> None:
+        """Stop background loading and close what this object created."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        for name, engine in self._engines.items():
+            if name not in self._owned_engines:
+                continue
+            close = getattr(engine, "shutdown", None) or getattr(engine, "close", None)
+            if close is not None:
+                try:
+                    await asyncio.to_thread(close)
+                except Exception:
+                    log.exception("closing a generation engine failed")
+        if self._owns_workbench and self.workbench is not None:
+            close = getattr(self.workbench, "close", None)
+            if close is not None:
+                await asyncio.to_thread(close)
+
+    @property
+    def ready(self) -> bool:
+        return self._state == "ready"
+
+    def require_ready(self) -> None:
+        """Raise UnavailableError (Retry-After 1 s) unless start-up loading has finished."""
+        if self._state == "loading":
+            raise UnavailableError("the server is still loading its models", 1.0)
+        if self._state == "failed":
+            raise UnavailableError(f"start-up loading failed: {self._error}", 30.0)
+
+    def readiness(self) -> dict[str, Any]:
+        """`{"ready": bool, "state": "loading"|"ready"|"failed", "models": {name: bool}, "error": str|None}`."""
+        models: dict[str, bool] = {}
+        if self._state == "ready":
+            for entry in self._model_entries():
+                models[entry.name] = self._entry_ready(entry)
+            for name in self._engines:
+                models[name] = True
+        return {"ready": self._state == "ready", "state": self._state, "models": models, "error": self._error}
+
+    def metrics_text(self) -> str:
+        """Prometheus text of the runtime registries (models, generation, pipelines)."""
+        from prometheus_client import generate_latest
+
+        from neural.metrics import METRICS_REGISTRY
+
+        from prometheus_client import REGISTRY
+
+        parts = [generate_latest(METRICS_REGISTRY).decode(), generate_latest(REGISTRY).decode()]
+        wb_reg = getattr(self.workbench, "metrics_registry", None)
+        for reg in [wb_reg, *_extra_registries()]:
+            if reg is None or reg is METRICS_REGISTRY or reg is REGISTRY:
+                continue
+            parts.append(generate_latest(reg).decode())
+        return "".join(parts)
+
+
+def _extra_registries() -> list[Any]:
+    """Registries other rooms keep apart from the neural one (generation, pipelines), if any."""
+    regs = []
+    for mod_name in ("neural.generation.metrics", "workbench.pipeline.metrics"):
+        try:
+            import importlib
+
+            mod = importlib.import_module(mod_name)
+        except ImportError:
+            continue
+        reg = getattr(mod, "METRICS_REGISTRY", None) or getattr(mod, "REGISTRY", None)
+        if reg is not None and reg not in regs:
+            from neural.metrics import METRICS_REGISTRY
+
+            if reg is not METRICS_REGISTRY:
+                regs.append(reg)
+    return regs
+
+
+def _build_workbench(settings: Settings) -> Any:
+    """The `Workbench` facade built from settings."""
+    from workbench.workbench import Workbench
+
+    return Workbench(settings)
