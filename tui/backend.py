@@ -140,6 +140,11 @@ class Backend(ABC):
         """Validate and store a version: `{"name", "version", "created": bool}`."""
 
     @abstractmethod
+    def promote_pipeline(self, name: str, version: str, stage: str) -> str:
+        """Point stage `production` or `staging` at a stored version (rollback: an older one);
+        returns the full version."""
+
+    @abstractmethod
     def run_pipeline(self, name: str, inputs: JSON, version: str | None = None) -> JSON:
         """Run one input with explanation; `RunResult.to_dict()` shape: `{"run_id", "status",
         "outputs", "error", "failed_node", "explanation", "timings": {node: s, "total": s},
@@ -291,6 +296,9 @@ class InProcessBackend(Backend):
         before = {v["version"] for v in self.pipeline_versions(pipeline.name)}
         version = _call(self.wb, "save_pipeline", pipeline)
         return {"name": pipeline.name, "version": version, "created": version not in before}
+
+    def promote_pipeline(self, name, version, stage):
+        return _call(self.wb, "promote", name, version, stage)
 
     def run_pipeline(self, name, inputs, version=None):
         return _as_dict(_call(self.wb, "run_sync", name, inputs, version=version, explain=True))

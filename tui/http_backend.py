@@ -153,6 +153,9 @@ class HttpBackend(Backend):
         text = Pipeline.from_data(document).to_yaml()
         return self._request("PUT", f"/v1/pipelines/{document['name']}", json={"document": text})
 
+    def promote_pipeline(self, name, version, stage):
+        return self._request("PUT", f"/v1/pipelines/{name}/stages/{stage}", json={"version": version})["version"]
+
     def run_pipeline(self, name, inputs, version=None):
         body: dict[str, Any] = {"input": inputs, "explain": True}
         if version:

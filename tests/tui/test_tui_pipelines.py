@@ -113,6 +113,16 @@ async def test_build_validate_and_save_a_pipeline(backend, helpers):
         assert screen.version == first
         assert ("input", "result") not in [(e["from"], e["to"]) for e in screen.doc["edges"]]
 
+        # roll back: point production at the first version; the name now resolves to it
+        versions.highlighted = 1
+        await pilot.press("p")
+        await pilot.pause()
+        await pilot.press("enter")  # "production" is the first choice
+        await helpers.settle(pilot)
+        assert [v["stages"] for v in backend.pipeline_versions("screening")] == [[], ["production"]]
+        assert "production" in str(versions.get_option_at_index(1).prompt)
+        assert backend.get_pipeline("screening") == backend.get_pipeline("screening", first)
+
 
 async def test_delete_and_disconnect_nodes(backend, helpers):
     app = WorkbenchApp(backend, mode="pipelines")

@@ -33,7 +33,8 @@ Pick a pipeline (Enter) or make one (**n**). In the graph, **↑/↓** select a 
 edits its properties, **a** adds a node after it, **d** deletes it, **c** connects it to
 another node, **x** removes one of its edges. **v** validates (problems name the node; Enter
 on a problem opens that node), **Ctrl+S** saves the document as a new version. Versions are
-listed under the pipelines: Enter loads one.
+listed under the pipelines (newest first, with their stages): Enter loads one, **p** points
+the `production` or `staging` stage at the highlighted one (rollback is promoting an older one).
 """
     BINDINGS = [
         Binding("n", "new", "New"),
@@ -44,6 +45,7 @@ listed under the pipelines: Enter loads one.
         Binding("x", "disconnect", "Disconnect", show=False),
         Binding("v", "validate", "Validate"),
         Binding("ctrl+s", "save", "Save version"),
+        Binding("p", "promote", "Promote", show=False),
     ]
 
     def __init__(self) -> None:
@@ -304,6 +306,25 @@ listed under the pipelines: Enter loads one.
         if issue.get("node") and self._node(issue["node"]) is not None:
             self.query_one(DagView).selected = issue["node"]
             self.action_edit_node()
+
+    def action_promote(self) -> None:
+        if not self._need_doc():
+            return
+        assert self.doc is not None
+        box = self.query_one("#pl-versions", OptionList)
+        option = box.highlighted_option if box.highlighted is not None else None
+        if option is None or option.disabled:
+            self.notify("highlight a stored version in the Versions list first", severity="warning")
+            return
+        version = str(option.id)
+        self.app.push_screen(ChoiceDialog(f"Point a stage at {version[:10]}", [("production", "production"), ("staging", "staging")]),
+                             lambda stage: stage and self.promote(self.doc["name"], version, stage))
+
+    @work(exclusive=True, group="pl-promote", exit_on_error=False)
+    async def promote(self, name: str, version: str, stage: str) -> None:
+        full = await self.call(f"promote {name}", self.backend.promote_pipeline, name, version, stage)
+        self._fill_versions(await self.call("versions", self.backend.pipeline_versions, name))
+        self.notify(f"{stage} → {full[:10]}", title=name)
 
     # ---- validate and save -----------------------------------------------------------------
     def action_validate(self) -> None:
