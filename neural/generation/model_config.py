@@ -34,6 +34,8 @@ class ModelSpec:
     hidden_act: str = "silu"
     sliding_window: int | None = None
     eos_token_ids: tuple[int, ...] = ()
+    rope_scaling: dict | None = None  # {"rope_type": "linear" | "llama3", ...} or None
+
 
     def __post_init__(self) -> None:
         if self.arch not in ("llama", "gpt2"):
@@ -88,9 +90,12 @@ def load_spec(model_dir: str | Path) -> ModelSpec:
         )
     rope = cfg.get("rope_scaling") or None
     params = cfg.get("rope_parameters") or {}
-    rope_type = (rope or {}).get("rope_type", (rope or {}).get("type")) or params.get("rope_type", "default")
-    if rope_type != "default":
-        raise ValueError(f"{path}: rope_scaling / rope_parameters type {rope_type!r} is not supported; only unscaled RoPE ('default')")
+    scaling = dict(rope or params)
+    rope_type = scaling.get("rope_type", scaling.get("type")) or "default"
+    if rope_type not in ("default", "linear", "llama3"):
+        raise ValueError(f"{path}: rope_scaling / rope_parameters type {rope_type!r} is not supported; "
+                         "supported: default, linear, llama3")
+    scaling["rope_type"] = rope_type
     theta = cfg.get("rope_theta", params.get("rope_theta", 10000.0))
     act = cfg.get("hidden_act", "silu")
     if act != "silu":
@@ -103,5 +108,5 @@ def load_spec(model_dir: str | Path) -> ModelSpec:
         head_dim=cfg.get("head_dim") or cfg["hidden_size"] // heads, intermediate_size=cfg["intermediate_size"],
         max_position_embeddings=cfg.get("max_position_embeddings", 2048), norm_eps=cfg.get("rms_norm_eps", 1e-6),
         rope_theta=float(theta), tie_word_embeddings=cfg.get("tie_word_embeddings", False), hidden_act=act,
-        sliding_window=sliding, eos_token_ids=eos,
+        sliding_window=sliding, eos_token_ids=eos, rope_scaling=None if rope_type == "default" else scaling,
     )

@@ -4,11 +4,14 @@ Pre-norm decoder: RMSNorm -> attention (RoPE on q and k, grouped-query heads) ->
 RMSNorm -> SwiGLU MLP -> residual; final RMSNorm; LM head (tied to the embedding when the
 checkpoint has no `lm_head.weight`). q/k/v/o and MLP biases are used when present (Qwen2 has
 q/k/v biases). Numerics follow `transformers`' LlamaForCausalLM: RMSNorm in float32, RoPE in
-the non-interleaved "rotate half" layout with inverse frequencies `theta ** (-2i / head_dim)`.
+the non-interleaved "rotate half" layout with inverse frequencies `theta ** (-2i / head_dim)`,
+optionally scaled ("linear", "llama3").
 q, k, v and gate, up are each fused into one matrix multiply.
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 import torch.nn.functional as F
@@ -28,9 +31,30 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
     return weight * x32.to(dtype)
 
 
-def rope_tables(head_dim: int, theta: float, max_positions: int, dtype: torch.dtype, device: str) -> tuple[torch.Tensor, torch.Tensor]:
+def scaled_inv_freq(inv_freq: torch.Tensor, scaling: dict | None) -> torch.Tensor:
+    """Apply RoPE scaling to the inverse frequencies: "linear" (positions / factor) or "llama3"
+    (Llama 3.1's frequency-dependent scaling: low frequencies / factor, high ones kept, a smooth
+    blend between), as transformers' `rope_init_fns` define them. Raises KeyError naming a missing field."""
+    if not scaling or scaling["rope_type"] == "default":
+        return inv_freq
+    factor = float(scaling["factor"])
+    if scaling["rope_type"] == "linear":
+        return inv_freq / factor
+    low, high = float(scaling["low_freq_factor"]), float(scaling["high_freq_factor"])
+    old_len = float(scaling["original_max_position_embeddings"])
+    wavelen = 2 * math.pi / inv_freq
+    llama = torch.where(wavelen > old_len / low, inv_freq / factor, inv_freq)
+    smooth = (old_len / wavelen - low) / (high - low)
+    smoothed = (1 - smooth) * llama / factor + smooth * llama
+    medium = ~(wavelen < old_len / high) * ~(wavelen > old_len / low)
+    return torch.where(medium, smoothed, llama)
+
+
+def rope_tables(head_dim: int, theta: float, max_positions: int, dtype: torch.dtype, device: str,
+                scaling: dict | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """cos, sin tables `[max_positions, head_dim]` (computed in float32, cast to `dtype`)."""
     inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.int64).float() / head_dim))
+    inv_freq = scaled_inv_freq(inv_freq, scaling)
     t = torch.arange(max_positions, dtype=torch.float32)
     freqs = t[:, None] * inv_freq[None, :]
     emb = torch.cat((freqs, freqs), dim=-1)
@@ -76,7 +100,8 @@ class LlamaModel:
             L.w_down = take(w, p + "mlp.down_proj.weight", where)
             L.b_down = w.get(p + "mlp.down_proj.bias")
             self.layers.append(L)
-        self.cos, self.sin = rope_tables(spec.head_dim, spec.rope_theta, spec.max_position_embeddings, dtype, device)
+        self.cos, self.sin = rope_tables(spec.head_dim, spec.rope_theta, spec.max_position_embeddings, dtype, device,
+                                         spec.rope_scaling)
         self.scale = spec.head_dim ** -0.5
 
     def forward(self, input_ids: torch.Tensor, positions: torch.Tensor, meta: AttentionMetadata,

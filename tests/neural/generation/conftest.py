@@ -55,6 +55,20 @@ def llama_dir(tmp_path_factory, tokenizer) -> Path:
 
 
 @pytest.fixture(scope="session")
+def llama3_dir(tmp_path_factory, tokenizer) -> Path:
+    """Llama with Llama 3.1 RoPE scaling (factor 8, original context 64) and tied embeddings."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(3)
+    cfg = LlamaConfig(vocab_size=tokenizer.get_vocab_size(), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                      num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=512, rope_theta=10000.0,
+                      rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                    "original_max_position_embeddings": 64},
+                      tie_word_embeddings=True, eos_token_id=0, initializer_range=0.2)
+    return _save(LlamaForCausalLM(cfg).eval(), tokenizer, tmp_path_factory.mktemp("llama3"))
+
+
+@pytest.fixture(scope="session")
 def qwen2_dir(tmp_path_factory, tokenizer) -> Path:
     """Qwen2: q/k/v biases, tied embeddings, rope_theta 1e6."""
     from transformers import Qwen2Config, Qwen2ForCausalLM

@@ -35,9 +35,10 @@ def test_unsupported_models_are_named(tmp_path, llama_dir):
     scaled = tmp_path / "scaled"
     shutil.copytree(llama_dir, scaled)
     cfg = json.loads((scaled / "config.json").read_text())
-    cfg["rope_scaling"] = {"rope_type": "llama3", "factor": 8.0}
+    cfg.pop("rope_parameters", None)
+    cfg["rope_scaling"] = {"rope_type": "yarn", "factor": 8.0}
     (scaled / "config.json").write_text(json.dumps(cfg))
-    with pytest.raises(ValueError, match="llama3"):
+    with pytest.raises(ValueError, match="'yarn' is not supported"):
         LLMEngine(scaled, EngineConfig(device="cpu"))
 
 

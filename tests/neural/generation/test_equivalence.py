@@ -43,7 +43,7 @@ def _run(model_dir, prompts, max_tokens, **cfg):
     return engine, [done[str(i)] for i in range(len(prompts))], [torch.stack(rec.logits[str(i)]) for i in range(len(prompts))]
 
 
-@pytest.mark.parametrize("fixture", ["llama_dir", "qwen2_dir", "gpt2_dir"])
+@pytest.mark.parametrize("fixture", ["llama_dir", "llama3_dir", "qwen2_dir", "gpt2_dir"])
 def test_logits_and_greedy_tokens_match_transformers(fixture, request, make_prompts, hf_greedy):
     model_dir = request.getfixturevalue(fixture)
     hf = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
