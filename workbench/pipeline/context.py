@@ -70,6 +70,9 @@ class RunContext:
         self.t0 = time.perf_counter()
         self.kb_versions: dict[str, str] = {}
         self.model_versions: dict[str, str] = {}
+        self._keys: dict[int, tuple] = {}
+        self._alive: list[Fact] = []
+        self._emitted: dict[str, dict[tuple, Fact]] = {}
 
     def event(self, kind: str, node: str | None, payload: dict[str, Any]) -> None:
         """Append a trace event stamped with seconds since the run started."""
@@ -93,17 +96,33 @@ class RunContext:
 
     def incoming_facts(self, node_id: str) -> list[Fact]:
         """Union of the facts on the active incoming edges, in edge order, duplicates dropped."""
+        active = [e for e in self.plan.incoming[node_id] if self.active(e)]
+        if len(active) == 1:
+            return list(self.states[active[0].source].facts)
         seen: set[tuple] = set()
         out: list[Fact] = []
-        for e in self.plan.incoming[node_id]:
-            if not self.active(e):
-                continue
+        for e in active:
             for f in self.states[e.source].facts:
-                key = fact_key(f)
+                key = self.key(f)
                 if key not in seen:
                     seen.add(key)
                     out.append(f)
         return out
+
+    def key(self, f: Fact) -> tuple:
+        """`fact_key(f)`, memoised for the run (facts are immutable and live as long as the run)."""
+        k = self._keys.get(id(f))
+        if k is None:
+            k = self._keys[id(f)] = fact_key(f)
+            self._alive.append(f)  # keep it alive so that id(f) stays unique during the run
+        return k
+
+    def keys_of(self, node_id: str) -> dict[tuple, Fact]:
+        """Content key -> fact of the facts a node emitted (memoised)."""
+        m = self._emitted.get(node_id)
+        if m is None:
+            m = self._emitted[node_id] = {self.key(f): f for f in self.states[node_id].facts}
+        return m
 
     def values_scope(self, node_id: str) -> dict[str, Any]:
         """`input` and the values of this node's ancestors that ran, by node id."""

@@ -13,7 +13,7 @@ from typing import Any, Iterable
 
 from rules.facts import Fact
 
-from .context import SKIPPED, SUCCEEDED, RunContext, fact_key
+from .context import SKIPPED, SUCCEEDED, RunContext
 from .expressions import compile_expression
 from .spec import FACT_FUNCTIONS
 
@@ -73,6 +73,12 @@ def assemble(ctx: RunContext, targets: Iterable[str] | None = None, at_node: str
     return expl
 
 
+def derivations(ctx: RunContext, at_node: str, targets: Iterable[str]) -> list[dict[str, Any]]:
+    """Derivation trees of the facts of `targets` templates arriving at `at_node`."""
+    wanted = set(targets)
+    return [_origin(ctx, at_node, f, 0, set()) for f in ctx.incoming_facts(at_node) if f.template in wanted]
+
+
 def _ms(s: float | None) -> float | None:
     return None if s is None else round(s * 1000.0, 3)
 
@@ -102,16 +108,16 @@ def _templates_read(ctx: RunContext, node_id: str) -> set[str]:
 
 def _origin(ctx: RunContext, node_id: str, f: Fact, depth: int, seen: set) -> dict[str, Any]:
     """Where a fact arriving at `node_id` came from: the upstream node that emitted it."""
-    key = fact_key(f)
+    key = ctx.key(f)
     for e in ctx.incoming(node_id):
         if not ctx.active(e):
             continue
         src = ctx.states[e.source]
-        if not any(fact_key(x) == key for x in src.facts):
+        if key not in ctx.keys_of(e.source):
             continue
         t = src.node.type
         if t in FORWARD_TYPES:
-            fid = next((i for i, x in src.wm.items() if fact_key(x) == key), None)
+            fid = next((i for i, x in src.wm.items() if ctx.key(x) == key), None)
             if fid is not None:
                 return _derive(ctx, src.node.id, fid, depth, seen)
         if t == "model":

@@ -114,10 +114,10 @@ class RunRecorder:
         for run, evs, _ in group:
             runs.append(run)
             events += [{"run_id": run["id"], "seq": i, "kind": e.kind, "node": e.node, "payload": e.payload, "at": e.at} for i, e in enumerate(evs)]
-        with self.store.session() as s:
-            s.execute(insert(RunRow), runs)
+        with self.store.engine.begin() as conn:  # Core inserts: no ORM bulk machinery on the hot path
+            conn.execute(insert(RunRow.__table__), runs)
             if events:
-                s.execute(insert(TraceEventRow), events)
+                conn.execute(insert(TraceEventRow.__table__), events)
 
 
 RUN_COLUMNS = ("id", "pipeline_name", "pipeline_version", "knowledge_base_versions", "model_versions", "inputs", "input_hash", "outputs",

@@ -5,11 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from ..context import NodeState, RunContext
-from ..explanation import assemble
+from ..explanation import derivations
 
 
 async def run_explain(ctx: RunContext, state: NodeState, rt: Any) -> None:
+    """Value: `{"targets": [...], "derivations": [...]}` for the facts reaching this node (the run's
+    full explanation — gates, model calls, overrides — is assembled once at the end of the run)."""
     node = state.node
     state.facts = ctx.incoming_facts(node.id)
-    state.value = assemble(ctx, targets=node.get("targets") or sorted({f.template for f in state.facts}), at_node=node.id)
-    state.record = {"targets": node.get("targets")}
+    targets = node.get("targets") or sorted({f.template for f in state.facts})
+    state.value = {"targets": targets, "derivations": derivations(ctx, node.id, targets)}
+    state.record = {"targets": targets}

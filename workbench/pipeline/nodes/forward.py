@@ -10,7 +10,7 @@ from typing import Any
 from chaining.forward import ForwardError, RunawayError
 from rules.facts import Fact
 
-from ..context import NodeState, RunContext, fact_key, strip_ids
+from ..context import NodeState, RunContext, strip_ids
 from ..errors import NodeExecutionError
 
 
@@ -40,14 +40,14 @@ def _record(ctx: RunContext, state: NodeState, kb: Any, facts_in: list[Fact], re
     # Given facts are asserted before watching starts: deffacts first, then the inputs in order.
     n_deffacts = sum(len(d.facts) for d in kb.facts.values())
     given_ids = {n_deffacts + i + 1: f for i, f in enumerate(facts_in)}
-    if all(fid not in final or fact_key(final[fid]) == fact_key(f) for fid, f in given_ids.items()):
+    if all(fid not in final or ctx.key(final[fid]) == ctx.key(f) for fid, f in given_ids.items()):
         for fid, f in given_ids.items():
             texts.setdefault(fid, str(f))
         inputs = {fid: str(f) for fid, f in given_ids.items()}
         state.wm.update({fid: f for fid, f in given_ids.items() if fid not in final})
     else:  # a duplicate shifted the ids: keep only what the final working memory proves
-        keys = {fact_key(f) for f in facts_in}
-        inputs = {fid: str(f) for fid, f in final.items() if fact_key(f) in keys}
+        keys = {ctx.key(f) for f in facts_in}
+        inputs = {fid: str(f) for fid, f in final.items() if ctx.key(f) in keys}
     firings = [{"index": i, "rule": fr.rule, "facts": list(fr.facts), "asserted": [], "retracted": []} for i, fr in enumerate(result.firings)]
     for ev in result.events:
         if ev.firing is not None and ev.firing < len(firings):
@@ -74,10 +74,10 @@ async def run_rules(ctx: RunContext, state: NodeState, rt: Any) -> None:
 
 async def run_postprocess(ctx: RunContext, state: NodeState, rt: Any) -> None:
     _, facts_in, result = evaluate(ctx, state, rt)
-    out_keys = {fact_key(f) for f in result.facts}
-    in_keys = {fact_key(f) for f in facts_in}
-    removed = [str(f) for f in facts_in if fact_key(f) not in out_keys]
-    added = [str(f) for f in result.facts if fact_key(f) not in in_keys]
+    out_keys = {ctx.key(f) for f in result.facts}
+    in_keys = {ctx.key(f) for f in facts_in}
+    removed = [str(f) for f in facts_in if ctx.key(f) not in out_keys]
+    added = [str(f) for f in result.facts if ctx.key(f) not in in_keys]
     state.record["overrides"] = {"removed": removed, "added": added}
     state.facts = _emit(state, result)
     ctx.event("node", state.node.id, {"type": "postprocess", "firings": len(result.firings), "removed": removed, "added": added})
