@@ -152,6 +152,29 @@ def run_ours(engine, reqs, bytes_per_token: int) -> tuple[dict, list[list[int]]]
         [o.token_ids for o in outs]
 
 
+def run_prefix_sharing(tokenizer, quick: bool) -> dict:
+    """Our engine with prefix caching on vs off on requests sharing a 192-token prefix (EXTRA only)."""
+    from neural.generation import DEMO_LM_DIR, EngineConfig, LLMEngine, SamplingParams
+
+    reqs = workload(tokenizer, 8 if quick else 32, True)
+    shared = reqs[0][0][:32] * 6  # 192 tokens
+    result = {}
+    for caching in (True, False):
+        engine = LLMEngine(DEMO_LM_DIR, EngineConfig(device="cpu", block_size=BLOCK_SIZE, max_num_seqs=MAX_BATCH,
+                                                     max_model_len=512, enable_prefix_caching=caching))
+        t0 = time.perf_counter()
+        outs = engine.generate([shared + p[:48] for p, _ in reqs],
+                               SamplingParams(temperature=0, max_tokens=32, ignore_eos=True))
+        seconds = time.perf_counter() - t0
+        result["on" if caching else "off"] = {
+            "seconds": round(seconds, 3),
+            "ttft_p50_ms": round(_pct([o.ttft for o in outs], 0.5) * 1e3, 1),
+            "prefix_cache_hit_rate": round(engine.block_manager.hit_rate, 4),
+            "cached_prompt_tokens": sum(o.num_cached_tokens for o in outs),
+        }
+    return result
+
+
 def run(quick: bool = False) -> list[dict]:
     """Rows for hf_sequential, hf_static and workbench (see the module docstring)."""
     from transformers import AutoModelForCausalLM
@@ -175,6 +198,7 @@ def run(quick: bool = False) -> list[dict]:
     static, static_tokens = run_hf(hf, reqs, MAX_BATCH, bytes_per_token)
     seq, seq_tokens = run_hf(hf, reqs, 1, bytes_per_token)
     rows = [seq, static, ours]
+    EXTRA["prefix_sharing_192_tokens"] = run_prefix_sharing(engine.tokenizer, quick)
     EXTRA.update({
         "requests": n,
         "max_batch_size": MAX_BATCH,
