@@ -38,6 +38,13 @@ async def server_ready(serving: ServingDep) -> Response:
     return Response(status_code=200 if serving.ready else 503, headers={} if serving.ready else {"Retry-After": "1"})
 
 
+@router.post("/repository/index", operation_id="v2_repository_index",
+             summary="Every model and version with its state (Triton's model-repository index).")
+async def repository_index(serving: ServingDep) -> list[dict[str, str]]:
+    """`[{"name", "version", "state": "READY"|"UNAVAILABLE", "reason"}]`; any JSON body is ignored."""
+    return serving.model_index()
+
+
 @router.get("/models/{model}", operation_id="v2_model_metadata", summary="Model metadata (latest version).")
 async def model_metadata(model: str, serving: ServingDep) -> dict[str, object]:
     return _metadata(serving.model(model), serving.model_versions(model))

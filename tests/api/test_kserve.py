@@ -36,6 +36,13 @@ def test_server_metadata_and_health(client):
     assert "binary_tensor_data" in meta["extensions"]
 
 
+def test_repository_index(client, model_registry):
+    index = client.get_model_repository_index()
+    assert {(m["name"], m["version"], m["state"]) for m in index} == {
+        (e.name, e.short_version, "READY") for e in model_registry.list()
+    }
+
+
 def test_model_metadata_and_readiness(client, model_registry):
     meta = client.get_model_metadata("digits")
     entry = model_registry.get("digits")
@@ -76,18 +83,17 @@ def test_infer_default_outputs_are_binary(client, digits_data, reference):
     np.testing.assert_allclose(res.as_numpy("logits"), reference(batch), rtol=1e-5, atol=1e-5)
 
 
-def test_infer_text_model_bytes_tensor(client):
-    from sentence_transformers import SentenceTransformer
-
-    from neural.minilm import minilm_dir
-
+def test_infer_text_model_bytes_tensor(client, model_registry):
     texts = ["The cat sat on the mat.", "Réseau neuronal — naïve café", "rules gate model calls"]
     inp = triton.InferInput("text", [3], "BYTES")
     inp.set_data_from_numpy(np.array([t.encode() for t in texts], dtype=object))
     res = client.infer("minilm", [inp])
     got = res.as_numpy("sentence_embedding")
-    want = SentenceTransformer(str(minilm_dir()), device="cpu").encode(texts, normalize_embeddings=True)
+    # the runner's own unbatched path (itself checked against sentence-transformers in tests/neural)
+    want = model_registry.get("minilm").runner.encode(texts)
+    assert got.shape == (3, 384)
     np.testing.assert_allclose(got, want, atol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
 
 
 def test_infer_json_over_plain_http_and_gzip(model_server, digits_data, reference):

@@ -80,6 +80,21 @@ class ModelServing:
             names |= set(catalog.specs())
         return sorted(names)
 
+    def model_index(self) -> list[dict[str, str]]:
+        """Every served model version: `[{"name", "version", "state": "READY"|"UNAVAILABLE", "reason"}]`
+        (Triton's model-repository index; catalogue models not loaded yet are UNAVAILABLE)."""
+        self.require_ready()
+        out = []
+        loaded = {e.name for e in self._model_entries()}
+        for e in self._model_entries():
+            ready = self._entry_ready(e)
+            out.append({"name": e.name, "version": e.short_version, "state": "READY" if ready else "UNAVAILABLE",
+                        "reason": "" if ready else "batcher closed"})
+        for name in self.model_names():
+            if name not in loaded:
+                out.append({"name": name, "version": "", "state": "UNAVAILABLE", "reason": "not loaded yet (loads on first use)"})
+        return sorted(out, key=lambda m: (m["name"], m["version"]))
+
     def _entry(self, name: str, version: str | None) -> Any:
         self.require_ready()
         entries = [e for e in self._model_entries() if e.name == name]
