@@ -59,8 +59,10 @@ class Plan:
 class RunContext:
     """Everything one run reads and writes. Not shared between runs."""
 
-    def __init__(self, pipeline: Pipeline, inputs: dict[str, Any], *, base_dir: str | None = None, plan: Plan | None = None):
+    def __init__(self, pipeline: Pipeline, inputs: dict[str, Any], *, base_dir: str | None = None, plan: Plan | None = None,
+                 explain: bool = False):
         self.pipeline = pipeline
+        self.explain = explain  # the caller asked for the explanation: also compute the costlier parts (gate WHY NOT)
         self.plan = plan or Plan.build(pipeline)
         self.version = self.plan.version
         self.inputs = inputs

@@ -96,7 +96,7 @@ class Executor:
             if hit is not None:
                 return await self._cache_hit(pipeline, version, inputs, ihash, hit, started, t0, record, explain)
 
-        ctx = RunContext(pipeline, inputs, base_dir=base_dir, plan=plan)
+        ctx = RunContext(pipeline, inputs, base_dir=base_dir, plan=plan, explain=explain)
         failure: NodeExecutionError | None = None
         for generation in plan.generations:
             runnable = []

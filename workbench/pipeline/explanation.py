@@ -45,7 +45,7 @@ def assemble(ctx: RunContext, targets: Iterable[str] | None = None, at_node: str
         if "decision" in rec:
             because = [_derive(ctx, nid, fid, 0, set()) for fid in rec["decision"]["decision_facts"]]
             gates.append({"node": nid, "branches": rec["decision"]["branches"], "default_used": rec["decision"]["default_used"],
-                          "because": because, "edges": rec["decision"]["edges"]})
+                          "because": because, "edges": rec["decision"]["edges"], "why_not": rec["decision"].get("why_not", {})})
         if "call" in rec:
             c = rec["call"]
             calls.append({"node": nid, "model": c["model"], "version": c["version"], "batch_size": c["batch_size"],
@@ -166,6 +166,11 @@ def summary_lines(expl: dict[str, Any]) -> list[str]:
         rules = sorted({d.get("rule") for d in g["because"] if d.get("rule")})
         by = f" by rule {', '.join(rules)}" if rules else (" (default branch)" if g["default_used"] else "")
         lines.append(f"gate {g['node']} chose {', '.join(g['branches']) or 'no branch'}{by}")
+        for branch, wn in (g.get("why_not") or {}).items():
+            first = next((r for r in wn.get("rules", []) if r.get("status") == "premise-failed"), None)
+            if first is not None:
+                lines.append(f"gate {g['node']} did not choose {branch}: rule {first['rule']} premise {first['index'] + 1} "
+                             f"{first['premise']} failed")
     for m in expl["skipped_models"]:
         lines.append(f"model node {m} was skipped (not called)")
     for c in expl["model_calls"]:

@@ -70,6 +70,11 @@ def explanation_tree(expl: dict[str, Any]) -> Tree:
         b = root.add(Text(f"gate {g['node']} → {', '.join(g['branches']) or 'no branch'}", style="yellow"))
         for d in g.get("because", []):
             _derivation(b, d)
+        for branch, wn in (g.get("why_not") or {}).items():
+            w = b.add(Text(f"why not {branch}", style="yellow"))
+            for r in wn.get("rules", []):
+                w.add(f"rule {r['rule']}: {r['status']}" + (f" at premise {r['index'] + 1} {r['premise']}" if r.get("premise") else "")
+                      + (f" ({r['detail']})" if r.get("detail") else ""))
     for c in expl.get("model_calls", []):
         root.add(Text(f"model {c['model']}@{str(c['version'])[:12]} (node {c['node']}, batch {c['batch_size']}, "
                       f"queue {c['queue_ms']} ms, compute {c['compute_ms']} ms): {'; '.join(c['facts'])}", style="magenta"))

@@ -85,7 +85,7 @@ async def run_postprocess(ctx: RunContext, state: NodeState, rt: Any) -> None:
 
 async def run_gate(ctx: RunContext, state: NodeState, rt: Any) -> None:
     node = state.node
-    _, _, result = evaluate(ctx, state, rt)
+    kb, _, result = evaluate(ctx, state, rt)
     dec = node.decision
     deciding = [f for f in result.facts if f.template == dec["template"]]
     branches = {str(_slot(f, dec["slot"])) for f in deciding if _slot(f, dec["slot"]) is not None}
@@ -99,9 +99,28 @@ async def run_gate(ctx: RunContext, state: NodeState, rt: Any) -> None:
         "branches": sorted(branches), "default_used": default_used, "decision_facts": [f.id for f in deciding],
         "decision_text": [str(f) for f in deciding], "edges": edges,
     }
+    if ctx.explain:  # WHY NOT for each branch not taken (chaining.explain.forward_why_not), only when asked
+        payload["why_not"] = await _why_not(kb, result, dec, sorted({e.when for e in ctx.outgoing(node.id) if e.when and e.when not in branches}))
     state.record["decision"] = payload
     state.facts = _emit(state, result)
     ctx.event("gate_decision", node.id, payload)
+
+
+async def _why_not(kb: Any, result: Any, dec: dict[str, str], branches: list[str]) -> dict[str, Any]:
+    """`{branch: WhyNot.to_dict()}`: the rules that could have chosen each branch and their first failing premise."""
+    import asyncio
+
+    from chaining.explain import forward_why_not
+
+    out: dict[str, Any] = {}
+    for b in branches:
+        pattern = f"({dec['template']} ({dec['slot']} {b}))"
+        try:
+            # forward_why_not runs its own event loop, so it runs in a worker thread
+            out[b] = (await asyncio.to_thread(forward_why_not, kb, result, pattern)).to_dict()
+        except Exception as exc:  # an explanation must never fail the run
+            out[b] = {"goal": pattern, "error": f"{type(exc).__name__}: {exc}"}
+    return out
 
 
 def _slot(f: Fact, slot: str) -> Any:
