@@ -11,8 +11,9 @@ from .terms import Value, bindings_json, fact_text
 
 # kinds: "fact" (given: working memory or deffacts), "asked" (a person's or a model's answer),
 # "rule" (concluded by a rule from its premises), "test", "not", "exists", "forall", "goal"
-# (a conjunctive goal: its premises are the conjuncts).
-PROOF_KINDS = ("fact", "asked", "rule", "test", "not", "exists", "forall", "goal")
+# (a conjunctive goal: its premises are the conjuncts), "combined" (certainty factors: one fact
+# derived several ways; its premises are the derivations, its certainty their EMYCIN combination).
+PROOF_KINDS = ("fact", "asked", "rule", "test", "not", "exists", "forall", "goal", "combined")
 
 
 @dataclass(slots=True)
@@ -61,6 +62,8 @@ class Proof:
             return f"(exists {self.detail})"
         if self.kind == "forall":
             return f"(forall {self.detail}) holds"
+        if self.kind == "combined":
+            return f"{fact_text(self.fact)}  {self.detail}{cf}"
         return f"goal {self.detail}{cf}"
 
     def to_dict(self) -> dict[str, Any]:

@@ -283,7 +283,8 @@ class Session:
                         a = Answer({k: b[k] for k in goal_vars if k in b}, ta.proof, ta.fact, ta.cf)
                         answers.append(a)
                         final.append((a, ta))
-                        if limit is not None and len(answers) >= limit:
+                        # With certainty factors every derivation counts, so the search runs to the end.
+                        if limit is not None and len(answers) >= limit and not self.cf_on:
                             complete = False
                             break
                     if not complete:
@@ -291,6 +292,8 @@ class Session:
             for a, ta in final:  # certainties may have grown after the answer was first found
                 if ta is not None:
                     a.certainty, a.proof = ta.cf, ta.proof
+            if limit is not None and len(answers) > limit:
+                answers, complete = answers[:limit], False
         else:
             q.frames.append(_Frame(goal))
             gen = self._ces(ces, 0, {}, q)
@@ -463,7 +466,10 @@ class Session:
             t.changed = True
             return ta
         if cf is not None and ta.contributions.get(signature) != cf:
+            is_new = signature not in ta.contributions
             ta.contributions[signature] = cf
+            if is_new:
+                _record_derivation(ta, proof)
             new_cf = cfm.combine_all(ta.contributions.values())
             if ta.cf is None or abs(new_cf - ta.cf) > 1e-12:
                 ta.cf = new_cf
@@ -790,6 +796,19 @@ class Session:
 
 
 # ---- helpers -------------------------------------------------------------------------------------
+
+def _record_derivation(ta: _TAnswer, proof: Proof) -> None:
+    """A further derivation of an answer (certainty factors): the answer's proof node, which other
+    proofs already point to, becomes a "combined" node over every derivation."""
+    node = ta.proof
+    if node.kind != "combined":
+        first = Proof(node.kind, node.fact, node.source, node.rule, node.bindings, node.premises, node.certainty,
+                      node.detail, node.fact_id, node.gen)
+        node.kind, node.rule, node.source, node.bindings, node.detail, node.fact_id = "combined", None, None, {}, None, None
+        node.premises = [first]
+    node.premises.append(proof)
+    node.detail = f"{len(node.premises)} derivations combined (EMYCIN)"
+
 
 def _from_vkey(k: tuple) -> Value:
     from rules.facts import String, Symbol
