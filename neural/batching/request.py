@@ -64,6 +64,8 @@ class InferenceRequest:
     async def wait(self) -> Any:
         """Await the output; cancelling the awaiting task cancels the request (if still queued)."""
         fut = asyncio.wrap_future(self.future)
+        # if this waiter gives up (timeout, cancellation) the result may still arrive: mark it retrieved
+        fut.add_done_callback(lambda f: f.cancelled() or f.exception())
         wait = _min_wait(None, self.deadline)
         try:
             # shield: a timeout or cancellation here must not cancel a request that is already running
