@@ -124,7 +124,13 @@ def test_workbench_serve_runs_uvicorn(tmp_path):
         proc.wait(30)
 
 
-def test_serve_rejects_a_bad_setting(tmp_path):
-    env = {**os.environ, "WORKBENCH_SERVER__PORT": "99999", "WORKBENCH_DATABASE_URL": f"sqlite:///{tmp_path / 'x.sqlite3'}"}
-    r = subprocess.run([sys.executable, "-m", "workbench", "serve"], env=env, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 2 and "WORKBENCH_SERVER__PORT" in r.stderr and "Traceback" not in r.stderr
+def test_serve_rejects_a_bad_setting(monkeypatch):
+    from typer.testing import CliRunner
+
+    from workbench.cli.app import app
+    from workbench.config import get_settings
+
+    monkeypatch.setenv("WORKBENCH_SERVER__PORT", "99999")
+    get_settings.cache_clear()
+    r = CliRunner().invoke(app, ["serve"])
+    assert r.exit_code == 2 and "WORKBENCH_SERVER__PORT" in r.output and "Traceback" not in r.output
