@@ -19,7 +19,6 @@ _PREFERENCE = ("TensorrtExecutionProvider", "CUDAExecutionProvider", "CPUExecuti
 
 
 def _probe_model() -> bytes:
-    import onnx
     from onnx import TensorProto, helper
 
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])

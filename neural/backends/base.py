@@ -26,7 +26,7 @@ class Backend(ABC):
         """Run one batch. `inputs` maps every signature input name to an array with the batch axis
         first; returns every output name mapped to a float32/int array with the batch axis first."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release device memory and sessions (optional)."""
 
     def describe(self) -> dict[str, object]:

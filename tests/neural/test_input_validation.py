@@ -63,3 +63,13 @@ def test_int_out_of_range_is_rejected():
     sig = Signature((TensorSpec("ids", "int32", (-1,)),), (TensorSpec("y", "float32", (-1,)),))
     with pytest.raises(InputValidationError, match="values out of range for int32"):
         sig.validate("m", {"ids": np.array([2**40])})
+
+
+def test_invalid_requests_are_counted_in_metrics(entry):
+    from neural import METRICS_REGISTRY
+
+    before = METRICS_REGISTRY.get_sample_value("workbench_model_failures_total", {"model": "tiny", "reason": "invalid_input"}) or 0
+    with pytest.raises(InputValidationError):
+        entry.submit({"ids": GOOD["ids"]})
+    after = METRICS_REGISTRY.get_sample_value("workbench_model_failures_total", {"model": "tiny", "reason": "invalid_input"})
+    assert after == before + 1
