@@ -83,6 +83,18 @@ UPPER_KB = """
 """
 
 
+REDACT_KB = """
+(deftemplate prompt (slot text))
+(deftemplate completion (slot text) (slot delta) (slot tokens) (slot finished))
+(deftemplate rail (slot action) (slot text (default "")) (slot reason (default "")))
+
+(defrule redact-not
+  (completion (delta ?d&:(str-index "not" ?d)))
+  =>
+  (assert (rail (action rewrite) (text (str-replace ?d "not" "[x]")) (reason "redaction"))))
+"""
+
+
 @pytest.fixture(scope="session")
 def demo_lm_dir():
     from neural.generation import DEMO_LM_DIR
@@ -103,6 +115,7 @@ def gen_server(tmp_path_factory, demo_lm_dir) -> Iterator[LiveServer]:
     kb_dir.mkdir()
     (kb_dir / "rails.clp").write_text(RAILS_KB)
     (kb_dir / "upper.clp").write_text(UPPER_KB)
+    (kb_dir / "redact.clp").write_text(REDACT_KB)
     settings = make_settings(tmp)
     wb = Workbench(settings, knowledge_base_dir=kb_dir, pipeline_dir=tmp / "pipelines", model_catalog=tmp / "none.yaml")
     config = EngineConfig(max_num_seqs=8, num_kv_blocks=160, block_size=16, max_model_len=1024, num_threads=1)

@@ -207,3 +207,13 @@ def test_rails_block_rewrite_and_stop(client, reference):
     assert text == reference("ROMEO:\n", 12).text.upper()
     with pytest.raises(openai.NotFoundError):
         client.completions.create(model="demo-lm", prompt="x", max_tokens=2, extra_body={"rails": "no_such_kb"})
+
+
+def test_rails_redact_whole_words_while_streaming(client, reference):
+    want = reference("ROMEO:\n", 30).text
+    assert "not" in want  # the greedy text of the demo LM for this prompt
+    stream = client.completions.create(model="demo-lm", prompt="ROMEO:\n", max_tokens=30, temperature=0, stream=True,
+                                       extra_body={"rails": "redact"})
+    deltas = [c.choices[0].text for c in stream if c.choices]
+    assert "".join(deltas) == want.replace("not", "[x]")
+    assert all(d[-1].isspace() for d in deltas[:-1] if d)  # released in whole words

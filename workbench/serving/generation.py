@@ -163,8 +163,10 @@ class GenerationServing:
         Input rail: working memory gets `(prompt (text "<prompt>"))` once; a final `rail` fact with
         action `block` ends the request before generation (its `text` is the answer, finish
         reason `content_filter`); `rewrite` replaces the prompt with its `text`.
-        Output rail: after every step, `(completion (text "<all so far>") (delta "<new text>")
-        (tokens N) (finished TRUE|FALSE))`; `stop` ends the generation (the delta is replaced by
+        Output rail: the text is released in whole words (a delta ends at whitespace; a partial
+        word is held back until it ends, the rest at the finish); for each release,
+        `(completion (text "<all released so far>") (delta "<new words>") (tokens N)
+        (finished TRUE|FALSE))`; `stop` ends the generation (the delta is replaced by
         the rail's `text`, finish reason `content_filter`, the KV blocks are freed at once);
         `rewrite` replaces the delta with its `text` (e.g. redaction). Token-id prompts skip the
         input rail. The rails' firings are not recorded as a pipeline run.
@@ -183,10 +185,18 @@ class GenerationServing:
             if verdict is not None and verdict["action"] == "rewrite":
                 prompt = verdict["text"]
         stream = self.generate(model, prompt, params, request_id)
-        shown = ""
+        shown = ""  # what the client has been sent
+        released = ""  # raw model text handed to the rails so far
+        pending = ""  # raw text of a word still being generated
         try:
             async for d in stream:
-                fact = Fact("completion", {"text": String(d.text), "delta": String(d.delta_text), "tokens": d.completion_tokens,
+                pending += d.delta_text
+                cut = len(pending) if d.finished else max(pending.rfind(" "), pending.rfind("\n")) + 1
+                chunk, pending = pending[:cut], pending[cut:]
+                if not chunk and not d.finished:
+                    continue  # hold a partial word back: rails see whole words
+                released += chunk
+                fact = Fact("completion", {"text": String(released), "delta": String(chunk), "tokens": d.completion_tokens,
                                            "finished": d.finished})
                 verdict = await self._rail(rails, [fact])
                 if verdict is not None and verdict["action"] == "stop":
@@ -195,7 +205,7 @@ class GenerationServing:
                     yield GenerationDelta(verdict["text"], shown, d.delta_tokens, True, "content_filter", d.prompt_tokens,
                                           d.completion_tokens, d.cached_tokens)
                     return
-                delta = verdict["text"] if verdict is not None and verdict["action"] == "rewrite" else d.delta_text
+                delta = verdict["text"] if verdict is not None and verdict["action"] == "rewrite" else chunk
                 shown += delta
                 yield GenerationDelta(delta, shown, d.delta_tokens, d.finished, d.finish_reason, d.prompt_tokens,
                                       d.completion_tokens, d.cached_tokens)
