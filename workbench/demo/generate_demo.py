@@ -29,7 +29,8 @@ async def run_generate(wb: Any, *, quick: bool = False, progress: Callable[[int,
 
     Checks the input rail against the prompts' known outcomes (`blocked`), and counts outcomes,
     rail reasons, redactions, TTFT/TPOT, running sequences per step, rule firings, and model calls
-    the input rail kept from running. `on_text(index, chunk)` streams what users are shown.
+    the input rail kept from running. `on_text(index, chunk)` streams what users are shown of the
+    first prompt that is not expected to be blocked (a final "\n" ends it).
     """
     from .generate import RailedGenerator
 
@@ -40,6 +41,7 @@ async def run_generate(wb: Any, *, quick: bool = False, progress: Callable[[int,
         return s
     prompts = PROMPTS if not quick else [p for p in PROMPTS if p["expect"] == "blocked"][:1] + PROMPTS[:3]
     s.inputs = len(prompts)
+    stream_index = next((i for i, p in enumerate(prompts) if p["expect"] is None), -1)
     gen = RailedGenerator(wb)
     done = 0
     t0 = time.perf_counter()
@@ -48,11 +50,13 @@ async def run_generate(wb: Any, *, quick: bool = False, progress: Callable[[int,
 
         async def one(i: int, p: dict[str, Any]) -> Any:
             nonlocal done
-            cb = (lambda chunk: on_text(i, chunk)) if on_text else None
+            cb = (lambda chunk: on_text(i, chunk)) if on_text and i == stream_index else None
             try:
                 r = await gen.generate(p["prompt"], index=i, on_text=cb)
             except Exception as exc:  # reported per prompt; the others go on
                 r = exc
+            if cb:
+                cb("\n")  # the end of the streamed answer
             done += 1
             if progress:
                 progress(done, len(prompts))

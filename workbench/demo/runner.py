@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
+from rich.text import Text
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from .summary import PipelineSummary
@@ -31,7 +32,7 @@ class DemoOptions:
         parts: any of "digits", "intents", "generate", in the order run.
         quick: a few inputs per pipeline (tests, smoke checks) instead of the whole held-out sets.
         concurrency: runs in flight per pipeline (their model calls batch together).
-        stream: print the first generation's text as it streams.
+        stream: print one generation's text as it streams through the rails.
     """
 
     parts: tuple[str, ...] = PARTS
@@ -145,16 +146,15 @@ def _name(part: str) -> str:
 
 
 def _streamer(console: Console):
-    """Print prompt 0's text line by line as the rails release it."""
+    """Print the streamed generation line by line as the rails release it."""
     buf = {"text": ""}
 
     def on_text(index: int, chunk: str) -> None:
-        if index != 0:
-            return
         buf["text"] += chunk
         while "\n" in buf["text"]:
             line, buf["text"] = buf["text"].split("\n", 1)
-            console.print(f"[dim]stream>[/dim] {line}", highlight=False, markup=False)
+            if line.strip():
+                console.print(Text.assemble(("stream> ", "dim"), line), highlight=False)
 
     return on_text
 
