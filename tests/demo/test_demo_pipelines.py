@@ -79,7 +79,7 @@ def test_generation_through_rails(wb):
             assert r.outcome == "blocked" and r.completion_tokens == 0
         else:
             assert r.outcome in ("completed", "stopped") and r.completion_tokens > 0
-            assert len(r.text.replace(" ...", "").split()) <= 60  # the length rail
+            assert len(r.text.replace(" ...", "").replace(" [stopped: content policy]", "").split()) <= 60  # the length rail
             for name in ("Romeo", "Juliet", "villain"):
                 assert name.lower() not in r.text.lower()  # redaction rail
         assert wb.get_run(r.run_id).outputs["outcome"] == r.outcome
