@@ -6,6 +6,7 @@ engine, which frees its KV-cache blocks before the next step.
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -102,7 +103,7 @@ class GenerationServing:
         per message, then `assistant:`. Raises NotFoundError, BadInputError (a template error).
         """
         engine = self._engine(model)
-        template, special = _chat_template(getattr(engine, "chat_template_dir", None) or engine.engine.model_dir)
+        template, special = _chat_template(str(getattr(engine, "chat_template_dir", None) or engine.engine.model_dir))
         if template is None:
             return "".join(f"{m['role']}: {m['content']}\n" for m in messages) + "assistant:"
         try:
@@ -240,7 +241,9 @@ def _param_of(message: str) -> str | None:
 
 
 
-def _chat_template(model_dir: Any) -> tuple[str | None, dict[str, Any]]:
+@functools.lru_cache(maxsize=16)
+def _chat_template(model_dir: str) -> tuple[str | None, dict[str, Any]]:
+    """The chat template of a model folder and the special tokens it may use (read once per folder)."""
     import json
     from pathlib import Path
 
