@@ -44,3 +44,20 @@ def test_preempted_request_itself_matches_alone(llama_dir, make_prompts):
     for i in preempted[:3]:
         _, [alone] = _generate(llama_dir, [prompts[i]], params, block_size=4)
         assert tight[i].token_ids == alone.token_ids
+
+
+@pytest.mark.parametrize("block_size,budget,blocks,caching", [(2, 7, 70, True), (8, 33, 24, True), (4, 16, 48, False)])
+def test_any_geometry_gives_the_same_tokens(llama_dir, make_prompts, block_size, budget, blocks, caching):
+    """Shared prefixes, tiny token budgets (chunked prefill), caches that force preemption:
+    the greedy outputs never change, and every block is returned at the end."""
+    base = make_prompts(2, seed=40, lo=12, hi=20)
+    prompts = [base[i % 2] + p for i, p in enumerate(make_prompts(16, seed=41, lo=1, hi=25))]
+    params = SamplingParams(temperature=0, max_tokens=16, ignore_eos=True)
+    _, ref = _generate(llama_dir, prompts, params, block_size=16, enable_prefix_caching=False)
+    engine, outs = _generate(llama_dir, prompts, params, block_size=block_size, max_num_batched_tokens=budget,
+                             num_kv_blocks=blocks, max_num_seqs=16, max_model_len=64, enable_prefix_caching=caching)
+    assert [o.token_ids for o in outs] == [o.token_ids for o in ref]
+    assert engine.num_used_blocks == 0 and all(rc == 0 for rc in engine.block_manager.ref_counts)
+    assert engine.scheduler.num_preemptions > 0
+    if caching:
+        assert engine.block_manager.prefix_cache_hits > 0
