@@ -223,7 +223,7 @@
   (not (rail (action stop)))
   =>
   (assert (rail (action stop) (text (redactions (before-new-speaker ?t ?d) ?words ?names))
-                (reason "stop: a new speaker begins"))))
+                (reason "speaker: a new speaker begins"))))
 
 (defrule stop-violent-content
   (declare (salience 15))

@@ -41,6 +41,9 @@ class GenerationDemoConfig:
         rails: knowledge base name of the rails (see module docstring for its contract).
         max_tokens: most tokens generated per prompt (the rails usually stop earlier).
         temperature, top_p: sampling; `seed` + the prompt's index seeds each request.
+        ignore_eos: keep generating past the end-of-text token, so that the rails -- not the
+            model -- decide where an answer ends (the demo LM ends most speeches with it, and a
+            rail that never fires shows nothing); `max_tokens` still bounds every request.
     """
 
     rails: str = "demo_rails"
@@ -48,6 +51,7 @@ class GenerationDemoConfig:
     temperature: float = 0.8
     top_p: float = 0.95
     seed: int = 0
+    ignore_eos: bool = True
 
     def __post_init__(self) -> None:
         if not self.rails:
@@ -222,7 +226,8 @@ class RailedGenerator:
         from workbench.store import TraceEvent
 
         cfg = self.config
-        params = SamplingParams(temperature=cfg.temperature, top_p=cfg.top_p, seed=cfg.seed + index, max_tokens=cfg.max_tokens)
+        params = SamplingParams(temperature=cfg.temperature, top_p=cfg.top_p, seed=cfg.seed + index, max_tokens=cfg.max_tokens,
+                                ignore_eos=cfg.ignore_eos)
         engine = self.engine
         model_version = self.model_version
         pending = ""
@@ -277,7 +282,7 @@ class RailedGenerator:
 
         cfg = self.config
         inputs = {"prompt": res.prompt, "seed": cfg.seed, "sampling": {"temperature": cfg.temperature, "top_p": cfg.top_p,
-                                                                        "max_tokens": cfg.max_tokens}}
+                                                                        "max_tokens": cfg.max_tokens, "ignore_eos": cfg.ignore_eos}}
         outputs = {"outcome": res.outcome, "text": res.text, "finish_reason": res.finish_reason, "reasons": res.reasons}
         explanation = {"rails": [{"rule": e.payload["rule"], "step": e.payload["step"]} for e in events if e.kind == "rule_firing"],
                        "raw_text": res.raw_text, "reasons": res.reasons}

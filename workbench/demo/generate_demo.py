@@ -114,9 +114,12 @@ def _round(x: float | None) -> float | None:
 
 
 def _maybe_example(s: PipelineSummary, r: Any) -> None:
-    kind = r.outcome if not r.redactions else "redacted"
-    if r.outcome == "stopped":
+    if r.redactions:
+        kind = "redacted"
+    elif r.outcome == "stopped":
         kind = "stopped: " + r.reasons[-1].split(":")[0]
+    else:
+        kind = r.outcome
     if any(e["kind"] == kind for e in s.examples):
         return
     prompt = r.prompt if len(r.prompt) < 60 else r.prompt[:57] + "..."
