@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -45,6 +46,7 @@ from workbench.store.store import STAGES
 from workbench.store.database import StoreError
 
 T = TypeVar("T")
+RESOLVE_TTL_S = 1.0  # how long a name -> pipeline version resolution is reused by runs
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PIPELINE_SUFFIXES = (".yaml", ".yml")
 
@@ -63,6 +65,39 @@ def default_pipeline_dir() -> Path:
 def default_model_catalog() -> Path:
     here = Path("models/catalog.yaml")
     return here if here.is_file() else REPO_ROOT / "models" / "catalog.yaml"
+
+
+class ConsistentStore:
+    """The run store as seen through a Workbench: every read (`session`, `get_run`, `list_runs`,
+    `cached_run`) first waits for the runs this Workbench is still writing behind, so code in this
+    process always reads its own writes. Everything else is the `Store` itself."""
+
+    def __init__(self, store: Store, recorder: RunRecorder):
+        self._store = store
+        self._recorder = recorder
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    @property
+    def inner(self) -> Store:
+        return self._store
+
+    def session(self) -> Any:
+        self._recorder.flush()
+        return self._store.session()
+
+    def get_run(self, run_id: str) -> Any:
+        self._recorder.flush()
+        return self._store.get_run(run_id)
+
+    def list_runs(self, *args: Any, **kwargs: Any) -> Any:
+        self._recorder.flush()
+        return self._store.list_runs(*args, **kwargs)
+
+    def cached_run(self, *args: Any, **kwargs: Any) -> Any:
+        self._recorder.flush()
+        return self._store.cached_run(*args, **kwargs)
 
 
 @dataclass(slots=True)
@@ -90,6 +125,11 @@ class Workbench:
         knowledge_base_dir, pipeline_dir, model_catalog: override the settings / defaults.
         functions: Python functions callable from rules, by name.
         device: model device (`auto|cpu|cuda`; default from settings).
+        durable: True: `run` returns only after the run and its trace are committed. False (default):
+            write-behind — the run id is returned at once and the record is committed by a background
+            writer (group commit); this Workbench's own reads (`get_run`, `list_runs`, `get_trace`,
+            the result cache) wait for pending writes first, and `close()` writes everything. A
+            write that fails is logged and counted (`workbench_pipeline_record_failures_total`).
 
     Raises:
         workbench.store.StoreError: the database cannot be opened or is newer than this code.
@@ -97,17 +137,18 @@ class Workbench:
 
     def __init__(self, settings: Settings | None = None, *, store: Store | None = None, knowledge_base_dir: str | Path | None = None,
                  pipeline_dir: str | Path | None = None, model_catalog: str | Path | None = None,
-                 functions: Mapping[str, Callable] | None = None, device: str | None = None):
+                 functions: Mapping[str, Callable] | None = None, device: str | None = None, durable: bool = False):
         self.settings = settings or get_settings()
-        self.store = store or Store.open(self.settings.database_url)
+        real_store = store or Store.open(self.settings.database_url)
         self.knowledge_base_dir = Path(knowledge_base_dir or self.settings.knowledge_base_dir or default_knowledge_base_dir())
         self.pipeline_dir = Path(pipeline_dir or self.settings.pipeline_dir or default_pipeline_dir())
         dev = device or self.settings.device
         self.device = None if dev == "auto" else dev
         self.library = KnowledgeBaseLibrary(self.knowledge_base_dir, allow_unsafe=self.settings.allow_unsafe_rules, functions=functions)
         self.catalog = ModelCatalog(model_catalog or default_model_catalog(), device=self.device, on_load=self._model_loaded)
-        self.recorder = RunRecorder(self.store)
-        self.runtime = Runtime(self.library, self.catalog, self.store, self.recorder)
+        self.recorder = RunRecorder(real_store)
+        self.store = ConsistentStore(real_store, self.recorder)
+        self.runtime = Runtime(self.library, self.catalog, real_store, self.recorder, durable)
         self.executor = Executor(self.runtime)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: threading.Thread | None = None
@@ -115,6 +156,7 @@ class Workbench:
         self._closed = False
         self._required_models: list[str] | None = None
         self._valid: set[str] = set()  # pipeline versions validated and stored by this workbench
+        self._resolved: dict[tuple[str, str | None], tuple[float, Pipeline, tuple | None]] = {}
 
     @classmethod
     def open(cls, **kwargs: Any) -> "Workbench":
@@ -210,6 +252,7 @@ class Workbench:
             self.check(p)
         text = p.to_yaml()
         self.store.save_pipeline(p.name, p.version, text)
+        self._resolved.clear()
         if stage is not None:
             self.promote(p.name, p.version, stage)
         if write_file:
@@ -239,12 +282,15 @@ class Workbench:
             return self.store.set_stage(name, version, stage)
         except StoreError as exc:
             raise PipelineNotFoundError(name, str(exc)) from exc
+        finally:
+            self._resolved.clear()
 
     def delete_pipeline(self, name: str, *, delete_file: bool = False) -> int:
         """Delete every stored version and stage label (runs are kept); returns versions deleted.
 
         Raises PipelineNotFoundError when neither stored nor (with delete_file) a file."""
         n = self.store.delete_pipeline(name)
+        self._resolved.clear()
         path = self.pipeline_files().get(name)
         if delete_file and path is not None:
             path.unlink()
@@ -259,7 +305,26 @@ class Workbench:
         return str(self.pipeline_dir)
 
     def _resolve(self, pipeline: Pipeline | str, version: str | None) -> Pipeline:
-        return self.get_pipeline(pipeline, version) if isinstance(pipeline, str) else pipeline
+        """`get_pipeline` for runs, cached: a name's resolution is reused for `RESOLVE_TTL_S` seconds
+        (stage changes made by this Workbench apply at once; a pipeline file is re-read when it changes).
+        The cached Pipeline is shared by runs and never mutated."""
+        if not isinstance(pipeline, str):
+            return pipeline
+        key = (pipeline, version)
+        now = time.monotonic()
+        hit = self._resolved.get(key)
+        if hit is not None and now - hit[0] < RESOLVE_TTL_S and hit[2] == self._file_stamp(hit[1]):
+            return hit[1]
+        p = self.get_pipeline(pipeline, version)
+        self._resolved[key] = (now, p, self._file_stamp(p))
+        return p
+
+    @staticmethod
+    def _file_stamp(p: Pipeline) -> tuple | None:
+        if not p.source_file or not Path(p.source_file).is_file():
+            return None
+        st = Path(p.source_file).stat()
+        return (st.st_mtime_ns, st.st_size)
 
     # ------------------------------------------------------------------------------------------
     # runs
@@ -365,7 +430,7 @@ class Workbench:
                 else:
                     kb = library.from_text(name, src_s)
                 library.override(name, kb)
-        executor = Executor(Runtime(library, self.catalog, self.store, self.recorder)) if knowledge_bases else self.executor
+        executor = Executor(Runtime(library, self.catalog, self.store, self.recorder, self.runtime.durable)) if knowledge_bases else self.executor
         try:
             new = await executor.run(p, original.inputs, explain=True, record=record, base_dir=self._base_dir(p), replay_of=original.run_id,
                                      use_cache=False)

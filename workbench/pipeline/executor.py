@@ -14,6 +14,7 @@ import asyncio
 import hashlib
 import json
 import time
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +42,12 @@ class Runtime:
     catalog: ModelCatalog
     store: Store | None = None
     recorder: RunRecorder | None = None
+    durable: bool = False  # True: a run returns only after its record is committed; False: write-behind
+
+
+def _count_failure(fut: Any) -> None:
+    if fut.exception() is not None:
+        metrics.RECORD_FAILURES.inc()
 
 
 def input_hash(inputs: Any) -> str:
@@ -92,6 +99,8 @@ class Executor:
         ihash = input_hash(inputs)
         cacheable = pipeline.cache if use_cache is None else (use_cache and pipeline.cache)
         if cacheable and self.rt.store is not None:
+            if self.rt.recorder is not None:
+                await self.rt.recorder.aflush()  # see our own earlier runs
             hit = await asyncio.to_thread(self.rt.store.cached_run, version, ihash)
             if hit is not None:
                 return await self._cache_hit(pipeline, version, inputs, ihash, hit, started, t0, record, explain)
@@ -197,15 +206,25 @@ class Executor:
             if failure:
                 stored_timings["_failed_node"] = failure.node
             row = dict(
-                pipeline_name=pipeline.name, pipeline_version=version, knowledge_base_versions=dict(ctx.kb_versions),
+                id=str(uuid.uuid4()), pipeline_name=pipeline.name, pipeline_version=version, knowledge_base_versions=dict(ctx.kb_versions),
                 model_versions=dict(ctx.model_versions), inputs=inputs, input_hash=ihash, outputs=outputs,
                 explanation=explanation, status=status, error=result.error, timings=stored_timings, cache_hit=False,
                 replay_of=replay_of, started_at=started, duration=duration,
             )
-            result.run_id = await self.rt.recorder.record(row, ctx.events)
+            result.run_id = await self._record(row, ctx.events)
         metrics.RUNS.labels(pipeline.name, status).inc()
         metrics.RUN_LATENCY.labels(pipeline.name).observe(time.perf_counter() - ctx.t0)
         return result
+
+    async def _record(self, row: dict[str, Any], events: list[TraceEvent]) -> str:
+        """Write the run and its trace (one transaction). Durable: wait for the commit. Write-behind:
+        return the id at once; readers of this Workbench flush first, failures are logged and counted."""
+        assert self.rt.recorder is not None
+        if self.rt.durable:
+            return await self.rt.recorder.record(row, events)
+        fut = self.rt.recorder.submit(row, events)
+        fut.add_done_callback(_count_failure)
+        return row["id"]
 
     async def _cache_hit(self, pipeline: Pipeline, version: str, inputs: dict[str, Any], ihash: str, hit: RunRow, started: Any, t0: float,
                          record: bool, explain: bool) -> RunResult:
@@ -220,11 +239,11 @@ class Executor:
         )
         if record and self.rt.recorder is not None:
             row = dict(
-                pipeline_name=pipeline.name, pipeline_version=version, knowledge_base_versions=result.knowledge_base_versions,
+                id=str(uuid.uuid4()), pipeline_name=pipeline.name, pipeline_version=version, knowledge_base_versions=result.knowledge_base_versions,
                 model_versions=result.model_versions, inputs=inputs, input_hash=ihash, outputs=hit.outputs, explanation=hit.explanation,
                 status="succeeded", error=None, timings=dict(timings, _cached_from=hit.id), cache_hit=True, started_at=started,
                 duration=duration,
             )
-            result.run_id = await self.rt.recorder.record(row, [TraceEvent("node", None, {"cache_hit": True, "cached_from": hit.id}, 0.0)])
+            result.run_id = await self._record(row, [TraceEvent("node", None, {"cache_hit": True, "cached_from": hit.id}, 0.0)])
         metrics.RUNS.labels(pipeline.name, "succeeded").inc()
         return result

@@ -18,3 +18,5 @@ CACHE_HITS = Counter("workbench_pipeline_cache_hits", "Runs answered from the re
 GATE_SKIPS = Counter("workbench_pipeline_model_calls_skipped", "Model nodes skipped by gate decisions.", ["pipeline", "model"],
                      registry=METRICS_REGISTRY)
 RULE_FIRINGS = Counter("workbench_pipeline_rule_firings", "Rule firings inside pipeline runs.", ["pipeline"], registry=METRICS_REGISTRY)
+RECORD_FAILURES = Counter("workbench_pipeline_record_failures", "Runs whose record could not be written to the store (logged).",
+                          registry=METRICS_REGISTRY)

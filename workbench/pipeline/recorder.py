@@ -3,7 +3,9 @@
 Each run and its trace events are written in one transaction; when several runs are waiting,
 they share a transaction (group commit), and if that transaction fails each run is retried in a
 transaction of its own, so one bad run never takes others down and no run is half-written.
-Callers await `record(...)`, which resolves once the run is committed.
+Callers either await `record(...)` (resolves once the run is committed) or `submit(...)` and go
+on (write-behind: the run id is known at once); `flush()` waits until everything submitted
+before it is committed, which is how readers in the same process see their own writes.
 """
 
 from __future__ import annotations
@@ -22,6 +24,13 @@ from workbench.store import RunRow, Store, TraceEvent, TraceEventRow
 
 log = logging.getLogger("workbench.recorder")
 _STOP = object()
+
+
+class _Flush:
+    __slots__ = ("future",)
+
+    def __init__(self) -> None:
+        self.future: concurrent.futures.Future = concurrent.futures.Future()
 
 
 class RunRecorder:
@@ -60,6 +69,22 @@ class RunRecorder:
     def record_sync(self, run: RunRow | dict[str, Any], events: Sequence[TraceEvent]) -> str:
         return self.submit(run, events).result()
 
+    def flush_future(self) -> concurrent.futures.Future:
+        """A future that resolves once every run submitted before this call is written (or failed)."""
+        f = _Flush()
+        if self._closed:
+            f.future.set_result(None)
+        else:
+            self._q.put(f)
+        return f.future
+
+    def flush(self, timeout: float | None = 30.0) -> None:
+        """Block until every run submitted before this call is written (or has failed)."""
+        self.flush_future().result(timeout)
+
+    async def aflush(self) -> None:
+        await asyncio.wrap_future(self.flush_future())
+
     def close(self, timeout: float | None = 30.0) -> None:
         """Write everything queued, then stop the thread."""
         if self._closed:
@@ -73,8 +98,12 @@ class RunRecorder:
             item = self._q.get()
             if item is _STOP:
                 return
+            if isinstance(item, _Flush):
+                item.future.set_result(None)
+                continue
             group = [item]
             stop = False
+            flushes: list[_Flush] = []
             while len(group) < self.max_group:
                 try:
                     nxt = self._q.get_nowait()
@@ -83,8 +112,13 @@ class RunRecorder:
                 if nxt is _STOP:
                     stop = True
                     break
+                if isinstance(nxt, _Flush):  # everything before it is in this group
+                    flushes.append(nxt)
+                    break
                 group.append(nxt)
             self._write_group(group)
+            for f in flushes:
+                f.future.set_result(None)
             if stop:
                 return
 

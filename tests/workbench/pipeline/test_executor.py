@@ -106,7 +106,7 @@ async def test_bad_input_names_node_and_json_path(wb):
 
 async def test_run_and_trace_are_written_in_one_transaction(wb):
     r = await wb.run("digits_review", {"pixels": digit_pixels(5)})
-    with wb.store.session() as s:
+    with wb.store.session() as s:  # runs are written behind; the Workbench's store waits for them on read
         n_events = s.scalar(select(func.count()).select_from(TraceEventRow).where(TraceEventRow.run_id == r.run_id))
     assert n_events == len(wb.get_trace(r.run_id)) > 3
     # a failure while writing the trace leaves no partial run
@@ -137,6 +137,19 @@ async def test_result_cache_returns_the_recorded_result_without_calling_the_mode
     assert 'workbench_pipeline_cache_hits_total{pipeline="digits_review"}' in wb.metrics_text().decode()
     off = await wb.run("digits_review", {"pixels": digit_pixels(7)})  # cache off by default
     assert not off.cache_hit
+
+
+async def test_durable_runs_are_committed_before_they_return(dirs, tmp_path):
+    from workbench import Workbench
+
+    kb, pipes = dirs
+    wb = Workbench(knowledge_base_dir=kb, pipeline_dir=pipes, model_catalog=tmp_path / "none.yaml", durable=True)
+    try:
+        r = await wb.run("family", {"parents": [["a", "b"]]})
+        with wb.store.inner.session() as s:  # the bare Store, no waiting: the commit happened before run() returned
+            assert s.get(RunRow, r.run_id) is not None
+    finally:
+        wb.close()
 
 
 async def test_full_model_queue_passes_queue_full_error_through(dirs, tmp_path):
