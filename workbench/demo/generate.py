@@ -195,7 +195,6 @@ class RailedGenerator:
             ValueError (a prompt the tokenizer or engine refuses), neural.errors.QueueFullError,
             RuntimeError (the engine stopped).
         """
-        from neural.generation import SamplingParams
         from rules.facts import Fact, String
         from workbench.store import TraceEvent
 
