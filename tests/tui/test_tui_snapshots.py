@@ -123,3 +123,31 @@ def test_help_screen(snap_compare, stable):
         await settle(pilot)
 
     assert snap_compare(WorkbenchApp(stable, mode="pipelines"), run_before=open_help)
+
+
+def test_ask_screen_after_why_and_how(snap_compare, stable):
+    async def consult(pilot):
+        import asyncio
+
+        await settle(pilot)
+        screen = pilot.app.screen
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        pilot.app.screen.query_one("#facts-kb").value = "zoo"
+        pilot.app.screen.query_one("#facts-goal").value = "(animal (kind ?k))"
+        await pilot.press("ctrl+r")
+        for typed, question_about in (("no", "feathers"), ("why", "fur"), ("yes", "fur")):
+            for _ in range(1500):  # at most 30 s for the prover to ask
+                if screen.question is not None and question_about in screen.question.text:
+                    break
+                await asyncio.sleep(0.02)
+            await pilot.press(*typed, "enter")
+            await pilot.pause()
+        for _ in range(1500):
+            if not screen.running:
+                break
+            await asyncio.sleep(0.02)
+        await pilot.press(*"how", "enter")
+        await settle(pilot)
+
+    assert snap_compare(WorkbenchApp(stable, mode="ask"), run_before=consult)
