@@ -82,7 +82,7 @@ class WorkbenchApp(App[None]):
                 rank, where = 3, type(active.node).__name__
             rows.append((rank, format_key(key), binding.description or binding.action, where))
         rows.sort(key=lambda r: r[0])
-        title = getattr(screen, "TITLE", None) or type(screen).__name__
+        title = f"{getattr(screen, 'TITLE', None) or type(screen).__name__} · {self.backend.description}"
         notes = getattr(screen, "HELP", "")
         self.push_screen(HelpScreen(title, notes, [r[1:] for r in rows]))
 
