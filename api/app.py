@@ -21,6 +21,7 @@ from workbench.serving import Serving
 
 from .errors import install_error_handlers
 from .http_metrics import HttpMetrics, HttpMetricsMiddleware
+from .request_id import RequestIdMiddleware
 from .routes import ROUTERS
 
 log = logging.getLogger("api")
@@ -78,4 +79,5 @@ def create_app(workbench: Any | None = None, *, serving: Serving | None = None, 
     for router in ROUTERS:
         app.include_router(router)
     app.add_middleware(HttpMetricsMiddleware, metrics=http_metrics)
+    app.add_middleware(RequestIdMiddleware)
     return app

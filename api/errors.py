@@ -113,14 +113,15 @@ def error_response(request: Request, err: ApiError) -> JSONResponse:
         "details": err.details,
         "request_id": request_id(request),
     }
-    return JSONResponse({"error": body}, status_code=err.status, headers=err.headers)
+    # set here too: unexpected errors are answered outside RequestIdMiddleware
+    return JSONResponse({"error": body}, status_code=err.status, headers={**err.headers, "X-Request-Id": body["request_id"]})
 
 
 def request_id(request: Request) -> str:
-    """The request's id: the client's `X-Request-Id` header if given, else a new one (cached)."""
+    """The request's id (set by `RequestIdMiddleware`: the client's `X-Request-Id` or a new one)."""
     rid = getattr(request.state, "request_id", None)
     if rid is None:
-        rid = request.headers.get("x-request-id") or uuid.uuid4().hex
+        rid = uuid.uuid4().hex
         request.state.request_id = rid
     return rid
 

@@ -90,8 +90,12 @@ def test_error_shapes_and_no_stack_traces(tmp_path):
         assert r.status_code == 500
         err = r.json()["error"]
         assert err["code"] == "internal_error" and err["request_id"] == "abc123" and "abc123" in err["message"]
+        assert r.headers["X-Request-Id"] == "abc123"
+        r = httpx.get(server.url + "/healthz", headers={"X-Request-Id": "bad id\twith spaces"})
+        assert len(r.headers["X-Request-Id"]) == 32 and " " not in r.headers["X-Request-Id"]
         assert "Traceback" not in r.text and "secret internals" not in r.text and "RuntimeError" not in r.text
         r = httpx.delete(server.url + "/v1/runs/abc")
+        assert r.headers.get_list("X-Request-Id") == [r.json()["error"]["request_id"]]
         assert r.status_code == 405 and r.json()["error"]["code"] == "method_not_allowed"
         r = httpx.get(server.url + "/v2/models/x/nothing")
         assert r.status_code == 404 and set(r.json()) == {"error"}
