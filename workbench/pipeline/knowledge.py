@@ -10,6 +10,7 @@ edited rule file uses a private library with the override).
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -19,6 +20,7 @@ from chaining.forward import EngineConfig, ForwardEngine
 from .errors import KnowledgeBaseError, KnowledgeBaseNotFoundError
 
 KB_SUFFIX = ".clp"
+RECHECK_S = 1.0  # how long the files a reference resolves to are reused before resolving it again
 
 
 class KnowledgeBaseLibrary:
@@ -37,6 +39,7 @@ class KnowledgeBaseLibrary:
         self._kbs: dict[tuple, tuple[tuple, rules.KnowledgeBase]] = {}
         self._engines: dict[str, ForwardEngine] = {}
         self._overrides: dict[str, rules.KnowledgeBase] = {}
+        self._recent: dict[tuple, tuple[float, list[Path]]] = {}
 
     # -- resolution -------------------------------------------------------------------------
     def names(self) -> list[str]:
@@ -95,9 +98,19 @@ class KnowledgeBaseLibrary:
         refs = [refs] if isinstance(refs, str) else list(refs)
         if len(refs) == 1 and self.name_of(refs[0]) in self._overrides:
             return self._overrides[self.name_of(refs[0])]
-        files = [p for r in refs for p in self.paths(r, base_dir)]
-        stamp = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
         key = (tuple(refs), str(base_dir or ""))
+        now = time.monotonic()
+        recent = self._recent.get(key)
+        if recent is not None and now - recent[0] < RECHECK_S:  # which files a reference names: re-resolved each second
+            files = recent[1]
+        else:
+            files = [p for r in refs for p in self.paths(r, base_dir)]
+            self._recent[key] = (now, files)
+        try:  # one stat per file per load: an edited file is picked up by the next run
+            stamp = tuple((str(p), st.st_mtime_ns, st.st_size) for p in files for st in (p.stat(),))
+        except FileNotFoundError:
+            self._recent.pop(key, None)
+            return self.load(refs, base_dir)
         with self._lock:
             hit = self._kbs.get(key)
             if hit is not None and hit[0] == stamp:
@@ -140,6 +153,7 @@ class KnowledgeBaseLibrary:
         tmp = target.with_suffix(".clp.tmp")
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(target)
+        self._recent.clear()
         return kb, target
 
     # -- engines ----------------------------------------------------------------------------
