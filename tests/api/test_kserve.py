@@ -146,3 +146,33 @@ def test_binary_sizes_that_do_not_add_up_are_rejected(model_server):
     r = httpx.post(model_server.url + "/v2/models/digits/infer", content=head + b"\0" * 100,
                    headers={"Inference-Header-Content-Length": str(len(head))})
     assert r.status_code == 400 and "binary_data_size=256" in r.json()["error"]
+
+
+def test_catalogue_model_loads_on_first_use(tmp_path):
+    """A catalogue model not loaded at start-up answers 503 (Retry-After) while it loads, then serves."""
+    import time
+
+    from api_live import LiveServer, make_settings
+    from api.app import create_app
+    from workbench.serving import Serving
+    from workbench.workbench import Workbench
+
+    (tmp_path / "catalog.yaml").write_text(
+        f"models:\n  - name: lazy-digits\n    format: onnx\n    path: {DIGITS_ONNX}\n    task: classification\n")
+    settings = make_settings(tmp_path)
+    wb = Workbench(settings, knowledge_base_dir=tmp_path, pipeline_dir=tmp_path, model_catalog=tmp_path / "catalog.yaml")
+    server = LiveServer(create_app(serving=Serving(wb, settings=settings, load_models=False, serve_demo_lm=False),
+                                   settings=settings)).start()
+    try:
+        index = {m["name"]: m for m in httpx.post(server.url + "/v2/repository/index").json()}
+        assert index["lazy-digits"]["state"] == "UNAVAILABLE"
+        r = httpx.get(server.url + "/v2/models/lazy-digits")
+        assert r.status_code == 503 and "loading" in r.json()["error"] and int(r.headers["Retry-After"]) >= 1
+        deadline = time.monotonic() + 60
+        while (r := httpx.get(server.url + "/v2/models/lazy-digits")).status_code == 503 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert r.status_code == 200 and r.json()["inputs"][0]["name"] == "pixels"
+        assert httpx.get(server.url + "/v2/models/lazy-digits/ready").status_code == 200
+    finally:
+        server.stop()
+        wb.close()
