@@ -368,7 +368,7 @@ def forward_why_not(kb: KnowledgeBase, result, pattern: str) -> WhyNot:
     asyncio.run(run())
     fired = {f.rule for f in result.firings}
     for r in out.rules:
-        if r.status == "concludes" and r.rule in fired:
+        if not holds and r.status == "concludes" and r.rule in fired:
             r.detail = (r.detail or "") + "; it fired, so the fact was later retracted or modified"
     return out
 

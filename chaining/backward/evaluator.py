@@ -40,15 +40,20 @@ class ClipsEvaluator:
         self.calls = 0
 
     # -- facts
-    def base_facts(self, facts: Iterable[Fact]) -> list[tuple[Fact, str]]:
+    def base_facts(self, facts: Iterable[Fact], include_deffacts: bool = True) -> list[tuple[Fact, str]]:
         """Reset (deffacts) and assert the given working-memory facts; return (fact with id, source).
 
         source is "deffacts" or "working-memory". Template defaults are CLIPS's own.
+        `include_deffacts=False` empties working memory after the reset, so that the given facts
+        are the whole working memory (e.g. a forward run's final facts, deffacts included: with
+        the deffacts still there CLIPS would drop those given facts as duplicates).
 
         Raises:
             EvaluationError: a given fact does not fit its template (message names the fact).
         """
         self.env.reset()
+        if not include_deffacts:
+            self.env.eval("(retract *)")
         n_deffacts = sum(1 for _ in self.env.facts())
         for f in facts:
             try:

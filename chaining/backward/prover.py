@@ -181,7 +181,7 @@ class Session:
         self.base: dict[str, list[tuple[Fact, str, float | None]]] = {}
         given = [self._normalise(f) for f in as_facts(list(facts))]
         deffacts_cf = self._deffacts_certainty()
-        loaded = self.ev.base_facts(given)
+        loaded = self.ev.base_facts(given, include_deffacts)
         wm = [i for i, (_, source) in enumerate(loaded) if source == "working-memory"]
         if keep_ids and len(wm) == len(given):  # keep the caller's ids (e.g. a forward run's fact ids)
             for i, g in zip(wm, given):
