@@ -72,6 +72,8 @@ def serve(serving: Serving, settings) -> LiveServer:
 
 # ---- models used by the tests ----------------------------------------------------------------
 DIGITS_ONNX = ROOT / "models" / "digits" / "model.onnx"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+API_KEY = "test-key-1"
 
 
 class HeavyMLP(torch.nn.Module):

@@ -7,9 +7,8 @@ from typing import Iterator
 import numpy as np
 import pytest
 
-from pathlib import Path
 
-from api_live import DIGITS_ONNX, HeavyMLP, LiveServer, make_settings, serve
+from api_live import API_KEY, DIGITS_ONNX, FIXTURES, HeavyMLP, LiveServer, make_settings, serve
 from workbench.serving import Serving
 
 
@@ -129,8 +128,6 @@ def gen_server(tmp_path_factory, demo_lm_dir) -> Iterator[LiveServer]:
 
 
 # ---- pipelines and knowledge bases -----------------------------------------------------------------
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-API_KEY = "test-key-1"
 
 
 @pytest.fixture(scope="module")

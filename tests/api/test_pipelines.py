@@ -6,9 +6,7 @@ import httpx
 import numpy as np
 import onnxruntime as ort
 import pytest
-from conftest import API_KEY, FIXTURES
-
-from api_live import DIGITS_ONNX
+from api_live import API_KEY, DIGITS_ONNX, FIXTURES
 
 AUTH = {"Authorization": f"Bearer {API_KEY}"}
 DOC = (FIXTURES / "digit_check.yaml").read_text()
