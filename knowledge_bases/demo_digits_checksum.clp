@@ -9,6 +9,28 @@
 ;;;   3. send to review what they cannot settle: an ambiguous repair, or a valid number with a
 ;;;      low-confidence digit (a checksum cannot see two compensating errors);
 ;;;   4. conclude one (decision (action accept|corrected|review) (number ...) (reason ...)).
+;;; Self-contained: the templates of the facts it receives (from the input node through the gate,
+;;; and from the model node) are declared here.
+
+;;; ---- facts it receives ------------------------------------------------------------------------
+
+(deftemplate sequence "the ID number to read"
+  (slot id (type STRING SYMBOL) (default "anonymous"))
+  (slot length (type INTEGER)))
+
+(deftemplate image "one picture of the sequence, before the model sees it"
+  (slot pos (type INTEGER))            ; 0-based, left to right
+  (slot ink (type NUMBER)))
+
+(deftemplate route "the gate's decision: which branch of the pipeline runs"
+  (slot branch (type SYMBOL) (allowed-symbols classify reject))
+  (slot reason (type STRING) (default "")))
+
+(deftemplate digit "the model's reading of one picture"
+  (slot pos (type INTEGER))
+  (slot label (type INTEGER) (range 0 9))
+  (slot score (type FLOAT))            ; softmax probability of `label`
+  (multislot probs))
 
 (deftemplate review-policy
   (slot review-below (type FLOAT) (default 0.6))          ; digit score under which a person looks

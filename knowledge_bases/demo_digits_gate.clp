@@ -1,6 +1,22 @@
 ;;; demo_digits_gate.clp -- gate in front of the digits model: only well-formed sequences are
 ;;; classified; a damaged one (a blank picture, a length no ID number has) is rejected before
 ;;; any model call. Concludes exactly one (route (branch classify|reject)).
+;;; Self-contained (its templates are declared here) so that it can be edited, replayed and
+;;; uploaded on its own; demo_digits_checksum.clp declares the same input templates.
+
+;;; ---- facts from the pipeline's input node ---------------------------------------------------
+
+(deftemplate sequence "the ID number to read"
+  (slot id (type STRING SYMBOL) (default "anonymous"))
+  (slot length (type INTEGER)))
+
+(deftemplate image "one picture of the sequence, before the model sees it"
+  (slot pos (type INTEGER))            ; 0-based, left to right
+  (slot ink (type NUMBER)))
+
+(deftemplate route "the gate's decision: which branch of the pipeline runs"
+  (slot branch (type SYMBOL) (allowed-symbols classify reject))
+  (slot reason (type STRING) (default "")))
 
 (deftemplate gate-policy
   (slot min-ink (type NUMBER) (default 32))       ; a written digit has a few hundred units of ink

@@ -2,6 +2,16 @@
 ;;; payment card number (13 to 19 digits, spaces and dashes allowed between them; ISO/IEC 7812
 ;;; lengths), is empty, or is too long is refused before any model sees it: the card number is
 ;;; never embedded, logged by a model, or routed. Concludes one (route (branch classify|refuse)).
+;;; Self-contained, like demo_intents_policy.clp, so each can be edited and replayed on its own.
+
+(deftemplate request "a free-text customer request"
+  (slot id (type STRING SYMBOL) (default "anonymous"))
+  (slot text (type STRING))
+  (slot length (type INTEGER)))
+
+(deftemplate route "the input gate's decision: which branch of the pipeline runs"
+  (slot branch (type SYMBOL) (allowed-symbols classify refuse))
+  (slot reason (type STRING) (default "")))
 
 (deftemplate gate-policy
   (slot min-pan-digits (type INTEGER) (default 13))

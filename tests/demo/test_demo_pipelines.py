@@ -83,3 +83,15 @@ def test_generation_through_rails(wb):
             for name in ("Romeo", "Juliet", "villain"):
                 assert name.lower() not in r.text.lower()  # redaction rail
         assert wb.get_run(r.run_id).outputs["outcome"] == r.outcome
+
+
+def test_replay_with_a_stricter_checksum_policy_sends_the_correction_to_review(wb):
+    seq = heldout_sequences(limit=2)[1]  # corrected with a repair 572x more probable than the runner-up
+    first = wb.run_sync("demo_digits", seq.to_input())
+    assert first.outputs["action"] == "corrected"
+    text = (ROOT / "knowledge_bases" / "demo_digits_checksum.clp").read_text()
+    stricter = text.replace("(slot ambiguity-ratio (type FLOAT) (default 10.0))", "(slot ambiguity-ratio (type FLOAT) (default 1000.0))")
+    assert stricter != text
+    replay = wb.replay_sync(first.run_id, knowledge_bases={"demo_digits_checksum": stricter})
+    assert replay.replay.outputs["action"] == "review" and replay.replay.replay_of == first.run_id
+    assert replay.changes["outputs"]["action"] == {"before": "corrected", "after": "review"}

@@ -15,13 +15,13 @@ KB = Path(__file__).resolve().parents[2] / "knowledge_bases"
 
 @pytest.fixture(scope="module")
 def checksum():
-    with ForwardEngine.from_files([KB / "demo_digits_facts.clp", KB / "demo_digits_checksum.clp"]) as e:
+    with ForwardEngine.from_files([KB / "demo_digits_checksum.clp"]) as e:
         yield e
 
 
 @pytest.fixture(scope="module")
 def gate():
-    with ForwardEngine.from_files([KB / "demo_digits_facts.clp", KB / "demo_digits_gate.clp"]) as e:
+    with ForwardEngine.from_files([KB / "demo_digits_gate.clp"]) as e:
         yield e
 
 
@@ -52,7 +52,7 @@ def test_clips_luhn_agrees_with_python_on_random_numbers(checksum):
 def test_valid_number_is_accepted():
     payload = [7, 9, 9, 2, 7, 3, 9, 8, 7, 1]
     digits = payload + [luhn_check_digit(payload)]
-    with ForwardEngine.from_files([KB / "demo_digits_facts.clp", KB / "demo_digits_checksum.clp"]) as e:
+    with ForwardEngine.from_files([KB / "demo_digits_checksum.clp"]) as e:
         d = _decision(e.evaluate(_facts(digits)))
     assert d["action"] == "accept" and d["number"] == "".join(map(str, digits))
 
