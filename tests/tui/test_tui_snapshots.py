@@ -45,6 +45,13 @@ def stable(workbench):
     return StableBackend(workbench)
 
 
+def make_app(backend, mode: str) -> WorkbenchApp:
+    """The app with animations off: a tab underline caught mid-slide would make the SVG depend on timing."""
+    app = WorkbenchApp(backend, mode=mode)
+    app.animation_level = "none"
+    return app
+
+
 async def settle(pilot) -> None:
     await pilot.pause()
     await pilot.app.workers.wait_for_complete()
@@ -62,7 +69,7 @@ def test_pipelines_screen(snap_compare, stable):
         await settle(pilot)
         await pilot.press("down")
 
-    assert snap_compare(WorkbenchApp(stable, mode="pipelines"), run_before=open_loan)
+    assert snap_compare(make_app(stable, "pipelines"), run_before=open_loan)
 
 
 def test_rules_screen_with_an_error(snap_compare, stable, workspace):
@@ -78,7 +85,7 @@ def test_rules_screen_with_an_error(snap_compare, stable, workspace):
         await pilot.press("f8")
         await settle(pilot)
 
-    assert snap_compare(WorkbenchApp(stable, mode="kb"), run_before=open_and_check)
+    assert snap_compare(make_app(stable, "kb"), run_before=open_and_check)
 
 
 def test_run_screen_explanation(snap_compare, stable):
@@ -94,7 +101,7 @@ def test_run_screen_explanation(snap_compare, stable):
         await pilot.press("f3")
         await settle(pilot)
 
-    assert snap_compare(WorkbenchApp(stable, mode="run"), run_before=run_loan)
+    assert snap_compare(make_app(stable, "run"), run_before=run_loan)
 
 
 def test_history_screen(snap_compare, stable):
@@ -104,7 +111,7 @@ def test_history_screen(snap_compare, stable):
     async def wait(pilot):
         await settle(pilot)
 
-    assert snap_compare(WorkbenchApp(stable, mode="history"), run_before=wait)
+    assert snap_compare(make_app(stable, "history"), run_before=wait)
 
 
 def test_models_screen(snap_compare, stable, monkeypatch):
@@ -113,7 +120,7 @@ def test_models_screen(snap_compare, stable, monkeypatch):
     async def wait(pilot):
         await settle(pilot)
 
-    assert snap_compare(WorkbenchApp(stable, mode="models"), run_before=wait)
+    assert snap_compare(make_app(stable, "models"), run_before=wait)
 
 
 def test_help_screen(snap_compare, stable):
@@ -122,7 +129,7 @@ def test_help_screen(snap_compare, stable):
         await pilot.press("f1")
         await settle(pilot)
 
-    assert snap_compare(WorkbenchApp(stable, mode="pipelines"), run_before=open_help)
+    assert snap_compare(make_app(stable, "pipelines"), run_before=open_help)
 
 
 def test_ask_screen_after_why_and_how(snap_compare, stable):
@@ -150,4 +157,4 @@ def test_ask_screen_after_why_and_how(snap_compare, stable):
         await pilot.press(*"how", "enter")
         await settle(pilot)
 
-    assert snap_compare(WorkbenchApp(stable, mode="ask"), run_before=consult)
+    assert snap_compare(make_app(stable, "ask"), run_before=consult)
