@@ -74,6 +74,7 @@ async def run_digits(wb: Any, *, quick: bool = False, concurrency: int = 32,
             auto_right += number == x.number
         _maybe_example(s, x, out, r)
     s.add_traces(wb.store, run_ids)
+    s.explain_examples(wb)
     s.metrics = {
         "model alone: ID numbers read right": _ratio(seq_alone, seq_clean),
         "model + rules: auto-decided ID numbers right": _ratio(auto_right, auto),

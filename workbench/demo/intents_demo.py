@@ -76,6 +76,7 @@ async def run_intents(wb: Any, *, quick: bool = False, concurrency: int = 32,
             overrides_right += str(out.get("intent")) == row["intent"]
         _maybe_example(s, row, out, r)
     s.add_traces(wb.store, run_ids)
+    s.explain_examples(wb)
     s.metrics = {
         "model alone: intent accuracy": _ratio(alone, in_scope),
         "model + rules: intent accuracy": _ratio(with_rules, in_scope),

@@ -77,6 +77,12 @@ class PipelineSummary:
             "errors": self.errors,
         }
 
+    def explain_examples(self, wb: Any) -> None:
+        """Add to each example the rules that fired in its run, in order, per node (from its trace)."""
+        for e in self.examples:
+            if e.get("run_id"):
+                e["lines"].append("rules fired: " + rule_chain(wb.get_trace(e["run_id"])))
+
     def add_traces(self, store: Any, run_ids: list[str]) -> None:
         """Count the rule firings, model calls and batch sizes recorded in the traces of `run_ids`
         (read from the run store in one query per 500 runs)."""
@@ -95,3 +101,21 @@ class PipelineSummary:
                     size = (payload or {}).get("batch_size")
                     if size:
                         self.batch_sizes[int(size)] += 1
+
+
+def rule_chain(trace: list[dict[str, Any]]) -> str:
+    """`"quality: classify-well-formed | checksum: start-reading, read-next-digit x8, ..."`: the rule
+    firings of a run's trace in order, grouped by node, repeats counted."""
+    groups: list[tuple[str, list[list[Any]]]] = []
+    for ev in trace:
+        if ev["kind"] != "rule_firing":
+            continue
+        node, rule = ev.get("node") or "?", ev["payload"].get("rule", "?")
+        if not groups or groups[-1][0] != node:
+            groups.append((node, []))
+        runs = groups[-1][1]
+        if runs and runs[-1][0] == rule:
+            runs[-1][1] += 1
+        else:
+            runs.append([rule, 1])
+    return " | ".join(f"{node}: " + ", ".join(r if n == 1 else f"{r} x{n}" for r, n in runs) for node, runs in groups) or "none"
