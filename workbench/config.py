@@ -21,6 +21,11 @@ from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource
 APP_NAME = "workbench"
 
 
+# WORKBENCH_* variables read outside `Settings` (by rooms that must not import workbench, or by
+# tools): accepted by the unknown-setting check.
+OTHER_VARIABLES = frozenset({"SETTINGS_FILE", "DEMO_LM", "TUI_API_KEY", "BENCH_THREADS", "ONNX_CACHE"})
+
+
 class ConfigError(Exception):
     """A setting is invalid; the message names the setting, the value and what is accepted."""
 
@@ -120,7 +125,7 @@ def load_settings(**overrides: Any) -> Settings:
             `WORKBENCH_DEVICE='tpu': Input should be 'auto', 'cpu' or 'cuda'`.
     """
     lines: list[str] = []
-    known = {name.upper() for name in Settings.model_fields} | {"SETTINGS_FILE"}
+    known = {name.upper() for name in Settings.model_fields} | OTHER_VARIABLES
     for key in sorted(os.environ):
         if key.startswith("WORKBENCH_") and key[len("WORKBENCH_") :].split("__")[0] not in known:
             lines.append(f"{key}: unknown setting; known: " + ", ".join(f"WORKBENCH_{k}" for k in sorted(known)))
