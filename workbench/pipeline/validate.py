@@ -209,6 +209,11 @@ def _check_edge_templates(p: Pipeline, kbs: dict[str, Any], produced: dict[str, 
     out: list[Issue] = []
     for e in p.edges:
         target = p.nodes.get(e.target)
+        source = p.nodes.get(e.source)
+        if target is not None and source is not None and target.type in KB_NODE_TYPES and source.type in ("input", "model") \
+                and not produced.get(e.source):
+            out.append(p.issue(e.source, "facts", f"edge {e.source} -> {e.target}: a {target.type} node consumes facts, "
+                                                  f"but this {source.type} node declares none (add a 'facts' mapping)"))
         kb = kbs.get(e.target)
         if target is None or kb is None:
             continue

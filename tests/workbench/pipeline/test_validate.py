@@ -96,3 +96,10 @@ def test_running_an_invalid_pipeline_raises_with_all_issues(wb):
     with pytest.raises(PipelineValidationError) as ei:
         wb.run_sync(p, {"pixels": [0.0] * 64})
     assert ei.value.issues[0].node == "quality" and ei.value.issues[0].field == "knowledge_base"
+
+
+def test_an_edge_into_a_knowledge_base_must_carry_facts(wb):
+    p = _fixture()
+    del p.nodes["image"].config["facts"]
+    got = _issues(wb, p)
+    assert "a gate node consumes facts, but this input node declares none" in got[("image", "facts")]
