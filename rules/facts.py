@@ -11,6 +11,9 @@ the CLIPS type matters (`(name "Rex")` is a string, `(name rex)` a symbol).
 
 from __future__ import annotations
 
+import functools
+import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
@@ -50,6 +53,9 @@ class Fact:
     def __post_init__(self) -> None:
         if not isinstance(self.template, str) or not self.template:
             raise FactError(f"fact template must be a non-empty string, got {self.template!r}")
+        if not _is_relation_name(self.template):
+            raise FactError(f"fact template {self.template!r} is not a CLIPS symbol (no spaces, quotes, "
+                            "parentheses or &|~;, not a number, not starting with ?, $ or <)")
         object.__setattr__(self, "slots", {k: _freeze(v, f"{self.template}.{k}") for k, v in dict(self.slots).items()})
 
     @classmethod
@@ -88,17 +94,22 @@ class Fact:
         template = data.get("template")
         if not isinstance(template, str) or not template:
             raise FactError(f"{where}.template: expected a non-empty string, got {template!r}")
+        if not _is_relation_name(template):
+            raise FactError(f"{where}.template: {template!r} is not a CLIPS symbol (no spaces, quotes, parentheses "
+                            "or &|~;, not a number, not starting with ?, $ or <)")
         if "values" in data and "slots" in data:
             raise FactError(f"{where}: give either 'slots' (template fact) or 'values' (ordered fact), not both")
         if "values" in data:
             values = data["values"]
             if not isinstance(values, list):
                 raise FactError(f"{where}.values: expected a list, got {type(values).__name__}")
-            return cls.ordered(template, *[_check_value(v, f"{where}.values[{i}]") for i, v in enumerate(values)], id=data.get("id"))
+            return cls.ordered(template, *[_check_value(v, f"{where}.values[{i}]", True) for i, v in enumerate(values)],
+                               id=_check_id(data.get("id"), where))
         slots = data.get("slots", {})
         if not isinstance(slots, Mapping):
             raise FactError(f"{where}.slots: expected an object, got {type(slots).__name__}")
-        return cls(template, {k: _check_value(v, f"{where}.slots.{k}") for k, v in slots.items()}, data.get("id"))
+        return cls(template, {k: _check_value(v, f"{where}.slots.{k}", True) for k, v in slots.items()},
+                   _check_id(data.get("id"), where))
 
     def __str__(self) -> str:
         if self.is_ordered:
@@ -114,14 +125,48 @@ def facts_from_json(data: Iterable[Mapping[str, Any]], where: str = "facts") -> 
     return [Fact.from_dict(item, f"{where}[{i}]") for i, item in enumerate(data)]
 
 
-def _check_value(value: Any, where: str) -> Value:
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1  # CLIPS INTEGER is a C long long
+
+
+def _check_value(value: Any, where: str, finite: bool = False) -> Value:
+    """A fact value as stored; `finite=True` (JSON input) also refuses inf and NaN.
+
+    Raises:
+        FactError: unsupported type, an integer outside CLIPS's 64-bit range (CLIPS would
+            clamp it silently) or, with `finite`, a non-finite float; names `where`.
+    """
     if isinstance(value, bool):
         return Symbol("TRUE" if value else "FALSE")
-    if isinstance(value, (str, int, float)):
+    if isinstance(value, int):
+        if not INT_MIN <= value <= INT_MAX:
+            raise FactError(f"{where}: integer {value} is outside CLIPS's 64-bit range [{INT_MIN}, {INT_MAX}]")
+        return value
+    if isinstance(value, float):
+        if finite and not math.isfinite(value):
+            raise FactError(f"{where}: {value!r} is not a finite number (JSON numbers beyond 1.8e308, NaN and "
+                            "Infinity are refused)")
+        return value
+    if isinstance(value, str):
         return value
     if isinstance(value, (list, tuple)):
-        return tuple(_check_value(v, f"{where}[{i}]") for i, v in enumerate(value))
+        return tuple(_check_value(v, f"{where}[{i}]", finite) for i, v in enumerate(value))
     raise FactError(f"{where}: unsupported value {value!r} of type {type(value).__name__}; expected string, number or list")
+
+
+# A template or relation name: one CLIPS symbol token (module-qualified names such as MAIN::x pass).
+_NAME_RE = re.compile(r'[^\s"()&|~;<?$][^\s"()&|~;]*')
+_NUMBER_RE = re.compile(r"[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)")
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_relation_name(name: str) -> bool:
+    return bool(_NAME_RE.fullmatch(name)) and not _NUMBER_RE.fullmatch(name)
+
+
+def _check_id(value: Any, where: str) -> int | None:
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+        return value
+    raise FactError(f"{where}.id: expected a fact id (a non-negative integer) or null, got {value!r}")
 
 
 def _freeze(value: Any, where: str) -> Value:

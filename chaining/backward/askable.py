@@ -120,7 +120,7 @@ class ScriptedProvider:
         """Read `{"(fact text)": answer, ...}`; raises AskError naming the file on bad JSON."""
         try:
             data = json.loads(Path(path).read_text())
-        except (OSError, json.JSONDecodeError) as exc:
+        except (OSError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
             raise AskError(f"{path}: cannot read answers: {exc}") from None
         if not isinstance(data, dict):
             raise AskError(f"{path}: expected an object mapping question facts to answers, got {type(data).__name__}")

@@ -55,13 +55,30 @@ class ClipsEvaluator:
         if not include_deffacts:
             self.env.eval("(retract *)")
         n_deffacts = sum(1 for _ in self.env.facts())
-        for f in facts:
+        for i, f in enumerate(facts):
+            self._check_fits(f, f"facts[{i}]")
             try:
                 self.env.assert_string(_assert_text(f))
             except clips.CLIPSError as exc:
                 raise EvaluationError(f"cannot assert {_assert_text(f)}: {exc}") from None
         converted = [convert_fact(cf) for cf in self.env.facts()]
         return [(f, "deffacts" if i < n_deffacts else "working-memory") for i, f in enumerate(converted)]
+
+    def _check_fits(self, f: Fact, where: str) -> None:
+        """Refuse a fact whose template or slots the knowledge base lacks, as `kb run` does (else CLIPS
+        reads `(t (s 1))` for an unknown template t as an ordered fact holding a function call)."""
+        t = self.kb.templates.get(f.template.rsplit("::", 1)[-1])
+        if f.is_ordered:
+            if t is not None:
+                raise EvaluationError(f"{where}: {f.template!r} is a deftemplate with slots {list(t.slots)}; "
+                                      "give 'slots', not 'values'")
+            return
+        if t is None:
+            raise EvaluationError(f"{where}: template {f.template!r} is not defined in this knowledge base")
+        for name in f.slots:
+            if name not in t.slots:
+                raise EvaluationError(f"{where}.slots.{name}: template {f.template!r} has no slot {name!r}; "
+                                      f"slots are {list(t.slots)}")
 
     def complete_template_fact(self, template: str, slots: dict[str, Value]) -> dict[str, Value]:
         """Fill missing slots of a template fact with CLIPS's defaults (static, derived or dynamic)."""

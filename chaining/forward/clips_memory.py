@@ -7,6 +7,7 @@ facts) or a multifield (ordered facts), reading walks `GetNextFact` and copies s
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -300,6 +301,8 @@ def _render(value: Any, where: str) -> str:
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, (int, float)):
+        if isinstance(value, float) and not math.isfinite(value):  # CLIPS would read `inf`/`nan` as symbols
+            raise FactError(f"{where}: {value!r} cannot be a value of an ordered fact (not a finite number)")
         return repr(value)
     if isinstance(value, str):
         if type(value) is String or (type(value) is not Symbol and not is_symbol_token(value)):

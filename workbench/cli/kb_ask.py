@@ -58,6 +58,8 @@ def _facts(path: Optional[Path]) -> list:
         data = jsonlib.loads(text)
     except OSError as exc:
         _fail(f"cannot read facts file {where}: {exc.strerror}")
+    except UnicodeDecodeError as exc:
+        _fail(f"{where}: not UTF-8 text (byte {exc.start}: {exc.reason})")
     except jsonlib.JSONDecodeError as exc:
         _fail(f"{where}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}")
     if isinstance(data, dict) and set(data) == {"facts"}:
@@ -115,7 +117,7 @@ def ask(
         session = Session(kb, facts=fact_list, provider=provider, config=ProverConfig(max_depth=max_depth, timeout=timeout))
         result = session.prove_sync(goal, limit=None if all_answers else 1)
     except BackwardError as exc:
-        _fail(str(exc))
+        _fail(_located(facts, exc))
     if as_json:
         doc = result.to_dict()
         doc["knowledge_base"] = {"name": kb.name, "version": kb.version}
@@ -176,7 +178,7 @@ def explain(
             finally:
                 engine.close()
         except ForwardError as exc:
-            _fail(str(exc))
+            _fail(_located(facts, exc))
         if why_not:
             w = ex.forward_why_not(kb, result, fact)
             _emit(console, as_json, w.to_dict(), w.tree())
@@ -187,9 +189,17 @@ def explain(
         _emit_many(console, as_json, doc, [d.tree() for d in derivations],
                    f"no fact matching {fact} in the final working memory (try --why-not)")
     except BackwardError as exc:
-        _fail(str(exc))
+        _fail(_located(facts, exc))
     except ValueError as exc:
         _fail(str(exc))
+
+
+def _located(facts: Optional[Path], exc: Exception) -> str:
+    """The error message, prefixed with the facts file when it names one of its facts (`facts[2]...`)."""
+    msg = str(exc)
+    if facts is not None and msg.startswith("facts["):
+        return f"{'stdin' if str(facts) == '-' else facts}: {msg}"
+    return msg
 
 
 def _matching_fact_ids(kb, result, pattern: str) -> list[int]:

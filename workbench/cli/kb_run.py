@@ -36,6 +36,7 @@ def run(
     """Run knowledge-base files forward (CLIPS) on the given facts and print what the rules print."""
     import rules
     from chaining.forward import EngineConfig, ForwardEngine, ForwardError, RuleExecutionError, RunawayError, Strategy
+    from chaining.forward.errors import FactAssertError
 
     try:
         Strategy.parse(strategy)
@@ -63,7 +64,7 @@ def run(
     except RuleExecutionError as exc:
         result, error, code = exc.partial, str(exc), 1
     except (ForwardError, rules.FactError) as exc:
-        _fail(str(exc))
+        _fail(f"{'stdin' if str(facts) == '-' else facts}: {exc}" if isinstance(exc, FactAssertError) and facts else str(exc))
     finally:
         engine.close()
     if as_json:
@@ -95,6 +96,8 @@ def _read_facts(path: Path) -> list:
         text = sys.stdin.read() if str(path) == "-" else path.read_text()
     except OSError as exc:
         _fail(f"cannot read facts file {where}: {exc.strerror}")
+    except UnicodeDecodeError as exc:
+        _fail(f"{where}: not UTF-8 text (byte {exc.start}: {exc.reason})")
     try:
         data = jsonlib.loads(text)
     except jsonlib.JSONDecodeError as exc:
