@@ -245,6 +245,7 @@
   (not (rail (action stop)))
   =>
   (bind ?shown (- (word-count ?t) (word-count ?d)))
+  (bind ?head (redactions (first-words ?d (max 0 (- ?max ?shown))) ?words ?names))
   (assert (rail (action stop)
-                (text (str-cat (redactions (first-words ?d (max 0 (- ?max ?shown))) ?words ?names) " ..."))
+                (text (if (eq ?head "") then "..." else (str-cat ?head " ...")))
                 (reason (str-cat "length: more than " ?max " words")))))

@@ -53,6 +53,9 @@ def test_length_rail_cuts_at_sixty_words(rails):
     delta = " one two three four"
     v = _verdict(rails, text=shown + delta, delta=delta, tokens=70, finished="FALSE")
     assert v["action"] == "stop" and v["text"] == " one two ..."
+    full = " ".join(["word"] * 60) + " "
+    v = _verdict(rails, text=full + "more ", delta="more ", tokens=70, finished="FALSE")
+    assert v["action"] == "stop" and v["text"] == "..."  # nothing of the delta fits: no doubled space
 
 
 def test_content_rail_stops_on_the_second_violent_word(rails):
