@@ -1,0 +1,1 @@
+"""Reusable widgets of the Workbench TUI (one per module)."""
