@@ -19,9 +19,10 @@ class EngineConfig:
 
     Attributes:
         max_firings: default firing limit per evaluation (None: unlimited).
-        timeout: default time limit per evaluation, seconds (None: unlimited). Checked between
-            batches of `run_chunk` firings, so a single right-hand side that never returns
-            (an endless `while` loop) is not interrupted.
+        timeout: default time limit per evaluation, seconds (None: unlimited); also the limit on
+            building each construct. Checked between batches of `run_chunk` firings, and enforced
+            inside a right-hand side, a `test` or a deffacts/defglobal expression by CLIPS's halt
+            flags (`clips_halt`), at most `clips_halt.POLL_SECONDS` late.
         workers: most CLIPS environments kept for concurrent evaluations (one per thread at a time).
         trace_facts: record asserts and retracts during the run (`ForwardResult.events`).
         run_chunk: firings per CLIPS `Run` call when a limit or timeout applies.

@@ -19,7 +19,8 @@ from .clips_functions import wrap_function
 from .clips_memory import WorkingMemory
 from .clips_trace import MessageRouter, OutputRouter, split_trace
 from .constructs import ConstructSyntaxError, split_constructs
-from .errors import EvaluationTimeout, FiringLimitError, KnowledgeBaseLoadError, RuleExecutionError
+from .clips_halt import WATCHDOG
+from .errors import EvaluationTimeout, FactAssertError, FiringLimitError, KnowledgeBaseLoadError, RuleExecutionError
 from .result import ForwardResult
 from .strategy import Strategy
 
@@ -32,12 +33,15 @@ class ClipsRunner:
             `defglobal` initialiser runs code while it is built).
         functions: Python functions callable from rules by name, e.g. `{"score": fn}`.
         trace_facts: record asserts/retracts of the run through `(watch facts)`.
+        build_timeout: seconds the build may take (a `defglobal` initialiser runs code); None: no limit.
 
     Raises:
-        KnowledgeBaseLoadError: CLIPS refused a construct (`file:line:col: ...`).
+        KnowledgeBaseLoadError: CLIPS refused a construct, or building it ran past `build_timeout`
+            (`file:line:col: ...`).
     """
 
-    def __init__(self, sources: Sequence[tuple[str, str]], functions: Mapping[str, Callable] | None = None, *, trace_facts: bool = True):
+    def __init__(self, sources: Sequence[tuple[str, str]], functions: Mapping[str, Callable] | None = None, *,
+                 trace_facts: bool = True, build_timeout: float | None = None):
         self.env = clips.Environment()
         self._e = self.env._env
         self.out = OutputRouter()
@@ -48,7 +52,7 @@ class ClipsRunner:
         self._strategy: Strategy | None = None
         for name, fn in (functions or {}).items():
             self.env.define_function(wrap_function(fn), name)
-        self._build(sources)
+        self._build(sources, build_timeout)
         self.env.eval("(watch rules)")
         if trace_facts:
             self.env.eval("(watch facts)")
@@ -56,7 +60,7 @@ class ClipsRunner:
         self._templates = self._template_ptrs()
         self.evaluations = 0
 
-    def _build(self, sources: Sequence[tuple[str, str]]) -> None:
+    def _build(self, sources: Sequence[tuple[str, str]], timeout: float | None = None) -> None:
         for file, text in sources:
             try:
                 constructs = split_constructs(text, file)
@@ -64,7 +68,14 @@ class ClipsRunner:
                 raise KnowledgeBaseLoadError(str(exc)) from None
             for c in constructs:
                 self.msg.pieces.clear()
-                ret = lib.Build(self._e, c.text.encode())
+                if timeout is not None:
+                    WATCHDOG.arm(self._e, time.perf_counter() + timeout)
+                try:
+                    ret = lib.Build(self._e, c.text.encode())
+                finally:
+                    if timeout is not None and WATCHDOG.disarm(self._e):
+                        raise KnowledgeBaseLoadError(f"{c.file}:{c.line}:{c.column}: building this {c.kind} took longer than "
+                                                     f"the time limit of {timeout} s (an expression that never returns?)")
                 if ret != lib.BE_NO_ERROR:
                     detail = " ".join("".join(p for _, p in self.msg.pieces).split()) or f"CLIPS build error {ret}"
                     raise KnowledgeBaseLoadError(f"{c.file}:{c.line}:{c.column}: CLIPS refused this {c.kind}: {detail}")
@@ -106,37 +117,20 @@ class ClipsRunner:
         if tracing:
             self._watch_facts(False)
         self.evaluations += 1
-        lib.Reset(e)
-        if self.msg.pieces:
-            self.msg.pieces.clear()
-        self.memory.assert_all(facts)
-        if tracing:
-            if self.memory.new_templates:  # an input fact of a relation no rule mentions
-                self._templates = self._template_ptrs()
-                self.memory.new_templates = False
-            self._watch_facts(True)
         pieces = self.out.pieces
-        pieces.clear()
-
-        fired = 0
-        stop: str | None = None
-        if max_firings is None and timeout is None:
-            fired = lib.Run(e, -1)
-        else:
-            deadline = None if timeout is None else t0 + timeout
-            while True:
-                budget = run_chunk if max_firings is None else min(run_chunk, max_firings - fired)
-                if budget <= 0:
-                    if self._agenda_pending():
-                        stop = "firings"
-                    break
-                n = lib.Run(e, budget)
-                fired += n
-                if n < budget:
-                    break
-                if deadline is not None and time.perf_counter() > deadline and self._agenda_pending():
-                    stop = "timeout"
-                    break
+        failed: FactAssertError | None = None
+        if timeout is not None:  # interrupts a right-hand side, test or initialiser that never returns
+            WATCHDOG.arm(e, t0 + timeout)
+        try:
+            fired, stop = self._reset_assert_run(facts, max_firings, timeout, t0, run_chunk)
+        except FactAssertError as exc:
+            fired, stop, failed = 0, None, exc
+        finally:
+            halted = timeout is not None and WATCHDOG.disarm(e)
+        if halted:
+            stop = "timeout"
+        elif failed is not None:
+            raise failed
         if tracing:
             self._watch_facts(False)
         output, firings, events = split_trace(pieces)
@@ -168,6 +162,42 @@ class ClipsRunner:
             last = firings[-1].rule if firings else "(no rule fired)"
             raise RuleExecutionError(f"rule execution failed after {len(firings)} firings (last rule: {last}): {' '.join(errors.split())}", result)
         return result
+
+    def _reset_assert_run(self, facts: Sequence[Fact], max_firings: int | None, timeout: float | None, t0: float,
+                          run_chunk: int) -> tuple[int, str | None]:
+        """Reset, assert `facts`, run under the limits; returns (rules fired, "firings" | "timeout" | None)."""
+        e = self._e
+        lib.Reset(e)
+        if self.msg.pieces:
+            self.msg.pieces.clear()
+        self.memory.assert_all(facts)
+        if self.trace_facts:
+            if self.memory.new_templates:  # an input fact of a relation no rule mentions
+                self._templates = self._template_ptrs()
+                self.memory.new_templates = False
+            self._watch_facts(True)
+        self.out.pieces.clear()
+
+        fired = 0
+        stop: str | None = None
+        if max_firings is None and timeout is None:
+            fired = lib.Run(e, -1)
+        else:
+            deadline = None if timeout is None else t0 + timeout
+            while True:
+                budget = run_chunk if max_firings is None else min(run_chunk, max_firings - fired)
+                if budget <= 0:
+                    if self._agenda_pending():
+                        stop = "firings"
+                    break
+                n = lib.Run(e, budget)
+                fired += n
+                if n < budget:
+                    break
+                if deadline is not None and time.perf_counter() > deadline and self._agenda_pending():
+                    stop = "timeout"
+                    break
+        return fired, stop
 
     def _agenda_pending(self) -> bool:
         """True when some module on the focus stack still has an activation."""

@@ -52,7 +52,7 @@ def run(
         _fail(f"cannot read {exc.filename}: {exc.strerror}")
     fact_list = _read_facts(facts) if facts is not None else []
     try:
-        engine = ForwardEngine.from_knowledge_base(kb, config=EngineConfig(workers=1, max_firings=None, timeout=60.0))
+        engine = ForwardEngine.from_knowledge_base(kb, config=EngineConfig(workers=1, max_firings=None, timeout=timeout or 60.0))
     except ForwardError as exc:
         _fail(str(exc))
     code = 0
