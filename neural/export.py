@@ -56,6 +56,13 @@ def export_onnx(
     if not examples:
         raise ValueError("export_onnx needs at least one example batch")
     out = Path(out)
+    if out.is_dir():  # checked first: the move below would put the file inside it, under another name
+        raise ExportError(f"{out}: is a directory; give the path of the ONNX file to write, e.g. {out / 'model.onnx'}")
+    for parent in (out.parent, *out.parent.parents):
+        if parent.exists():
+            if not parent.is_dir():
+                raise ExportError(f"{out}: cannot write there: {parent} is not a directory")
+            break
     module = module.eval().to("cpu", torch.float32)
     names = signature.input_names
     first = tuple(torch.from_numpy(np.ascontiguousarray(examples[0][n])) for n in names)
@@ -75,9 +82,12 @@ def export_onnx(
         else:
             raise ExportError("ONNX export failed with both exporters: " + " | ".join(errors))
         diffs = _check(module, tmp_file, signature, examples, atol)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        for p in Path(tmp).iterdir():  # the .onnx file and, for the dynamo exporter, its external data
-            shutil.move(str(p), out.parent / p.name)
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            for p in Path(tmp).iterdir():  # the .onnx file and, for the dynamo exporter, its external data
+                shutil.move(str(p), out.parent / p.name)
+        except OSError as exc:
+            raise ExportError(f"{out}: cannot write the ONNX file: {exc.strerror or exc}") from None
     log.info("exported %s with the %s exporter; max |onnx - torch| = %s", out, exporter, diffs)
     return ExportReport(out, exporter, diffs, atol)
 
