@@ -39,8 +39,10 @@ def _fail(message: str) -> None:
 def _load(files: list[Path], allow_unsafe: bool):
     import rules
 
+    from .kb_check import allow_unsafe_setting
+
     try:
-        return rules.load_knowledge_base(files, allow_unsafe=allow_unsafe)
+        return rules.load_knowledge_base(files, allow_unsafe=allow_unsafe_setting(allow_unsafe))
     except rules.RuleError as exc:
         for d in exc.diagnostics:
             typer.echo(str(d), err=True)

@@ -11,12 +11,26 @@ import typer
 from rules import RuleError, load_knowledge_base
 
 
+def allow_unsafe_setting(flag: bool) -> bool:
+    """`--allow-unsafe`, else the setting `allow_unsafe_rules` (WORKBENCH_ALLOW_UNSAFE_RULES); exit 2 on bad settings."""
+    if flag:
+        return True
+    from workbench.config import ConfigError, get_settings
+
+    try:
+        return bool(get_settings().allow_unsafe_rules)
+    except ConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
 def check(
     files: Annotated[list[Path], typer.Argument(help="Rule files (.clp), loaded in order as one knowledge base.")],
     allow_unsafe: Annotated[bool, typer.Option("--allow-unsafe", help="Permit functions that reach the OS.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of text.")] = False,
 ) -> None:
     """Parse and validate rule files; print `file:line:col: message` for each problem."""
+    allow_unsafe = allow_unsafe_setting(allow_unsafe)
     try:
         kb = load_knowledge_base(files, allow_unsafe=allow_unsafe)
     except RuleError as exc:

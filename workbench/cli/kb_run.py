@@ -42,8 +42,10 @@ def run(
         Strategy.parse(strategy)
     except ValueError as exc:
         _fail(str(exc))
+    from .kb_check import allow_unsafe_setting
+
     try:
-        kb = rules.load_knowledge_base(files, allow_unsafe=allow_unsafe)
+        kb = rules.load_knowledge_base(files, allow_unsafe=allow_unsafe_setting(allow_unsafe))
     except rules.RuleError as exc:
         for d in exc.diagnostics:
             typer.echo(str(d), err=True)
