@@ -20,6 +20,8 @@ from .clips_memory import WorkingMemory
 from .clips_trace import MessageRouter, OutputRouter, split_trace
 from .constructs import ConstructSyntaxError, split_constructs
 from .clips_halt import WATCHDOG
+from .clips_halt import clear as clear_halt
+from .clips_recursion import DEFAULT_MAX_CALL_DEPTH, CallDepthGuard, recursive_functions
 from .errors import EvaluationTimeout, FactAssertError, FiringLimitError, KnowledgeBaseLoadError, RuleExecutionError
 from .result import ForwardResult
 from .strategy import Strategy
@@ -34,6 +36,7 @@ class ClipsRunner:
         functions: Python functions callable from rules by name, e.g. `{"score": fn}`.
         trace_facts: record asserts/retracts of the run through `(watch facts)`.
         build_timeout: seconds the build may take (a `defglobal` initialiser runs code); None: no limit.
+        max_call_depth: deepest nesting of calls to recursive deffunctions/generics (`clips_recursion`).
 
     Raises:
         KnowledgeBaseLoadError: CLIPS refused a construct, or building it ran past `build_timeout`
@@ -41,7 +44,8 @@ class ClipsRunner:
     """
 
     def __init__(self, sources: Sequence[tuple[str, str]], functions: Mapping[str, Callable] | None = None, *,
-                 trace_facts: bool = True, build_timeout: float | None = None):
+                 trace_facts: bool = True, build_timeout: float | None = None,
+                 max_call_depth: int = DEFAULT_MAX_CALL_DEPTH):
         self.env = clips.Environment()
         self._e = self.env._env
         self.out = OutputRouter()
@@ -52,6 +56,9 @@ class ClipsRunner:
         self._strategy: Strategy | None = None
         for name, fn in (functions or {}).items():
             self.env.define_function(wrap_function(fn), name)
+        self._recursive = recursive_functions(sources)
+        if self._recursive:  # without a limit, endless recursion overflows the C stack (SIGSEGV)
+            self.out.guard = CallDepthGuard(max_call_depth)
         self._build(sources, build_timeout)
         self.env.eval("(watch rules)")
         if trace_facts:
@@ -76,11 +83,33 @@ class ClipsRunner:
                     if timeout is not None and WATCHDOG.disarm(self._e):
                         raise KnowledgeBaseLoadError(f"{c.file}:{c.line}:{c.column}: building this {c.kind} took longer than "
                                                      f"the time limit of {timeout} s (an expression that never returns?)")
+                guard = self.out.guard
+                if guard is not None:
+                    if guard.tripped is not None:
+                        clear_halt(self._e)
+                        raise KnowledgeBaseLoadError(f"{c.file}:{c.line}:{c.column}: building this {c.kind}: "
+                                                     f"{_depth_message(guard)}")
+                    if ret == lib.BE_NO_ERROR:
+                        self._watch_calls(c)
                 if ret != lib.BE_NO_ERROR:
                     detail = " ".join("".join(p for _, p in self.msg.pieces).split()) or f"CLIPS build error {ret}"
                     raise KnowledgeBaseLoadError(f"{c.file}:{c.line}:{c.column}: CLIPS refused this {c.kind}: {detail}")
         self.msg.pieces.clear()
         self.out.pieces.clear()
+
+    def _watch_calls(self, c: Any) -> None:
+        """Trace calls of a just-built recursive function, so `CallDepthGuard` sees their depth."""
+        tokens = c.text[1:].split(None, 2)
+        name = tokens[1].rstrip(")").rsplit("::", 1)[-1] if len(tokens) > 1 else ""
+        kind = self._recursive.get(name)
+        if kind == "deffunction":
+            ptr = lib.FindDeffunction(self._e, name.encode())
+            if ptr != ffi.NULL:
+                lib.DeffunctionSetWatch(ptr, True)
+        elif kind == "defgeneric":
+            ptr = lib.FindDefgeneric(self._e, name.encode())
+            if ptr != ffi.NULL:
+                lib.DefgenericSetWatch(ptr, True)
 
     def _template_ptrs(self) -> list[Any]:
         out = []
@@ -118,6 +147,9 @@ class ClipsRunner:
             self._watch_facts(False)
         self.evaluations += 1
         pieces = self.out.pieces
+        guard = self.out.guard
+        if guard is not None:
+            guard.tripped = None
         failed: FactAssertError | None = None
         if timeout is not None:  # interrupts a right-hand side, test or initialiser that never returns
             WATCHDOG.arm(e, t0 + timeout)
@@ -127,13 +159,17 @@ class ClipsRunner:
             fired, stop, failed = 0, None, exc
         finally:
             halted = timeout is not None and WATCHDOG.disarm(e)
-        if halted:
+        deep = guard is not None and guard.tripped is not None
+        if deep:
+            clear_halt(e)
+            stop = None
+        elif halted:
             stop = "timeout"
         elif failed is not None:
             raise failed
         if tracing:
             self._watch_facts(False)
-        output, firings, events = split_trace(pieces)
+        output, firings, events = split_trace(pieces, guard is not None)
         pieces.clear()
         if self.msg.pieces:
             messages = "".join(p for _, p in self.msg.pieces)
@@ -158,6 +194,10 @@ class ClipsRunner:
                 result,
                 last,
             )
+        if deep:
+            last = firings[-1].rule if firings else "(no rule fired)"
+            raise RuleExecutionError(f"rule execution stopped after {len(firings)} firings (last rule: {last}): "
+                                     f"{_depth_message(guard)}", result)
         if errors:
             last = firings[-1].rule if firings else "(no rule fired)"
             raise RuleExecutionError(f"rule execution failed after {len(firings)} firings (last rule: {last}): {' '.join(errors.split())}", result)
@@ -226,3 +266,9 @@ class ClipsRunner:
 
     def close(self) -> None:
         self.memory.close()
+
+
+def _depth_message(guard: CallDepthGuard) -> str:
+    name, depth = guard.tripped or ("?", 0)
+    return (f"recursion too deep: {name} reached call depth {depth} (limit {guard.limit}); CLIPS has no limit of its "
+            "own and would overflow the stack")

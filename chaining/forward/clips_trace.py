@@ -14,11 +14,13 @@ merely contains "FIRE" or "==>" stays output.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import clips
 import clips.routers as _clipspy_routers
 from clips._clips import ffi
 
+from .clips_recursion import is_call_trace
 from .result import FactEvent, Firing
 
 _FIRE_RE = re.compile(r"FIRE +\d+ ")
@@ -32,11 +34,12 @@ class OutputRouter(clips.Router):
     each piece costs one query and one write callback, not two queries.
     """
 
-    __slots__ = ("pieces",)
+    __slots__ = ("pieces", "guard")
 
     def __init__(self, name: str = "workbench-stdout", priority: int = 45):
         super().__init__(name, priority)
         self.pieces: list[str] = []
+        self.guard: Any = None  # a `clips_recursion.CallDepthGuard` when recursive functions are watched
 
     def query(self, name: str) -> bool:
         return name == "stdout"
@@ -83,16 +86,20 @@ def _query_function(env, name, context):  # pragma: no cover - called from C
 def _write_function(env, name, message, context):  # pragma: no cover - called from C
     router = ffi.from_handle(context)
     if type(router) is OutputRouter:
-        router.pieces.append(ffi.string(message).decode())
+        piece = ffi.string(message).decode()
+        router.pieces.append(piece)
+        if router.guard is not None:
+            router.guard(env, piece)
         return None
     return _original_write(env, name, message, context)
 
 
-def split_trace(pieces: list[str]) -> tuple[str, list[Firing], list[FactEvent]]:
+def split_trace(pieces: list[str], calls: bool = False) -> tuple[str, list[Firing], list[FactEvent]]:
     """Split captured `stdout` pieces into (printed text, firings, fact events).
 
     Fact ids in a firing are the `f-N` entries of the activation's partial match, in pattern
-    order; `*` (a `not`/`exists`/`forall` pattern) is skipped.
+    order; `*` (a `not`/`exists`/`forall` pattern) is skipped. `calls=True`: also drop the
+    `DFN`/`GNC` call-trace lines of watched recursive functions (`clips_recursion`).
     """
     out: list[str] = []
     firings: list[Firing] = []
@@ -125,6 +132,11 @@ def split_trace(pieces: list[str]) -> tuple[str, list[Firing], list[FactEvent]]:
                     j += 1
                 i = j + 1
                 continue
+        if calls and is_call_trace(pieces, i):
+            while i < n and not pieces[i].endswith("\n"):
+                i += 1
+            i += 1
+            continue
         out.append(p)
         i += 1
     return "".join(out), firings, events
