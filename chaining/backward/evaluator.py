@@ -18,7 +18,13 @@ from rules import KnowledgeBase, ast
 from rules.facts import IMPLIED, Fact, String, Symbol
 from rules.printer import expr_text
 
-from .errors import EvaluationError
+from chaining.forward.clips_halt import WATCHDOG
+from chaining.forward.clips_halt import clear as clear_halt
+from chaining.forward.clips_recursion import DEFAULT_MAX_CALL_DEPTH, CallDepthGuard, depth_message, recursive_functions, \
+    watch_if_recursive
+from chaining.forward.clips_trace import OutputRouter
+
+from .errors import EvaluationError, ProofTimeout
 from .terms import Bindings, Value, clips_text, from_clips
 
 
@@ -28,6 +34,14 @@ class ClipsEvaluator:
     def __init__(self, kb: KnowledgeBase, functions: Mapping[str, Callable] | None = None):
         self.kb = kb
         self.env = clips.Environment()
+        # What CLIPS prints goes to a buffer (cleared after each call), never to the process's stdout;
+        # recursive functions are traced there so endless recursion is halted, not a SIGSEGV.
+        self._out = OutputRouter("workbench-prover-stdout")
+        self.env.add_router(self._out)
+        recursive = recursive_functions([(str(f), str(t)) for f, t in kb.sources])
+        if recursive:
+            self._out.guard = CallDepthGuard(DEFAULT_MAX_CALL_DEPTH)
+        self.deadline: float | None = None  # `time.perf_counter()` limit of the current proof, set by the prover
         for name, fn in (functions or {}).items():
             self.env.define_function(fn, name)
         for c in kb.constructs:
@@ -36,8 +50,20 @@ class ClipsEvaluator:
             try:
                 self.env.build(c.text)
             except clips.CLIPSError as exc:
+                self._check_depth(f"{type(c).__name__} at line {c.pos.line}")
                 raise EvaluationError(f"CLIPS rejected {type(c).__name__} at line {c.pos.line}: {exc}") from None
+            self._check_depth(f"{type(c).__name__} at line {c.pos.line}")
+            watch_if_recursive(self.env._env, c.text, recursive)
         self.calls = 0
+
+    def _check_depth(self, where: str) -> None:
+        self._out.pieces.clear()
+        guard = self._out.guard
+        if guard is not None and guard.tripped is not None:
+            message = depth_message(guard)
+            guard.tripped = None
+            clear_halt(self.env._env)
+            raise EvaluationError(f"{where}: {message}")
 
     # -- facts
     def base_facts(self, facts: Iterable[Fact], include_deffacts: bool = True) -> list[tuple[Fact, str]]:
@@ -52,6 +78,7 @@ class ClipsEvaluator:
             EvaluationError: a given fact does not fit its template (message names the fact).
         """
         self.env.reset()
+        self._check_depth("reset (deffacts, defglobals)")
         if not include_deffacts:
             self.env.eval("(retract *)")
         n_deffacts = sum(1 for _ in self.env.facts())
@@ -120,11 +147,30 @@ class ClipsEvaluator:
         return not (isinstance(v, str) and not isinstance(v, String) and v == "FALSE")
 
     def eval_text(self, text: str) -> Value:
+        """Evaluate CLIPS text; a run past `self.deadline` is halted (ProofTimeout), as is endless recursion.
+
+        Raises:
+            EvaluationError: CLIPS reports an error, or recursion passed the call-depth limit.
+            ProofTimeout: the expression was still running at the proof's deadline.
+        """
         self.calls += 1
+        env = self.env._env
+        armed = self.deadline is not None
+        if armed:
+            WATCHDOG.arm(env, self.deadline)
+        failure: clips.CLIPSError | None = None
         try:
-            return from_clips(self.env.eval(text))
+            value = self.env.eval(text)
         except clips.CLIPSError as exc:
-            raise EvaluationError(f"CLIPS could not evaluate {text}: {exc}") from None
+            failure = exc
+        finally:
+            halted = armed and WATCHDOG.disarm(env)
+        self._check_depth(f"evaluating {text}")
+        if halted:
+            raise ProofTimeout(f"proof ran past its time limit while CLIPS evaluated {text}", text)
+        if failure is not None:
+            raise EvaluationError(f"CLIPS could not evaluate {text}: {failure}") from None
+        return from_clips(value)
 
 
 def substitute(e: ast.Expr, b: Bindings) -> str:

@@ -262,6 +262,7 @@ class Session:
         ces = parse_goal(goal, self.kb)
         q = _Query(deadline=None if self.config.timeout is None else time.monotonic() + self.config.timeout,
                    asked_before=len(self.broker.asked))
+        self.ev.deadline = None if self.config.timeout is None else time.perf_counter() + self.config.timeout
         goal_vars = _goal_variables(ces)
         answers: list[Answer] = []
         seen: set[tuple] = set()

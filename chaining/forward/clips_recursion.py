@@ -65,6 +65,32 @@ def recursive_functions(sources: Sequence[tuple[str, str]]) -> dict[str, str]:
     return out
 
 
+def watch_if_recursive(env: Any, construct_text: str, recursive: dict[str, str]) -> None:
+    """After building `construct_text` into `env` (a CLIPS `Environment *`): trace its calls when it
+    defines a function in `recursive` (see `recursive_functions`), so a `CallDepthGuard` sees them."""
+    from clips._clips import ffi, lib
+
+    tokens = construct_text[1:].split(None, 2)
+    if len(tokens) < 2 or tokens[0] not in ("deffunction", "defmethod", "defgeneric"):
+        return
+    name = tokens[1].rstrip(")").rsplit("::", 1)[-1]
+    kind = recursive.get(name)
+    if kind == "deffunction":
+        ptr = lib.FindDeffunction(env, name.encode())
+        if ptr != ffi.NULL:
+            lib.DeffunctionSetWatch(ptr, True)
+    elif kind == "defgeneric":
+        ptr = lib.FindDefgeneric(env, name.encode())
+        if ptr != ffi.NULL:
+            lib.DefgenericSetWatch(ptr, True)
+
+
+def depth_message(guard: "CallDepthGuard") -> str:
+    name, depth = guard.tripped or ("?", 0)
+    return (f"recursion too deep: {name} reached call depth {depth} (limit {guard.limit}); CLIPS has no limit of its "
+            "own and would overflow the stack")
+
+
 class CallDepthGuard:
     """Fed every `stdout` piece by `OutputRouter`; halts CLIPS when a watched call nests too deep.
 

@@ -21,7 +21,7 @@ from .clips_trace import MessageRouter, OutputRouter, split_trace
 from .constructs import ConstructSyntaxError, split_constructs
 from .clips_halt import WATCHDOG
 from .clips_halt import clear as clear_halt
-from .clips_recursion import DEFAULT_MAX_CALL_DEPTH, CallDepthGuard, recursive_functions
+from .clips_recursion import DEFAULT_MAX_CALL_DEPTH, CallDepthGuard, depth_message, recursive_functions, watch_if_recursive
 from .errors import EvaluationTimeout, FactAssertError, FiringLimitError, KnowledgeBaseLoadError, RuleExecutionError
 from .result import ForwardResult
 from .strategy import Strategy
@@ -88,28 +88,14 @@ class ClipsRunner:
                     if guard.tripped is not None:
                         clear_halt(self._e)
                         raise KnowledgeBaseLoadError(f"{c.file}:{c.line}:{c.column}: building this {c.kind}: "
-                                                     f"{_depth_message(guard)}")
+                                                     f"{depth_message(guard)}")
                     if ret == lib.BE_NO_ERROR:
-                        self._watch_calls(c)
+                        watch_if_recursive(self._e, c.text, self._recursive)
                 if ret != lib.BE_NO_ERROR:
                     detail = " ".join("".join(p for _, p in self.msg.pieces).split()) or f"CLIPS build error {ret}"
                     raise KnowledgeBaseLoadError(f"{c.file}:{c.line}:{c.column}: CLIPS refused this {c.kind}: {detail}")
         self.msg.pieces.clear()
         self.out.pieces.clear()
-
-    def _watch_calls(self, c: Any) -> None:
-        """Trace calls of a just-built recursive function, so `CallDepthGuard` sees their depth."""
-        tokens = c.text[1:].split(None, 2)
-        name = tokens[1].rstrip(")").rsplit("::", 1)[-1] if len(tokens) > 1 else ""
-        kind = self._recursive.get(name)
-        if kind == "deffunction":
-            ptr = lib.FindDeffunction(self._e, name.encode())
-            if ptr != ffi.NULL:
-                lib.DeffunctionSetWatch(ptr, True)
-        elif kind == "defgeneric":
-            ptr = lib.FindDefgeneric(self._e, name.encode())
-            if ptr != ffi.NULL:
-                lib.DefgenericSetWatch(ptr, True)
 
     def _template_ptrs(self) -> list[Any]:
         out = []
@@ -197,7 +183,7 @@ class ClipsRunner:
         if deep:
             last = firings[-1].rule if firings else "(no rule fired)"
             raise RuleExecutionError(f"rule execution stopped after {len(firings)} firings (last rule: {last}): "
-                                     f"{_depth_message(guard)}", result)
+                                     f"{depth_message(guard)}", result)
         if errors:
             last = firings[-1].rule if firings else "(no rule fired)"
             raise RuleExecutionError(f"rule execution failed after {len(firings)} firings (last rule: {last}): {' '.join(errors.split())}", result)
@@ -267,8 +253,3 @@ class ClipsRunner:
     def close(self) -> None:
         self.memory.close()
 
-
-def _depth_message(guard: CallDepthGuard) -> str:
-    name, depth = guard.tripped or ("?", 0)
-    return (f"recursion too deep: {name} reached call depth {depth} (limit {guard.limit}); CLIPS has no limit of its "
-            "own and would overflow the stack")

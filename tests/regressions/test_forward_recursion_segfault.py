@@ -47,3 +47,23 @@ def test_bounded_recursion_runs_and_trace_stays_out_of_output(tmp_path: Path) ->
     r = _kb_run(tmp_path, FINE, "--json")
     assert r.returncode == 0, r.stderr[-2000:]
     assert json.loads(r.stdout)["output"] == "DFN >> 2432902008176640000 51\n"
+
+
+def _kb_ask(tmp_path: Path, text: str, *args: str) -> subprocess.CompletedProcess:
+    f = tmp_path / "kb.clp"
+    f.write_text(text)
+    code = "import sys; from workbench.cli.app import app; sys.argv = ['workbench'] + sys.argv[1:]; app()"
+    return subprocess.run([sys.executable, "-c", code, "kb", "ask", str(f), *args], capture_output=True, text=True,
+                          timeout=120, cwd=Path(__file__).resolve().parents[2])
+
+
+def test_backward_prover_survives_endless_recursion_and_loops(tmp_path: Path) -> None:
+    """The prover evaluates `test` patterns in its own CLIPS environment: same crash, and an endless
+    loop there ignored --timeout."""
+    rec = "(deffunction spin (?x) (spin ?x))\n(defrule r (a ?x) (test (spin ?x)) => (assert (b ?x)))\n(deffacts f (a 1))\n"
+    r = _kb_ask(tmp_path, rec, "(b ?x)")
+    assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
+    assert "recursion too deep: spin reached call depth 1001" in r.stderr and "no: (b ?x) cannot be proved" in r.stdout
+    loop = "(deffunction spin (?x) (while TRUE do (bind ?y 1)))\n" + rec.split("\n", 1)[1]
+    r = _kb_ask(tmp_path, loop, "(b ?x)", "--timeout", "0.5")
+    assert r.returncode == 1 and "proof ran past its time limit while CLIPS evaluated (spin 1)" in r.stderr, r.stderr[-2000:]
