@@ -28,6 +28,7 @@ from typing import Any, Callable, Coroutine, Iterable, Mapping, TypeVar
 from workbench.config import Settings, get_settings
 from workbench.pipeline.catalog import ModelCatalog
 from workbench.pipeline.errors import (
+    KnowledgeBaseError,
     KnowledgeBaseNotFoundError,
     PipelineNotFoundError,
     PipelineValidationError,
@@ -415,21 +416,36 @@ class Workbench:
             branches, rules fired, knowledge-base versions).
         Raises:
             RunNotFoundError; PipelineNotFoundError (the pipeline version is no longer stored);
-            KnowledgeBaseError (an edited knowledge base does not validate).
+            KnowledgeBaseError (an edited knowledge base does not validate or is not UTF-8);
+            KnowledgeBaseNotFoundError (a name the pipeline does not use).
         """
         original = self.get_run(run_id)
         p = self.get_pipeline(original.pipeline, original.version)
-        library = self.library
+        sources: dict[str, tuple[str, str | None]] = {}   # name -> (rule text, file name)
         if knowledge_bases:
-            library = KnowledgeBaseLibrary(self.knowledge_base_dir, allow_unsafe=self.library.allow_unsafe, functions=self.library.functions,
-                                           engine_config=self.library.engine_config)
+            used = sorted({kb_name for node in p.nodes.values() for kb_name in node.knowledge_bases})
             for name, src in knowledge_bases.items():
+                if name not in used:
+                    raise KnowledgeBaseNotFoundError(name, f"pipeline {p.name!r} does not use it; it uses: {', '.join(used) or '(none)'}")
                 src_s = str(src)
                 if "\n" not in src_s and "(" not in src_s and Path(src_s).is_file():
-                    kb = library.from_text(name, Path(src_s).read_text(encoding="utf-8"), filename=src_s)
+                    try:
+                        sources[name] = (Path(src_s).read_bytes().decode("utf-8"), src_s)
+                    except UnicodeDecodeError as exc:
+                        raise KnowledgeBaseError(name, [f"{src_s}: not UTF-8 text (byte {exc.start}: {exc.reason})"]) from None
                 else:
-                    kb = library.from_text(name, src_s)
-                library.override(name, kb)
+                    sources[name] = (src_s, None)
+        library = self.library
+        if sources:
+            library = KnowledgeBaseLibrary(self.knowledge_base_dir, allow_unsafe=self.library.allow_unsafe, functions=self.library.functions,
+                                           engine_config=self.library.engine_config)
+            try:
+                for name, (text, filename) in sources.items():
+                    kb = library.from_text(name, text, filename=filename) if filename else library.from_text(name, text)
+                    library.override(name, kb)
+            except BaseException:
+                library.close()
+                raise
         executor = Executor(Runtime(library, self.catalog, self.store, self.recorder, self.runtime.durable)) if knowledge_bases else self.executor
         try:
             new = await executor.run(p, original.inputs, explain=True, record=record, base_dir=self._base_dir(p), replay_of=original.run_id,
