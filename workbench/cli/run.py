@@ -56,6 +56,9 @@ def _read_jsonl(path: Path) -> tuple[list, list[str]]:
     except OSError as exc:
         typer.echo(f"{path}: cannot read: {exc.strerror}", err=True)
         raise typer.Exit(2)
+    except UnicodeDecodeError as exc:
+        typer.echo(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})", err=True)
+        raise typer.Exit(2)
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue

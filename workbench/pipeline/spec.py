@@ -267,7 +267,11 @@ class Pipeline:
             PipelineValidationError: with `file:line:col` locations; OSError if unreadable.
         """
         p = FsPath(path)
-        return cls.from_yaml(p.read_bytes().decode("utf-8"), filename=str(p))
+        try:
+            text = p.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise PipelineValidationError([Issue(None, "", f"not UTF-8 text (byte {exc.start}: {exc.reason})", str(p))]) from None
+        return cls.from_yaml(text, filename=str(p))
 
     @classmethod
     def from_yaml(cls, text: str, filename: str | None = None) -> "Pipeline":
