@@ -182,7 +182,15 @@ async def _serving_handler(request: Request, exc: sv.ServingError) -> JSONRespon
 async def _validation_handler(request: Request, exc: RequestValidationError) -> JSONResponse:
     details = []
     for e in exc.errors():
-        details.append({"loc": field_path(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")})
+        loc, msg = e.get("loc", ()), e.get("msg", "")
+        if e.get("type") == "json_invalid" and len(loc) == 2 and isinstance(loc[1], int):
+            # FastAPI reports the character offset as a list index ("body[22]"); say line and column.
+            doc = exc.body if isinstance(exc.body, str) else ""
+            line = doc.count("\n", 0, loc[1]) + 1
+            col = loc[1] - (doc.rfind("\n", 0, loc[1]) + 1) + 1
+            reason = (e.get("ctx") or {}).get("error") or msg
+            loc, msg = ("body",), f"not valid JSON at line {line}, column {col}: {reason}"
+        details.append({"loc": field_path(loc), "msg": msg, "type": e.get("type", "")})
     first = details[0] if details else {"loc": "body", "msg": "invalid request"}
     message = f"{first['loc']}: {first['msg']}"
     if len(details) > 1:

@@ -25,7 +25,7 @@ class _SamplingFields(BaseModel):
     stream_options: StreamOptions | None = None
     stop: str | list[str] | None = None
     stop_token_ids: list[Annotated[int, Field(ge=0)]] | None = None
-    seed: int | None = None
+    seed: Annotated[int, Field(ge=-(2**63), le=2**63 - 1)] | None = Field(None, description="Sampling seed (a signed 64-bit integer).")
     ignore_eos: bool = False
     presence_penalty: Literal[0, 0.0] = 0.0
     frequency_penalty: Literal[0, 0.0] = 0.0
