@@ -209,6 +209,14 @@ def _from_json(data: Any, dt: str, shape: list[int], count: int, where: str) -> 
         info = np.iinfo(np_dt)
         if flat and (min(flat) < info.min or max(flat) > info.max):
             raise TensorCodecError(f"{where}.data: values out of range for {dt}")
+    elif np_dt.kind == "f" and flat:
+        # NaN/Infinity are not JSON (Python's parser accepts them) and 1e300 overflows FP32 to inf:
+        # refuse both rather than feed the model an inf that comes back as NaN.
+        wide = np.array(flat, dtype=np.float64)
+        out_of_range = ~np.isfinite(wide) | (np.abs(wide) > float(np.finfo(np_dt).max))
+        if out_of_range.any():
+            bad = int(np.argmax(out_of_range))
+            raise TensorCodecError(f"{where}.data[{bad}]: {flat[bad]!r} is not a finite number in the range of {dt}")
     return np.array(flat, dtype=np_dt).reshape(shape)
 
 
