@@ -28,7 +28,7 @@ from .errors import InputValidationError, NodeExecutionError
 from .explanation import assemble
 from .knowledge import KnowledgeBaseLibrary
 from .nodes import HANDLERS
-from .schema import check_schema
+from .schema import check_json_numbers, check_schema
 from .recorder import RunRecorder
 from .result import RunResult
 from .spec import Pipeline
@@ -94,7 +94,9 @@ class Executor:
         t0 = time.perf_counter()
         plan = self._plan(pipeline)
         version = plan.version
-        for node in pipeline.nodes_of("input"):
+        for i, node in enumerate(pipeline.nodes_of("input")):
+            if i == 0:
+                check_json_numbers(node.id, inputs)
             check_schema(node.id, node.get("schema"), inputs)
         ihash = input_hash(inputs)
         cacheable = pipeline.cache if use_cache is None else (use_cache and pipeline.cache)

@@ -10,6 +10,7 @@ with other keywords) goes to `jsonschema`, so results never differ from it.
 from __future__ import annotations
 
 import json
+import math
 from functools import lru_cache
 from typing import Any, Callable
 
@@ -94,6 +95,29 @@ def _compile(schema: Any) -> Predicate | None:
 def _compiled(schema_json: str) -> tuple[Predicate | None, jsonschema.Draft202012Validator]:
     schema = json.loads(schema_json)
     return _compile(schema), jsonschema.Draft202012Validator(schema)
+
+
+def check_json_numbers(node_id: str, value: Any) -> None:
+    """Refuse NaN and infinities anywhere in `value`: JSON has no such numbers (Python's parser
+    accepts `NaN`/`Infinity`), and JSON Schema's `minimum`/`maximum` never reject NaN.
+
+    Raises:
+        InputValidationError: naming the node and the JSON path of the first non-finite number.
+    """
+    try:
+        json.dumps(value, allow_nan=False)
+        return
+    except ValueError:
+        pass
+    stack: list[tuple[str, Any]] = [("$", value)]
+    while stack:
+        path, v = stack.pop()
+        if isinstance(v, float) and not math.isfinite(v):
+            raise InputValidationError(node_id, path, f"{v!r} is not a JSON number (NaN and infinities are refused)")
+        if isinstance(v, dict):
+            stack.extend((f"{path}.{k}", x) for k, x in reversed(list(v.items())))
+        elif isinstance(v, (list, tuple)):
+            stack.extend((f"{path}[{i}]", x) for i, x in reversed(list(enumerate(v))))
 
 
 def check_schema(node_id: str, schema: dict[str, Any] | None, value: Any) -> None:
