@@ -53,9 +53,14 @@ def make_app(backend, mode: str) -> WorkbenchApp:
 
 
 async def settle(pilot) -> None:
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+    # A finished worker can post messages that start another (e.g. Select.Changed -> reload):
+    # wait until a pause leaves no worker running, so the snapshot never catches a reload mid-way.
+    for _ in range(20):
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        if not any(w.is_running for w in pilot.app.workers):
+            break
     pilot.app.clear_notifications()  # toasts would cover the screen being pinned
     for widget in pilot.app.screen.query("Input, TextArea"):
         widget.cursor_blink = False  # a blinking cursor would make the SVG depend on timing
