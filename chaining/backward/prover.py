@@ -242,6 +242,23 @@ class Session:
     async def prove(self, goal: str, *, limit: int | None = None) -> ProofResult:
         """Prove `goal` (CLIPS pattern text, one pattern or several as a conjunction).
 
+        See `_prove`; a time limit reached while CLIPS evaluates an expression is reported in
+        the same words as one reached between subgoals (limit, goal, goal chain).
+        """
+        self._query: _Query | None = None
+        try:
+            return await self._prove(goal, limit=limit)
+        except ProofTimeout as exc:
+            q = self._query
+            if q is None or str(exc).startswith(f"proof ran past {self.config.timeout} s"):
+                raise
+            chain = [fr.goal for fr in q.frames] or [goal]
+            raise ProofTimeout(f"proof ran past {self.config.timeout} s while proving {chain[-1]}; "
+                               f"goal chain: {' <- '.join(chain)}; CLIPS was evaluating {exc.goal}", chain[-1]) from None
+
+    async def _prove(self, goal: str, *, limit: int | None = None) -> ProofResult:
+        """Prove `goal` (CLIPS pattern text, one pattern or several as a conjunction).
+
         Args:
             goal: e.g. "(ancestor ?x otto)" or "(person (name ?n) (age ?a&:(> ?a 30)))".
             limit: stop after this many answers (None: all answers).
@@ -262,6 +279,7 @@ class Session:
         ces = parse_goal(goal, self.kb)
         q = _Query(deadline=None if self.config.timeout is None else time.monotonic() + self.config.timeout,
                    asked_before=len(self.broker.asked))
+        self._query = q
         self.ev.deadline = None if self.config.timeout is None else time.perf_counter() + self.config.timeout
         goal_vars = _goal_variables(ces)
         answers: list[Answer] = []
