@@ -10,6 +10,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from .batching import BatcherConfig, DynamicBatcher, InferenceRequest
+from .batching.batcher import await_all
 from .errors import NeuralError
 from .metrics import ModelMetrics
 from .signature import Signature
@@ -99,19 +100,7 @@ class ModelEntry:
 
     async def infer_many(self, items: Iterable[Any], *, timeout_s: float | None = None) -> list[Any]:
         """Await the outputs of several requests, in order (admitted all or none)."""
-        import asyncio
-
-        reqs = self.submit_many(items, timeout_s=timeout_s)
-        try:
-            results = await asyncio.gather(*(r.wait() for r in reqs), return_exceptions=True)
-        except asyncio.CancelledError:
-            for r in reqs:
-                r.cancel()
-            raise
-        for res in results:
-            if isinstance(res, BaseException):
-                raise res
-        return list(results)
+        return await await_all(self.submit_many(items, timeout_s=timeout_s))
 
     def infer_sync(self, item: Any, *, timeout_s: float | None = None) -> Any:
         """Blocking `infer` for threads without an event loop."""

@@ -168,19 +168,7 @@ class DynamicBatcher:
     async def infer_many(self, items: Iterable[Any], *, timeout_s: float | None = None) -> list[Any]:
         """Submit items (all or none) and await all outputs, in input order. The first error is raised
         after every request has finished; cancelling the caller cancels the still-queued ones."""
-        import asyncio
-
-        reqs = self.submit_many(items, timeout_s=timeout_s)
-        try:
-            results = await asyncio.gather(*(r.wait() for r in reqs), return_exceptions=True)
-        except asyncio.CancelledError:
-            for r in reqs:
-                r.cancel()
-            raise
-        for res in results:
-            if isinstance(res, BaseException):
-                raise res
-        return list(results)
+        return await await_all(self.submit_many(items, timeout_s=timeout_s))
 
     def infer_sync(self, item: Any, *, timeout_s: float | None = None) -> Any:
         """Blocking form of `infer` for threads without an event loop."""
@@ -373,3 +361,20 @@ class DynamicBatcher:
 
 def _timeout_of(req: InferenceRequest) -> float:
     return (req.deadline - req.enqueued_at) if req.deadline is not None else 0.0
+
+
+async def await_all(reqs: list[InferenceRequest]) -> list[Any]:
+    """Await admitted requests, outputs in order. The first error is raised after every request
+    has finished; cancelling the caller cancels the requests still queued."""
+    import asyncio
+
+    try:
+        results = await asyncio.gather(*(r.wait() for r in reqs), return_exceptions=True)
+    except asyncio.CancelledError:
+        for r in reqs:
+            r.cancel()
+        raise
+    for res in results:
+        if isinstance(res, BaseException):
+            raise res
+    return list(results)
