@@ -6,7 +6,7 @@ import time
 from typing import Any, Callable
 
 from .digits_data import DigitSequence, damaged_sequences, heldout_sequences
-from .summary import PipelineSummary
+from .summary import PipelineSummary, ratio
 
 PIPELINE = "demo_digits"
 MODEL_NODES = ("read",)
@@ -46,18 +46,10 @@ async def run_digits(wb: Any, *, quick: bool = False, concurrency: int = 32,
     auto = auto_right = 0
     damaged_rejected = damaged = 0
     for x, r in zip(items, results):
-        if isinstance(r, BaseException) or not r.ok:
-            s.failed += 1
-            s.errors.append(f"{x.id}: {r if isinstance(r, BaseException) else r.error}")
+        out = s.tally(x.id, r, MODEL_NODES, run_ids)
+        if out is None:
             continue
-        s.runs_recorded += r.run_id is not None
-        s.latencies_s.append(r.duration_s)
-        s.model_calls_skipped += sum(1 for n in MODEL_NODES if n in r.skipped)
-        if r.run_id:
-            run_ids.append(r.run_id)
-        out = r.outputs or {}
         action = str(out.get("action"))
-        s.outcomes[action] += 1
         if x.damaged is not None:
             damaged += 1
             damaged_rejected += action == "rejected"
@@ -76,18 +68,14 @@ async def run_digits(wb: Any, *, quick: bool = False, concurrency: int = 32,
     s.add_traces(wb.store, run_ids)
     s.explain_examples(wb)
     s.metrics = {
-        "model alone: ID numbers read right": _ratio(seq_alone, seq_clean),
-        "model + rules: auto-decided ID numbers right": _ratio(auto_right, auto),
-        "model alone: digit accuracy": _ratio(digits_alone, digits_total),
-        "model + rules: digit accuracy (after corrections)": _ratio(digits_rules, digits_total),
-        "share sent to review": _ratio(s.outcomes.get("review", 0), seq_clean),
-        "damaged inputs rejected by the gate": _ratio(damaged_rejected, damaged),
+        "model alone: ID numbers read right": ratio(seq_alone, seq_clean),
+        "model + rules: auto-decided ID numbers right": ratio(auto_right, auto),
+        "model alone: digit accuracy": ratio(digits_alone, digits_total),
+        "model + rules: digit accuracy (after corrections)": ratio(digits_rules, digits_total),
+        "share sent to review": ratio(s.outcomes.get("review", 0), seq_clean),
+        "damaged inputs rejected by the gate": ratio(damaged_rejected, damaged),
     }
     return s
-
-
-def _ratio(a: int, b: int) -> dict[str, Any]:
-    return {"value": (a / b) if b else None, "count": a, "of": b}
 
 
 def _maybe_example(s: PipelineSummary, x: DigitSequence, out: dict[str, Any], r: Any) -> None:

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from .summary import PipelineSummary
+from .summary import PipelineSummary, ratio
 
 PIPELINE = "demo_intents"
 MODEL_NODES = ("embed", "router")
@@ -54,18 +54,10 @@ async def run_intents(wb: Any, *, quick: bool = False, concurrency: int = 32,
     run_ids: list[str] = []
     in_scope = alone = with_rules = actions_right = overrides = overrides_right = 0
     for i, (row, r) in enumerate(zip(rows, results)):
-        if isinstance(r, BaseException) or not r.ok:
-            s.failed += 1
-            s.errors.append(f"heldout-{i:03d}: {r if isinstance(r, BaseException) else r.error}")
+        out = s.tally(f"heldout-{i:03d}", r, MODEL_NODES, run_ids)
+        if out is None:
             continue
-        s.runs_recorded += r.run_id is not None
-        s.latencies_s.append(r.duration_s)
-        s.model_calls_skipped += sum(1 for n in MODEL_NODES if n in r.skipped)
-        if r.run_id:
-            run_ids.append(r.run_id)
-        out = r.outputs or {}
         action = str(out.get("action"))
-        s.outcomes[action] += 1
         actions_right += action == row["action"]
         if row["intent"] is not None and action != "blocked":
             in_scope += 1
@@ -78,17 +70,13 @@ async def run_intents(wb: Any, *, quick: bool = False, concurrency: int = 32,
     s.add_traces(wb.store, run_ids)
     s.explain_examples(wb)
     s.metrics = {
-        "model alone: intent accuracy": _ratio(alone, in_scope),
-        "model + rules: intent accuracy": _ratio(with_rules, in_scope),
-        "rules: overrides that were right": _ratio(overrides_right, overrides),
-        "model + rules: action as labelled": _ratio(actions_right, len(rows) - s.failed),
-        "share sent to clarify": _ratio(s.outcomes.get("clarify", 0), len(rows) - s.failed),
+        "model alone: intent accuracy": ratio(alone, in_scope),
+        "model + rules: intent accuracy": ratio(with_rules, in_scope),
+        "rules: overrides that were right": ratio(overrides_right, overrides),
+        "model + rules: action as labelled": ratio(actions_right, len(rows) - s.failed),
+        "share sent to clarify": ratio(s.outcomes.get("clarify", 0), len(rows) - s.failed),
     }
     return s
-
-
-def _ratio(a: int, b: int) -> dict[str, Any]:
-    return {"value": (a / b) if b else None, "count": a, "of": b}
 
 
 def _maybe_example(s: PipelineSummary, row: dict[str, Any], out: dict[str, Any], r: Any) -> None:

@@ -14,6 +14,11 @@ def percentile_ms(seconds: list[float], q: float) -> float | None:
     return None if not seconds else float(np.percentile(np.asarray(seconds) * 1000.0, q))
 
 
+def ratio(a: int, b: int) -> dict[str, Any]:
+    """A metric `a` out of `b`: `{"value": a / b (None when b is 0), "count": a, "of": b}`."""
+    return {"value": (a / b) if b else None, "count": a, "of": b}
+
+
 @dataclass(slots=True)
 class PipelineSummary:
     """One pipeline's demo results.
@@ -49,6 +54,25 @@ class PipelineSummary:
     unavailable: str | None = None
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)
+
+    def tally(self, label: str, r: Any, model_nodes: tuple[str, ...], run_ids: list[str]) -> dict[str, Any] | None:
+        """Count one run result (or the exception in its place): failures with `label`, recorded
+        runs, latency, gate-skipped model calls and the outcome (`outputs["action"]`).
+
+        Returns the run's outputs, or None for a failed run.
+        """
+        if isinstance(r, BaseException) or not r.ok:
+            self.failed += 1
+            self.errors.append(f"{label}: {r if isinstance(r, BaseException) else r.error}")
+            return None
+        self.runs_recorded += r.run_id is not None
+        self.latencies_s.append(r.duration_s)
+        self.model_calls_skipped += sum(1 for n in model_nodes if n in r.skipped)
+        if r.run_id:
+            run_ids.append(r.run_id)
+        out = r.outputs or {}
+        self.outcomes[str(out.get("action"))] += 1
+        return out
 
     @property
     def p50_ms(self) -> float | None:
