@@ -58,6 +58,7 @@ class _TemplateInfo:
     key: bytes = b""
     slot_key: dict[str, bytes] | None = None
     slot_pairs: tuple[tuple[str, bytes], ...] = ()
+    symbol_key: dict[str, bytes] | None = None  # slot -> key, for slots that may hold a SYMBOL
 
 
 class WorkingMemory:
@@ -111,7 +112,8 @@ class WorkingMemory:
                 types = {str(t) for t in read_value(tv)}
                 strings_only[s] = "STRING" in types and "SYMBOL" not in types
         keys = tuple(s.encode() for s in slots)
-        info = _TemplateInfo(name, implied, slots, keys, strings_only, name.encode(), dict(zip(slots, keys)), tuple(zip(slots, keys)))
+        info = _TemplateInfo(name, implied, slots, keys, strings_only, name.encode(), dict(zip(slots, keys)), tuple(zip(slots, keys)),
+                             {s: k for s, k in zip(slots, keys) if not strings_only[s]})
         self._by_ptr[ptr] = info
         return info
 
@@ -207,14 +209,47 @@ class WorkingMemory:
     def assert_all(self, facts: Iterable[Fact], where: str = "facts") -> list[int | None]:
         """Assert facts in order; returns their ids (None for ignored duplicates).
 
+        Template facts whose slot values are all integers, floats and symbol-like strings take
+        a fast path (the common serving input); anything else, and every error, goes through
+        `assert_fact`, which names what is wrong.
+
         Raises:
             FactAssertError: naming the fact's index, e.g. `facts[2].slots.age: ...`.
         """
         out = []
-        assert_fact = self.assert_fact
+        env, fb, cv = self._env, self._fb, self._cv
+        by_name = self._by_name
+        set_template, assert_fb, abort = lib.FBSetDeftemplate, lib.FBAssert, lib.FBAbort
+        put, integer, floating, symbol, index = _put_slot, _create_integer, _create_float, _create_symbol, lib.FactIndex
+        is_token = _is_token
         for f in facts:
+            info = by_name.get(f.template)
+            slots = f.slots
+            if info is not None and not info.implied and set_template(fb, info.key) == 0:
+                keys = info.symbol_key
+                for slot, v in slots.items():
+                    key = keys.get(slot)
+                    t = type(v)
+                    if key is None:
+                        break
+                    if t is int:
+                        cv.value = integer(env, v)
+                    elif t is float:
+                        cv.value = floating(env, v)
+                    elif t is str and is_token(v):
+                        cv.value = symbol(env, v.encode())
+                    else:
+                        break
+                    if put(fb, key, cv):
+                        break
+                else:
+                    ptr = assert_fb(fb)
+                    if ptr != ffi.NULL:
+                        out.append(index(ptr))
+                        continue
+                abort(fb)  # not for the fast path (or CLIPS refused it): again, slowly, for the message
             try:
-                out.append(assert_fact(f, "fact"))
+                out.append(self.assert_fact(f, "fact"))
             except FactAssertError as exc:
                 msg = str(exc)
                 raise FactAssertError(f"{where}[{len(out)}]" + msg[4:] if msg.startswith("fact") else msg) from None
@@ -233,44 +268,65 @@ class WorkingMemory:
     def facts(self, templates: "frozenset[str] | None" = None) -> list[Fact]:
         """The facts in working memory, in id order, as `Fact` values with ids.
 
-        `templates`: read only facts of these templates (None: all).
+        `templates`: read only facts of these templates (None: all); only those facts are
+        visited (CLIPS keeps a fact list per template).
         """
         env = self._env
+        if templates is None:
+            return self._read(lib.GetNextFact(env, ffi.NULL), None)
         out: list[Fact] = []
+        for name in templates:
+            info = self._template(name)
+            if info is None:
+                continue
+            ptr = lib.FindDeftemplate(env, info.key)
+            if ptr:
+                out += self._read(lib.GetNextFactInTemplate(ptr, ffi.NULL), ptr)
+        if len(templates) > 1:
+            out.sort(key=_fact_id)
+        return out
+
+    def _read(self, f: Any, template: Any) -> list[Fact]:
+        """Read facts from `f` on: along the whole fact list (`template` None), or along one
+        template's facts (`template`: its `Deftemplate *`)."""
+        env = self._env
+        out: list[Fact] = []
+        append = out.append
         cv = self._cv
         by_ptr = self._by_ptr
         get_slot = lib.GetFactSlot
-        get_next = lib.GetNextFact
-        null = ffi.NULL
+        fact_template, fact_index = lib.FactDeftemplate, lib.FactIndex
+        string = _string
+        symbol = _Symbol
         new = object.__new__
         setattr_ = object.__setattr__
-        f = get_next(env, null)
-        while f != null:
-            ptr = lib.FactDeftemplate(f)
+        null = ffi.NULL
+        step = (lambda f: lib.GetNextFact(env, f)) if template is None else (lambda f: lib.GetNextFactInTemplate(template, f))
+        while f:
+            ptr = fact_template(f)
             info = by_ptr.get(ptr) or self._info(ptr)
-            if templates is None or info.name in templates:
-                if info.implied:
-                    get_slot(f, null, cv)
-                    slots = {IMPLIED: read_value(cv)}
-                else:
-                    slots = {}
-                    for name, key in info.slot_pairs:
-                        get_slot(f, key, cv)
-                        t = cv.header.type
-                        if t == SYMBOL:  # the common scalar types inline (hot path)
-                            slots[name] = _Symbol(_string(cv.lexemeValue.contents).decode())
-                        elif t == INTEGER:
-                            slots[name] = cv.integerValue.contents
-                        elif t == FLOAT:
-                            slots[name] = cv.floatValue.contents
-                        else:
-                            slots[name] = read_value(cv)
-                fact = new(Fact)  # values read from CLIPS are valid already: skip Fact's checks
-                setattr_(fact, "template", info.name)
-                setattr_(fact, "slots", slots)
-                setattr_(fact, "id", lib.FactIndex(f))
-                out.append(fact)
-            f = get_next(env, f)
+            if info.implied:
+                get_slot(f, null, cv)
+                slots = {IMPLIED: read_value(cv)}
+            else:
+                slots = {}
+                for name, key in info.slot_pairs:
+                    get_slot(f, key, cv)
+                    t = cv.header.type
+                    if t == SYMBOL:  # the common scalar types inline (hot path)
+                        slots[name] = symbol(string(cv.lexemeValue.contents).decode())
+                    elif t == INTEGER:
+                        slots[name] = cv.integerValue.contents
+                    elif t == FLOAT:
+                        slots[name] = cv.floatValue.contents
+                    else:
+                        slots[name] = read_value(cv)
+            fact = new(Fact)  # values read from CLIPS are valid already: skip Fact's checks
+            setattr_(fact, "template", info.name)
+            setattr_(fact, "slots", slots)
+            setattr_(fact, "id", fact_index(f))
+            append(fact)
+            f = step(f)
         return out
 
     # -- retract -----------------------------------------------------------------------
@@ -282,6 +338,10 @@ class WorkingMemory:
                 return lib.Retract(f) == lib.RE_NO_ERROR
             f = lib.GetNextFact(self._env, f)
         return False
+
+
+def _fact_id(fact: Fact) -> int:
+    return fact.id
 
 
 def _make_fact(template: str, slots: dict, fact_id: int) -> Fact:

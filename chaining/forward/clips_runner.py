@@ -3,10 +3,23 @@
 Not thread-safe by itself: `ForwardEngine` (clips_engine.py) hands each runner to one thread
 at a time. An evaluation is: strategy -> reset -> assert input facts -> run (in chunks when a
 firing or time limit applies) -> read working memory and the trace.
+
+Where the trace and the output come from (see `clips_native` for why):
+    firings      CLIPS's before-rule-fires callback: one Python call per firing, which has
+                 CLIPS write the activation (`<salience> <rule>: f-1,*,f-3`) into a C string
+                 builder; the lines are parsed after the run;
+    fact events  CLIPS's assert and retract callbacks during the run (a `modify` calls both),
+                 one Python call per change, only with `trace_facts`;
+    output       what the program prints to `stdout` (`OutputRouter`, below CLIPS's routers);
+    messages     `stderr` and `stdwrn` (`MessageRouter`).
+No `(watch ...)` output is parsed, so nothing a program prints can be mistaken for a trace line.
+CLIPS's terminal router ("fileio") is off in these environments: a rule that reads `stdin`
+gets a CLIPS error instead of blocking a server on the terminal.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any, Callable, Mapping, Sequence
 
@@ -15,16 +28,26 @@ from clips._clips import ffi, lib
 
 from rules.facts import Fact
 
+from . import clips_native as native
 from .clips_functions import wrap_function
 from .clips_memory import WorkingMemory
-from .clips_trace import MessageRouter, OutputRouter, split_trace
+from .clips_trace import MessageRouter, OutputRouter, program_output
 from .constructs import ConstructSyntaxError, split_constructs
 from .clips_halt import WATCHDOG
 from .clips_halt import clear as clear_halt
 from .clips_recursion import DEFAULT_MAX_CALL_DEPTH, CallDepthGuard, depth_message, recursive_functions, watch_if_recursive
 from .errors import EvaluationTimeout, FactAssertError, FiringLimitError, KnowledgeBaseLoadError, RuleExecutionError
-from .result import ForwardResult
+from .result import FactEvent, Firing, ForwardResult
 from .strategy import Strategy
+
+_CLIPSPY_ERROR_ROUTER = b"python-error-router"
+# CLIPS grows a string builder by exactly what is appended (a copy of the whole text each time
+# the buffer is full): the firing lines are moved to Python before the buffer fills.
+_FIRE_BUFFER = 1 << 16
+_FIRE_DRAIN = _FIRE_BUFFER // 2
+# One line of `ActivationPPForm`: "<salience> <rule>: <basis>", the basis e.g. "f-1,*,f-3".
+_ACTIVATION_RE = re.compile(r"\S+ +(\S+): ?(.*)")
+_FIRING_CACHE_SIZE = 4096
 
 
 class ClipsRunner:
@@ -34,7 +57,7 @@ class ClipsRunner:
         sources: `(file name, text)` pairs, already validated (never unvalidated text: a
             `defglobal` initialiser runs code while it is built).
         functions: Python functions callable from rules by name, e.g. `{"score": fn}`.
-        trace_facts: record asserts/retracts of the run through `(watch facts)`.
+        trace_facts: record the asserts/retracts of the run (`ForwardResult.events`).
         build_timeout: seconds the build may take (a `defglobal` initialiser runs code); None: no limit.
         max_call_depth: deepest nesting of calls to recursive deffunctions/generics (`clips_recursion`).
 
@@ -48,24 +71,118 @@ class ClipsRunner:
                  max_call_depth: int = DEFAULT_MAX_CALL_DEPTH):
         self.env = clips.Environment()
         self._e = self.env._env
-        self.out = OutputRouter()
-        self.msg = MessageRouter()
-        self.env.add_router(self.out)
-        self.env.add_router(self.msg)
+        self._ep = native.env_pointer(self._e)
         self.trace_facts = trace_facts
         self._strategy: Strategy | None = None
+        self._events: list[FactEvent] = []
+        self._recording = False  # fact callbacks record only during the run, not the input asserts
         for name, fn in (functions or {}).items():
             self.env.define_function(wrap_function(fn), name)
+        # Python routers below CLIPS's string routers; clipspy's error router and CLIPS's terminal
+        # router off (`clips_native`: CLIPS then reaches Python only for what a program prints).
+        for name in (_CLIPSPY_ERROR_ROUTER, b"fileio"):
+            native.lib.DeactivateRouter(self._ep, name)
+        self.out = OutputRouter(priority=-1)
+        self.msg = MessageRouter(priority=-1)
+        self.env.add_router(self.out)
+        self.env.add_router(self.msg)
         self._recursive = recursive_functions(sources)
         if self._recursive:  # without a limit, endless recursion overflows the C stack (SIGSEGV)
             self.out.guard = CallDepthGuard(max_call_depth)
+        self._fire_sb = native.lib.CreateStringBuilder(self._ep, _FIRE_BUFFER)  # one line per firing (`on_fire`)
+        self._fire_view = native.abi.cast("StringBuilderView *", self._fire_sb)
+        self._fire_text: list[bytes] = []  # lines moved out of the builder before it outgrows its buffer
+        self._fired = 0
+        self._firing_cache: dict[str, Firing] = {}
+        self._callbacks = self._install_callbacks()
         self._build(sources, build_timeout)
-        self.env.eval("(watch rules)")
-        if trace_facts:
-            self.env.eval("(watch facts)")
         self.memory = WorkingMemory(self.env)
-        self._templates = self._template_ptrs()
         self.evaluations = 0
+
+    # -- trace callbacks ---------------------------------------------------------------
+    def _install_callbacks(self) -> list[tuple[Callable, bytes, Any]]:
+        """Register the firing (and, with `trace_facts`, assert/retract) callbacks; returns
+        `(remove function, name, C callback)` triples, kept alive until `close`.
+
+        A firing appends CLIPS's own text for the activation (`<salience> <rule>: f-1,*,f-3`)
+        and a newline to a C string builder; `_firings_since_reset` parses them after the run.
+        """
+        nl = native.lib
+        fire_sb = self._fire_sb
+        pp_form, sb_append, fact_index = nl.ActivationPPForm, nl.SBAppend, nl.FactIndex
+        events = self._events
+        newline = b"\n"
+
+        fire_view, fire_text, string, sb_reset = self._fire_view, self._fire_text, native.abi.string, nl.SBReset
+
+        def on_fire(env, activation, context):
+            pp_form(activation, fire_sb)
+            sb_append(fire_sb, newline)
+            self._fired += 1
+            if fire_view.length > _FIRE_DRAIN:
+                fire_text.append(string(fire_view.contents, fire_view.length))
+                sb_reset(fire_sb)
+
+        new = tuple.__new__  # a named tuple without its Python-level __new__ (hot path)
+
+        def on_assert(env, fact, context):
+            if self._recording:
+                events.append(new(FactEvent, ("assert", fact_index(fact), self._fired - 1 if self._fired else None)))
+
+        def on_retract(env, fact, context):
+            if self._recording:
+                events.append(new(FactEvent, ("retract", fact_index(fact), self._fired - 1 if self._fired else None)))
+
+        installed = []
+        hooks = [(nl.AddBeforeRuleFiresFunction, nl.RemoveBeforeRuleFiresFunction, b"workbench-fire", "RuleFiredFunction", on_fire)]
+        if self.trace_facts:
+            hooks += [(nl.AddAssertFunction, nl.RemoveAssertFunction, b"workbench-assert", "FactFunction", on_assert),
+                      (nl.AddRetractFunction, nl.RemoveRetractFunction, b"workbench-retract", "FactFunction", on_retract)]
+        for add, remove, name, kind, fn in hooks:
+            cb = native.callback(kind, fn)
+            if not add(self._ep, name, cb, native.CALLBACK_PRIORITY, native.abi.NULL):
+                raise RuntimeError(f"CLIPS refused the {name.decode()} callback")
+            installed.append((remove, name, cb))
+        return installed
+
+    def _take_firings(self) -> list[Firing]:
+        """The firings recorded by `on_fire` since the last call, parsed, in firing order."""
+        view = self._fire_view
+        if view.length:
+            self._fire_text.append(native.abi.string(view.contents, view.length))
+            native.lib.SBReset(self._fire_sb)
+        elif not self._fire_text:
+            return []
+        text = b"".join(self._fire_text).decode("utf-8", "replace")
+        self._fire_text.clear()
+        # A serving loop sees the same few lines again and again (fact ids restart at each
+        # reset): parsed lines are cached (bounded), and a `Firing` is immutable, so shared.
+        cache = self._firing_cache
+        out = []
+        for line in text.split("\n"):
+            firing = cache.get(line)
+            if firing is None:
+                if not line:
+                    continue
+                m = _ACTIVATION_RE.fullmatch(line)
+                if m is None:
+                    raise RuntimeError(f"unexpected activation text from CLIPS: {line!r}")
+                firing = tuple.__new__(Firing, (m[1], tuple([int(t[2:]) for t in m[2].split(",") if t[:2] == "f-"])))
+                if len(cache) >= _FIRING_CACHE_SIZE:
+                    cache.clear()
+                cache[line] = firing
+            out.append(firing)
+        return out
+
+    def _take_messages(self) -> tuple[str, str]:
+        """(all warnings and errors, errors only) printed since the last call."""
+        pieces = self.msg.pieces
+        if not pieces:
+            return "", ""
+        messages = "".join(p for _, p in pieces)
+        errors = "".join(p for n, p in pieces if n == "stderr")
+        pieces.clear()
+        return messages, errors
 
     def _build(self, sources: Sequence[tuple[str, str]], timeout: float | None = None) -> None:
         for file, text in sources:
@@ -74,7 +191,7 @@ class ClipsRunner:
             except ConstructSyntaxError as exc:
                 raise KnowledgeBaseLoadError(str(exc)) from None
             for c in constructs:
-                self.msg.pieces.clear()
+                self._take_messages()
                 if timeout is not None:
                     WATCHDOG.arm(self._e, time.perf_counter() + timeout)
                 try:
@@ -92,22 +209,10 @@ class ClipsRunner:
                     if ret == lib.BE_NO_ERROR:
                         watch_if_recursive(self._e, c.text, self._recursive)
                 if ret != lib.BE_NO_ERROR:
-                    detail = " ".join("".join(p for _, p in self.msg.pieces).split()) or f"CLIPS build error {ret}"
+                    detail = " ".join(self._take_messages()[0].split()) or f"CLIPS build error {ret}"
                     raise KnowledgeBaseLoadError(f"{c.file}:{c.line}:{c.column}: CLIPS refused this {c.kind}: {detail}")
-        self.msg.pieces.clear()
+        self._take_messages()
         self.out.pieces.clear()
-
-    def _template_ptrs(self) -> list[Any]:
-        out = []
-        t = lib.GetNextDeftemplate(self._e, ffi.NULL)
-        while t != ffi.NULL:
-            out.append(t)
-            t = lib.GetNextDeftemplate(self._e, t)
-        return out
-
-    def _watch_facts(self, flag: bool) -> None:
-        for t in self._templates:
-            lib.DeftemplateSetWatch(t, flag)
 
     def evaluate(
         self,
@@ -128,11 +233,8 @@ class ClipsRunner:
             self._strategy = strategy
         if seed is not None:
             self.env.eval(f"(seed {int(seed)})")
-        tracing = self.trace_facts
-        if tracing:
-            self._watch_facts(False)
         self.evaluations += 1
-        pieces = self.out.pieces
+        self._events.clear()
         guard = self.out.guard
         if guard is not None:
             guard.tripped = None
@@ -144,6 +246,7 @@ class ClipsRunner:
         except FactAssertError as exc:
             fired, stop, failed = 0, None, exc
         finally:
+            self._recording = False
             halted = timeout is not None and WATCHDOG.disarm(e)
         deep = guard is not None and guard.tripped is not None
         if deep:
@@ -153,19 +256,18 @@ class ClipsRunner:
             stop = "timeout"
         elif failed is not None:
             raise failed
-        if tracing:
-            self._watch_facts(False)
-        output, firings, events = split_trace(pieces, guard is not None)
-        pieces.clear()
-        if self.msg.pieces:
-            messages = "".join(p for _, p in self.msg.pieces)
-            errors = "".join(p for n, p in self.msg.pieces if n == "stderr")
-            self.msg.pieces.clear()
+        pieces = self.out.pieces
+        if pieces:
+            output = program_output(pieces) if guard is not None else "".join(pieces)
+            pieces.clear()
         else:
-            messages = errors = ""
-        result = ForwardResult(self.memory.facts(templates), firings, events, output, messages, strategy.label, 0.0, "clips")
+            output = ""
+        messages, errors = self._take_messages()
+        result = ForwardResult(self.memory.facts(templates), self._take_firings(), self._events[:], output, messages,
+                               strategy.label, 0.0, "clips")
         result.seconds = time.perf_counter() - t0
         if stop is not None:
+            firings = result.firings
             last = [f.rule for f in firings[-10:]]
             if stop == "firings":
                 raise FiringLimitError(
@@ -180,6 +282,7 @@ class ClipsRunner:
                 result,
                 last,
             )
+        firings = result.firings
         if deep:
             last = firings[-1].rule if firings else "(no rule fired)"
             raise RuleExecutionError(f"rule execution stopped after {len(firings)} firings (last rule: {last}): "
@@ -194,15 +297,15 @@ class ClipsRunner:
         """Reset, assert `facts`, run under the limits; returns (rules fired, "firings" | "timeout" | None)."""
         e = self._e
         lib.Reset(e)
+        self.memory.assert_all(facts)
+        self.memory.new_templates = False
+        # What reset and the input asserts printed is not the run's output (as before a `run`).
         if self.msg.pieces:
             self.msg.pieces.clear()
-        self.memory.assert_all(facts)
-        if self.trace_facts:
-            if self.memory.new_templates:  # an input fact of a relation no rule mentions
-                self._templates = self._template_ptrs()
-                self.memory.new_templates = False
-            self._watch_facts(True)
         self.out.pieces.clear()
+        self._take_firings()  # none can be pending; an interrupted earlier evaluation may have left some
+        self._fired = 0
+        self._recording = self.trace_facts
 
         fired = 0
         stop: str | None = None
@@ -251,5 +354,13 @@ class ClipsRunner:
         return int(self.env.eval("(mem-used)"))
 
     def close(self) -> None:
+        """Remove the callbacks and free the string builders (idempotent); the environment is
+        destroyed with `self.env`."""
+        for remove, name, _cb in self._callbacks:
+            remove(self._ep, name)
+        self._callbacks = []
+        if self._fire_sb is not None:
+            native.lib.SBDispose(self._fire_sb)
+            self._fire_sb = None
         self.memory.close()
 
