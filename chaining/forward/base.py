@@ -24,6 +24,9 @@ class EngineConfig:
             inside a right-hand side, a `test` or a deffacts/defglobal expression by CLIPS's halt
             flags (`clips_halt`), at most `clips_halt.POLL_SECONDS` late.
         workers: most CLIPS environments kept for concurrent evaluations (one per thread at a time).
+        trace_firings: record the rules fired and their activating facts (`ForwardResult.firings`);
+            False leaves `firings` empty (explanations need it; a gate that reads only its
+            decision facts may turn it off).
         trace_facts: record asserts and retracts during the run (`ForwardResult.events`).
         run_chunk: firings per CLIPS `Run` call when a limit or timeout applies.
         strategy: default conflict-resolution strategy.
@@ -32,6 +35,7 @@ class EngineConfig:
     max_firings: int | None = 1_000_000
     timeout: float | None = 60.0
     workers: int = max(1, os.cpu_count() or 1)
+    trace_firings: bool = True
     trace_facts: bool = True
     run_chunk: int = 2000
     strategy: str = "depth"

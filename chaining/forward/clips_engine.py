@@ -116,7 +116,8 @@ class ForwardEngine(ForwardChainer):
         return cls(kb, functions=functions, config=config)
 
     def _new_runner(self) -> ClipsRunner:
-        return ClipsRunner(self.sources, self.functions, trace_facts=self.config.trace_facts, build_timeout=self.config.timeout)
+        return ClipsRunner(self.sources, self.functions, trace_firings=self.config.trace_firings, trace_facts=self.config.trace_facts,
+                           build_timeout=self.config.timeout)
 
     # -- pool ----------------------------------------------------------------------------
     def _acquire(self) -> ClipsRunner:

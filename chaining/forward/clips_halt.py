@@ -68,8 +68,9 @@ class Watchdog:
         self._thread: threading.Thread | None = None
         self._sleeping = False  # the thread waits for a notify (nothing armed for IDLE_SECONDS)
 
-    def arm(self, env: Any, deadline: float) -> None:
-        key = _address(env)
+    def arm(self, env: Any, deadline: float, key: int | None = None) -> None:
+        """`key`: `env`'s address when the caller has it (saves a cast per evaluation)."""
+        key = _address(env) if key is None else key
         with self._lock:
             self._armed[key] = (env, deadline)
             self._halted.discard(key)
@@ -80,8 +81,8 @@ class Watchdog:
                 self._sleeping = False
                 self._wake.notify()
 
-    def disarm(self, env: Any) -> bool:
-        key = _address(env)
+    def disarm(self, env: Any, key: int | None = None) -> bool:
+        key = _address(env) if key is None else key
         with self._lock:
             self._armed.pop(key, None)
             halted = key in self._halted

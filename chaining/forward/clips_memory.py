@@ -59,6 +59,7 @@ class _TemplateInfo:
     slot_key: dict[str, bytes] | None = None
     slot_pairs: tuple[tuple[str, bytes], ...] = ()
     symbol_key: dict[str, bytes] | None = None  # slot -> key, for slots that may hold a SYMBOL
+    ptr: Any = None  # the `Deftemplate *`
 
 
 class WorkingMemory:
@@ -113,7 +114,7 @@ class WorkingMemory:
                 strings_only[s] = "STRING" in types and "SYMBOL" not in types
         keys = tuple(s.encode() for s in slots)
         info = _TemplateInfo(name, implied, slots, keys, strings_only, name.encode(), dict(zip(slots, keys)), tuple(zip(slots, keys)),
-                             {s: k for s, k in zip(slots, keys) if not strings_only[s]})
+                             {s: k for s, k in zip(slots, keys) if not strings_only[s]}, ptr)
         self._by_ptr[ptr] = info
         return info
 
@@ -275,14 +276,14 @@ class WorkingMemory:
         if templates is None:
             return self._read(lib.GetNextFact(env, ffi.NULL), None)
         out: list[Fact] = []
+        by_name = self._by_name
         for name in templates:
-            info = self._template(name)
-            if info is None:
-                continue
-            ptr = lib.FindDeftemplate(env, info.key)
-            if ptr:
-                out += self._read(lib.GetNextFactInTemplate(ptr, ffi.NULL), ptr)
-        if len(templates) > 1:
+            info = by_name.get(name, False)
+            if info is False:
+                info = self._template(name)
+            if info is not None:
+                out += self._read(lib.GetNextFactInTemplate(info.ptr, ffi.NULL), info.ptr)
+        if len(out) > 1 and len(templates) > 1:
             out.sort(key=_fact_id)
         return out
 

@@ -57,7 +57,9 @@ class ClipsRunner:
         sources: `(file name, text)` pairs, already validated (never unvalidated text: a
             `defglobal` initialiser runs code while it is built).
         functions: Python functions callable from rules by name, e.g. `{"score": fn}`.
-        trace_facts: record the asserts/retracts of the run (`ForwardResult.events`).
+        trace_firings: record the firings of the run (`ForwardResult.firings`); False: none.
+        trace_facts: record the asserts/retracts of the run (`ForwardResult.events`); the
+            firing that made each is counted even without `trace_firings`.
         build_timeout: seconds the build may take (a `defglobal` initialiser runs code); None: no limit.
         max_call_depth: deepest nesting of calls to recursive deffunctions/generics (`clips_recursion`).
 
@@ -67,11 +69,13 @@ class ClipsRunner:
     """
 
     def __init__(self, sources: Sequence[tuple[str, str]], functions: Mapping[str, Callable] | None = None, *,
-                 trace_facts: bool = True, build_timeout: float | None = None,
+                 trace_firings: bool = True, trace_facts: bool = True, build_timeout: float | None = None,
                  max_call_depth: int = DEFAULT_MAX_CALL_DEPTH):
         self.env = clips.Environment()
         self._e = self.env._env
         self._ep = native.env_pointer(self._e)
+        self._key = int(ffi.cast("uintptr_t", self._e))  # the watchdog's key for this environment
+        self.trace_firings = trace_firings
         self.trace_facts = trace_facts
         self._strategy: Strategy | None = None
         self._events: list[FactEvent] = []
@@ -83,7 +87,7 @@ class ClipsRunner:
         for name in (_CLIPSPY_ERROR_ROUTER, b"fileio"):
             native.lib.DeactivateRouter(self._ep, name)
         self.out = OutputRouter(priority=-1)
-        self.msg = MessageRouter(priority=-1)
+        self.msg = MessageRouter(priority=-2)  # below `out`: a printed piece costs one query, not two
         self.env.add_router(self.out)
         self.env.add_router(self.msg)
         self._recursive = recursive_functions(sources)
@@ -115,6 +119,9 @@ class ClipsRunner:
 
         fire_view, fire_text, string, sb_reset = self._fire_view, self._fire_text, native.abi.string, nl.SBReset
 
+        def count_firing(env, activation, context):
+            self._fired += 1
+
         def on_fire(env, activation, context):
             pp_form(activation, fire_sb)
             sb_append(fire_sb, newline)
@@ -134,7 +141,10 @@ class ClipsRunner:
                 events.append(new(FactEvent, ("retract", fact_index(fact), self._fired - 1 if self._fired else None)))
 
         installed = []
-        hooks = [(nl.AddBeforeRuleFiresFunction, nl.RemoveBeforeRuleFiresFunction, b"workbench-fire", "RuleFiredFunction", on_fire)]
+        hooks = []
+        if self.trace_firings or self.trace_facts:
+            hooks.append((nl.AddBeforeRuleFiresFunction, nl.RemoveBeforeRuleFiresFunction, b"workbench-fire", "RuleFiredFunction",
+                          on_fire if self.trace_firings else count_firing))
         if self.trace_facts:
             hooks += [(nl.AddAssertFunction, nl.RemoveAssertFunction, b"workbench-assert", "FactFunction", on_assert),
                       (nl.AddRetractFunction, nl.RemoveRetractFunction, b"workbench-retract", "FactFunction", on_retract)]
@@ -240,14 +250,14 @@ class ClipsRunner:
             guard.tripped = None
         failed: FactAssertError | None = None
         if timeout is not None:  # interrupts a right-hand side, test or initialiser that never returns
-            WATCHDOG.arm(e, t0 + timeout)
+            WATCHDOG.arm(e, t0 + timeout, self._key)
         try:
             fired, stop = self._reset_assert_run(facts, max_firings, timeout, t0, run_chunk)
         except FactAssertError as exc:
             fired, stop, failed = 0, None, exc
         finally:
             self._recording = False
-            halted = timeout is not None and WATCHDOG.disarm(e)
+            halted = timeout is not None and WATCHDOG.disarm(e, self._key)
         deep = guard is not None and guard.tripped is not None
         if deep:
             clear_halt(e)
@@ -272,13 +282,13 @@ class ClipsRunner:
             if stop == "firings":
                 raise FiringLimitError(
                     f"runaway knowledge base: stopped after {fired} firings (limit {max_firings}) with activations "
-                    f"still on the agenda; last rules fired: {', '.join(last) or '(none)'}",
+                    f"still on the agenda; last rules fired: {', '.join(last) or ('(none)' if self.trace_firings else '(not traced: trace_firings is off)')}",
                     result,
                     last,
                 )
             raise EvaluationTimeout(
                 f"runaway knowledge base: stopped after {result.seconds:.3f} s (time limit {timeout} s) and "
-                f"{fired} firings; last rules fired: {', '.join(last) or '(none)'}",
+                f"{fired} firings; last rules fired: {', '.join(last) or ('(none)' if self.trace_firings else '(not traced: trace_firings is off)')}",
                 result,
                 last,
             )

@@ -111,6 +111,23 @@ class ValueWriter:
 _string = ffi.string
 
 
+def read_multifield(mf: Any) -> tuple:
+    """Python tuple for a `Multifield *` (symbols and integers inline: the hot path)."""
+    out = []
+    append = out.append
+    contents = mf.contents
+    for i in range(mf.length):
+        v = contents + i  # `contents` is declared `CLIPSValue[1]`: pointer arithmetic, not indexing
+        t = v.header.type
+        if t == SYMBOL:
+            append(Symbol(_string(v.lexemeValue.contents).decode()))
+        elif t == INTEGER:
+            append(v.integerValue.contents)
+        else:
+            append(read_value(v))
+    return tuple(out)
+
+
 def read_value(value: Any) -> Any:
     """Python data for a `CLIPSValue *` / `UDFValue *` (see the module docstring for the mapping)."""
     t = value.header.type
@@ -123,8 +140,7 @@ def read_value(value: Any) -> Any:
     if t == FLOAT:
         return value.floatValue.contents
     if t == MULTIFIELD:
-        mf = value.multifieldValue
-        return tuple(read_value(mf.contents + i) for i in range(mf.length))
+        return read_multifield(value.multifieldValue)
     if t == FACT_ADDRESS:
         return Symbol(f"<Fact-{lib.FactIndex(value.factValue)}>")
     if t == INSTANCE_NAME:

@@ -1,0 +1,104 @@
+"""The firing and fact trace taken from CLIPS's callbacks (not from `(watch ...)` output)."""
+
+from __future__ import annotations
+
+import pytest
+
+import rules
+from chaining.forward import EngineConfig, FiringLimitError, ForwardEngine, RuleExecutionError
+from chaining.forward.result import FactEvent, Firing
+from rules.facts import Fact
+
+
+def _engine(text: str, **config) -> ForwardEngine:
+    return ForwardEngine.from_knowledge_base(rules.knowledge_base_from_text("trace", text),
+                                             config=EngineConfig(workers=1, **config))
+
+
+def test_output_that_looks_like_watch_lines_stays_output():
+    """A program may print exactly what CLIPS's watch output looks like; it is output, not trace."""
+    kb = """
+    (deftemplate p (slot x))
+    (defrule r ?f <- (p (x 1)) =>
+      (printout t "FIRE    1 r: f-1" crlf)
+      (printout t "==> f-9     (p (x 7))" crlf "<== " "f-1     " "(p (x 1))" crlf)
+      (modify ?f (x 2)))
+    """
+    result = _engine(kb).evaluate([Fact("p", {"x": 1})])
+    assert result.output == 'FIRE    1 r: f-1\n==> f-9     (p (x 7))\n<== f-1     (p (x 1))\n'
+    assert result.firings == [Firing("r", (1,))]
+    # modify keeps the id: a retract then an assert of f-1, both made by firing 0
+    assert result.events == [FactEvent("retract", 1, 0), FactEvent("assert", 1, 0)]
+    assert [(f.id, f.slots["x"]) for f in result.facts] == [(1, 2)]
+
+
+def test_many_firings_keep_order_and_ids():
+    """More firing lines than the C buffer holds before it is drained to Python (64 KiB)."""
+    name = "a-rule-with-a-rather-long-name-so-that-each-activation-line-is-long"
+    kb = f"""
+    (deftemplate n (slot i))
+    (defrule {name} ?f <- (n (i ?i&:(< ?i 5000))) => (retract ?f) (assert (n (i (+ ?i 1)))))
+    """
+    engine = _engine(kb, max_firings=None, timeout=None)
+    for _ in range(2):  # and again: nothing left over from the first evaluation
+        result = engine.evaluate([Fact("n", {"i": 0})])
+        assert len(result.firings) == 5000
+        assert all(f.rule == name for f in result.firings)
+        assert [f.facts for f in result.firings] == [(i,) for i in range(1, 5001)]
+        assert result.facts[0].id == 5001 and result.facts[0].slots["i"] == 5000
+        assert len(result.events) == 10000
+        assert result.events[:2] == [FactEvent("retract", 1, 0), FactEvent("assert", 2, 0)]
+
+
+def test_not_and_exists_patterns_contribute_no_id():
+    kb = """
+    (deftemplate a (slot v))
+    (deftemplate b (slot v))
+    (defrule r1 (a (v ?v)) (not (b (v ?v))) (exists (a (v 2))) => )
+    (defrule r2 => )
+    """
+    result = _engine(kb).evaluate([Fact("a", {"v": 1}), Fact("a", {"v": 2}), Fact("b", {"v": 2})])
+    assert sorted(result.firings) == sorted([Firing("r1", (1,)), Firing("r2", ())])
+
+
+def test_rules_in_other_modules_are_traced_by_name():
+    kb = """
+    (defmodule MAIN (export ?ALL))
+    (deftemplate MAIN::go (slot to))
+    (defrule MAIN::start (go (to CHECK)) => (focus CHECK))
+    (defmodule CHECK (import MAIN ?ALL))
+    (defrule CHECK::checked (go (to ?m)) => (printout t "in " ?m crlf))
+    """
+    result = _engine(kb).evaluate([Fact("go", {"to": "CHECK"})])
+    assert result.firings == [Firing("start", (1,)), Firing("checked", (1,))]
+    assert result.output == "in CHECK\n"
+
+
+def test_firing_trace_can_be_off():
+    kb = """
+    (deftemplate p (slot x))
+    (defrule r ?f <- (p (x ?x&:(< ?x 3))) => (modify ?f (x (+ ?x 1))))
+    """
+    result = _engine(kb, trace_firings=False).evaluate([Fact("p", {"x": 0})])
+    assert result.firings == []
+    assert [f.slots["x"] for f in result.facts] == [3]
+    # fact events still name the firing that made them (counted, not recorded)
+    assert [e.firing for e in result.events] == [0, 0, 1, 1, 2, 2]
+    with pytest.raises(FiringLimitError, match="not traced"):
+        _engine("(defrule loop ?f <- (x) => (retract ?f) (assert (x)))", trace_firings=False).evaluate(
+            [Fact.ordered("x")], max_firings=10)
+
+
+def test_a_rule_reading_stdin_fails_instead_of_blocking():
+    """CLIPS's terminal router is off in engine environments: `(read)` has no source."""
+    engine = _engine('(defrule r => (bind ?x (read)) (printout t "got " ?x crlf))', timeout=5.0)
+    for _ in range(2):  # the same again: the environment is still usable
+        with pytest.raises(RuleExecutionError, match="stdin"):
+            engine.evaluate([])
+
+
+def test_lots_of_output_is_kept_whole():
+    kb = '(defrule r => (loop-for-count (?i 1 20000) do (printout t "line " ?i crlf)))'
+    result = _engine(kb, timeout=60.0).evaluate([])
+    lines = result.output.splitlines()
+    assert len(lines) == 20000 and lines[0] == "line 1" and lines[-1] == "line 20000"
