@@ -7,9 +7,18 @@ micro-batches inside each batch, on GPU length buckets padded to the bucket boun
 threads and queue with max_batch_size 1 (one request per model call). Backends: PyTorch and ONNX
 Runtime (the verified export of the same weights), with the same intra-op thread count.
 
-Rows: {"mode", "backend", "concurrency", "throughput_rps", "p50_ms", "p95_ms", "p99_ms", "mean_batch_size"}.
+Rows: {"mode", "backend", "concurrency", "throughput_rps", "p50_ms", "p95_ms", "p99_ms", "mean_batch_size",
+"achieved_gflops"}.
 EXTRA["goals"]: per backend at concurrency 32, whether dynamic >= 4x sequential throughput and
 whether p99 <= max_queue_delay_ms + 2 x the median batch compute time.
+EXTRA["ceiling"]: how much batching can gain on this machine at all. Batching helps when one
+request alone leaves the hardware idle; on a CPU a request of median length already keeps the
+matrix units fairly busy. Measured with the same thread count: the GFLOP/s of the model's
+largest matrix product (tokens x hidden -> intermediate) for one median-length request and for
+a full batch of them, the model's FLOPs per request (BERT encoder: 2 x (4 h^2 + 2 h i) per token
+per layer for the linear layers, 4 n^2 h per layer for attention; embeddings, norms and
+activations not counted), the GFLOP/s each row achieved, and so the largest speed-up over
+sequential that a batch running at the full-batch matrix-product rate could give.
 """
 
 from __future__ import annotations
@@ -120,6 +129,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
             batcher.close()
     registry.close()
     _goals(rows, compute, levels)
+    EXTRA["ceiling"] = _ceiling(rows, threads, lengths)
     EXTRA.update({
         "config": {"max_batch_size": MAX_BATCH, "max_queue_delay_ms": MAX_DELAY_MS, "buckets": list(BUCKETS),
                    "buckets_used": on_gpu, "micro_batch_overhead_tokens": {b: e.runner.micro_batch_overhead_tokens for b, e in entries.items()},
@@ -129,6 +139,53 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
         "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
     })
     return rows
+
+
+def _model_flops(n_tokens: int) -> float:
+    """FLOPs of one all-MiniLM-L6-v2 forward pass over `n_tokens` tokens (see the module docstring)."""
+    import json
+
+    from neural.minilm import minilm_dir
+
+    cfg = json.loads((minilm_dir() / "config.json").read_text())
+    h, i, layers = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_hidden_layers"]
+    return layers * (2 * (4 * h * h + 2 * h * i) * n_tokens + 4 * n_tokens * n_tokens * h)
+
+
+def _gemm_gflops(m: int, k: int, n: int, seconds: float = 1.0) -> float:
+    """GFLOP/s of an (m x k) @ (k x n) float32 product with torch's current thread count."""
+    import torch
+
+    x, w = torch.randn(m, k), torch.randn(n, k)
+    with torch.inference_mode():
+        for _ in range(3):
+            torch.nn.functional.linear(x, w)
+        reps, t0 = 0, time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            torch.nn.functional.linear(x, w)
+            reps += 1
+        dt = (time.perf_counter() - t0) / reps
+    return 2 * m * k * n / dt / 1e9
+
+
+def _ceiling(rows: list[dict[str, Any]], threads: int, lengths: list[int]) -> dict[str, Any]:
+    import torch
+
+    torch.set_num_threads(threads)
+    median = int(statistics.median(lengths))
+    flops = statistics.mean(_model_flops(n) for n in lengths)
+    one = _gemm_gflops(median, 384, 1536)
+    full = _gemm_gflops(median * MAX_BATCH, 384, 1536)
+    for r in rows:
+        r["achieved_gflops"] = round(r["throughput_rps"] * flops / 1e9, 1)
+    out: dict[str, Any] = {"threads": threads, "model_gflop_per_request_mean": round(flops / 1e9, 3),
+                           "gemm_gflops_one_request": round(one, 1), "gemm_gflops_full_batch": round(full, 1)}
+    for backend in ("torch", "onnxruntime"):
+        seq = [r for r in rows if r["backend"] == backend and r["mode"] == "sequential"]
+        best = max(r["achieved_gflops"] for r in seq)
+        out[backend] = {"sequential_gflops": best, "sequential_share_of_full_batch_rate": round(best / full, 2),
+                        "max_speedup_if_batches_ran_at_full_batch_rate": round(full / best, 2)}
+    return out
 
 
 def _goals(rows: list[dict[str, Any]], compute: dict[tuple[str, int], float], levels) -> None:
