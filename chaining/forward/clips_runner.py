@@ -273,7 +273,8 @@ class ClipsRunner:
         else:
             output = ""
         messages, errors = self._take_messages()
-        result = ForwardResult(self.memory.facts(templates), self._take_firings(), self._events[:], output, messages,
+        result = ForwardResult(self.memory.facts(templates), self._take_firings() if self.trace_firings else [],
+                               self._events[:] if self._events else [], output, messages,
                                strategy.label, 0.0, "clips")
         result.seconds = time.perf_counter() - t0
         if stop is not None:
@@ -313,7 +314,8 @@ class ClipsRunner:
         if self.msg.pieces:
             self.msg.pieces.clear()
         self.out.pieces.clear()
-        self._take_firings()  # none can be pending; an interrupted earlier evaluation may have left some
+        if self.trace_firings:
+            self._take_firings()  # none can be pending; an interrupted earlier evaluation may have left some
         self._fired = 0
         self._recording = self.trace_facts
 

@@ -332,10 +332,10 @@ def run(quick: bool = False) -> list[dict]:
     rows: list[dict] = []
     for guests in ((8, 16) if quick else (16, 32, 64, 128)):
         rows += _program_rows(f"manners-{guests}", BENCH_KB / "manners.clp", manners_facts(guests),
-                              (Manners, MANNERS_FACT_TYPES), budget, 3 if guests <= 32 else 1)
+                              (Manners, MANNERS_FACT_TYPES), budget, 5 if guests <= 32 else 3 if guests <= 64 else 1)
     for cubes in ((2,) if quick else (25, 100)):
         rows += _program_rows(f"waltz-{cubes}", BENCH_KB / "waltz.clp", waltz_facts(cubes), (Waltz, WALTZ_FACT_TYPES), budget,
-                              3 if cubes <= 25 else 1)
+                              5 if cubes <= 25 else 3)
     rows += _gating_rows(2_000 if quick else 200_000, 1_000 if quick else 20_000, 1.0 if quick else 10.0)
     EXTRA["load_average_after"] = os.getloadavg()
     EXTRA["experta_cap_s"] = {"total": 5.0 if quick else EXPERTA_CAP_S, "per_run": 2.5 if quick else EXPERTA_RUN_CAP_S}
