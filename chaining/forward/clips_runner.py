@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 import time
+import weakref
 from typing import Any, Callable, Mapping, Sequence
 
 import clips
@@ -48,6 +49,11 @@ _FIRE_DRAIN = _FIRE_BUFFER // 2
 # One line of `ActivationPPForm`: "<salience> <rule>: <basis>", the basis e.g. "f-1,*,f-3".
 _ACTIVATION_RE = re.compile(r"\S+ +(\S+): ?(.*)")
 _FIRING_CACHE_SIZE = 4096
+
+
+def _dispose_builder(sb: Any, env: Any) -> None:
+    """Free a string builder of `env` (`env`, clipspy's `Environment`, is passed to keep it alive until then)."""
+    native.lib.SBDispose(sb)
 
 
 class ClipsRunner:
@@ -94,6 +100,11 @@ class ClipsRunner:
         if self._recursive:  # without a limit, endless recursion overflows the C stack (SIGSEGV)
             self.out.guard = CallDepthGuard(max_call_depth)
         self._fire_sb = native.lib.CreateStringBuilder(self._ep, _FIRE_BUFFER)  # one line per firing (`on_fire`)
+        # Freed before the environment is destroyed even without `close` (a runner dropped by a
+        # failed build or an engine never closed): CLIPS otherwise prints `[ENVRNMNT8] Environment
+        # data not fully deallocated` to the process's stdout when it destroys the environment.
+        # The finalizer holds `self.env`, so the environment outlives the builder.
+        self._dispose_sb = weakref.finalize(self, _dispose_builder, self._fire_sb, self.env)
         self._fire_view = native.abi.cast("StringBuilderView *", self._fire_sb)
         self._fire_text: list[bytes] = []  # lines moved out of the builder before it outgrows its buffer
         self._fired = 0
@@ -372,7 +383,7 @@ class ClipsRunner:
             remove(self._ep, name)
         self._callbacks = []
         if self._fire_sb is not None:
-            native.lib.SBDispose(self._fire_sb)
+            self._dispose_sb()  # SBDispose, once
             self._fire_sb = None
         self.memory.close()
 
