@@ -68,7 +68,7 @@ class WorkingMemory:
     Not thread-safe: use under the environment's lock.
     """
 
-    __slots__ = ("_env", "_env_obj", "_writer", "_fb", "_cv", "_by_name", "_by_ptr", "new_templates")
+    __slots__ = ("_env", "_env_obj", "_writer", "_fb", "_cv", "_by_name", "_by_ptr", "_by_read_name", "new_templates")
 
     def __init__(self, environment: Any):
         self._env_obj = environment
@@ -80,6 +80,7 @@ class WorkingMemory:
         self._cv = ffi.new("CLIPSValue *")
         self._by_name: dict[str, _TemplateInfo | None] = {}
         self._by_ptr: dict[Any, _TemplateInfo] = {}
+        self._by_read_name: dict[str, list[_TemplateInfo]] = {}  # `facts(templates=...)` lookups
         self.new_templates = False
 
     def close(self) -> None:
@@ -122,6 +123,7 @@ class WorkingMemory:
         """Drop cached template pointers (after constructs change)."""
         self._by_name.clear()
         self._by_ptr.clear()
+        self._by_read_name.clear()
 
     # -- assert ------------------------------------------------------------------------
     def assert_fact(self, fact: Fact, where: str = "fact") -> int | None:
@@ -269,23 +271,46 @@ class WorkingMemory:
     def facts(self, templates: "frozenset[str] | None" = None) -> list[Fact]:
         """The facts in working memory, in id order, as `Fact` values with ids.
 
-        `templates`: read only facts of these templates (None: all); only those facts are
+        `templates`: read only facts of these templates (None: all), named as `Fact.template`
+        names them (a template of any module) or as `MODULE::name`; only those facts are
         visited (CLIPS keeps a fact list per template).
         """
         env = self._env
         if templates is None:
             return self._read(lib.GetNextFact(env, ffi.NULL), None)
         out: list[Fact] = []
-        by_name = self._by_name
+        read = 0
         for name in templates:
-            info = by_name.get(name, False)
-            if info is False:
-                info = self._template(name)
-            if info is not None:
+            for info in self._templates_named(name):
                 out += self._read(lib.GetNextFactInTemplate(info.ptr, ffi.NULL), info.ptr)
-        if len(out) > 1 and len(templates) > 1:
+                read += 1
+        if len(out) > 1 and read > 1:
             out.sort(key=_fact_id)
         return out
+
+    def _templates_named(self, name: str) -> "list[_TemplateInfo]":
+        """The templates a fact's `template` name can denote: `name` in every module (as
+        `Fact.template` gives it, without module), or exactly `MODULE::name`. Found lists
+        are cached; an empty one is not (a relation may first appear during a run)."""
+        found = self._by_read_name.get(name)
+        if found is not None:
+            return found
+        env = self._env
+        if "::" in name:
+            ptrs = [lib.FindDeftemplate(env, name.encode())]
+        else:
+            ptrs = []
+            mod = lib.GetNextDefmodule(env, ffi.NULL)
+            while mod != ffi.NULL:
+                ptrs.append(lib.FindDeftemplate(env, ffi.string(lib.DefmoduleName(mod)) + b"::" + name.encode()))
+                mod = lib.GetNextDefmodule(env, mod)
+        found = []
+        for ptr in ptrs:
+            if ptr != ffi.NULL and all(info.ptr != ptr for info in found):  # an imported template is found again
+                found.append(self._info(ptr))
+        if found:
+            self._by_read_name[name] = found
+        return found
 
     def _read(self, f: Any, template: Any) -> list[Fact]:
         """Read facts from `f` on: along the whole fact list (`template` None), or along one
