@@ -1,13 +1,19 @@
-"""A call-depth limit for recursive deffunctions and generic functions, so CLIPS cannot crash.
+"""A call-depth limit for recursive deffunctions, generic functions and message-handlers, so
+CLIPS cannot crash.
 
-CLIPS 6.4 has no recursion limit: `(deffunction f () (f))` recurses on the C stack until the
-process dies with SIGSEGV (measured here: about 8,000 nested calls of a small deffunction fill
-the default 8 MiB thread stack) -- a rule file could take down a server. Only functions on a
-cycle of the static call graph can recurse, so only those are watched: CLIPS's
-`(watch deffunctions)` / `(watch generic-functions)` trace prints each call with its evaluation
-depth (`DFN >> f ED:12 (...)`, `GNC >> g  ED:12 (...)`); the `OutputRouter` hands each piece to a
-`CallDepthGuard`, which sets CLIPS's halt flags (`clips_halt.halt`) when the depth passes the
-limit. Functions that cannot recurse are not traced and cost nothing.
+CLIPS 6.4 has no recursion limit: `(deffunction f () (f))` or a message-handler doing
+`(send ?self go)` recurses on the C stack until the process dies with SIGSEGV (measured here:
+about 8,000 nested calls of a small deffunction fill the default 8 MiB thread stack) -- a rule
+file could take down a server. Only functions and handlers on a cycle of the static call graph
+can recurse, so only those are watched: CLIPS's watch trace prints each call with its evaluation
+depth (`DFN >> f ED:12 (...)`, `GNC >> g  ED:12 (...)`, `HND >> go primary in class FOO\n ED:12
+(...)`); the `OutputRouter` hands each piece to a `CallDepthGuard`, which sets CLIPS's halt flags
+(`clips_halt.halt`) when the depth passes the limit. What cannot recurse is not traced and costs
+nothing.
+
+The call graph over-approximates: any call of a function name inside a body is an edge, and
+`(send X msg ...)` is an edge to every handler named `msg` (to every handler when the message is
+not a literal symbol).
 """
 
 from __future__ import annotations
@@ -19,6 +25,9 @@ from .clips_halt import halt
 from .constructs import ConstructSyntaxError, split_constructs
 
 _HEAD_RE = re.compile(r'\(\s*([^\s()";]+)')
+_SEND_RE = re.compile(r'\(\s*send\s+(?:\([^()]*\)|[^\s()]+)\s+([^\s()";]+)')
+_HANDLER = "handler:"  # graph keys of message-handlers: "handler:<message name>"
+_HANDLER_TYPES = ("primary", "around", "before", "after")
 _STRING_RE = re.compile(r'"(?:\\.|[^"\\])*"')
 _COMMENT_RE = re.compile(r";[^\n]*")
 
@@ -26,10 +35,11 @@ DEFAULT_MAX_CALL_DEPTH = 1000  # about 1/8 of the depth that overflows an 8 MiB 
 
 
 def recursive_functions(sources: Sequence[tuple[str, str]]) -> dict[str, str]:
-    """Names of deffunctions and generic functions that may call themselves, directly or through others.
+    """Deffunctions, generic functions and message-handlers that may call themselves, directly
+    or through others.
 
-    Returns `{name: "deffunction" | "defgeneric"}`. Over-approximates: any call of a function
-    name inside a body is an edge (the branch may never run).
+    Returns `{name: "deffunction" | "defgeneric"}` and, for message-handlers,
+    `{"handler:<message>": "defmessage-handler"}`. Over-approximates (see the module docstring).
     """
     bodies: dict[str, tuple[str, list[str]]] = {}
     for file, text in sources:
@@ -38,18 +48,36 @@ def recursive_functions(sources: Sequence[tuple[str, str]]) -> dict[str, str]:
         except ConstructSyntaxError:
             continue
         for c in constructs:
-            if c.kind not in ("deffunction", "defmethod", "defgeneric"):
+            if c.kind not in ("deffunction", "defmethod", "defgeneric", "defmessage-handler"):
                 continue
-            tokens = c.text[1:].split(None, 2)
-            if len(tokens) < 2:
-                continue
-            name = tokens[1].rstrip(")").rsplit("::", 1)[-1]
-            kind = "deffunction" if c.kind == "deffunction" else "defgeneric"
+            if c.kind == "defmessage-handler":
+                tokens = c.text[1:].split(None, 3)
+                if len(tokens) < 3:
+                    continue
+                name, kind = _HANDLER + tokens[2].rstrip(")"), "defmessage-handler"
+            else:
+                tokens = c.text[1:].split(None, 2)
+                if len(tokens) < 2:
+                    continue
+                name = tokens[1].rstrip(")").rsplit("::", 1)[-1]
+                kind = "deffunction" if c.kind == "deffunction" else "defgeneric"
             body = _COMMENT_RE.sub("", _STRING_RE.sub('""', c.text))
             calls = [h.rsplit("::", 1)[-1] for h in _HEAD_RE.findall(body)[1:]]
+            for message in _SEND_RE.findall(body):
+                calls.append(_HANDLER + message if message[0] not in "?$" else _HANDLER + "*")
+            if "send" in calls and not _SEND_RE.search(body):
+                calls.append(_HANDLER + "*")  # a send whose message could not be read
             _, old = bodies.get(name, (kind, []))
             bodies[name] = (kind, old + calls)
-    graph = {n: {c for c in calls if c in bodies} for n, (_, calls) in bodies.items()}
+    handlers = {n for n in bodies if n.startswith(_HANDLER)}
+
+    def callees(calls: list[str]) -> set[str]:
+        out = {c for c in calls if c in bodies}
+        if _HANDLER + "*" in calls:
+            out |= handlers
+        return out
+
+    graph = {n: callees(calls) for n, (_, calls) in bodies.items()}
     out: dict[str, str] = {}
     for start in graph:  # n is recursive when n is reachable from its own callees
         seen: set[str] = set()
@@ -67,11 +95,22 @@ def recursive_functions(sources: Sequence[tuple[str, str]]) -> dict[str, str]:
 
 def watch_if_recursive(env: Any, construct_text: str, recursive: dict[str, str]) -> None:
     """After building `construct_text` into `env` (a CLIPS `Environment *`): trace its calls when it
-    defines a function in `recursive` (see `recursive_functions`), so a `CallDepthGuard` sees them."""
+    defines a function or message-handler in `recursive` (see `recursive_functions`), so a
+    `CallDepthGuard` sees them."""
     from clips._clips import ffi, lib
 
-    tokens = construct_text[1:].split(None, 2)
-    if len(tokens) < 2 or tokens[0] not in ("deffunction", "defmethod", "defgeneric"):
+    tokens = construct_text[1:].split(None, 4)
+    if len(tokens) < 2 or tokens[0] not in ("deffunction", "defmethod", "defgeneric", "defmessage-handler"):
+        return
+    if tokens[0] == "defmessage-handler":
+        if len(tokens) < 3 or recursive.get(_HANDLER + tokens[2].rstrip(")")) is None:
+            return
+        handler_type = tokens[3] if len(tokens) > 3 and tokens[3] in _HANDLER_TYPES else "primary"
+        cls = lib.FindDefclass(env, tokens[1].encode())
+        if cls != ffi.NULL:
+            index = lib.FindDefmessageHandler(cls, tokens[2].rstrip(")").encode(), handler_type.encode())
+            if index:
+                lib.DefmessageHandlerSetWatch(cls, index, True)
         return
     name = tokens[1].rstrip(")").rsplit("::", 1)[-1]
     kind = recursive.get(name)
@@ -98,12 +137,13 @@ class CallDepthGuard:
         tripped: `(function name, depth)` once the limit was passed, else None (reset per evaluation).
     """
 
-    __slots__ = ("limit", "tripped", "_expect", "_name")
+    __slots__ = ("limit", "tripped", "_expect", "_want_name", "_name")
 
     def __init__(self, limit: int):
         self.limit = limit
         self.tripped: tuple[str, int] | None = None
         self._expect = False
+        self._want_name = False
         self._name = ""
 
     def __call__(self, env: Any, piece: str) -> None:
@@ -112,17 +152,38 @@ class CallDepthGuard:
             if piece.isdigit() and int(piece) > self.limit and self.tripped is None:
                 self.tripped = (self._name, int(piece))
                 halt(env)
-        elif piece == " ED:":
+            return
+        p = piece.strip()
+        if p == "ED:":  # " ED:" (DFN, GNC) or "       ED:" on its own line (HND)
             self._expect = True
-        elif piece.strip():
-            self._name = piece
+        elif p in (">>", "<<"):
+            self._want_name = True
+        elif self._want_name and p:
+            self._name = p
+            self._want_name = False
 
 
-def is_call_trace(pieces: list[str], i: int) -> bool:
-    """True when pieces[i] starts a `DFN`/`GNC` watch line: `DFN `, `>> ` or `<< `, the name, then
-    the separate pieces ` ED:` and the depth (so program text that prints "DFN >> " stays output)."""
-    # CLIPS 6.4 pieces: DFN: "DFN ", ">> ", name, " ED:", depth;  GNC: "GNC ", ">>", " ", name, " ", " ED:", depth
+def call_trace_end(pieces: list[str], i: int) -> int:
+    """When pieces[i] starts a `DFN`/`GNC`/`HND` watch line (the kind, `>>` or `<<`, the name, ...,
+    a separate `ED:` piece and the depth), the index just after that line; else -1 (so program
+    text that merely prints "DFN >> " stays output)."""
+    # CLIPS 6.4 pieces: DFN: "DFN ", ">> ", name, " ED:", depth, ...
+    #                   GNC: "GNC ", ">>", " ", name, " ", " ED:", depth, ...
+    #                   HND: "HND ", ">>", " ", name, " ", type, " in class ", class, "\n", "       ED:", depth, ...
     p = pieces[i]
-    j = i + 3 if p == "DFN " else i + 5 if p == "GNC " else -1
-    return (j > 0 and j + 1 < len(pieces) and pieces[i + 1].strip() in (">>", "<<") and pieces[j] == " ED:"
-            and pieces[j + 1].isdigit())
+    n = len(pieces)
+    if p == "DFN ":
+        j = i + 3
+    elif p == "GNC ":
+        j = i + 5
+    elif p == "HND ":
+        j = next((k for k in range(i + 2, min(i + 12, n)) if pieces[k].strip() == "ED:"), -1)
+    else:
+        return -1
+    if not (0 < j and j + 1 < n and pieces[i + 1].strip() in (">>", "<<") and pieces[j].strip() == "ED:"
+            and (p == "HND " or pieces[j] == " ED:") and pieces[j + 1].isdigit()):
+        return -1
+    k = j + 1
+    while k < n and not pieces[k].endswith("\n"):
+        k += 1
+    return k + 1

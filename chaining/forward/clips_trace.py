@@ -15,7 +15,7 @@ import clips
 import clips.routers as _clipspy_routers
 from clips._clips import ffi
 
-from .clips_recursion import is_call_trace
+from .clips_recursion import call_trace_end
 
 
 class OutputRouter(clips.Router):
@@ -86,16 +86,15 @@ def _write_function(env, name, message, context):  # pragma: no cover - called f
 
 
 def program_output(pieces: list[str]) -> str:
-    """The text a program printed: the captured `stdout` pieces without the `DFN`/`GNC`
-    call-trace lines of watched recursive functions (`clips_recursion.is_call_trace`)."""
+    """The text a program printed: the captured `stdout` pieces without the `DFN`/`GNC`/`HND`
+    call-trace lines of watched recursive functions and handlers (`clips_recursion.call_trace_end`)."""
     out: list[str] = []
     n = len(pieces)
     i = 0
     while i < n:
-        if is_call_trace(pieces, i):
-            while i < n and not pieces[i].endswith("\n"):
-                i += 1
-            i += 1
+        end = call_trace_end(pieces, i)
+        if end > 0:
+            i = end
             continue
         out.append(pieces[i])
         i += 1
