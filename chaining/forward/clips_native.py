@@ -58,6 +58,8 @@ unsigned char RemoveRetractFunction(void *env, const char *name);
 unsigned char AddModifyFunction(void *env, const char *name, ModifyFunction *f, int priority, void *context);
 unsigned char RemoveModifyFunction(void *env, const char *name);
 
+unsigned char GetHaltExecution(void *env);
+unsigned char GetEvaluationError(void *env);
 void ActivationPPForm(void *activation, void *sb);
 long long FactIndex(void *fact);
 """)

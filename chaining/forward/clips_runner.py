@@ -262,8 +262,12 @@ class ClipsRunner:
         failed: FactAssertError | None = None
         if timeout is not None:  # interrupts a right-hand side, test or initialiser that never returns
             WATCHDOG.arm(e, t0 + timeout, self._key)
+        failed_rhs = False
         try:
             fired, stop = self._reset_assert_run(facts, max_firings, timeout, t0, run_chunk)
+            # CLIPS halts execution when an action or a pattern's expression fails; a program
+            # that merely prints to `stderr` (or to an unknown logical name) runs on, as in CLIPS.
+            failed_rhs = bool(native.lib.GetHaltExecution(self._ep)) or bool(native.lib.GetEvaluationError(self._ep))
         except FactAssertError as exc:
             fired, stop, failed = 0, None, exc
         finally:
@@ -309,9 +313,11 @@ class ClipsRunner:
             last = firings[-1].rule if firings else "(no rule fired)"
             raise RuleExecutionError(f"rule execution stopped after {len(firings)} firings (last rule: {last}): "
                                      f"{depth_message(guard)}", result)
-        if errors:
+        if failed_rhs:
+            clear_halt(e)  # leave the environment ready for the next evaluation
             last = firings[-1].rule if firings else "(no rule fired)"
-            raise RuleExecutionError(f"rule execution failed after {len(firings)} firings (last rule: {last}): {' '.join(errors.split())}", result)
+            detail = " ".join(errors.split()) or "CLIPS halted execution"
+            raise RuleExecutionError(f"rule execution failed after {len(firings)} firings (last rule: {last}): {detail}", result)
         return result
 
     def _reset_assert_run(self, facts: Sequence[Fact], max_firings: int | None, timeout: float | None, t0: float,
