@@ -315,22 +315,23 @@ class WorkingMemory:
     def _read(self, f: Any, template: Any) -> list[Fact]:
         """Read facts from `f` on: along the whole fact list (`template` None), or along one
         template's facts (`template`: its `Deftemplate *`)."""
-        env = self._env
         out: list[Fact] = []
         append = out.append
         cv = self._cv
         by_ptr = self._by_ptr
         get_slot = lib.GetFactSlot
         fact_template, fact_index = lib.FactDeftemplate, lib.FactIndex
+        # GetNextFact(env, f) and GetNextFactInTemplate(template, f) take the same arguments
+        get_next, along = (lib.GetNextFact, self._env) if template is None else (lib.GetNextFactInTemplate, template)
         string = _string
         symbol = _Symbol
         new = object.__new__
         setattr_ = object.__setattr__
         null = ffi.NULL
-        step = (lambda f: lib.GetNextFact(env, f)) if template is None else (lambda f: lib.GetNextFactInTemplate(template, f))
         while f:
-            ptr = fact_template(f)
-            info = by_ptr.get(ptr) or self._info(ptr)
+            info = by_ptr.get(fact_template(f))
+            if info is None:
+                info = self._info(fact_template(f))
             if info.implied:
                 get_slot(f, null, cv)
                 slots = {IMPLIED: read_value(cv)}
@@ -352,7 +353,7 @@ class WorkingMemory:
             setattr_(fact, "slots", slots)
             setattr_(fact, "id", fact_index(f))
             append(fact)
-            f = step(f)
+            f = get_next(along, f)
         return out
 
     # -- retract -----------------------------------------------------------------------

@@ -331,8 +331,8 @@ class ClipsRunner:
         if self.msg.pieces:
             self.msg.pieces.clear()
         self.out.pieces.clear()
-        if self.trace_firings:
-            self._take_firings()  # none can be pending; an interrupted earlier evaluation may have left some
+        if self._fire_text or self._fire_view.length:
+            self._take_firings()  # an interrupted earlier evaluation left some: drop them
         self._fired = 0
         self._recording = self.trace_facts
 
