@@ -19,6 +19,7 @@ from rules.facts import IMPLIED, Fact, String, Symbol
 from rules.printer import expr_text
 
 from chaining.forward.clips_halt import WATCHDOG
+from chaining.forward.clips_memory import WorkingMemory
 from chaining.forward.clips_halt import clear as clear_halt
 from chaining.forward.clips_recursion import DEFAULT_MAX_CALL_DEPTH, CallDepthGuard, depth_message, recursive_functions, \
     watch_if_recursive
@@ -54,6 +55,7 @@ class ClipsEvaluator:
                 raise EvaluationError(f"CLIPS rejected {type(c).__name__} at line {c.pos.line}: {exc}") from None
             self._check_depth(f"{type(c).__name__} at line {c.pos.line}")
             watch_if_recursive(self.env._env, c.text, recursive)
+        self.memory = WorkingMemory(self.env)  # reads facts by pointer (any module), retains none
         self.calls = 0
 
     def _check_depth(self, where: str) -> None:
@@ -81,15 +83,38 @@ class ClipsEvaluator:
         self._check_depth("reset (deffacts, defglobals)")
         if not include_deffacts:
             self.env.eval("(retract *)")
-        n_deffacts = sum(1 for _ in self.env.facts())
+        n_deffacts = len(self.memory.fact_ids())
         for i, f in enumerate(facts):
             self._check_fits(f, f"facts[{i}]")
             try:
-                self.env.assert_string(_assert_text(f))
+                self._assert_in_template_module(f)
             except clips.CLIPSError as exc:
                 raise EvaluationError(f"cannot assert {_assert_text(f)}: {exc}") from None
-        converted = [convert_fact(cf) for cf in self.env.facts()]
-        return [(f, "deffacts" if i < n_deffacts else "working-memory") for i, f in enumerate(converted)]
+        self._out.pieces.clear()
+        return [(f, "deffacts" if i < n_deffacts else "working-memory") for i, f in enumerate(self.memory.facts())]
+
+    def _assert_in_template_module(self, f: Fact) -> None:
+        """Assert `f` with the module that defines its template current: a template of a module
+        that MAIN does not import cannot be named from MAIN. Ordered facts of a relation no
+        module defines are asserted in MAIN."""
+        from clips._clips import ffi, lib
+
+        env = self.env._env
+        name = f.template.rsplit("::", 1)[-1].encode()
+        module = ffi.NULL
+        mod = lib.GetNextDefmodule(env, ffi.NULL)
+        while mod != ffi.NULL:
+            if lib.FindDeftemplate(env, ffi.string(lib.DefmoduleName(mod)) + b"::" + name) != ffi.NULL:
+                module = mod
+                break
+            mod = lib.GetNextDefmodule(env, mod)
+        current = lib.GetCurrentModule(env)
+        if module != ffi.NULL:
+            lib.SetCurrentModule(env, module)
+        try:
+            self.env.assert_string(_assert_text(f))
+        finally:
+            lib.SetCurrentModule(env, current)
 
     def _check_fits(self, f: Fact, where: str) -> None:
         """Refuse a fact whose template or slots the knowledge base lacks, as `kb run` does (else CLIPS
