@@ -169,6 +169,10 @@ class WorkingMemory:
                         raise FactAssertError(str(exc)) from None
                     raise
             ret = _put_slot(fb, slot_key[slot], cv)
+            if ret == lib.PSE_CARDINALITY_ERROR and not isinstance(v, (list, tuple)):
+                # one value for a multislot: a multifield of one, as CLIPS reads `(tags x)`
+                cv.value = self._writer.value([v], so)
+                ret = _put_slot(fb, slot_key[slot], cv)
             if ret:
                 lib.FBAbort(fb)
                 raise FactAssertError(f"{where}.slots.{slot}: {_PSE.get(ret, ret)} (value {v!r})")
