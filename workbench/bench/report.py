@@ -32,20 +32,43 @@ def machine_info() -> dict[str, Any]:
     return info
 
 
+PIPE_WIDTH = 200  # columns when stdout is not a terminal and COLUMNS is unset
+
+
+def report_console() -> Console:
+    """A rich console for report tables: as wide as the terminal, and PIPE_WIDTH columns when the
+    output goes to a pipe or a log (rich assumes 80 there, squeezing wide tables into ellipses);
+    `COLUMNS` wins when set."""
+    console = Console()
+    if not console.is_terminal and not os.environ.get("COLUMNS"):
+        console = Console(width=PIPE_WIDTH)
+    return console
+
+
 def print_rows(name: str, rows: list[dict[str, Any]], console: Console | None = None) -> None:
-    """Print benchmark rows as one table; columns are the union of the rows' keys, in order."""
-    console = console or Console()
-    columns: list[str] = []
+    """Print benchmark rows as tables: consecutive rows of the same shape (sharing more than half
+    their keys) form one table whose columns are the union of their keys, in order."""
+    console = console or report_console()
+    groups: list[list[dict[str, Any]]] = []
     for row in rows:
-        for key in row:
-            if key not in columns:
-                columns.append(key)
-    table = Table(title=f"bench {name}")
-    for col in columns:
-        table.add_column(col, justify="right" if _numeric(rows, col) else "left")
-    for row in rows:
-        table.add_row(*[_fmt(row.get(col)) for col in columns])
-    console.print(table)
+        if groups:
+            keys = {k for r in groups[-1] for k in r}
+            if 2 * len(keys & row.keys()) > len(row):
+                groups[-1].append(row)
+                continue
+        groups.append([row])
+    for part in groups:
+        columns: list[str] = []
+        for row in part:
+            for key in row:
+                if key not in columns:
+                    columns.append(key)
+        table = Table(title=f"bench {name}")
+        for col in columns:
+            table.add_column(col, justify="right" if _numeric(part, col) else "left")
+        for row in part:
+            table.add_row(*[_fmt(row.get(col)) for col in columns])
+        console.print(table)
 
 
 def write_json(name: str, rows: list[dict[str, Any]], out: Path, extra: dict[str, Any] | None = None) -> None:

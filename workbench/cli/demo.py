@@ -30,11 +30,10 @@ def demo(
     Exit code 1 when a part is unavailable or a run failed."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    from rich.console import Console
-
+    from workbench.bench.report import report_console
     from workbench.demo import PARTS, DemoOptions, print_report, run_demo_sync
 
-    console = Console()
+    console = report_console()
     if write_inputs is not None:
         from workbench.demo.inputs import write_demo_inputs
 

@@ -1,0 +1,30 @@
+"""Benchmark tables stay readable: one table per row shape, wide when output is not a terminal."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from workbench.bench.report import PIPE_WIDTH, print_rows, report_console
+
+
+def test_rows_of_different_shapes_get_their_own_tables():
+    rows = [{"program": "manners-16", "engine": "clips", "seconds": 0.002},
+            {"program": "manners-16", "engine": "workbench", "seconds": 0.003, "vs_clips": 1.5},
+            {"program": "gating", "engine": "workbench", "evals_per_s": 9000, "first_10k_per_s": 9100},
+            {"program": "gating", "engine": "clips", "evals_per_s": 400, "loop": "builder"}]
+    buf = io.StringIO()
+    print_rows("rules", rows, Console(file=buf, width=300))
+    text = buf.getvalue()
+    assert text.count("bench rules") == 2
+    first, second = text.split("bench rules")[1:]
+    assert "vs_clips" in first and "evals_per_s" not in first
+    assert "evals_per_s" in second and "loop" in second and "seconds" not in second
+
+
+def test_report_console_is_wide_on_a_pipe(monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert report_console().width == PIPE_WIDTH  # pytest captures stdout: not a terminal
+    monkeypatch.setenv("COLUMNS", "120")
+    assert report_console().width == 120
