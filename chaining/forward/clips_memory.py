@@ -68,7 +68,7 @@ class WorkingMemory:
     Not thread-safe: use under the environment's lock.
     """
 
-    __slots__ = ("_env", "_env_obj", "_writer", "_fb", "_cv", "_by_name", "_by_ptr", "_by_read_name", "new_templates")
+    __slots__ = ("_env", "_env_obj", "_writer", "_fb", "_cv", "_by_name", "_by_ptr", "_by_read_name")
 
     def __init__(self, environment: Any):
         self._env_obj = environment
@@ -81,7 +81,6 @@ class WorkingMemory:
         self._by_name: dict[str, _TemplateInfo | None] = {}
         self._by_ptr: dict[Any, _TemplateInfo] = {}
         self._by_read_name: dict[str, list[_TemplateInfo]] = {}  # `facts(templates=...)` lookups
-        self.new_templates = False
 
     def close(self) -> None:
         """Nothing to free: the builders belong to the clipspy environment."""
@@ -191,7 +190,6 @@ class WorkingMemory:
             if not fact.is_ordered and fact.slots:
                 raise FactAssertError(f"{where}: {fact.template!r} is an ordered fact; give 'values', not named slots {sorted(fact.slots)}")
             if info is None:
-                self.new_templates = True
                 self._by_name.pop(fact.template, None)
             return self._assert_ordered(fact.template, fact.values, where)
         if info is None:
@@ -373,15 +371,6 @@ class WorkingMemory:
 
 def _fact_id(fact: Fact) -> int:
     return fact.id
-
-
-def _make_fact(template: str, slots: dict, fact_id: int) -> Fact:
-    # Values read from CLIPS are already of the allowed types; skip Fact's validation (hot path).
-    fact = object.__new__(Fact)
-    object.__setattr__(fact, "template", template)
-    object.__setattr__(fact, "slots", slots)
-    object.__setattr__(fact, "id", fact_id)
-    return fact
 
 
 def _render(value: Any, where: str) -> str:

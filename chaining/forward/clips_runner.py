@@ -326,7 +326,6 @@ class ClipsRunner:
         e = self._e
         lib.Reset(e)
         self.memory.assert_all(facts)
-        self.memory.new_templates = False
         # What reset and the input asserts printed is not the run's output (as before a `run`).
         if self.msg.pieces:
             self.msg.pieces.clear()
