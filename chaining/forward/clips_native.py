@@ -74,10 +74,11 @@ def env_pointer(env: Any) -> Any:
     return abi.cast("void *", int(_clipspy_ffi.cast("uintptr_t", env)))
 
 
-def callback(kind: str, fn: Callable) -> Any:
+def callback(kind: str, fn: Callable, onerror: Callable | None = None) -> Any:
     """A C function pointer for `fn` (`kind`: "RuleFiredFunction", "FactFunction" or
     "ModifyFunction"); keep the returned object alive while CLIPS may call it.
 
-    An exception raised by `fn` cannot cross into CLIPS: cffi prints it to stderr and returns.
+    An exception raised by `fn` cannot cross into CLIPS: `onerror(exc_type, exc, traceback)` is
+    called instead (cffi's default prints it to stderr) and CLIPS carries on.
     """
-    return abi.callback(kind + " *", fn)
+    return abi.callback(kind + " *", fn, onerror=onerror)

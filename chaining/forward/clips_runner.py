@@ -86,6 +86,7 @@ class ClipsRunner:
         self._strategy: Strategy | None = None
         self._events: list[FactEvent] = []
         self._recording = False  # fact callbacks record only during the run, not the input asserts
+        self._callback_error: BaseException | None = None  # raised by a trace callback during the run
         for name, fn in (functions or {}).items():
             self.env.define_function(wrap_function(fn), name)
         # Python routers below CLIPS's string routers; clipspy's error router and CLIPS's terminal
@@ -120,7 +121,8 @@ class ClipsRunner:
         `(remove function, name, C callback)` triples, kept alive until `close`.
 
         A firing appends CLIPS's own text for the activation (`<salience> <rule>: f-1,*,f-3`)
-        and a newline to a C string builder; `_firings_since_reset` parses them after the run.
+        and a newline to a C string builder; `_take_firings` parses them after the run. An
+        exception inside a callback cannot cross CLIPS: it is kept and raised after the run.
         """
         nl = native.lib
         fire_sb = self._fire_sb
@@ -159,8 +161,12 @@ class ClipsRunner:
         if self.trace_facts:
             hooks += [(nl.AddAssertFunction, nl.RemoveAssertFunction, b"workbench-assert", "FactFunction", on_assert),
                       (nl.AddRetractFunction, nl.RemoveRetractFunction, b"workbench-retract", "FactFunction", on_retract)]
+        def onerror(exc_type, exc, tb):
+            if self._callback_error is None:
+                self._callback_error = exc
+
         for add, remove, name, kind, fn in hooks:
-            cb = native.callback(kind, fn)
+            cb = native.callback(kind, fn, onerror)
             if not add(self._ep, name, cb, native.CALLBACK_PRIORITY, native.abi.NULL):
                 raise RuntimeError(f"CLIPS refused the {name.decode()} callback")
             installed.append((remove, name, cb))
@@ -273,6 +279,9 @@ class ClipsRunner:
         finally:
             self._recording = False
             halted = timeout is not None and WATCHDOG.disarm(e, self._key)
+        if self._callback_error is not None:
+            exc, self._callback_error = self._callback_error, None
+            raise RuntimeError(f"recording the trace failed during the run: {exc!r}") from exc
         deep = guard is not None and guard.tripped is not None
         if deep:
             clear_halt(e)

@@ -102,3 +102,26 @@ def test_lots_of_output_is_kept_whole():
     result = _engine(kb, timeout=60.0).evaluate([])
     lines = result.output.splitlines()
     assert len(lines) == 20000 and lines[0] == "line 1" and lines[-1] == "line 20000"
+
+
+def test_an_exception_inside_a_trace_callback_is_raised_after_the_run(monkeypatch):
+    from chaining.forward import clips_runner
+
+    engine = _engine("(defrule r => (printout t \"fired\" crlf))")
+    runner = engine._idle[0]
+    real = clips_runner.lib
+
+    class BreakCounter:  # `lib` whose Run first breaks the runner's firing counter
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def Run(self, env, limit):
+            runner._fired = "not a number"  # on_fire's `self._fired += 1` raises TypeError
+            return real.Run(env, limit)
+
+    monkeypatch.setattr(clips_runner, "lib", BreakCounter())
+    with pytest.raises(RuntimeError, match="recording the trace failed.*TypeError"):
+        engine.evaluate([])
+    monkeypatch.setattr(clips_runner, "lib", real)
+    result = engine.evaluate([])  # the engine is still usable, with nothing left over
+    assert result.firings == [Firing("r", ())] and result.output == "fired\n"
