@@ -6,8 +6,7 @@ returns (`(while TRUE do ...)`, an endless `loop-for-count`), nor an endless exp
 is its halt flags: `SetHaltExecution(env, true)` makes every loop and function call return
 (CLIPS 6.4 prints `[PRCCODE4] Execution halted during the actions of ...`) and
 `SetHaltRules(env, true)` makes `Run` stop after the current rule. clipspy 1.0.6 does not
-declare these functions, but its extension module exports them, so they are called through
-`ctypes` on the same library. One watchdog thread sets the flags of every evaluation that is
+declare these functions, but its extension module exports them (bound in `clips_native`). One watchdog thread sets the flags of every evaluation that is
 past its deadline; the evaluating thread clears them afterwards, so the environment stays usable.
 
 The flags are plain `bool` fields that CLIPS reads at every loop iteration and function call;
@@ -16,18 +15,13 @@ setting one from another thread is how CLIPS's own interactive interrupt (Ctrl-C
 
 from __future__ import annotations
 
-import ctypes
 import threading
 import time
 from typing import Any
 
-from clips import _clips
 from clips._clips import ffi
 
-_so = ctypes.CDLL(_clips.__file__)
-for _name in ("SetHaltExecution", "SetHaltRules", "SetEvaluationError"):
-    getattr(_so, _name).argtypes = [ctypes.c_void_p, ctypes.c_bool]
-    getattr(_so, _name).restype = None
+from . import clips_native as native
 
 POLL_SECONDS = 0.02  # how late past its deadline an evaluation may be interrupted, at most
 IDLE_SECONDS = 1.0  # the thread stops polling after this long with nothing armed
@@ -39,17 +33,17 @@ def _address(env: Any) -> int:
 
 def halt(env: Any) -> None:
     """Ask CLIPS to stop: abandon the current evaluation and fire no further rule."""
-    a = _address(env)
-    _so.SetHaltExecution(a, True)
-    _so.SetHaltRules(a, True)
+    e = native.env_pointer(env)
+    native.lib.SetHaltExecution(e, True)
+    native.lib.SetHaltRules(e, True)
 
 
 def clear(env: Any) -> None:
     """Reset the halt and error flags so that the environment evaluates normally again."""
-    a = _address(env)
-    _so.SetHaltExecution(a, False)
-    _so.SetHaltRules(a, False)
-    _so.SetEvaluationError(a, False)
+    e = native.env_pointer(env)
+    native.lib.SetHaltExecution(e, False)
+    native.lib.SetHaltRules(e, False)
+    native.lib.SetEvaluationError(e, False)
 
 
 class Watchdog:

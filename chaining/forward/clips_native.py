@@ -1,6 +1,7 @@
-"""CLIPS 6.4 C API that clipspy 1.0.6 exports but does not declare: string-builder output
-destinations and the rule-firing and fact callbacks, bound with cffi's ABI mode on clipspy's own
-extension module (the same library and environments, no second copy of CLIPS).
+"""CLIPS 6.4 C API that clipspy 1.0.6 exports but does not declare: string builders, router
+activation, the rule-firing and fact callbacks and the halt/error flags, bound with cffi's ABI
+mode on clipspy's own extension module (the same library and environments, no second copy of
+CLIPS). The one binding of that API in this project (`clips_runner`, `clips_halt` use it).
 
 Why: with `(watch rules)` / `(watch facts)` CLIPS prints each firing and fact change in many
 pieces, and clipspy makes one Python call per piece (`workbench bench rules` measured ~10 pieces
@@ -60,6 +61,9 @@ unsigned char RemoveModifyFunction(void *env, const char *name);
 
 unsigned char GetHaltExecution(void *env);
 unsigned char GetEvaluationError(void *env);
+void SetHaltExecution(void *env, _Bool value);
+void SetHaltRules(void *env, _Bool value);
+void SetEvaluationError(void *env, _Bool value);
 void ActivationPPForm(void *activation, void *sb);
 long long FactIndex(void *fact);
 """)
