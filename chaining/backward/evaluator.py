@@ -97,20 +97,13 @@ class ClipsEvaluator:
         """Assert `f` with the module that defines its template current: a template of a module
         that MAIN does not import cannot be named from MAIN. Ordered facts of a relation no
         module defines are asserted in MAIN."""
-        from clips._clips import ffi, lib
+        from clips._clips import lib
 
         env = self.env._env
-        name = f.template.rsplit("::", 1)[-1].encode()
-        module = ffi.NULL
-        mod = lib.GetNextDefmodule(env, ffi.NULL)
-        while mod != ffi.NULL:
-            if lib.FindDeftemplate(env, ffi.string(lib.DefmoduleName(mod)) + b"::" + name) != ffi.NULL:
-                module = mod
-                break
-            mod = lib.GetNextDefmodule(env, mod)
+        defined = self.memory.templates_named(f.template.rsplit("::", 1)[-1])
         current = lib.GetCurrentModule(env)
-        if module != ffi.NULL:
-            lib.SetCurrentModule(env, module)
+        if defined:
+            lib.SetCurrentModule(env, lib.FindDefmodule(env, lib.DeftemplateModule(defined[0].ptr)))
         try:
             self.env.assert_string(_assert_text(f))
         finally:

@@ -283,14 +283,14 @@ class WorkingMemory:
         out: list[Fact] = []
         read = 0
         for name in templates:
-            for info in self._templates_named(name):
+            for info in self.templates_named(name):
                 out += self._read(lib.GetNextFactInTemplate(info.ptr, ffi.NULL), info.ptr)
                 read += 1
         if len(out) > 1 and read > 1:
             out.sort(key=_fact_id)
         return out
 
-    def _templates_named(self, name: str) -> "list[_TemplateInfo]":
+    def templates_named(self, name: str) -> "list[_TemplateInfo]":
         """The templates a fact's `template` name can denote: `name` in every module (as
         `Fact.template` gives it, without module), or exactly `MODULE::name`. Found lists
         are cached; an empty one is not (a relation may first appear during a run)."""
