@@ -48,19 +48,10 @@ def recursive_functions(sources: Sequence[tuple[str, str]]) -> dict[str, str]:
         except ConstructSyntaxError:
             continue
         for c in constructs:
-            if c.kind not in ("deffunction", "defmethod", "defgeneric", "defmessage-handler"):
+            defined = _callable_defined(c.text)
+            if defined is None:
                 continue
-            if c.kind == "defmessage-handler":
-                tokens = c.text[1:].split(None, 3)
-                if len(tokens) < 3:
-                    continue
-                name, kind = _HANDLER + tokens[2].rstrip(")"), "defmessage-handler"
-            else:
-                tokens = c.text[1:].split(None, 2)
-                if len(tokens) < 2:
-                    continue
-                name = tokens[1].rstrip(")").rsplit("::", 1)[-1]
-                kind = "deffunction" if c.kind == "deffunction" else "defgeneric"
+            name, kind, _ = defined
             body = _COMMENT_RE.sub("", _STRING_RE.sub('""', c.text))
             calls = [h.rsplit("::", 1)[-1] for h in _HEAD_RE.findall(body)[1:]]
             for message in _SEND_RE.findall(body):
@@ -93,33 +84,45 @@ def recursive_functions(sources: Sequence[tuple[str, str]]) -> dict[str, str]:
     return out
 
 
+def _callable_defined(construct_text: str) -> tuple[str, str, list[str]] | None:
+    """`(graph key, kind, tokens)` when the construct defines a deffunction, a generic function
+    or method (key: the name without module), or a message-handler (key: "handler:<message>");
+    None otherwise. `tokens`: the construct's first words (keyword, name or class, ...)."""
+    tokens = construct_text[1:].split(None, 4)
+    if len(tokens) < 2:
+        return None
+    keyword = tokens[0]
+    if keyword == "defmessage-handler":
+        return (_HANDLER + tokens[2].rstrip(")"), keyword, tokens) if len(tokens) >= 3 else None
+    if keyword in ("deffunction", "defmethod", "defgeneric"):
+        kind = "deffunction" if keyword == "deffunction" else "defgeneric"
+        return tokens[1].rstrip(")").rsplit("::", 1)[-1], kind, tokens
+    return None
+
+
 def watch_if_recursive(env: Any, construct_text: str, recursive: dict[str, str]) -> None:
     """After building `construct_text` into `env` (a CLIPS `Environment *`): trace its calls when it
     defines a function or message-handler in `recursive` (see `recursive_functions`), so a
     `CallDepthGuard` sees them."""
     from clips._clips import ffi, lib
 
-    tokens = construct_text[1:].split(None, 4)
-    if len(tokens) < 2 or tokens[0] not in ("deffunction", "defmethod", "defgeneric", "defmessage-handler"):
+    defined = _callable_defined(construct_text)
+    if defined is None or defined[0] not in recursive:
         return
-    if tokens[0] == "defmessage-handler":
-        if len(tokens) < 3 or recursive.get(_HANDLER + tokens[2].rstrip(")")) is None:
-            return
+    key, kind, tokens = defined
+    if kind == "defmessage-handler":
         handler_type = tokens[3] if len(tokens) > 3 and tokens[3] in _HANDLER_TYPES else "primary"
         cls = lib.FindDefclass(env, tokens[1].encode())
         if cls != ffi.NULL:
             index = lib.FindDefmessageHandler(cls, tokens[2].rstrip(")").encode(), handler_type.encode())
             if index:
                 lib.DefmessageHandlerSetWatch(cls, index, True)
-        return
-    name = tokens[1].rstrip(")").rsplit("::", 1)[-1]
-    kind = recursive.get(name)
-    if kind == "deffunction":
-        ptr = lib.FindDeffunction(env, name.encode())
+    elif kind == "deffunction":
+        ptr = lib.FindDeffunction(env, key.encode())
         if ptr != ffi.NULL:
             lib.DeffunctionSetWatch(ptr, True)
-    elif kind == "defgeneric":
-        ptr = lib.FindDefgeneric(env, name.encode())
+    else:
+        ptr = lib.FindDefgeneric(env, key.encode())
         if ptr != ffi.NULL:
             lib.DefgenericSetWatch(ptr, True)
 
