@@ -167,3 +167,36 @@ async def test_goal_node_proof_in_the_explanation(backend, workspace, helpers):
         assert "?w=dee" in shown
         assert any("(eligible (who dee))" in s and "by rule eligible-by-income" in s for s in shown)
         assert any("(applicant (name dee)" in s and "given" in s for s in shown)
+
+
+class SlowListing:
+    """Wraps a backend so listing runs and models takes long enough for focus to land mid-load."""
+
+    def __init__(self, inner, delay_s: float = 0.5):
+        self._inner, self._delay_s = inner, delay_s
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def list_runs(self, *args, **kwargs):
+        import time
+
+        time.sleep(self._delay_s)
+        return self._inner.list_runs(*args, **kwargs)
+
+    def list_models(self, *args, **kwargs):
+        import time
+
+        time.sleep(self._delay_s)
+        return self._inner.list_models(*args, **kwargs)
+
+
+async def test_list_keeps_the_focus_while_it_loads(backend, helpers):
+    # Regression: the History table asked for focus and then went "loading" (not focusable), so
+    # whichever won the race -- the focus or the load -- decided whether the table or the pipeline
+    # selector ended up focused (a flaky snapshot in CI). The table must end up focused either way.
+    for mode, table_id in (("history", "#hist-table"), ("models", "#models-table")):
+        app = WorkbenchApp(SlowListing(backend), mode=mode)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await helpers.settle(pilot)
+            assert app.focused is app.screen.query_one(table_id, DataTable), (mode, app.focused)

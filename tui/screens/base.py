@@ -44,9 +44,15 @@ class WorkbenchScreen(Screen):
 
         Returns the call's result. On `BackendError` (or any other exception) the person gets an
         error notification and `CallFailed` is raised, which ends the calling worker quietly.
+
+        A loading widget cannot hold focus, so Textual may hand it to another widget meanwhile (a
+        screen's auto-focus, or a `focus()` that lands while `busy` is loading). When `busy` had the
+        focus, or nothing had it yet, focus returns to `busy` when the call ends; otherwise focus is
+        left where the person put it.
         """
         app = self.app
         app.busy_labels = (*app.busy_labels, label)  # type: ignore[attr-defined]
+        refocus = busy is not None and busy.can_focus and (self.focused is None or busy.has_focus_within)
         if busy is not None:
             busy.loading = True
         try:
@@ -60,6 +66,8 @@ class WorkbenchScreen(Screen):
         finally:
             if busy is not None:
                 busy.loading = False
+                if refocus and busy.is_attached and not busy.has_focus_within:
+                    busy.focus()
             labels = list(app.busy_labels)  # type: ignore[attr-defined]
             labels.remove(label)
             app.busy_labels = tuple(labels)  # type: ignore[attr-defined]

@@ -21,6 +21,8 @@ class HistoryScreen(WorkbenchScreen):
     """Browse recorded runs."""
 
     MODE = "history"
+    #: Focus goes here when the screen opens (before its first load marks it loading; see WorkbenchScreen.call).
+    AUTO_FOCUS = "#hist-table"
     TITLE = "History"
     CSS_PATH = Path(__file__).with_name("history.tcss")
     HELP = """\
@@ -45,7 +47,6 @@ replays it with an edited knowledge base. **r** here reloads the list.
 
     def on_mount(self) -> None:
         self.query_one("#hist-table", DataTable).add_columns("Run", "Pipeline", "Version", "Status", "Started", "ms")
-        self.query_one("#hist-table").focus()
         self.load_pipelines()
         self.reload()
 

@@ -26,6 +26,8 @@ class KnowledgeBaseScreen(WorkbenchScreen):
     """Browse, edit, check and run rule files."""
 
     MODE = "kb"
+    #: Focus goes here when the screen opens (before its first load marks it loading; see WorkbenchScreen.call).
+    AUTO_FOCUS = "#kb-tree"
     TITLE = "Rules"
     CSS_PATH = Path(__file__).with_name("knowledge_bases.tcss")
     HELP = """\
@@ -73,7 +75,6 @@ rules on facts you type as JSON and shows the firings, the final working memory 
     def on_mount(self) -> None:
         self.query_one("#kb-firings", DataTable).add_columns("#", "Rule", "Facts")
         self.query_one("#kb-memory", DataTable).add_columns("Id", "Template", "Slots")
-        self.query_one(FileTree).focus()
         self.load_files()
 
     # ---- files ------------------------------------------------------------------------------

@@ -21,6 +21,8 @@ class ModelsScreen(WorkbenchScreen):
     """Watch and manage the models the pipelines use."""
 
     MODE = "models"
+    #: Focus goes here when the screen opens (before its first load marks it loading; see WorkbenchScreen.call).
+    AUTO_FOCUS = "#models-table"
     TITLE = "Models"
     CSS_PATH = Path(__file__).with_name("models.tcss")
     HELP = """\
@@ -59,7 +61,6 @@ mean batch size over each interval as sparklines, and KV-cache usage for generat
 
     def on_mount(self) -> None:
         self.query_one("#models-table", DataTable).add_columns("Name", "Version", "Format", "Task", "Device", "Loaded")
-        self.query_one("#models-table").focus()
         self.action_refresh()
         self.set_interval(self.poll_s, self.poll)
 

@@ -26,6 +26,8 @@ class PipelinesScreen(WorkbenchScreen):
     """Build and version pipelines."""
 
     MODE = "pipelines"
+    #: Focus goes here when the screen opens (before its first load marks it loading; see WorkbenchScreen.call).
+    AUTO_FOCUS = "#pl-list"
     TITLE = "Pipelines"
     CSS_PATH = Path(__file__).with_name("pipelines.tcss")
     HELP = """\
@@ -71,7 +73,6 @@ the `production` or `staging` stage at the highlighted one (rollback is promotin
 
     def on_mount(self) -> None:
         self.query_one("#pl-problems").display = False
-        self.query_one("#pl-list").focus()
         self.load_list()
 
     # ---- list and versions -----------------------------------------------------------------
