@@ -68,7 +68,7 @@ class WorkingMemory:
     Not thread-safe: use under the environment's lock.
     """
 
-    __slots__ = ("_env", "_env_obj", "_writer", "_fb", "_cv", "_by_name", "_by_ptr", "_by_read_name")
+    __slots__ = ("_env", "_env_obj", "_writer", "_fb", "_cv", "_item_cv", "_mb", "_by_name", "_by_ptr", "_by_read_name")
 
     def __init__(self, environment: Any):
         self._env_obj = environment
@@ -78,6 +78,8 @@ class WorkingMemory:
 
         self._fb = environment_builder(self._env, "fact")  # owned and disposed by clipspy
         self._cv = ffi.new("CLIPSValue *")
+        self._item_cv = ffi.new("CLIPSValue *")  # one element of a multifield (assert_all)
+        self._mb = environment_builder(self._env, "multifield")  # owned and disposed by clipspy
         self._by_name: dict[str, _TemplateInfo | None] = {}
         self._by_ptr: dict[Any, _TemplateInfo] = {}
         self._by_read_name: dict[str, list[_TemplateInfo]] = {}  # `facts(templates=...)` lookups
@@ -214,8 +216,8 @@ class WorkingMemory:
     def assert_all(self, facts: Iterable[Fact], where: str = "facts") -> list[int | None]:
         """Assert facts in order; returns their ids (None for ignored duplicates).
 
-        Template facts whose slot values are all integers, floats and symbol-like strings take
-        a fast path (the common serving input); anything else, and every error, goes through
+        Template facts whose slot values are all integers, floats, symbol-like strings and
+        non-empty lists of those (multifields) take a fast path (the common serving input); anything else, and every error, goes through
         `assert_fact`, which names what is wrong.
 
         Raises:
@@ -227,6 +229,8 @@ class WorkingMemory:
         set_template, assert_fb, abort = lib.FBSetDeftemplate, lib.FBAssert, lib.FBAbort
         put, integer, floating, symbol, index = _put_slot, _create_integer, _create_float, _create_symbol, lib.FactIndex
         is_token = _is_token
+        mb, item_cv = self._mb, self._item_cv
+        mb_reset, mb_append, mb_create = lib.MBReset, lib.MBAppend, lib.MBCreate
         for f in facts:
             info = by_name.get(f.template)
             slots = f.slots
@@ -243,6 +247,25 @@ class WorkingMemory:
                         cv.value = floating(env, v)
                     elif t is str and is_token(v):
                         cv.value = symbol(env, v.encode())
+                    elif (t is list or t is tuple) and v:  # a multifield of numbers and symbols
+                        mb_reset(mb)
+                        for item in v:
+                            ti = type(item)
+                            if ti is int:
+                                item_cv.value = integer(env, item)
+                            elif ti is float:
+                                item_cv.value = floating(env, item)
+                            elif ti is str and is_token(item):
+                                item_cv.value = symbol(env, item.encode())
+                            else:
+                                break
+                            mb_append(mb, item_cv)
+                        else:
+                            cv.value = mb_create(mb)
+                            if put(fb, key, cv):
+                                break
+                            continue
+                        break
                     else:
                         break
                     if put(fb, key, cv):

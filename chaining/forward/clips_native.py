@@ -65,6 +65,7 @@ void SetHaltExecution(void *env, _Bool value);
 void SetHaltRules(void *env, _Bool value);
 void SetEvaluationError(void *env, _Bool value);
 void ActivationPPForm(void *activation, void *sb);
+const char *ActivationRuleName(void *activation);
 long long FactIndex(void *fact);
 """)
 lib = abi.dlopen(_clips.__file__)

@@ -5,11 +5,12 @@ at a time. An evaluation is: strategy -> reset -> assert input facts -> run (in 
 firing or time limit applies) -> read working memory and the trace.
 
 Where the trace and the output come from (see `clips_native` for why):
-    firings      CLIPS's before-rule-fires callback: one Python call per firing, which has
-                 CLIPS write the activation (`<salience> <rule>: f-1,*,f-3`) into a C string
-                 builder; the lines are parsed after the run;
+    firings      CLIPS's before-rule-fires callback, which has CLIPS write the activation
+                 (`<salience> <rule>: f-1,*,f-3`) into a string builder; the lines are parsed
+                 after the run (`clips_recorder`: the callbacks are C functions when
+                 `native_trace.c` is built, else Python functions);
     fact events  CLIPS's assert and retract callbacks during the run (a `modify` calls both),
-                 one Python call per change, only with `trace_facts`;
+                 only with `trace_facts`;
     output       what the program prints to `stdout` (`OutputRouter`, below CLIPS's routers);
     messages     `stderr` and `stdwrn` (`MessageRouter`).
 No `(watch ...)` output is parsed, so nothing a program prints can be mistaken for a trace line.
@@ -19,9 +20,7 @@ gets a CLIPS error instead of blocking a server on the terminal.
 
 from __future__ import annotations
 
-import re
 import time
-import weakref
 from typing import Any, Callable, Mapping, Sequence
 
 import clips
@@ -38,22 +37,11 @@ from .clips_halt import WATCHDOG
 from .clips_halt import clear as clear_halt
 from .clips_recursion import DEFAULT_MAX_CALL_DEPTH, CallDepthGuard, depth_message, recursive_functions, watch_if_recursive
 from .errors import EvaluationTimeout, FactAssertError, FiringLimitError, KnowledgeBaseLoadError, RuleExecutionError
-from .result import FactEvent, Firing, ForwardResult
+from .clips_recorder import new_recorder
+from .result import ForwardResult
 from .strategy import Strategy
 
 _CLIPSPY_ERROR_ROUTER = b"python-error-router"
-# CLIPS grows a string builder by exactly what is appended (a copy of the whole text each time
-# the buffer is full): the firing lines are moved to Python before the buffer fills.
-_FIRE_BUFFER = 1 << 16
-_FIRE_DRAIN = _FIRE_BUFFER // 2
-# One line of `ActivationPPForm`: "<salience> <rule>: <basis>", the basis e.g. "f-1,*,f-3".
-_ACTIVATION_RE = re.compile(r"\S+ +(\S+): ?(.*)")
-_FIRING_CACHE_SIZE = 4096
-
-
-def _dispose_builder(sb: Any, env: Any) -> None:
-    """Free a string builder of `env` (`env`, clipspy's `Environment`, is passed to keep it alive until then)."""
-    native.lib.SBDispose(sb)
 
 
 class ClipsRunner:
@@ -68,15 +56,18 @@ class ClipsRunner:
             firing that made each is counted even without `trace_firings`.
         build_timeout: seconds the build may take (a `defglobal` initialiser runs code); None: no limit.
         max_call_depth: deepest nesting of calls to recursive deffunctions/generics (`clips_recursion`).
+        native_trace: record the trace with the C callbacks (`native_trace.c`); None: when they
+            are built, False: with Python callbacks (`clips_recorder`).
 
     Raises:
         KnowledgeBaseLoadError: CLIPS refused a construct, or building it ran past `build_timeout`
             (`file:line:col: ...`).
+        RuntimeError: `native_trace` is True and the C recorder is not built.
     """
 
     def __init__(self, sources: Sequence[tuple[str, str]], functions: Mapping[str, Callable] | None = None, *,
                  trace_firings: bool = True, trace_facts: bool = True, build_timeout: float | None = None,
-                 max_call_depth: int = DEFAULT_MAX_CALL_DEPTH):
+                 max_call_depth: int = DEFAULT_MAX_CALL_DEPTH, native_trace: bool | None = None):
         self.env = clips.Environment()
         self._e = self.env._env
         self._ep = native.env_pointer(self._e)
@@ -84,9 +75,6 @@ class ClipsRunner:
         self.trace_firings = trace_firings
         self.trace_facts = trace_facts
         self._strategy: Strategy | None = None
-        self._events: list[FactEvent] = []
-        self._recording = False  # fact callbacks record only during the run, not the input asserts
-        self._callback_error: BaseException | None = None  # raised by a trace callback during the run
         for name, fn in (functions or {}).items():
             self.env.define_function(wrap_function(fn), name)
         # Python routers below CLIPS's string routers; clipspy's error router and CLIPS's terminal
@@ -100,106 +88,10 @@ class ClipsRunner:
         self._recursive = recursive_functions(sources)
         if self._recursive:  # without a limit, endless recursion overflows the C stack (SIGSEGV)
             self.out.guard = CallDepthGuard(max_call_depth)
-        self._fire_sb = native.lib.CreateStringBuilder(self._ep, _FIRE_BUFFER)  # one line per firing (`on_fire`)
-        # Freed before the environment is destroyed even without `close` (a runner dropped by a
-        # failed build or an engine never closed): CLIPS otherwise prints `[ENVRNMNT8] Environment
-        # data not fully deallocated` to the process's stdout when it destroys the environment.
-        # The finalizer holds `self.env`, so the environment outlives the builder.
-        self._dispose_sb = weakref.finalize(self, _dispose_builder, self._fire_sb, self.env)
-        self._fire_view = native.abi.cast("StringBuilderView *", self._fire_sb)
-        self._fire_text: list[bytes] = []  # lines moved out of the builder before it outgrows its buffer
-        self._fired = 0
-        self._firing_cache: dict[str, Firing] = {}
-        self._callbacks = self._install_callbacks()
+        self.recorder = new_recorder(self.env, self._ep, trace_firings, trace_facts, native_trace)
         self._build(sources, build_timeout)
         self.memory = WorkingMemory(self.env)
         self.evaluations = 0
-
-    # -- trace callbacks ---------------------------------------------------------------
-    def _install_callbacks(self) -> list[tuple[Callable, bytes, Any]]:
-        """Register the firing (and, with `trace_facts`, assert/retract) callbacks; returns
-        `(remove function, name, C callback)` triples, kept alive until `close`.
-
-        A firing appends CLIPS's own text for the activation (`<salience> <rule>: f-1,*,f-3`)
-        and a newline to a C string builder; `_take_firings` parses them after the run. An
-        exception inside a callback cannot cross CLIPS: it is kept and raised after the run.
-        """
-        nl = native.lib
-        fire_sb = self._fire_sb
-        pp_form, sb_append, fact_index = nl.ActivationPPForm, nl.SBAppend, nl.FactIndex
-        events = self._events
-        newline = b"\n"
-
-        fire_view, fire_text, string, sb_reset = self._fire_view, self._fire_text, native.abi.string, nl.SBReset
-
-        def count_firing(env, activation, context):
-            self._fired += 1
-
-        def on_fire(env, activation, context):
-            pp_form(activation, fire_sb)
-            sb_append(fire_sb, newline)
-            self._fired += 1
-            if fire_view.length > _FIRE_DRAIN:
-                fire_text.append(string(fire_view.contents, fire_view.length))
-                sb_reset(fire_sb)
-
-        new = tuple.__new__  # a named tuple without its Python-level __new__ (hot path)
-
-        def on_assert(env, fact, context):
-            if self._recording:
-                events.append(new(FactEvent, ("assert", fact_index(fact), self._fired - 1 if self._fired else None)))
-
-        def on_retract(env, fact, context):
-            if self._recording:
-                events.append(new(FactEvent, ("retract", fact_index(fact), self._fired - 1 if self._fired else None)))
-
-        installed = []
-        hooks = []
-        if self.trace_firings or self.trace_facts:
-            hooks.append((nl.AddBeforeRuleFiresFunction, nl.RemoveBeforeRuleFiresFunction, b"workbench-fire", "RuleFiredFunction",
-                          on_fire if self.trace_firings else count_firing))
-        if self.trace_facts:
-            hooks += [(nl.AddAssertFunction, nl.RemoveAssertFunction, b"workbench-assert", "FactFunction", on_assert),
-                      (nl.AddRetractFunction, nl.RemoveRetractFunction, b"workbench-retract", "FactFunction", on_retract)]
-        def onerror(exc_type, exc, tb):
-            if self._callback_error is None:
-                self._callback_error = exc
-
-        for add, remove, name, kind, fn in hooks:
-            cb = native.callback(kind, fn, onerror)
-            if not add(self._ep, name, cb, native.CALLBACK_PRIORITY, native.abi.NULL):
-                raise RuntimeError(f"CLIPS refused the {name.decode()} callback")
-            installed.append((remove, name, cb))
-        return installed
-
-    def _take_firings(self) -> list[Firing]:
-        """The firings recorded by `on_fire` since the last call, parsed, in firing order."""
-        view = self._fire_view
-        if view.length:
-            self._fire_text.append(native.abi.string(view.contents, view.length))
-            native.lib.SBReset(self._fire_sb)
-        elif not self._fire_text:
-            return []
-        text = b"".join(self._fire_text).decode("utf-8", "replace")
-        self._fire_text.clear()
-        # A serving loop sees the same few lines again and again (fact ids restart at each
-        # reset): parsed lines are cached (bounded), and a `Firing` is immutable, so shared.
-        cache = self._firing_cache
-        out = []
-        for line in text.split("\n"):
-            firing = cache.get(line)
-            if firing is None:
-                if not line:
-                    continue
-                m = _ACTIVATION_RE.fullmatch(line)
-                if m is None:
-                    raise RuntimeError(f"unexpected activation text from CLIPS: {line!r}")
-                firing = tuple.__new__(Firing, (m[1], tuple([int(t[2:]) for t in m[2].split(",") if t[:2] == "f-"])))
-                if len(cache) >= _FIRING_CACHE_SIZE:
-                    cache.clear()
-                cache[line] = firing
-            out.append(firing)
-        return out
 
     def _take_messages(self) -> tuple[str, str]:
         """(all warnings and errors, errors only) printed since the last call."""
@@ -261,7 +153,7 @@ class ClipsRunner:
         if seed is not None:
             self.env.eval(f"(seed {int(seed)})")
         self.evaluations += 1
-        self._events.clear()
+        recorder = self.recorder
         guard = self.out.guard
         if guard is not None:
             guard.tripped = None
@@ -277,10 +169,10 @@ class ClipsRunner:
         except FactAssertError as exc:
             fired, stop, failed = 0, None, exc
         finally:
-            self._recording = False
+            recorder.stop()
             halted = timeout is not None and WATCHDOG.disarm(e, self._key)
-        if self._callback_error is not None:
-            exc, self._callback_error = self._callback_error, None
+        exc = recorder.take_error()
+        if exc is not None:
             raise RuntimeError(f"recording the trace failed during the run: {exc!r}") from exc
         deep = guard is not None and guard.tripped is not None
         if deep:
@@ -297,8 +189,8 @@ class ClipsRunner:
         else:
             output = ""
         messages, errors = self._take_messages()
-        result = ForwardResult(self.memory.facts(templates), self._take_firings() if self.trace_firings else [],
-                               self._events[:] if self._events else [], output, messages,
+        result = ForwardResult(self.memory.facts(templates), recorder.take_firings() if self.trace_firings else [],
+                               recorder.take_events(), output, messages,
                                strategy.label, 0.0, "clips")
         result.seconds = time.perf_counter() - t0
         if stop is not None:
@@ -339,10 +231,7 @@ class ClipsRunner:
         if self.msg.pieces:
             self.msg.pieces.clear()
         self.out.pieces.clear()
-        if self._fire_text or self._fire_view.length:
-            self._take_firings()  # an interrupted earlier evaluation left some: drop them
-        self._fired = 0
-        self._recording = self.trace_facts
+        self.recorder.start()
 
         fired = 0
         stop: str | None = None
@@ -393,11 +282,6 @@ class ClipsRunner:
     def close(self) -> None:
         """Remove the callbacks and free the string builders (idempotent); the environment is
         destroyed with `self.env`."""
-        for remove, name, _cb in self._callbacks:
-            remove(self._ep, name)
-        self._callbacks = []
-        if self._fire_sb is not None:
-            self._dispose_sb()  # SBDispose, once
-            self._fire_sb = None
+        self.recorder.close()
         self.memory.close()
 

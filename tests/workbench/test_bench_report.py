@@ -28,3 +28,15 @@ def test_report_console_is_wide_on_a_pipe(monkeypatch):
     assert report_console().width == PIPE_WIDTH  # pytest captures stdout: not a terminal
     monkeypatch.setenv("COLUMNS", "120")
     assert report_console().width == 120
+
+
+def test_every_bench_command_is_a_benchmark():
+    """Regression: the experta rule sets (a helper module) were offered as `workbench bench rules_experta`."""
+    import importlib
+
+    from workbench.cli.bench import available
+
+    names = available()
+    assert {"rules", "neural", "pipeline", "api", "generate"} <= set(names)
+    for name in names:
+        assert callable(getattr(importlib.import_module(f"workbench.bench.{name}"), "run", None)), name

@@ -5,7 +5,7 @@ labelling on a scene of replicated cubes, and a 10-rule gating knowledge base ev
 request (reset + 5 facts + run).
 
 Rows:
-    {"program", "engine": "workbench"|"clips"|"experta", "seconds", "firings", "trace", "read_back", "capped",
+    {"program", "engine": "workbench"|"clips"|"experta", "seconds", "firings", "trace", "recorder", "read_back", "capped",
      "vs_clips", "vs_clips_run"}
     {"program": "gating", "engine", "evals_per_s", "evals_per_cpu_s", "evaluations", "first_10k_per_s",
      "last_10k_per_s", "trace", "read_back" | "loop"}  (read_back: the final facts returned: all, or only
@@ -16,12 +16,15 @@ Engines:
                activating fact ids of every firing, from CLIPS's before-fire callback),
                "firings+facts" (also every assert/retract with the firing that made it, from
                CLIPS's assert/retract callbacks) or "none" (gating only).
+               `recorder` says which callbacks recorded it: "native" (C functions, built from
+               chaining/forward/native_trace.c by the bootstrap; the default when built) or
+               "python" (cffi Python callbacks, the fallback), both side by side when built.
     clips      raw clipspy as a user writes it: `Environment.load`, `reset`, facts asserted with
                `Template.assert_fact`, `run`; no tracing. `seconds` is reset + assert + run,
                `run_seconds` the `run` alone (`vs_clips_run` compares our whole evaluation with it).
                Gating: the issue's loop (`Template.assert_fact`, which leaks in clipspy 1.0.6)
                and the fact-builder loop with nothing retained or read back (the floor).
-    experta    the same rules as an experta KnowledgeEngine (workbench/bench/rules_experta.py),
+    experta    the same rules as an experta KnowledgeEngine (workbench/bench/_rules_experta.py),
                stopped at a time cap (`EXPERTA_RUN_CAP_S` per run, `EXPERTA_CAP_S` for all runs; a
                row that hit it says `"capped": true`, gives the firings done by then and a
                `note`; larger sizes of a capped program are not run).
@@ -92,13 +95,14 @@ def gating_facts(i: int) -> list[dict]:
 # --- engines ----------------------------------------------------------------------------------
 
 
-def _workbench(path: Path, facts: list, trace_facts: bool, read_back: bool = True) -> tuple[float, int, float]:
+def _workbench(path: Path, facts: list, trace_facts: bool, read_back: bool = True, native: bool | None = None) -> tuple[float, int, float]:
     import rules
     from chaining import EngineConfig, ForwardEngine
     from rules.facts import facts_from_json
 
     engine = ForwardEngine.from_knowledge_base(rules.load_knowledge_base([path]),
-                                               config=EngineConfig(trace_facts=trace_facts, max_firings=None, timeout=None, workers=1))
+                                               config=EngineConfig(trace_facts=trace_facts, max_firings=None, timeout=None, workers=1,
+                                                                   native_trace=native))
     data = facts_from_json(facts)
     engine.evaluate(data, templates=None if read_back else ())  # warm-up (like the raw run's): the timed run is the second
     t, c = time.perf_counter(), time.process_time()
@@ -180,20 +184,25 @@ def _program_rows(program: str, path: Path, facts: list, experta: tuple | None, 
     rows = []
     # read_back "none": the same work as the raw run (reset, assert, run) plus the trace;
     # "all": also the final working memory returned as data (what `kb run --json` prints).
-    variants = ((True, "firings+facts", False), (False, "firings", True), (True, "firings+facts", True))
+    # recorder: the engine's default (the C recorder when built), and the Python one beside it.
+    default = _default_recorder()
+    variants = ((True, "firings+facts", False, None), (False, "firings", True, None), (True, "firings+facts", True, None))
+    if default == "native":
+        variants += ((True, "firings+facts", False, False),)
     raw: list[tuple] = []
     ours: list[list[tuple]] = [[] for _ in variants]
     for _ in range(repeats):
         raw.append(_raw_clips(path, facts))
-        for k, (trace_facts, _label, read_back) in enumerate(variants):
-            ours[k].append(_workbench(path, facts, trace_facts, read_back))
+        for k, (trace_facts, _label, read_back, native) in enumerate(variants):
+            ours[k].append(_workbench(path, facts, trace_facts, read_back, native))
     s, n, cpu, run_s = min(raw, key=lambda r: r[0])
     rows.append({"program": program, "engine": "clips", "seconds": round(s, 4), "cpu_seconds": round(cpu, 4), "firings": n,
                  "trace": "none", "capped": False, "run_seconds": round(run_s, 4)})
-    for (trace_facts, label, read_back), results in zip(variants, ours):
+    for (trace_facts, label, read_back, native), results in zip(variants, ours):
         s2, n2, cpu2 = min(results, key=lambda r: r[0])
         rows.append({"program": program, "engine": "workbench", "seconds": round(s2, 4), "cpu_seconds": round(cpu2, 4), "firings": n2,
-                     "trace": label, "read_back": "all" if read_back else "none", "capped": False, "vs_clips": round(s2 / s, 2),
+                     "trace": label, "recorder": default if native is None else "python",
+                     "read_back": "all" if read_back else "none", "capped": False, "vs_clips": round(s2 / s, 2),
                      "cpu_vs_clips": round(cpu2 / cpu, 2) if cpu else None, "vs_clips_run": round(s2 / run_s, 2)})
     if experta is not None:
         s3, n3, capped, note = budget.run(program.split("-")[0], *experta, facts)
@@ -214,7 +223,7 @@ def _gating_rows(evaluations: int, raw_evaluations: int, experta_seconds: float)
     import rules
     from chaining import EngineConfig, ExpertaEngine, ForwardEngine
     from rules.facts import facts_from_json
-    from workbench.bench.rules_experta import GATING_FACT_TYPES, Gating
+    from workbench.bench._rules_experta import GATING_FACT_TYPES, Gating
 
     path = BENCH_KB / "gating.clp"
     inputs = [facts_from_json(gating_facts(i)) for i in range(1000)]
@@ -222,16 +231,21 @@ def _gating_rows(evaluations: int, raw_evaluations: int, experta_seconds: float)
     rows = []
     # (trace, read-back): the first row is the full workload (200,000 evaluations); the others
     # show what the firing/fact trace and the read-back of all facts cost.
-    variants = (("firings", None), ("firings", ("decision", "gate")), ("firings+facts", None), ("none", ("decision", "gate")))
-    for label, read in variants:
-        config = EngineConfig(trace_firings=label != "none", trace_facts=label == "firings+facts", workers=1)
+    default = _default_recorder()
+    variants = (("firings", None, None), ("firings", ("decision", "gate"), None), ("firings+facts", None, None),
+                ("none", ("decision", "gate"), None))
+    if default == "native":
+        variants += (("firings", ("decision", "gate"), False),)
+    for label, read, native in variants:
+        config = EngineConfig(trace_firings=label != "none", trace_facts=label == "firings+facts", workers=1, native_trace=native)
         engine = ForwardEngine.from_knowledge_base(rules.load_knowledge_base([path]), config=config)
-        n = evaluations if (label, read) == variants[0] else max(window * 2, evaluations // 10)
+        n = evaluations if (label, read, native) == variants[0] else max(window * 2, evaluations // 10)
         marks = _timed_loop(lambda i: engine.evaluate(inputs[i % 1000], templates=read), n, window)
         rows.append({"program": "gating", "engine": "workbench", "evals_per_s": round(n / marks[2]),
                      "evals_per_cpu_s": round(n / marks[3]), "evaluations": n,
                      "first_10k_per_s": round(window / marks[0]), "last_10k_per_s": round(window / (marks[2] - marks[1])),
-                     "trace": label, "read_back": "all" if read is None else ",".join(read)})
+                     "trace": label, "recorder": (default if native is None else "python") if label != "none" else None,
+                     "read_back": "all" if read is None else ",".join(read)})
         engine.close()
 
     # raw clipspy, the issue's loop: reset, Template.assert_fact per fact, run (no tracing)
@@ -293,19 +307,26 @@ def _gating_rows(evaluations: int, raw_evaluations: int, experta_seconds: float)
     return rows
 
 
+def _default_recorder() -> str:
+    """"native" when the C trace recorder is built (the engine's default then), else "python"."""
+    from chaining.forward import native_trace
+
+    return "native" if native_trace.AVAILABLE else "python"
+
+
 def _goals(rows: list[dict]) -> dict:
     """The issue's goals, checked: ours (full trace) <= 1.3x raw CLIPS on each program, and
     gating >= 20,000 evaluations per CPU-second, flat (last 10,000 vs first 10,000)."""
     programs = {}
     for r in rows:
         if r["engine"] == "workbench" and r["program"] != "gating":
-            key = f'{r["trace"]}, read_back={r["read_back"]}'
+            key = f'{r["trace"]}, read_back={r["read_back"]}, recorder={r["recorder"]}'
             programs.setdefault(r["program"], {})[key] = {"vs_clips": r["vs_clips"], "vs_clips_run": r["vs_clips_run"],
                                                            "met": r["vs_clips"] <= 1.3}
     gating = {}
     for r in rows:
         if r["program"] == "gating" and r["engine"] == "workbench":
-            gating[f'{r["trace"]}, read_back={r["read_back"]}'] = {
+            gating[f'{r["trace"]}, read_back={r["read_back"]}, recorder={r["recorder"]}'] = {
                 "evals_per_cpu_s": r["evals_per_cpu_s"], "met": r["evals_per_cpu_s"] >= 20_000,
                 "last_vs_first_10k": round(r["last_10k_per_s"] / r["first_10k_per_s"], 2)}
     return {"workbench_vs_clips_goal": "<= 1.3x with tracing on", "programs": programs,
@@ -332,10 +353,13 @@ def _timed_loop(fn, n: int, window: int) -> tuple[float, float, float, float]:
 
 def run(quick: bool = False) -> list[dict]:
     """Run the benchmark; `quick=True` uses small sizes (a smoke run, not for reported numbers)."""
-    from workbench.bench.rules_experta import MANNERS_FACT_TYPES, WALTZ_FACT_TYPES, Manners, Waltz
+    from workbench.bench._rules_experta import MANNERS_FACT_TYPES, WALTZ_FACT_TYPES, Manners, Waltz
 
     EXTRA.clear()
     EXTRA["load_average_before"] = os.getloadavg()
+    from chaining.forward import native_trace
+
+    EXTRA["trace_recorder"] = _default_recorder() if native_trace.AVAILABLE else f"python ({native_trace.UNAVAILABLE})"
     budget = _ExpertaBudget(5.0 if quick else EXPERTA_CAP_S, 2.5 if quick else EXPERTA_RUN_CAP_S)
     rows: list[dict] = []
     for guests in ((8, 16) if quick else (16, 32, 64, 128)):

@@ -10,7 +10,7 @@ from fwd_experta_programs import AnimalClass, Animals, Bank, Family, LongChain, 
 
 import rules
 from chaining.forward import EngineConfig, EvaluationTimeout, ExpertaEngine, FiringLimitError, ForwardEngine, RuleExecutionError
-from workbench.bench.rules_experta import GATING_FACT_TYPES, Gating
+from workbench.bench._rules_experta import GATING_FACT_TYPES, Gating
 
 ROOT = Path(__file__).resolve().parents[3]
 PROGRAMS = ROOT / "tests" / "chaining" / "programs"

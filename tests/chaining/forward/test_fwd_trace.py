@@ -1,16 +1,34 @@
-"""The firing and fact trace taken from CLIPS's callbacks (not from `(watch ...)` output)."""
+"""The firing and fact trace taken from CLIPS's callbacks (not from `(watch ...)` output).
+
+Every test runs with both recorders (`clips_recorder`): the C callbacks (`native_trace.c`, skipped
+when not built) and the Python callbacks.
+"""
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
 import rules
 from chaining.forward import EngineConfig, FiringLimitError, ForwardEngine, RuleExecutionError
 from chaining.forward.result import FactEvent, Firing
+from chaining.forward import native_trace
 from rules.facts import Fact
+
+_RECORDER = {"native": True}
+
+
+@pytest.fixture(autouse=True, params=["native", "python"])
+def recorder(request):
+    if request.param == "native" and not native_trace.AVAILABLE:
+        pytest.skip(f"C trace recorder: {native_trace.UNAVAILABLE}")
+    _RECORDER["native"] = request.param == "native"
+    return request.param
 
 
 def _engine(text: str, **config) -> ForwardEngine:
+    config.setdefault("native_trace", _RECORDER["native"])
     return ForwardEngine.from_knowledge_base(rules.knowledge_base_from_text("trace", text),
                                              config=EngineConfig(workers=1, **config))
 
@@ -104,24 +122,105 @@ def test_lots_of_output_is_kept_whole():
     assert len(lines) == 20000 and lines[0] == "line 1" and lines[-1] == "line 20000"
 
 
-def test_an_exception_inside_a_trace_callback_is_raised_after_the_run(monkeypatch):
+def test_an_exception_inside_a_trace_callback_is_raised_after_the_run(monkeypatch, recorder):
     from chaining.forward import clips_runner
 
     engine = _engine("(defrule r => (printout t \"fired\" crlf))")
     runner = engine._idle[0]
     real = clips_runner.lib
 
-    class BreakCounter:  # `lib` whose Run first breaks the runner's firing counter
+    class BreakCounter:  # `lib` whose Run first breaks the recorder
         def __getattr__(self, name):
             return getattr(real, name)
 
         def Run(self, env, limit):
-            runner._fired = "not a number"  # on_fire's `self._fired += 1` raises TypeError
+            if recorder == "python":
+                runner.recorder.fired = "not a number"  # on_fire's `self.fired += 1` raises TypeError
+            else:
+                runner.recorder._t.out_of_memory = 1  # what the C recorder sets when realloc fails
             return real.Run(env, limit)
 
     monkeypatch.setattr(clips_runner, "lib", BreakCounter())
-    with pytest.raises(RuntimeError, match="recording the trace failed.*TypeError"):
+    with pytest.raises(RuntimeError, match="recording the trace failed.*(TypeError|MemoryError)"):
         engine.evaluate([])
     monkeypatch.setattr(clips_runner, "lib", real)
     result = engine.evaluate([])  # the engine is still usable, with nothing left over
     assert result.firings == [Firing("r", ())] and result.output == "fired\n"
+
+
+@pytest.mark.parametrize("program", ["manners-16", "waltz-4", "gating"])
+def test_both_recorders_record_the_same_trace(program, recorder):
+    """The C and the Python recorder give identical firings and fact events on the benchmark programs."""
+    if recorder == "python":
+        pytest.skip("compares both recorders once (under the native parameter)")
+    from workbench.bench.rules import BENCH_KB, gating_facts, manners_facts, waltz_facts
+    from rules.facts import facts_from_json
+
+    name = program.split("-")[0]
+    facts = {"manners": lambda: manners_facts(16), "waltz": lambda: waltz_facts(4),
+             "gating": lambda: [f for i in range(3) for f in gating_facts(i)]}[name]()
+    kb = rules.load_knowledge_base([BENCH_KB / f"{name}.clp"])
+    results = []
+    for native in (True, False):
+        engine = ForwardEngine.from_knowledge_base(kb, config=EngineConfig(workers=1, native_trace=native))
+        assert engine._idle[0].recorder.kind == ("native" if native else "python")
+        data = facts_from_json(facts)
+        first = engine.evaluate(data)
+        again = engine.evaluate(data)  # a second evaluation records only its own run
+        assert (again.firings, again.events, again.facts) == (first.firings, first.events, first.facts)
+        results.append(first)
+        engine.close()
+    native_result, python_result = results
+    assert len(native_result.firings) >= 5 and native_result.events
+    assert native_result.firings == python_result.firings
+    assert native_result.events == python_result.events
+    assert native_result.facts == python_result.facts
+
+
+def test_the_c_recorder_is_the_default_when_built():
+    engine = _engine("(defrule r =>)", native_trace=None)
+    assert engine._idle[0].recorder.kind == ("native" if native_trace.AVAILABLE else "python")
+    if os.environ.get("WORKBENCH_REQUIRE_NATIVE_TRACE"):  # set by .ci/run: CI must test the C recorder
+        assert native_trace.AVAILABLE, native_trace.UNAVAILABLE
+
+
+def test_native_trace_true_without_the_c_recorder_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(native_trace, "AVAILABLE", False)
+    monkeypatch.setattr(native_trace, "UNAVAILABLE", "not built (test)")
+    with pytest.raises(RuntimeError, match="C trace recorder is unavailable: not built"):
+        _engine("(defrule r =>)", native_trace=True)
+
+
+def test_both_recorders_agree_on_modules_negation_and_odd_rule_names(recorder):
+    """Rules of other modules, `not`/`exists`/`test` items (`*` in the basis), a rule named with
+    a colon, salience below zero: the C recorder's reading of CLIPS's activation text."""
+    if recorder == "python":
+        pytest.skip("compares both recorders once (under the native parameter)")
+    kb = """
+    (defmodule MAIN (export deftemplate ?ALL))
+    (deftemplate item (slot n))
+    (defrule MAIN::start => (assert (item (n 1))) (focus WORK))
+    (defmodule WORK (import MAIN deftemplate ?ALL))
+    (defrule WORK::a:b (declare (salience -5)) ?f <- (item (n ?n&:(< ?n 4))) (not (item (n 99)))
+      => (modify ?f (n (+ ?n 1))))
+    (defrule WORK::seen (item (n ?n)) (exists (item (n 4))) (test (> ?n 3)) => (assert (item (n 99))))
+    """
+    results = []
+    for native in (True, False):
+        engine = ForwardEngine.from_knowledge_base(rules.knowledge_base_from_text("mods", kb),
+                                                   config=EngineConfig(workers=1, native_trace=native))
+        results.append(engine.evaluate([]))
+        engine.close()
+    c, py = results
+    # seen fires for n=4 (asserting n=99) and again for n=99 (a duplicate, ignored)
+    assert [f.rule for f in c.firings] == ["start", "a:b", "a:b", "a:b", "seen", "seen"]
+    assert c.firings[4].facts == (1,)  # the item (f-1, modified in place); exists and test are `*`, skipped
+    assert (c.firings, c.events, c.facts) == (py.firings, py.events, py.facts)
+
+
+def test_a_c_recorder_built_from_another_source_is_not_used(monkeypatch):
+    if not native_trace.AVAILABLE:
+        pytest.skip(f"C trace recorder: {native_trace.UNAVAILABLE}")
+    monkeypatch.setattr(native_trace, "_digest", lambda: "0" * 16)
+    ffi, lib, why = native_trace._load()
+    assert lib is None and "another version of native_trace.c" in why

@@ -1,0 +1,314 @@
+"""Recorders of the forward engine's trace: the rules fired and the fact changes of one run.
+
+Both take the trace from CLIPS's callbacks (never from `(watch ...)` output, see `clips_native`):
+at each firing CLIPS writes the activation (`<salience> <rule>: f-1,*,f-3`, `ActivationPPForm`)
+into a string builder; the assert and retract callbacks (a `modify` calls both) record
+`(kind, fact id, firing index)`.
+
+    NativeRecorder   the callbacks are C functions (`native_trace.c`, built by the bootstrap
+                     when a C compiler is present): no Python call during the run. The C
+                     callback reads the activation text at once and keeps the rule name (a
+                     pointer to CLIPS's copy) and the fact ids as integers; Python turns them
+                     into `Firing`s after the run.
+    PythonRecorder   the callbacks are Python functions (cffi): one Python call per firing and
+                     per fact change; the activation lines are parsed after the run
+                     (`parse_activations`). The fallback, and the reference the tests compare to.
+
+Usage (`ClipsRunner`): construct (registers the callbacks); per evaluation `start()` just before `Run`, `stop()`
+after it (in `finally`), then `take_firings()`, `take_events()`, `take_error()`; `close()`.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from typing import Any
+
+from . import clips_native as native
+from .result import FactEvent, Firing
+
+# CLIPS grows a string builder by exactly what is appended (a copy of the whole text each time
+# the buffer is full): the Python recorder moves the lines out before the buffer fills.
+_FIRE_BUFFER = 1 << 16
+_FIRE_DRAIN = _FIRE_BUFFER // 2
+# One line of `ActivationPPForm`: "<salience> <rule>: <basis>", the basis e.g. "f-1,*,f-3".
+_ACTIVATION_LINE = re.compile(r"^\S+ +(\S+): ?(.*)$", re.M)
+_FACT_ID = re.compile(r"f-(\d+)")
+_BASIS_CACHE_SIZE = 4096
+_NATIVE_KEEP_BYTES = 1 << 20  # the C buffers keep at most this much between runs
+
+_KINDS = ("assert", "retract")
+
+
+def parse_activations(text: str, count: int, cache: dict[str, tuple[int, ...]]) -> list[Firing]:
+    """Parse `count` lines of `ActivationPPForm` text into `Firing`s, in order.
+
+    `cache` maps a basis text ("f-1,*,f-3") to its fact ids and is reused across calls (a
+    serving loop sees the same few bases again and again: fact ids restart at each reset); it is
+    cleared when it grows past a bound.
+
+    Raises:
+        RuntimeError: the text does not have `count` activation lines (a CLIPS format change).
+    """
+    found = _ACTIVATION_LINE.findall(text)
+    if len(found) != count:
+        raise RuntimeError(f"expected {count} activation lines from CLIPS, parsed {len(found)}: {text[:200]!r}")
+    if len(cache) > _BASIS_CACHE_SIZE:
+        cache.clear()
+    new = tuple.__new__  # a named tuple without its Python-level __new__ (hot path)
+    ids = _FACT_ID.findall
+    out = []
+    append = out.append
+    get = cache.get
+    for rule, basis in found:
+        facts = get(basis)
+        if facts is None:
+            facts = cache[basis] = tuple(map(int, ids(basis)))
+        append(new(Firing, (rule, facts)))
+    return out
+
+
+def _dispose_builder(sb: Any, env: Any) -> None:
+    """Free a string builder of `env` (`env`, clipspy's `Environment`, is passed to keep it alive until then)."""
+    native.lib.SBDispose(sb)
+
+
+class _Recorder:
+    """What both recorders share: the string builder, the registration, the parse cache."""
+
+    def __init__(self, env: Any, env_pointer: Any, trace_firings: bool, trace_facts: bool):
+        self.trace_firings = trace_firings
+        self.trace_facts = trace_facts
+        self._ep = env_pointer
+        self._sb = native.lib.CreateStringBuilder(env_pointer, _FIRE_BUFFER)
+        # Freed before the environment is destroyed even without `close` (a runner dropped by a
+        # failed build or an engine never closed): CLIPS otherwise prints `[ENVRNMNT8] Environment
+        # data not fully deallocated` to the process's stdout when it destroys the environment.
+        # The finalizer holds `env`, so the environment outlives the builder.
+        self._dispose_sb = weakref.finalize(self, _dispose_builder, self._sb, env)
+        self._basis_cache: dict[str, tuple[int, ...]] = {}
+        self._installed: list[tuple[Any, bytes]] = []
+        self._keep: list[Any] = []  # C callbacks and contexts CLIPS holds pointers to
+
+    def _register(self, fire: Any, on_assert: Any, on_retract: Any, context: Any) -> None:
+        nl = native.lib
+        hooks = []
+        if self.trace_firings or self.trace_facts:
+            hooks.append((nl.AddBeforeRuleFiresFunction, nl.RemoveBeforeRuleFiresFunction, b"workbench-fire", fire))
+        if self.trace_facts:
+            hooks += [(nl.AddAssertFunction, nl.RemoveAssertFunction, b"workbench-assert", on_assert),
+                      (nl.AddRetractFunction, nl.RemoveRetractFunction, b"workbench-retract", on_retract)]
+        for add, remove, name, fn in hooks:
+            if not add(self._ep, name, fn, native.CALLBACK_PRIORITY, context):
+                raise RuntimeError(f"CLIPS refused the {name.decode()} callback")
+            self._installed.append((remove, name))
+
+    def close(self) -> None:
+        """Remove the callbacks and free the builder (idempotent)."""
+        for remove, name in self._installed:
+            remove(self._ep, name)
+        self._installed = []
+        if self._sb is not None:
+            self._dispose_sb()  # SBDispose, once
+            self._sb = None
+
+
+class PythonRecorder(_Recorder):
+    """Callbacks in Python (cffi): the fallback when the C recorder is not built."""
+
+    kind = "python"
+
+    def __init__(self, env: Any, env_pointer: Any, trace_firings: bool, trace_facts: bool):
+        super().__init__(env, env_pointer, trace_firings, trace_facts)
+        self._view = native.abi.cast("StringBuilderView *", self._sb)
+        self._text: list[bytes] = []  # lines moved out of the builder before it outgrows its buffer
+        self.fired = 0
+        self._recording = False  # fact events are recorded during the run only, not the input asserts
+        self._events: list[FactEvent] = []
+        self._error: BaseException | None = None
+        self._install()
+
+    def _install(self) -> None:
+        nl = native.lib
+        sb, view, text = self._sb, self._view, self._text
+        pp_form, sb_append, sb_reset, fact_index, string = nl.ActivationPPForm, nl.SBAppend, nl.SBReset, nl.FactIndex, native.abi.string
+        events = self._events
+        newline = b"\n"
+        new = tuple.__new__
+
+        def count_firing(env, activation, context):
+            self.fired += 1
+
+        def on_fire(env, activation, context):
+            pp_form(activation, sb)
+            sb_append(sb, newline)
+            self.fired += 1
+            if view.length > _FIRE_DRAIN:
+                text.append(string(view.contents, view.length))
+                sb_reset(sb)
+
+        def on_assert(env, fact, context):
+            if self._recording:
+                events.append(new(FactEvent, ("assert", fact_index(fact), self.fired - 1 if self.fired else None)))
+
+        def on_retract(env, fact, context):
+            if self._recording:
+                events.append(new(FactEvent, ("retract", fact_index(fact), self.fired - 1 if self.fired else None)))
+
+        def onerror(exc_type, exc, tb):  # an exception cannot cross CLIPS: kept, raised after the run
+            if self._error is None:
+                self._error = exc
+
+        fire = native.callback("RuleFiredFunction", on_fire if self.trace_firings else count_firing, onerror)
+        asserted = native.callback("FactFunction", on_assert, onerror)
+        retracted = native.callback("FactFunction", on_retract, onerror)
+        self._keep = [fire, asserted, retracted]
+        self._register(fire, asserted, retracted, native.abi.NULL)
+
+    def start(self) -> None:
+        self._take_text()  # an interrupted earlier evaluation left some: drop them
+        self._events.clear()
+        self.fired = 0
+        self._recording = self.trace_facts
+
+    def stop(self) -> None:
+        self._recording = False
+
+    def _take_text(self) -> str:
+        view = self._view
+        if view.length:
+            self._text.append(native.abi.string(view.contents, view.length))
+            native.lib.SBReset(self._sb)
+        elif not self._text:
+            return ""
+        text = b"".join(self._text).decode("utf-8", "replace")
+        self._text.clear()
+        return text
+
+    def take_firings(self) -> list[Firing]:
+        text = self._take_text()
+        return parse_activations(text, self.fired, self._basis_cache) if text else []
+
+    def take_events(self) -> list[FactEvent]:
+        if not self._events:
+            return []
+        out = self._events[:]
+        self._events.clear()
+        return out
+
+    def take_error(self) -> BaseException | None:
+        exc, self._error = self._error, None
+        return exc
+
+
+class NativeRecorder(_Recorder):
+    """Callbacks in C (`native_trace.c`): the run makes no Python call for the trace.
+
+    Raises:
+        RuntimeError: the C recorder is not built (`native_trace.UNAVAILABLE` says why).
+    """
+
+    kind = "native"
+
+    def __init__(self, env: Any, env_pointer: Any, trace_firings: bool, trace_facts: bool):
+        from . import native_trace as nt
+
+        if not nt.AVAILABLE:
+            raise RuntimeError(f"the C trace recorder is unavailable: {nt.UNAVAILABLE}")
+        super().__init__(env, env_pointer, trace_firings, trace_facts)
+        self._nt = nt
+        ffi, abi = nt.ffi, native.abi
+
+        def c_pointer(abi_fn: Any, ctype: str) -> Any:  # a function of clipspy's library, as the C module's type
+            return ffi.cast(ctype, int(abi.cast("uintptr_t", abi_fn)))
+
+        t = self._t = ffi.new("wb_trace *")
+        t.pp_form = c_pointer(native.lib.ActivationPPForm, "void (*)(void *, void *)")
+        t.rule_name = c_pointer(native.lib.ActivationRuleName, "const char *(*)(void *)")
+        t.sb_reset = c_pointer(native.lib.SBReset, "void (*)(void *)")
+        t.fact_index = c_pointer(native.lib.FactIndex, "long long (*)(void *)")
+        t.sb = ffi.cast("void *", int(abi.cast("uintptr_t", self._sb)))
+        self._free = weakref.finalize(self, nt.lib.wb_free, t)
+        self._names: dict[int, str] = {}  # rule name pointer -> name, for one evaluation
+        self._char_p = lambda address: ffi.cast("char *", address)
+
+        def callback(name: str, kind: str) -> Any:  # a C function of the module, as clips_native's type
+            return abi.cast(kind + " *", int(ffi.cast("uintptr_t", ffi.addressof(nt.lib, name))))
+
+        fire = callback("wb_on_fire" if trace_firings else "wb_count_fire", "RuleFiredFunction")
+        context = abi.cast("void *", int(ffi.cast("uintptr_t", t)))
+        self._keep = [t]
+        self._register(fire, callback("wb_on_assert", "FactFunction"), callback("wb_on_retract", "FactFunction"), context)
+
+    @property
+    def fired(self) -> int:
+        return self._t.fired
+
+    def start(self) -> None:
+        self._nt.lib.wb_clear(self._t, _NATIVE_KEEP_BYTES)
+        self._names.clear()  # rule name pointers: a rule built or removed since would reuse one
+        self._t.recording = 1 if self.trace_facts else 0
+
+    def stop(self) -> None:
+        self._t.recording = 0
+
+    def take_firings(self) -> list[Firing]:
+        t = self._t
+        size = t.firings_len
+        if not size:
+            return []
+        flat = self._nt.ffi.unpack(t.firings, size)  # [name pointer, n, n fact ids] per firing
+        t.firings_len = 0
+        names, string, char_p = self._names, self._nt.ffi.string, self._char_p
+        new = tuple.__new__
+        out = []
+        append = out.append
+        i = 0
+        while i < size:
+            name = names.get(flat[i])
+            if name is None:
+                name = names[flat[i]] = string(char_p(flat[i])).decode("utf-8", "replace")
+            j = i + 2 + flat[i + 1]
+            append(new(Firing, (name, tuple(flat[i + 2:j]))))
+            i = j
+        if len(out) != t.fired:
+            raise RuntimeError(f"the C trace recorder holds {len(out)} firings for {t.fired} rules fired")
+        return out
+
+    def take_events(self) -> list[FactEvent]:
+        t = self._t
+        n = t.n_events
+        if not n:
+            return []
+        flat = self._nt.ffi.unpack(t.events, 3 * n)
+        t.n_events = 0
+        new, kinds = tuple.__new__, _KINDS
+        return [new(FactEvent, (kinds[flat[i]], flat[i + 1], None if flat[i + 2] < 0 else flat[i + 2])) for i in range(0, 3 * n, 3)]
+
+    def take_error(self) -> BaseException | None:
+        t = self._t
+        if t.out_of_memory:
+            t.out_of_memory = 0
+            return MemoryError("the C trace recorder could not grow its buffer")
+        if t.bad_format:
+            t.bad_format = 0
+            return RuntimeError("CLIPS wrote an activation in an unexpected form (not '<salience> <rule>: <basis>')")
+        return None
+
+    def close(self) -> None:
+        super().close()
+        self._free()  # wb_free, once
+
+
+def new_recorder(env: Any, env_pointer: Any, trace_firings: bool, trace_facts: bool, native_trace: bool | None) -> "PythonRecorder | NativeRecorder":
+    """The C recorder when `native_trace` is True, or None and it is built; else the Python one.
+
+    Raises:
+        RuntimeError: `native_trace` is True and the C recorder is not built.
+    """
+    if native_trace is None:
+        from . import native_trace as nt
+
+        native_trace = nt.AVAILABLE
+    cls = NativeRecorder if native_trace else PythonRecorder
+    return cls(env, env_pointer, trace_firings, trace_facts)
