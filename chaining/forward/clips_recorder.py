@@ -68,8 +68,17 @@ def parse_activations(text: str, count: int, cache: dict[str, tuple[int, ...]]) 
     return out
 
 
-def _dispose_builder(sb: Any, env: Any) -> None:
-    """Free a string builder of `env` (`env`, clipspy's `Environment`, is passed to keep it alive until then)."""
+def _release(env_pointer: Any, env: Any, installed: list, keep: list, free_native: Any, sb: Any) -> None:
+    """Undo a recorder, once (`close`, or the recorder's finalizer): remove its callbacks from the
+    environment, then free what they wrote into and the string builder. `env` (clipspy's
+    `Environment`) is passed to keep it alive until then; `keep` holds the callbacks and the C
+    context, which CLIPS points to until the callbacks are removed."""
+    for remove, name in installed:
+        remove(env_pointer, name)
+    installed.clear()
+    if free_native is not None and keep:
+        free_native(keep[0])
+    keep.clear()
     native.lib.SBDispose(sb)
 
 
@@ -81,14 +90,20 @@ class _Recorder:
         self.trace_facts = trace_facts
         self._ep = env_pointer
         self._sb = native.lib.CreateStringBuilder(env_pointer, _FIRE_BUFFER)
-        # Freed before the environment is destroyed even without `close` (a runner dropped by a
-        # failed build or an engine never closed): CLIPS otherwise prints `[ENVRNMNT8] Environment
-        # data not fully deallocated` to the process's stdout when it destroys the environment.
-        # The finalizer holds `env`, so the environment outlives the builder.
-        self._dispose_sb = weakref.finalize(self, _dispose_builder, self._sb, env)
         self._basis_cache: dict[str, tuple[int, ...]] = {}
         self._installed: list[tuple[Any, bytes]] = []
-        self._keep: list[Any] = []  # C callbacks and contexts CLIPS holds pointers to
+        self._keep: list[Any] = []  # the C context (first, if any) and callbacks CLIPS points to
+        # Undone even without `close` (a runner dropped by a failed build or an engine never
+        # closed): the callbacks are removed before what they point to is freed, and the builder
+        # is freed before the environment is destroyed (CLIPS otherwise prints `[ENVRNMNT8]
+        # Environment data not fully deallocated` to the process's stdout). The finalizer holds
+        # `env`, so the environment outlives all of it.
+        self._finalizer = weakref.finalize(self, _release, env_pointer, env, self._installed, self._keep,
+                                           self._free_native(), self._sb)
+
+    def _free_native(self) -> Any:
+        """What frees the C context (`self._keep[0]`), or None."""
+        return None
 
     def _register(self, fire: Any, on_assert: Any, on_retract: Any, context: Any) -> None:
         nl = native.lib
@@ -104,13 +119,8 @@ class _Recorder:
             self._installed.append((remove, name))
 
     def close(self) -> None:
-        """Remove the callbacks and free the builder (idempotent)."""
-        for remove, name in self._installed:
-            remove(self._ep, name)
-        self._installed = []
-        if self._sb is not None:
-            self._dispose_sb()  # SBDispose, once
-            self._sb = None
+        """Remove the callbacks, free the buffers and the builder (idempotent)."""
+        self._finalizer()  # runs `_release` once
 
 
 class PythonRecorder(_Recorder):
@@ -162,7 +172,7 @@ class PythonRecorder(_Recorder):
         fire = native.callback("RuleFiredFunction", on_fire if self.trace_firings else count_firing, onerror)
         asserted = native.callback("FactFunction", on_assert, onerror)
         retracted = native.callback("FactFunction", on_retract, onerror)
-        self._keep = [fire, asserted, retracted]
+        self._keep += [fire, asserted, retracted]
         self._register(fire, asserted, retracted, native.abi.NULL)
 
     def start(self) -> None:
@@ -228,7 +238,6 @@ class NativeRecorder(_Recorder):
         t.sb_reset = c_pointer(native.lib.SBReset, "void (*)(void *)")
         t.fact_index = c_pointer(native.lib.FactIndex, "long long (*)(void *)")
         t.sb = ffi.cast("void *", int(abi.cast("uintptr_t", self._sb)))
-        self._free = weakref.finalize(self, nt.lib.wb_free, t)
         self._names: dict[int, str] = {}  # rule name pointer -> name, for one evaluation
         self._char_p = lambda address: ffi.cast("char *", address)
 
@@ -237,8 +246,13 @@ class NativeRecorder(_Recorder):
 
         fire = callback("wb_on_fire" if trace_firings else "wb_count_fire", "RuleFiredFunction")
         context = abi.cast("void *", int(ffi.cast("uintptr_t", t)))
-        self._keep = [t]
+        self._keep.append(t)
         self._register(fire, callback("wb_on_assert", "FactFunction"), callback("wb_on_retract", "FactFunction"), context)
+
+    def _free_native(self) -> Any:
+        from . import native_trace as nt
+
+        return nt.lib.wb_free
 
     @property
     def fired(self) -> int:
@@ -294,10 +308,6 @@ class NativeRecorder(_Recorder):
             t.bad_format = 0
             return RuntimeError("CLIPS wrote an activation in an unexpected form (not '<salience> <rule>: <basis>')")
         return None
-
-    def close(self) -> None:
-        super().close()
-        self._free()  # wb_free, once
 
 
 def new_recorder(env: Any, env_pointer: Any, trace_firings: bool, trace_facts: bool, native_trace: bool | None) -> "PythonRecorder | NativeRecorder":

@@ -224,3 +224,19 @@ def test_a_c_recorder_built_from_another_source_is_not_used(monkeypatch):
     monkeypatch.setattr(native_trace, "_digest", lambda: "0" * 16)
     ffi, lib, why = native_trace._load()
     assert lib is None and "another version of native_trace.c" in why
+
+
+def test_a_recorder_dropped_without_close_leaves_the_environment_safe_to_run(recorder):
+    """The recorder's finalizer removes its callbacks before freeing what they write into: an
+    environment that outlives its recorder runs without calling freed memory."""
+    import gc
+
+    from chaining.forward.clips_runner import ClipsRunner
+
+    runner = ClipsRunner([("k.clp", "(deftemplate p (slot x)) (defrule r (p (x ?x)) => (assert (p (x (+ ?x 1)))) )")],
+                         native_trace=recorder == "native")
+    env = runner.env
+    del runner
+    gc.collect()
+    env.assert_string("(p (x 1))")
+    assert env.run(5) == 5  # no callback left to call
