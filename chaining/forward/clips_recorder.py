@@ -7,9 +7,9 @@ into a string builder; the assert and retract callbacks (a `modify` calls both) 
 
     NativeRecorder   the callbacks are C functions (`native_trace.c`, built by the bootstrap
                      when a C compiler is present): no Python call during the run. The C
-                     callback reads the activation text at once and keeps the rule name (a
-                     pointer to CLIPS's copy) and the fact ids as integers; Python turns them
-                     into `Firing`s after the run.
+                     callback reads the activation text at once and keeps the rule's name id
+                     (names are copied once per recorder) and the fact ids as integers; Python
+                     turns them into `Firing`s after the run.
     PythonRecorder   the callbacks are Python functions (cffi): one Python call per firing and
                      per fact change; the activation lines are parsed after the run
                      (`parse_activations`). The fallback, and the reference the tests compare to.
@@ -238,8 +238,7 @@ class NativeRecorder(_Recorder):
         t.sb_reset = c_pointer(native.lib.SBReset, "void (*)(void *)")
         t.fact_index = c_pointer(native.lib.FactIndex, "long long (*)(void *)")
         t.sb = ffi.cast("void *", int(abi.cast("uintptr_t", self._sb)))
-        self._names: dict[int, str] = {}  # rule name pointer -> name, for one evaluation
-        self._char_p = lambda address: ffi.cast("char *", address)
+        self._names: list[str] = []  # rule names by the C recorder's id (ids are never reused)
 
         def callback(name: str, kind: str) -> Any:  # a C function of the module, as clips_native's type
             return abi.cast(kind + " *", int(ffi.cast("uintptr_t", ffi.addressof(nt.lib, name))))
@@ -260,7 +259,6 @@ class NativeRecorder(_Recorder):
 
     def start(self) -> None:
         self._nt.lib.wb_clear(self._t, _NATIVE_KEEP_BYTES)
-        self._names.clear()  # rule name pointers: a rule built or removed since would reuse one
         self._t.recording = 1 if self.trace_facts else 0
 
     def stop(self) -> None:
@@ -271,19 +269,19 @@ class NativeRecorder(_Recorder):
         size = t.firings_len
         if not size:
             return []
-        flat = self._nt.ffi.unpack(t.firings, size)  # [name pointer, n, n fact ids] per firing
+        flat = self._nt.ffi.unpack(t.firings, size)  # [rule name id, n, n fact ids] per firing
         t.firings_len = 0
-        names, string, char_p = self._names, self._nt.ffi.string, self._char_p
+        names = self._names
+        if len(names) < t.n_names:  # names first seen in this run
+            string, name = self._nt.ffi.string, self._nt.lib.wb_name
+            names += [string(name(t, k)).decode("utf-8", "replace") for k in range(len(names), t.n_names)]
         new = tuple.__new__
         out = []
         append = out.append
         i = 0
         while i < size:
-            name = names.get(flat[i])
-            if name is None:
-                name = names[flat[i]] = string(char_p(flat[i])).decode("utf-8", "replace")
             j = i + 2 + flat[i + 1]
-            append(new(Firing, (name, tuple(flat[i + 2:j]))))
+            append(new(Firing, (names[flat[i]], tuple(flat[i + 2:j]))))
             i = j
         if len(out) != t.fired:
             raise RuntimeError(f"the C trace recorder holds {len(out)} firings for {t.fired} rules fired")

@@ -29,12 +29,18 @@ typedef struct wb_trace {
     int recording;                                 /* fact events are recorded only while set */
     /* written by the callbacks */
     long long fired;                               /* rules fired since wb_clear */
-    long long *firings;                            /* per firing: rule name pointer, n, n fact ids */
+    long long *firings;                            /* per firing: rule name id, n, n fact ids */
     size_t firings_len, firings_cap;               /* in long longs */
     int bad_format;                                /* an activation's text was not "<salience> <rule>: <basis>" */
     long long *events;                             /* (kind 0 assert / 1 retract, fact index, firing index or -1) */
     size_t n_events, events_cap;                   /* n_events counts triples */
     int out_of_memory;                             /* a record was lost: the trace is incomplete */
+    /* rule names: id -> a copy of the name; kept across runs (wb_clear keeps them) */
+    char **names;
+    size_t n_names, names_cap;
+    const char **name_keys;                        /* hash table: CLIPS's name pointer ... */
+    size_t *name_ids;                              /* ... -> id + 1 (0: empty slot) */
+    size_t table_cap;                              /* a power of two, or 0 */
 } wb_trace;
 
 static int grow(void **buffer, size_t *cap, size_t need, size_t item) {
@@ -51,9 +57,80 @@ static int grow(void **buffer, size_t *cap, size_t need, size_t item) {
     return 1;
 }
 
+static size_t slot_of(const char *key, size_t cap) {
+    size_t h = (size_t)key;
+    h ^= h >> 17;
+    h *= (size_t)0x9E3779B97F4A7C15ull;
+    return (h >> 7) & (cap - 1);
+}
+
+static int table_put(wb_trace *t, const char *key, size_t id) {
+    size_t i;
+    if (2 * (t->n_names + 1) > t->table_cap) {  /* keep the load under one half: rebuild twice as big */
+        size_t cap = t->table_cap ? 2 * t->table_cap : 64, k;
+        const char **keys = calloc(cap, sizeof *keys);
+        size_t *ids = calloc(cap, sizeof *ids);
+        if (keys == NULL || ids == NULL) {
+            free(keys);
+            free(ids);
+            return 0;
+        }
+        for (k = 0; k < t->table_cap; k++) {
+            if (t->name_ids[k]) {
+                i = slot_of(t->name_keys[k], cap);
+                while (ids[i]) i = (i + 1) & (cap - 1);
+                keys[i] = t->name_keys[k];
+                ids[i] = t->name_ids[k];
+            }
+        }
+        free(t->name_keys);
+        free(t->name_ids);
+        t->name_keys = keys;
+        t->name_ids = ids;
+        t->table_cap = cap;
+    }
+    i = slot_of(key, t->table_cap);
+    while (t->name_ids[i] && t->name_keys[i] != key) i = (i + 1) & (t->table_cap - 1);
+    t->name_keys[i] = key;
+    t->name_ids[i] = id + 1;
+    return 1;
+}
+
+/* The id of a rule name: looked up by CLIPS's pointer and checked against the copy (a pointer
+ * CLIPS freed and reused for another rule's name gets a new id). -1: out of memory. */
+static long long name_id(wb_trace *t, const char *name) {
+    size_t i, len;
+    char *copy;
+    if (t->table_cap) {
+        i = slot_of(name, t->table_cap);
+        while (t->name_ids[i]) {
+            if (t->name_keys[i] == name) {
+                size_t id = t->name_ids[i] - 1;
+                if (strcmp(t->names[id], name) == 0) return (long long)id;
+                break;  /* same address, another name: a new id replaces this entry */
+            }
+            i = (i + 1) & (t->table_cap - 1);
+        }
+    }
+    if (t->n_names + 1 > t->names_cap && !grow((void **)&t->names, &t->names_cap, t->n_names + 1, sizeof(char *)))
+        return -1;
+    len = strlen(name);
+    copy = malloc(len + 1);
+    if (copy == NULL) return -1;
+    memcpy(copy, name, len + 1);
+    if (!table_put(t, name, t->n_names)) {
+        free(copy);
+        return -1;
+    }
+    t->names[t->n_names] = copy;
+    return (long long)t->n_names++;
+}
+
+const char *wb_name(wb_trace *t, size_t id) { return id < t->n_names ? t->names[id] : NULL; }
+
 /* One firing: CLIPS writes the activation ("<salience> <rule>: f-1,*,f-3", `ActivationPPForm`)
- * into the string builder; the rule name (a pointer to CLIPS's own copy, stable while the rule
- * exists) and the basis's fact ids are appended to `firings`. Items of the basis that are not
+ * into the string builder; the rule name's id (`name_id`) and the basis's fact ids are appended
+ * to `firings`. Items of the basis that are not
  * facts (`*` for not/exists/test, `[instance]` for object patterns) are skipped. */
 void wb_on_fire(void *env, void *activation, void *context) {
     wb_trace *t = (wb_trace *)context;
@@ -61,7 +138,7 @@ void wb_on_fire(void *env, void *activation, void *context) {
     const char *name = t->rule_name(activation);
     const char *p, *end;
     size_t start, name_len = strlen(name);
-    long long n = 0;
+    long long n = 0, id;
     (void)env;
     t->fired++;
     t->sb_reset(t->sb);
@@ -83,7 +160,12 @@ void wb_on_fire(void *env, void *activation, void *context) {
         t->out_of_memory = 1;
         return;
     }
-    t->firings[start] = (long long)(size_t)name;
+    id = name_id(t, name);
+    if (id < 0) {
+        t->out_of_memory = 1;
+        return;
+    }
+    t->firings[start] = id;
     while (p < end) {  /* items separated by ',' */
         const char *item = p;
         while (p < end && *p != ',') p++;
@@ -154,6 +236,15 @@ void wb_clear(wb_trace *t, size_t keep) {
 }
 
 void wb_free(wb_trace *t) {
+    size_t i;
+    for (i = 0; i < t->n_names; i++) free(t->names[i]);
+    free(t->names);
+    free(t->name_keys);
+    free(t->name_ids);
+    t->names = NULL;
+    t->name_keys = NULL;
+    t->name_ids = NULL;
+    t->n_names = t->names_cap = t->table_cap = 0;
     free(t->firings);
     free(t->events);
     t->firings = NULL;

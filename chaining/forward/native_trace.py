@@ -42,6 +42,11 @@ typedef struct wb_trace {
     long long *events;
     size_t n_events, events_cap;
     int out_of_memory;
+    char **names;
+    size_t n_names, names_cap;
+    const char **name_keys;
+    size_t *name_ids;
+    size_t table_cap;
 } wb_trace;
 
 const char *wb_source_digest(void);
@@ -51,6 +56,7 @@ void wb_on_assert(void *env, void *fact, void *context);
 void wb_on_retract(void *env, void *fact, void *context);
 void wb_clear(wb_trace *t, size_t keep);
 void wb_free(wb_trace *t);
+const char *wb_name(wb_trace *t, size_t id);
 """
 
 

@@ -240,3 +240,24 @@ def test_a_recorder_dropped_without_close_leaves_the_environment_safe_to_run(rec
     gc.collect()
     env.assert_string("(p (x 1))")
     assert env.run(5) == 5  # no callback left to call
+
+
+def test_both_recorders_agree_on_many_rules(recorder):
+    """300 rules (the C recorder's table of rule names grows and is rebuilt several times),
+    evaluated twice (names are kept across evaluations)."""
+    if recorder == "python":
+        pytest.skip("compares both recorders once (under the native parameter)")
+    kb = "(deftemplate n (slot i))\n" + "\n".join(
+        f"(defrule rule-{k}-{'x' * (k % 7)} (n (i {k})) => (assert (n (i {k + 1}))))" for k in range(300))
+    results = []
+    for native in (True, False):
+        engine = ForwardEngine.from_knowledge_base(rules.knowledge_base_from_text("many", kb),
+                                                   config=EngineConfig(workers=1, native_trace=native))
+        first = engine.evaluate([Fact("n", {"i": 0})])
+        second = engine.evaluate([Fact("n", {"i": 150})])
+        results.append((first, second))
+        engine.close()
+    (c1, c2), (p1, p2) = results
+    assert len(c1.firings) == 300 and len(c2.firings) == 150
+    assert c1.firings[7].rule == "rule-7-" and c2.firings[0].rule == "rule-150-" + "x" * (150 % 7)
+    assert (c1.firings, c1.events, c2.firings, c2.events) == (p1.firings, p1.events, p2.firings, p2.events)
