@@ -1,6 +1,6 @@
 """`rules`, `gate` and `postprocess` nodes: forward chaining on the real CLIPS engine over the
 facts arriving on active edges. The record keeps every firing with the ids of the facts that
-activated it and the facts it asserted and retracted (from the engine's watch trace), which is
+activated it and the facts it asserted and retracted (from the engine's trace: CLIPS's firing and fact callbacks), which is
 what explanations read."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def _record(ctx: RunContext, state: NodeState, kb: Any, facts_in: list[Fact], re
     final = {f.id: f for f in result.facts}
     state.wm = dict(final)
     texts: dict[int, str] = {fid: str(f) for fid, f in final.items()}
-    # Given facts are asserted before watching starts: deffacts first, then the inputs in order.
+    # Given facts are asserted before the trace starts: deffacts first, then the inputs in order.
     n_deffacts = sum(len(d.facts) for d in kb.facts.values())
     given_ids = {n_deffacts + i + 1: f for i, f in enumerate(facts_in)}
     if all(fid not in final or ctx.key(final[fid]) == ctx.key(f) for fid, f in given_ids.items()):
