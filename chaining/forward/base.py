@@ -30,10 +30,11 @@ class EngineConfig:
         trace_facts: record asserts and retracts during the run (`ForwardResult.events`).
         run_chunk: firings per CLIPS `Run` call when a limit or timeout applies.
         strategy: default conflict-resolution strategy.
-        native_trace: how the CLIPS engine records the trace: None (default) with C callbacks
-            when `chaining/forward/native_trace.c` is built (the bootstrap builds it when a C
-            compiler is present), else with Python callbacks; True: C only (an engine without
-            it fails to build); False: Python callbacks. Same trace either way, the C one is faster.
+        native: the CLIPS engine's C parts (built by the bootstrap when a C compiler is present):
+            the trace recorder (`chaining/forward/native_trace.c`) and the fact asserter
+            (`native_assert.c`). None (default): use each when it is built, else its Python
+            code; True: require them (an engine without them fails to build); False: Python
+            only. Same results either way; the C parts are faster.
     """
 
     max_firings: int | None = 1_000_000
@@ -43,7 +44,7 @@ class EngineConfig:
     trace_facts: bool = True
     run_chunk: int = 2000
     strategy: str = "depth"
-    native_trace: bool | None = None
+    native: bool | None = None
 
     def __post_init__(self) -> None:
         if self.max_firings is not None and (not isinstance(self.max_firings, int) or self.max_firings < 0):
@@ -55,8 +56,8 @@ class EngineConfig:
         if not isinstance(self.run_chunk, int) or self.run_chunk < 1:
             raise ValueError(f"EngineConfig.run_chunk must be an int >= 1, got {self.run_chunk!r}")
         Strategy.parse(self.strategy)
-        if self.native_trace not in (None, True, False):
-            raise ValueError(f"EngineConfig.native_trace must be None, True or False, got {self.native_trace!r}")
+        if self.native not in (None, True, False):
+            raise ValueError(f"EngineConfig.native must be None, True or False, got {self.native!r}")
 
 
 FactsInput = Iterable[Fact | Mapping[str, Any]]

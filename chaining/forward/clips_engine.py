@@ -117,7 +117,7 @@ class ForwardEngine(ForwardChainer):
 
     def _new_runner(self) -> ClipsRunner:
         return ClipsRunner(self.sources, self.functions, trace_firings=self.config.trace_firings, trace_facts=self.config.trace_facts,
-                           native_trace=self.config.native_trace,
+                           native=self.config.native,
                            build_timeout=self.config.timeout)
 
     # -- pool ----------------------------------------------------------------------------

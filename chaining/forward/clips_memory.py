@@ -66,11 +66,15 @@ class WorkingMemory:
     """Fact I/O for one CLIPS environment (`env` is clipspy's `Environment._env` pointer).
 
     Not thread-safe: use under the environment's lock.
+
+    `native`: assert with the C loop (`native_assert`) when it is built (None), always (True:
+    RuntimeError when it is not built) or never (False).
     """
 
-    __slots__ = ("_env", "_env_obj", "_writer", "_fb", "_cv", "_item_cv", "_mb", "_by_name", "_by_ptr", "_by_read_name")
+    __slots__ = ("_env", "_env_obj", "_writer", "_fb", "_cv", "_item_cv", "_mb", "_by_name", "_by_ptr", "_by_read_name",
+                 "_native", "_native_templates")
 
-    def __init__(self, environment: Any):
+    def __init__(self, environment: Any, native: bool | None = None):
         self._env_obj = environment
         self._env = environment._env
         self._writer = ValueWriter(self._env)
@@ -83,6 +87,13 @@ class WorkingMemory:
         self._by_name: dict[str, _TemplateInfo | None] = {}
         self._by_ptr: dict[Any, _TemplateInfo] = {}
         self._by_read_name: dict[str, list[_TemplateInfo]] = {}  # `facts(templates=...)` lookups
+        from . import native_assert
+
+        if native is None:
+            native = native_assert.AVAILABLE
+        self._native = native_assert.context(self._env, self._fb, self._mb) if native else None
+        # template name -> (name, {slot: key}) for the C loop: the templates met so far
+        self._native_templates: dict[str, tuple[bytes, dict[str, bytes]]] = {}
 
     def close(self) -> None:
         """Nothing to free: the builders belong to the clipspy environment."""
@@ -125,6 +136,7 @@ class WorkingMemory:
         self._by_name.clear()
         self._by_ptr.clear()
         self._by_read_name.clear()
+        self._native_templates.clear()
 
     # -- assert ------------------------------------------------------------------------
     def assert_fact(self, fact: Fact, where: str = "fact") -> int | None:
@@ -217,12 +229,15 @@ class WorkingMemory:
         """Assert facts in order; returns their ids (None for ignored duplicates).
 
         Template facts whose slot values are all integers, floats, symbol-like strings and
-        non-empty lists of those (multifields) take a fast path (the common serving input); anything else, and every error, goes through
-        `assert_fact`, which names what is wrong.
+        non-empty lists of those (multifields) take a fast path (the common serving input): the
+        C loop (`native_assert`) when it is built, else a Python loop. Anything else, and every
+        error, goes through `assert_fact`, which names what is wrong.
 
         Raises:
             FactAssertError: naming the fact's index, e.g. `facts[2].slots.age: ...`.
         """
+        if self._native is not None:
+            return self._assert_all_native(facts if type(facts) is list else list(facts), where)
         out = []
         env, fb, cv = self._env, self._fb, self._cv
         by_name = self._by_name
@@ -276,12 +291,35 @@ class WorkingMemory:
                         out.append(index(ptr))
                         continue
                 abort(fb)  # not for the fast path (or CLIPS refused it): again, slowly, for the message
-            try:
-                out.append(self.assert_fact(f, "fact"))
-            except FactAssertError as exc:
-                msg = str(exc)
-                raise FactAssertError(f"{where}[{len(out)}]" + msg[4:] if msg.startswith("fact") else msg) from None
+            out.append(self._assert_checked(f, where, len(out)))
         return out
+
+    def _assert_all_native(self, facts: list, where: str) -> list[int | None]:
+        """`assert_all` with the C loop: it asserts facts while they fit its path and stops at the
+        first that does not; `assert_fact` asserts that one (and words any error), then the loop
+        goes on from the next."""
+        from .native_assert import module
+
+        out: list[int | None] = []
+        run, context, templates = module.assert_facts, self._native, self._native_templates
+        n = len(facts)
+        i = run(context, facts, 0, templates, out)
+        while i < n:
+            f = facts[i]
+            out.append(self._assert_checked(f, where, i))
+            info = self._by_name.get(f.template)
+            if info is not None and not info.implied and f.template not in templates:
+                templates[f.template] = (info.key, info.symbol_key)
+            i = run(context, facts, i + 1, templates, out)
+        return out
+
+    def _assert_checked(self, fact: Fact, where: str, index: int) -> int | None:
+        """`assert_fact` with its error located as `where[index]...`."""
+        try:
+            return self.assert_fact(fact, "fact")
+        except FactAssertError as exc:
+            msg = str(exc)
+            raise FactAssertError(f"{where}[{index}]" + msg[4:] if msg.startswith("fact") else msg) from None
 
     # -- read --------------------------------------------------------------------------
     def fact_ids(self) -> list[int]:

@@ -308,15 +308,15 @@ class NativeRecorder(_Recorder):
         return None
 
 
-def new_recorder(env: Any, env_pointer: Any, trace_firings: bool, trace_facts: bool, native_trace: bool | None) -> "PythonRecorder | NativeRecorder":
-    """The C recorder when `native_trace` is True, or None and it is built; else the Python one.
+def new_recorder(env: Any, env_pointer: Any, trace_firings: bool, trace_facts: bool, native: bool | None) -> "PythonRecorder | NativeRecorder":
+    """The C recorder when `native` is True, or None and it is built; else the Python one.
 
     Raises:
-        RuntimeError: `native_trace` is True and the C recorder is not built.
+        RuntimeError: `native` is True and the C recorder is not built.
     """
-    if native_trace is None:
+    if native is None:
         from . import native_trace as nt
 
-        native_trace = nt.AVAILABLE
-    cls = NativeRecorder if native_trace else PythonRecorder
+        native = nt.AVAILABLE
+    cls = NativeRecorder if native else PythonRecorder
     return cls(env, env_pointer, trace_firings, trace_facts)

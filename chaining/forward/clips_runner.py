@@ -28,7 +28,7 @@ from clips._clips import ffi, lib
 
 from rules.facts import Fact
 
-from . import clips_native as native
+from . import clips_native
 from .clips_functions import wrap_function
 from .clips_memory import WorkingMemory
 from .clips_trace import MessageRouter, OutputRouter, program_output
@@ -56,21 +56,21 @@ class ClipsRunner:
             firing that made each is counted even without `trace_firings`.
         build_timeout: seconds the build may take (a `defglobal` initialiser runs code); None: no limit.
         max_call_depth: deepest nesting of calls to recursive deffunctions/generics (`clips_recursion`).
-        native_trace: record the trace with the C callbacks (`native_trace.c`); None: when they
-            are built, False: with Python callbacks (`clips_recorder`).
+        native: record the trace with the C callbacks (`native_trace.c`, `clips_recorder`) and
+            assert facts with the C loop (`native_assert.c`); None: each when built, False: Python.
 
     Raises:
         KnowledgeBaseLoadError: CLIPS refused a construct, or building it ran past `build_timeout`
             (`file:line:col: ...`).
-        RuntimeError: `native_trace` is True and the C recorder is not built.
+        RuntimeError: `native` is True and a C part is not built.
     """
 
     def __init__(self, sources: Sequence[tuple[str, str]], functions: Mapping[str, Callable] | None = None, *,
                  trace_firings: bool = True, trace_facts: bool = True, build_timeout: float | None = None,
-                 max_call_depth: int = DEFAULT_MAX_CALL_DEPTH, native_trace: bool | None = None):
+                 max_call_depth: int = DEFAULT_MAX_CALL_DEPTH, native: bool | None = None):
         self.env = clips.Environment()
         self._e = self.env._env
-        self._ep = native.env_pointer(self._e)
+        self._ep = clips_native.env_pointer(self._e)
         self._key = int(ffi.cast("uintptr_t", self._e))  # the watchdog's key for this environment
         self.trace_firings = trace_firings
         self.trace_facts = trace_facts
@@ -80,7 +80,7 @@ class ClipsRunner:
         # Python routers below CLIPS's string routers; clipspy's error router and CLIPS's terminal
         # router off (`clips_native`: CLIPS then reaches Python only for what a program prints).
         for name in (_CLIPSPY_ERROR_ROUTER, b"fileio"):
-            native.lib.DeactivateRouter(self._ep, name)
+            clips_native.lib.DeactivateRouter(self._ep, name)
         self.out = OutputRouter(priority=-1)
         self.msg = MessageRouter(priority=-2)  # below `out`: a printed piece costs one query, not two
         self.env.add_router(self.out)
@@ -88,9 +88,9 @@ class ClipsRunner:
         self._recursive = recursive_functions(sources)
         if self._recursive:  # without a limit, endless recursion overflows the C stack (SIGSEGV)
             self.out.guard = CallDepthGuard(max_call_depth)
-        self.recorder = new_recorder(self.env, self._ep, trace_firings, trace_facts, native_trace)
+        self.recorder = new_recorder(self.env, self._ep, trace_firings, trace_facts, native)
         self._build(sources, build_timeout)
-        self.memory = WorkingMemory(self.env)
+        self.memory = WorkingMemory(self.env, native=native)
         self.evaluations = 0
 
     def _take_messages(self) -> tuple[str, str]:
@@ -165,7 +165,7 @@ class ClipsRunner:
             fired, stop = self._reset_assert_run(facts, max_firings, timeout, t0, run_chunk)
             # CLIPS halts execution when an action or a pattern's expression fails; a program
             # that merely prints to `stderr` (or to an unknown logical name) runs on, as in CLIPS.
-            failed_rhs = bool(native.lib.GetHaltExecution(self._ep)) or bool(native.lib.GetEvaluationError(self._ep))
+            failed_rhs = bool(clips_native.lib.GetHaltExecution(self._ep)) or bool(clips_native.lib.GetEvaluationError(self._ep))
         except FactAssertError as exc:
             fired, stop, failed = 0, None, exc
         finally:

@@ -1,5 +1,5 @@
 """The trace recorder in C (`native_trace.c`), optional: built once by `scripts/bootstrap.sh`
-(`python -m chaining.forward.native_trace`, needs a C compiler and the Python headers), used by
+(`python -m chaining.forward.native_build`, needs a C compiler and the Python headers), used by
 `ClipsRunner` when present, with the Python callbacks (`clips_runner`) as the fallback.
 
 Why: a Python callback per firing and per fact change costs microseconds each (`workbench
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -99,22 +98,7 @@ def build(verbose: bool = False) -> Path:
     return target
 
 
-def main(argv: list[str] | None = None) -> int:
-    """`python -m chaining.forward.native_trace [--quiet]`: build unless the module present was
-    built from this `native_trace.c`; exit 0 (built or up to date) or 1 (no compiler: the engine falls back to Python callbacks, which is not an error)."""
-    argv = sys.argv[1:] if argv is None else argv
-    quiet = "--quiet" in argv
-    if AVAILABLE:  # built from this very source (digest checked at import)
-        return 0
-    try:
-        path = build(verbose=not quiet)
-    except Exception as exc:  # noqa: BLE001 - any build failure means "use the fallback"
-        print(f"native trace not built ({type(exc).__name__}: {exc}); rule traces use Python callbacks (slower)", file=sys.stderr)
-        return 1
-    if not quiet:
-        print(f"built {path}")
-    return 0
+if __name__ == "__main__":  # the bootstrap builds both C parts: python -m chaining.forward.native_build
+    from .native_build import main
 
-
-if __name__ == "__main__":
     raise SystemExit(main())

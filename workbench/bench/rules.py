@@ -102,7 +102,7 @@ def _workbench(path: Path, facts: list, trace_facts: bool, read_back: bool = Tru
 
     engine = ForwardEngine.from_knowledge_base(rules.load_knowledge_base([path]),
                                                config=EngineConfig(trace_facts=trace_facts, max_firings=None, timeout=None, workers=1,
-                                                                   native_trace=native))
+                                                                   native=native))
     data = facts_from_json(facts)
     engine.evaluate(data, templates=None if read_back else ())  # warm-up (like the raw run's): the timed run is the second
     t, c = time.perf_counter(), time.process_time()
@@ -237,7 +237,7 @@ def _gating_rows(evaluations: int, raw_evaluations: int, experta_seconds: float)
     if default == "native":
         variants += (("firings", ("decision", "gate"), False),)
     for label, read, native in variants:
-        config = EngineConfig(trace_firings=label != "none", trace_facts=label == "firings+facts", workers=1, native_trace=native)
+        config = EngineConfig(trace_firings=label != "none", trace_facts=label == "firings+facts", workers=1, native=native)
         engine = ForwardEngine.from_knowledge_base(rules.load_knowledge_base([path]), config=config)
         n = evaluations if (label, read, native) == variants[0] else max(window * 2, evaluations // 10)
         marks = _timed_loop(lambda i: engine.evaluate(inputs[i % 1000], templates=read), n, window)

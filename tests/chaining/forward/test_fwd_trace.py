@@ -28,7 +28,7 @@ def recorder(request):
 
 
 def _engine(text: str, **config) -> ForwardEngine:
-    config.setdefault("native_trace", _RECORDER["native"])
+    config.setdefault("native", _RECORDER["native"])
     return ForwardEngine.from_knowledge_base(rules.knowledge_base_from_text("trace", text),
                                              config=EngineConfig(workers=1, **config))
 
@@ -162,7 +162,7 @@ def test_both_recorders_record_the_same_trace(program, recorder):
     kb = rules.load_knowledge_base([BENCH_KB / f"{name}.clp"])
     results = []
     for native in (True, False):
-        engine = ForwardEngine.from_knowledge_base(kb, config=EngineConfig(workers=1, native_trace=native))
+        engine = ForwardEngine.from_knowledge_base(kb, config=EngineConfig(workers=1, native=native))
         assert engine._idle[0].recorder.kind == ("native" if native else "python")
         data = facts_from_json(facts)
         first = engine.evaluate(data)
@@ -178,7 +178,7 @@ def test_both_recorders_record_the_same_trace(program, recorder):
 
 
 def test_the_c_recorder_is_the_default_when_built():
-    engine = _engine("(defrule r =>)", native_trace=None)
+    engine = _engine("(defrule r =>)", native=None)
     assert engine._idle[0].recorder.kind == ("native" if native_trace.AVAILABLE else "python")
     if os.environ.get("WORKBENCH_REQUIRE_NATIVE_TRACE"):  # set by .ci/run: CI must test the C recorder
         assert native_trace.AVAILABLE, native_trace.UNAVAILABLE
@@ -188,7 +188,7 @@ def test_native_trace_true_without_the_c_recorder_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(native_trace, "AVAILABLE", False)
     monkeypatch.setattr(native_trace, "UNAVAILABLE", "not built (test)")
     with pytest.raises(RuntimeError, match="C trace recorder is unavailable: not built"):
-        _engine("(defrule r =>)", native_trace=True)
+        _engine("(defrule r =>)", native=True)
 
 
 def test_both_recorders_agree_on_modules_negation_and_odd_rule_names(recorder):
@@ -208,7 +208,7 @@ def test_both_recorders_agree_on_modules_negation_and_odd_rule_names(recorder):
     results = []
     for native in (True, False):
         engine = ForwardEngine.from_knowledge_base(rules.knowledge_base_from_text("mods", kb),
-                                                   config=EngineConfig(workers=1, native_trace=native))
+                                                   config=EngineConfig(workers=1, native=native))
         results.append(engine.evaluate([]))
         engine.close()
     c, py = results
@@ -234,7 +234,7 @@ def test_a_recorder_dropped_without_close_leaves_the_environment_safe_to_run(rec
     from chaining.forward.clips_runner import ClipsRunner
 
     runner = ClipsRunner([("k.clp", "(deftemplate p (slot x)) (defrule r (p (x ?x)) => (assert (p (x (+ ?x 1)))) )")],
-                         native_trace=recorder == "native")
+                         native=recorder == "native")
     env = runner.env
     del runner
     gc.collect()
@@ -252,7 +252,7 @@ def test_both_recorders_agree_on_many_rules(recorder):
     results = []
     for native in (True, False):
         engine = ForwardEngine.from_knowledge_base(rules.knowledge_base_from_text("many", kb),
-                                                   config=EngineConfig(workers=1, native_trace=native))
+                                                   config=EngineConfig(workers=1, native=native))
         first = engine.evaluate([Fact("n", {"i": 0})])
         second = engine.evaluate([Fact("n", {"i": 150})])
         results.append((first, second))

@@ -1,0 +1,245 @@
+/* The common case of `WorkingMemory.assert_all` in C (see native_assert.py): template facts
+ * whose slot values are ints, floats, plain symbol-like strings and non-empty lists of those,
+ * asserted through CLIPS's fact builder. Anything else stops the loop at that fact, and Python
+ * asserts it the checked way (which also words every error) before calling again.
+ *
+ * CLIPS functions are reached through pointers (they live in clipspy's extension module, which
+ * Python loads privately): this file includes no CLIPS header. CLIPSValue is one pointer.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+typedef struct {
+    void *env;  /* Environment * */
+    void *fb;   /* FactBuilder * */
+    void *mb;   /* MultifieldBuilder * */
+    int (*set_template)(void *fb, const char *name);
+    int (*put_slot)(void *fb, const char *slot, void **value);
+    void *(*assert_fb)(void *fb);
+    void (*abort_fb)(void *fb);
+    long long (*fact_index)(void *fact);
+    void *(*create_integer)(void *env, long long value);
+    void *(*create_float)(void *env, double value);
+    void *(*create_symbol)(void *env, const char *text);
+    void (*mb_reset)(void *mb);
+    void (*mb_append)(void *mb, void **value);
+    void *(*mb_create)(void *mb);
+} wb_assert_ctx;
+
+static const char CAPSULE[] = "workbench.native_assert";
+static PyObject *str_template, *str_slots;
+
+/* A string CLIPS reads back as one symbol, for sure: a letter, then letters, digits, '-' or '_'.
+ * (Other symbols exist; they take Python's path, which knows the whole rule.) */
+static int plain_symbol(const char *s, Py_ssize_t n) {
+    Py_ssize_t i;
+    unsigned char c;
+    if (n == 0) return 0;
+    c = (unsigned char)s[0];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))) return 0;
+    for (i = 1; i < n; i++) {
+        c = (unsigned char)s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_')) return 0;
+    }
+    return 1;
+}
+
+/* The CLIPS value of a scalar, or NULL (not for this path; no Python error is left set). */
+static void *scalar(wb_assert_ctx *c, PyObject *v) {
+    if (PyLong_CheckExact(v)) {
+        int overflow = 0;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (overflow || (x == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return NULL;
+        }
+        return c->create_integer(c->env, x);
+    }
+    if (PyFloat_CheckExact(v)) return c->create_float(c->env, PyFloat_AS_DOUBLE(v));
+    if (PyUnicode_CheckExact(v)) {
+        Py_ssize_t n;
+        const char *s = PyUnicode_AsUTF8AndSize(v, &n);
+        if (s == NULL) {
+            PyErr_Clear();
+            return NULL;
+        }
+        return plain_symbol(s, n) ? c->create_symbol(c->env, s) : NULL;
+    }
+    return NULL;
+}
+
+/* Put every slot of `slots` into the builder; 0 when one is not for this path. */
+static int put_slots(wb_assert_ctx *c, PyObject *slots, PyObject *keys) {
+    Py_ssize_t pos = 0;
+    PyObject *name, *v;
+    while (PyDict_Next(slots, &pos, &name, &v)) {
+        PyObject *key = PyDict_GetItemWithError(keys, name); /* borrowed */
+        void *value;
+        if (key == NULL || !PyBytes_CheckExact(key)) {
+            PyErr_Clear();
+            return 0;
+        }
+        if ((PyTuple_CheckExact(v) || PyList_CheckExact(v)) && PySequence_Fast_GET_SIZE(v) > 0) {
+            Py_ssize_t i, n = PySequence_Fast_GET_SIZE(v);
+            PyObject **items = PySequence_Fast_ITEMS(v);
+            c->mb_reset(c->mb);
+            for (i = 0; i < n; i++) {
+                void *item = scalar(c, items[i]);
+                if (item == NULL) return 0;
+                c->mb_append(c->mb, &item);
+            }
+            value = c->mb_create(c->mb);
+        } else {
+            value = scalar(c, v);
+        }
+        if (value == NULL || c->put_slot(c->fb, PyBytes_AS_STRING(key), &value) != 0) return 0;
+    }
+    return 1;
+}
+
+/* assert_facts(context, facts: list, start: int, templates: dict, out: list) -> int
+ *
+ * Asserts facts[start:] in order while they fit this path, appending each new fact's id to
+ * `out`; returns the index of the first fact it did not assert (len(facts) when done).
+ * `templates` maps a template name to (name as bytes, {slot name: slot name as bytes}) for the
+ * slots that may hold symbols. */
+static PyObject *assert_facts(PyObject *self, PyObject *args) {
+    PyObject *capsule, *facts, *templates, *out;
+    Py_ssize_t start, i, n;
+    wb_assert_ctx *c;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OO!nO!O!", &capsule, &PyList_Type, &facts, &start, &PyDict_Type, &templates, &PyList_Type, &out))
+        return NULL;
+    c = (wb_assert_ctx *)PyCapsule_GetPointer(capsule, CAPSULE);
+    if (c == NULL) return NULL;
+    n = PyList_GET_SIZE(facts);
+    for (i = start < 0 ? 0 : start; i < n; i++) {
+        PyObject *fact = PyList_GET_ITEM(facts, i);
+        PyObject *name, *slots, *entry, *id;
+        void *ptr;
+        int ok;
+        name = PyObject_GetAttr(fact, str_template);
+        if (name == NULL) {
+            PyErr_Clear();
+            break;
+        }
+        entry = PyDict_GetItemWithError(templates, name); /* borrowed */
+        Py_DECREF(name);
+        if (entry == NULL || !PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 2 ||
+            !PyBytes_CheckExact(PyTuple_GET_ITEM(entry, 0)) || !PyDict_CheckExact(PyTuple_GET_ITEM(entry, 1))) {
+            PyErr_Clear();
+            break;
+        }
+        slots = PyObject_GetAttr(fact, str_slots);
+        if (slots == NULL) {
+            PyErr_Clear();
+            break;
+        }
+        if (!PyDict_Check(slots) || c->set_template(c->fb, PyBytes_AS_STRING(PyTuple_GET_ITEM(entry, 0))) != 0) {
+            Py_DECREF(slots);
+            break;
+        }
+        ok = put_slots(c, slots, PyTuple_GET_ITEM(entry, 1));
+        Py_DECREF(slots);
+        if (!ok) {
+            c->abort_fb(c->fb);
+            break;
+        }
+        ptr = c->assert_fb(c->fb);
+        if (ptr == NULL) {  /* a duplicate, or refused: Python asserts it again and says which */
+            c->abort_fb(c->fb);
+            break;
+        }
+        id = PyLong_FromLongLong(c->fact_index(ptr));
+        if (id == NULL || PyList_Append(out, id) != 0) {
+            Py_XDECREF(id);
+            return NULL;
+        }
+        Py_DECREF(id);
+    }
+    return PyLong_FromSsize_t(i);
+}
+
+/* context(env, fact builder, multifield builder, functions: tuple of 11 addresses) -> capsule */
+static PyObject *context(PyObject *self, PyObject *args) {
+    unsigned long long env, fb, mb;
+    PyObject *fns, *capsule;
+    void **slots[11];
+    wb_assert_ctx *c;
+    Py_ssize_t k;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "KKKO!", &env, &fb, &mb, &PyTuple_Type, &fns)) return NULL;
+    if (PyTuple_GET_SIZE(fns) != 11) {
+        PyErr_SetString(PyExc_ValueError, "context() needs the addresses of 11 CLIPS functions");
+        return NULL;
+    }
+    c = PyMem_Calloc(1, sizeof *c);
+    if (c == NULL) return PyErr_NoMemory();
+    c->env = (void *)(size_t)env;
+    c->fb = (void *)(size_t)fb;
+    c->mb = (void *)(size_t)mb;
+    slots[0] = (void **)&c->set_template;
+    slots[1] = (void **)&c->put_slot;
+    slots[2] = (void **)&c->assert_fb;
+    slots[3] = (void **)&c->abort_fb;
+    slots[4] = (void **)&c->fact_index;
+    slots[5] = (void **)&c->create_integer;
+    slots[6] = (void **)&c->create_float;
+    slots[7] = (void **)&c->create_symbol;
+    slots[8] = (void **)&c->mb_reset;
+    slots[9] = (void **)&c->mb_append;
+    slots[10] = (void **)&c->mb_create;
+    for (k = 0; k < 11; k++) {
+        unsigned long long address = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(fns, k));
+        if (PyErr_Occurred() || address == 0) {
+            PyMem_Free(c);
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a CLIPS function address is 0");
+            return NULL;
+        }
+        *slots[k] = (void *)(size_t)address;
+    }
+    capsule = PyCapsule_New(c, CAPSULE, NULL);
+    if (capsule == NULL) PyMem_Free(c);
+    return capsule;
+}
+
+static void free_context(PyObject *capsule) {
+    void *c = PyCapsule_GetPointer(capsule, CAPSULE);
+    PyMem_Free(c);
+}
+
+static PyObject *context_with_destructor(PyObject *self, PyObject *args) {
+    PyObject *capsule = context(self, args);
+    if (capsule != NULL && PyCapsule_SetDestructor(capsule, free_context) != 0) {
+        Py_DECREF(capsule);
+        return NULL;
+    }
+    return capsule;
+}
+
+static PyObject *source_digest(PyObject *self, PyObject *args) {
+    (void)self;
+    (void)args;
+#ifdef WB_SOURCE_DIGEST
+    return PyUnicode_FromString(WB_SOURCE_DIGEST);
+#else
+    return PyUnicode_FromString("");
+#endif
+}
+
+static PyMethodDef methods[] = {
+    {"context", context_with_destructor, METH_VARARGS, "context(env, fb, mb, functions) -> capsule"},
+    {"assert_facts", assert_facts, METH_VARARGS, "assert_facts(context, facts, start, templates, out) -> index"},
+    {"source_digest", source_digest, METH_NOARGS, "digest of the native_assert.c this was built from"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native_assert", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__native_assert(void) {
+    str_template = PyUnicode_InternFromString("template");
+    str_slots = PyUnicode_InternFromString("slots");
+    if (str_template == NULL || str_slots == NULL) return NULL;
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,87 @@
+"""`WorkingMemory.assert_all`'s common case in C (`native_assert.c`), optional: built by
+`scripts/bootstrap.sh` (`python -m chaining.forward.native_build`, needs a C compiler and the
+Python headers), used when present, with the Python loop as the fallback.
+
+Why: asserting a request's facts through clipspy's cffi binding costs a handful of Python-level
+calls per slot (`workbench bench rules` measured ~25 us for the gating benchmark's 5 facts and
+10 slots, about a third of an evaluation). The C loop makes the same CLIPS calls (fact builder,
+`Create*`) without Python in between. It covers template facts whose values are ints, floats,
+plain symbol-like strings (a letter, then letters, digits, `-`, `_`) and non-empty lists of
+those; any other fact is asserted by the Python code, which also words every error.
+
+A CPython extension module (the C loop reads Python dicts and lists, which cffi cannot hand to
+C), built with setuptools; `_native_assert*.so` lands next to this file and is not committed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+SOURCE = Path(__file__).with_name("native_assert.c")
+
+
+def _digest() -> str:
+    """Digest of `native_assert.c`: the compiled module carries the one it was built from."""
+    return hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
+
+
+def _load() -> tuple[Any, str | None]:
+    """(module, None) for the compiled module, or (None, why it is not used)."""
+    try:
+        from . import _native_assert  # type: ignore[attr-defined]
+    except ImportError as exc:
+        return None, f"not built ({exc}); run `bash scripts/bootstrap.sh` with a C compiler"
+    if _native_assert.source_digest() != _digest():
+        return None, "built from another version of native_assert.c; run `bash scripts/bootstrap.sh` again"
+    return _native_assert, None
+
+
+module, UNAVAILABLE = _load()
+AVAILABLE = module is not None
+
+
+def context(env: Any, fact_builder: Any, multifield_builder: Any) -> Any:
+    """The C loop's context for one clipspy environment (`Environment._env`) and its builders.
+
+    Raises:
+        RuntimeError: the module is not built (`UNAVAILABLE` says why).
+    """
+    if module is None:
+        raise RuntimeError(f"the C fact asserter is unavailable: {UNAVAILABLE}")
+    from clips._clips import ffi, lib
+
+    def address(p: Any) -> int:
+        return int(ffi.cast("uintptr_t", p))
+
+    names = ("FBSetDeftemplate", "FBPutSlot", "FBAssert", "FBAbort", "FactIndex", "CreateInteger", "CreateFloat",
+             "CreateSymbol", "MBReset", "MBAppend", "MBCreate")
+    functions = tuple(address(ffi.addressof(lib, name)) for name in names)
+    return module.context(address(env), address(fact_builder), address(multifield_builder), functions)
+
+
+def build(verbose: bool = False) -> Path:
+    """Compile `native_assert.c` into `_native_assert*.so` next to this file; returns its path.
+
+    Raises:
+        Exception (setuptools/compiler errors): no working C compiler or Python headers.
+    """
+    from setuptools import Distribution, Extension
+
+    extension = Extension("_native_assert", [str(SOURCE)], define_macros=[("WB_SOURCE_DIGEST", f'"{_digest()}"')],
+                          extra_compile_args=["-O2"])
+    with tempfile.TemporaryDirectory() as tmp:
+        dist = Distribution({"ext_modules": [extension], "script_args": [] if verbose else ["--quiet"]})
+        cmd = dist.get_command_obj("build_ext")
+        cmd.build_lib = str(Path(tmp) / "lib")
+        cmd.build_temp = str(Path(tmp) / "temp")
+        cmd.ensure_finalized()
+        cmd.run()
+        built = Path(cmd.get_ext_fullpath("_native_assert"))
+        target = Path(__file__).with_name(built.name)
+        shutil.copyfile(built, target.with_suffix(".tmp"))
+        target.with_suffix(".tmp").replace(target)  # atomic: a running process keeps its mapping
+    return target

@@ -1,0 +1,38 @@
+"""`python -m chaining.forward.native_build [--quiet]`: build the forward engine's optional C
+parts (`native_trace`: the trace recorder; `native_assert`: the fact asserter), each unless the
+module present was built from its current source. Run by `scripts/bootstrap.sh`.
+
+Exit 0 when both are built or up to date, 1 when one could not be built (no C compiler or
+Python headers): the engine then uses its Python code for that part, which is not an error.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    quiet = "--quiet" in argv
+    from . import native_assert, native_trace
+
+    status = 0
+    for part, what in ((native_trace, "rule traces use Python callbacks"), (native_assert, "facts are asserted by Python code")):
+        name = part.__name__.rsplit(".", 1)[-1]
+        if part.AVAILABLE:
+            continue
+        try:
+            path = part.build(verbose=not quiet)
+        except BaseException as exc:  # noqa: BLE001 - any build failure (setuptools raises SystemExit) means "use the fallback"
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            print(f"{name} not built ({type(exc).__name__}: {exc}); {what} (slower)", file=sys.stderr)
+            status = 1
+            continue
+        if not quiet:
+            print(f"built {path}")
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,96 @@
+"""The C fact asserter (`native_assert.c`) against the Python paths of `WorkingMemory.assert_all`:
+same ids, same working memory, same errors, on every kind of value and fact."""
+
+from __future__ import annotations
+
+import clips
+import pytest
+
+from chaining.forward import native_assert
+from chaining.forward.clips_memory import WorkingMemory
+from chaining.forward.errors import FactAssertError
+from rules.facts import Fact, String, Symbol
+
+pytestmark = pytest.mark.skipif(not native_assert.AVAILABLE, reason=f"C fact asserter: {native_assert.UNAVAILABLE}")
+
+
+def _memories():
+    out = []
+    for native in (True, False):
+        env = clips.Environment()
+        env.build("(defmodule OTHER (export deftemplate ?ALL))")
+        env.build("(deftemplate OTHER::v (slot b) (multislot c))")
+        env.build("(defmodule MAIN (import OTHER deftemplate ?ALL))")
+        env.build("(deftemplate MAIN::t (slot i) (slot f) (slot s) (multislot m) (slot str (type STRING)))")
+        env.build("(deftemplate MAIN::u (slot a))")
+        env.reset()
+        out.append((env, WorkingMemory(env, native=native)))
+    return out
+
+
+CASES = {
+    "scalars": [Fact("t", {"i": 1, "f": 2.5, "s": "dog"}), Fact("u", {"a": -7})],
+    "symbols with dashes and digits": [Fact("t", {"s": "big-red_2"}), Fact("u", {"a": "x9"})],
+    "strings that are not plain symbols": [Fact("t", {"s": "Rex the dog"}), Fact("t", {"s": "a.b"}), Fact("t", {"s": "42"}),
+                                           Fact("t", {"s": ""}), Fact("u", {"a": "é"})],
+    "Symbol and String values": [Fact("t", {"s": Symbol("cat")}), Fact("t", {"s": String("cat")})],
+    "bools and extreme ints": [Fact("u", {"a": True}), Fact("u", {"a": 2**63 - 1}), Fact("u", {"a": -(2**63)})],
+    "multifields": [Fact("t", {"m": (1, 2.0, "x")}), Fact("t", {"m": ()}), Fact("t", {"m": ("a b", 3)}), Fact("t", {"m": "one"})],
+    "a strings-only slot": [Fact("t", {"str": "abc"}), Fact("t", {"str": "has space"})],
+    "duplicates": [Fact("u", {"a": 1}), Fact("u", {"a": 1}), Fact("u", {"a": 2})],
+    "ordered facts": [Fact.ordered("parent", "tom", "bob"), Fact("u", {"a": 3}), Fact.ordered("parent", "tom", "bob")],
+    "another module's template": [Fact("v", {"b": "z", "c": (1, 2)}), Fact("u", {"a": 4})],
+    "empty slots": [Fact("t", {}), Fact("u")],
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_same_ids_and_working_memory_as_python(case):
+    (env_c, c), (env_p, p) = _memories()
+    facts = CASES[case]
+    ids_c, ids_p = c.assert_all(facts), p.assert_all(facts)
+    assert ids_c == ids_p
+    assert c.facts() == p.facts()
+    # and again after a reset (the C loop keeps its templates across calls)
+    env_c.reset()
+    env_p.reset()
+    assert c.assert_all(list(reversed(facts))) == p.assert_all(list(reversed(facts)))
+    assert c.facts() == p.facts()
+
+
+@pytest.mark.parametrize("bad, message", [
+    ([Fact("u", {"a": 1}), Fact("nope", {"a": 1})], "facts[1]: template 'nope' is not defined"),
+    ([Fact("u", {"a": 1}), Fact("u", {"a": 1}), Fact("u", {"zz": 1})], "facts[2].slots.zz"),
+    ([Fact("t", {"i": 1}), Fact("t", {"i": (1, 2)})], "facts[1].slots.i"),
+])
+def test_same_located_errors_as_python(bad, message):
+    (_, c), (_, p) = _memories()
+    with pytest.raises(FactAssertError) as from_c:
+        c.assert_all(bad)
+    with pytest.raises(FactAssertError) as from_python:
+        p.assert_all(bad)
+    assert str(from_c.value) == str(from_python.value)
+    assert message in str(from_c.value)
+
+
+def test_an_iterator_of_facts_is_accepted():
+    (_, c), _ = _memories()
+    assert c.assert_all(Fact("u", {"a": k}) for k in range(3)) == [1, 2, 3]
+
+
+def test_a_c_asserter_built_from_another_source_is_not_used(monkeypatch):
+    monkeypatch.setattr(native_assert, "_digest", lambda: "0" * 16)
+    module, why = native_assert._load()
+    assert module is None and "another version of native_assert.c" in why
+
+
+def test_common_facts_take_the_c_loop_once_their_templates_are_known(monkeypatch):
+    (env, c), _ = _memories()
+    facts = CASES["scalars"] + CASES["symbols with dashes and digits"] + [Fact("t", {"m": (1, 2.0, "x")}), Fact("v", {"b": 1})]
+    c.assert_all(facts)  # the first fact of each template goes through assert_fact, which learns it
+    env.reset()
+    slow = []
+    real = WorkingMemory.assert_fact
+    monkeypatch.setattr(WorkingMemory, "assert_fact", lambda self, f, where="fact": slow.append(f) or real(self, f, where))
+    assert c.assert_all(facts) == list(range(1, len(facts) + 1))
+    assert slow == []
