@@ -5,7 +5,7 @@ labelling on a scene of replicated cubes, and a 10-rule gating knowledge base ev
 request (reset + 5 facts + run).
 
 Rows:
-    {"program", "engine": "workbench"|"clips"|"experta", "seconds", "firings", "trace", "recorder", "read_back", "capped",
+    {"program", "engine": "workbench"|"clips"|"experta", "seconds", "firings", "trace", "native", "read_back", "capped",
      "vs_clips", "vs_clips_run"}
     {"program": "gating", "engine", "evals_per_s", "evals_per_cpu_s", "evaluations", "first_10k_per_s",
      "last_10k_per_s", "trace", "read_back" | "loop"}  (read_back: the final facts returned: all, or only
@@ -16,9 +16,10 @@ Engines:
                activating fact ids of every firing, from CLIPS's before-fire callback),
                "firings+facts" (also every assert/retract with the firing that made it, from
                CLIPS's assert/retract callbacks) or "none" (gating only).
-               `recorder` says which callbacks recorded it: "native" (C functions, built from
-               chaining/forward/native_trace.c by the bootstrap; the default when built) or
-               "python" (cffi Python callbacks, the fallback), both side by side when built.
+               `native` names the engine's C parts in use (built from chaining/forward/*.c by
+               the bootstrap; the default when built): "trace" (the C trace recorder),
+               "assert" (the C fact asserter), "trace+assert", or "none" (Python callbacks
+               and the Python assert loop); a "none" row sits beside the default rows.
     clips      raw clipspy as a user writes it: `Environment.load`, `reset`, facts asserted with
                `Template.assert_fact`, `run`; no tracing. `seconds` is reset + assert + run,
                `run_seconds` the `run` alone (`vs_clips_run` compares our whole evaluation with it).
@@ -184,10 +185,10 @@ def _program_rows(program: str, path: Path, facts: list, experta: tuple | None, 
     rows = []
     # read_back "none": the same work as the raw run (reset, assert, run) plus the trace;
     # "all": also the final working memory returned as data (what `kb run --json` prints).
-    # recorder: the engine's default (the C recorder when built), and the Python one beside it.
-    default = _default_recorder()
+    # native: the engine's default (its C parts when built), and the Python-only engine beside it.
+    default = _native_parts()
     variants = ((True, "firings+facts", False, None), (False, "firings", True, None), (True, "firings+facts", True, None))
-    if default == "native":
+    if default != "none":
         variants += ((True, "firings+facts", False, False),)
     raw: list[tuple] = []
     ours: list[list[tuple]] = [[] for _ in variants]
@@ -201,7 +202,7 @@ def _program_rows(program: str, path: Path, facts: list, experta: tuple | None, 
     for (trace_facts, label, read_back, native), results in zip(variants, ours):
         s2, n2, cpu2 = min(results, key=lambda r: r[0])
         rows.append({"program": program, "engine": "workbench", "seconds": round(s2, 4), "cpu_seconds": round(cpu2, 4), "firings": n2,
-                     "trace": label, "recorder": default if native is None else "python",
+                     "trace": label, "native": default if native is None else "none",
                      "read_back": "all" if read_back else "none", "capped": False, "vs_clips": round(s2 / s, 2),
                      "cpu_vs_clips": round(cpu2 / cpu, 2) if cpu else None, "vs_clips_run": round(s2 / run_s, 2)})
     if experta is not None:
@@ -231,10 +232,10 @@ def _gating_rows(evaluations: int, raw_evaluations: int, experta_seconds: float)
     rows = []
     # (trace, read-back): the first row is the full workload (200,000 evaluations); the others
     # show what the firing/fact trace and the read-back of all facts cost.
-    default = _default_recorder()
+    default = _native_parts()
     variants = (("firings", None, None), ("firings", ("decision", "gate"), None), ("firings+facts", None, None),
                 ("none", ("decision", "gate"), None))
-    if default == "native":
+    if default != "none":
         variants += (("firings", ("decision", "gate"), False),)
     for label, read, native in variants:
         config = EngineConfig(trace_firings=label != "none", trace_facts=label == "firings+facts", workers=1, native=native)
@@ -244,7 +245,7 @@ def _gating_rows(evaluations: int, raw_evaluations: int, experta_seconds: float)
         rows.append({"program": "gating", "engine": "workbench", "evals_per_s": round(n / marks[2]),
                      "evals_per_cpu_s": round(n / marks[3]), "evaluations": n,
                      "first_10k_per_s": round(window / marks[0]), "last_10k_per_s": round(window / (marks[2] - marks[1])),
-                     "trace": label, "recorder": (default if native is None else "python") if label != "none" else None,
+                     "trace": label, "native": default if native is None else "none",
                      "read_back": "all" if read is None else ",".join(read)})
         engine.close()
 
@@ -307,11 +308,12 @@ def _gating_rows(evaluations: int, raw_evaluations: int, experta_seconds: float)
     return rows
 
 
-def _default_recorder() -> str:
-    """"native" when the C trace recorder is built (the engine's default then), else "python"."""
-    from chaining.forward import native_trace
+def _native_parts() -> str:
+    """The engine's C parts that are built (and so used by default): "trace+assert", "trace",
+    "assert" or "none"."""
+    from chaining.forward import native_assert, native_trace
 
-    return "native" if native_trace.AVAILABLE else "python"
+    return "+".join(name for name, part in (("trace", native_trace), ("assert", native_assert)) if part.AVAILABLE) or "none"
 
 
 def _goals(rows: list[dict]) -> dict:
@@ -320,13 +322,13 @@ def _goals(rows: list[dict]) -> dict:
     programs = {}
     for r in rows:
         if r["engine"] == "workbench" and r["program"] != "gating":
-            key = f'{r["trace"]}, read_back={r["read_back"]}, recorder={r["recorder"]}'
+            key = f'{r["trace"]}, read_back={r["read_back"]}, native={r["native"]}'
             programs.setdefault(r["program"], {})[key] = {"vs_clips": r["vs_clips"], "vs_clips_run": r["vs_clips_run"],
                                                            "met": r["vs_clips"] <= 1.3}
     gating = {}
     for r in rows:
         if r["program"] == "gating" and r["engine"] == "workbench":
-            gating[f'{r["trace"]}, read_back={r["read_back"]}, recorder={r["recorder"]}'] = {
+            gating[f'{r["trace"]}, read_back={r["read_back"]}, native={r["native"]}'] = {
                 "evals_per_cpu_s": r["evals_per_cpu_s"], "met": r["evals_per_cpu_s"] >= 20_000,
                 "last_vs_first_10k": round(r["last_10k_per_s"] / r["first_10k_per_s"], 2)}
     return {"workbench_vs_clips_goal": "<= 1.3x with tracing on", "programs": programs,
@@ -357,9 +359,10 @@ def run(quick: bool = False) -> list[dict]:
 
     EXTRA.clear()
     EXTRA["load_average_before"] = os.getloadavg()
-    from chaining.forward import native_trace
+    from chaining.forward import native_assert, native_trace
 
-    EXTRA["trace_recorder"] = _default_recorder() if native_trace.AVAILABLE else f"python ({native_trace.UNAVAILABLE})"
+    EXTRA["native"] = {"default": _native_parts(), "trace": native_trace.UNAVAILABLE or "built",
+                       "assert": native_assert.UNAVAILABLE or "built"}
     budget = _ExpertaBudget(5.0 if quick else EXPERTA_CAP_S, 2.5 if quick else EXPERTA_RUN_CAP_S)
     rows: list[dict] = []
     for guests in ((8, 16) if quick else (16, 32, 64, 128)):
