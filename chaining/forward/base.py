@@ -32,7 +32,7 @@ class EngineConfig:
         strategy: default conflict-resolution strategy.
         native: the CLIPS engine's C parts (built by the bootstrap when a C compiler is present):
             the trace recorder (`chaining/forward/native_trace.c`) and the fact asserter
-            (`native_assert.c`). None (default): use each when it is built, else its Python
+            (`native_facts.c`). None (default): use each when it is built, else its Python
             code; True: require them (an engine without them fails to build); False: Python
             only. Same results either way; the C parts are faster.
     """

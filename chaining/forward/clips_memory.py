@@ -13,7 +13,7 @@ from typing import Any, Iterable
 
 from clips._clips import ffi, lib
 
-from rules.facts import IMPLIED, Fact
+from rules.facts import IMPLIED, Fact, String
 
 from rules.facts import Symbol as _Symbol
 
@@ -60,6 +60,7 @@ class _TemplateInfo:
     slot_pairs: tuple[tuple[str, bytes], ...] = ()
     symbol_key: dict[str, bytes] | None = None  # slot -> key, for slots that may hold a SYMBOL
     ptr: Any = None  # the `Deftemplate *`
+    address: int = 0  # `ptr` as an int (the C read loop's key)
 
 
 class WorkingMemory:
@@ -67,12 +68,12 @@ class WorkingMemory:
 
     Not thread-safe: use under the environment's lock.
 
-    `native`: assert with the C loop (`native_assert`) when it is built (None), always (True:
+    `native`: assert with the C loop (`native_facts`) when it is built (None), always (True:
     RuntimeError when it is not built) or never (False).
     """
 
     __slots__ = ("_env", "_env_obj", "_writer", "_fb", "_cv", "_item_cv", "_mb", "_by_name", "_by_ptr", "_by_read_name",
-                 "_native", "_native_templates")
+                 "_native", "_native_templates", "_native_read_templates", "_read_facts")
 
     def __init__(self, environment: Any, native: bool | None = None):
         self._env_obj = environment
@@ -87,13 +88,16 @@ class WorkingMemory:
         self._by_name: dict[str, _TemplateInfo | None] = {}
         self._by_ptr: dict[Any, _TemplateInfo] = {}
         self._by_read_name: dict[str, list[_TemplateInfo]] = {}  # `facts(templates=...)` lookups
-        from . import native_assert
+        from . import native_facts
 
         if native is None:
-            native = native_assert.AVAILABLE
-        self._native = native_assert.context(self._env, self._fb, self._mb) if native else None
-        # template name -> (name, {slot: key}) for the C loop: the templates met so far
+            native = native_facts.AVAILABLE
+        self._native = native_facts.context(self._env, self._fb, self._mb) if native else None
+        self._read_facts = native_facts.module.read_facts if native else None
+        # template name -> (name, {slot: key}) for the C assert loop: the templates met so far
         self._native_templates: dict[str, tuple[bytes, dict[str, bytes]]] = {}
+        # template address -> (name, slot names, slot keys) for the C read loop
+        self._native_read_templates: dict[int, tuple[str, tuple[str, ...], tuple[bytes, ...]]] = {}
 
     def close(self) -> None:
         """Nothing to free: the builders belong to the clipspy environment."""
@@ -127,8 +131,10 @@ class WorkingMemory:
                 strings_only[s] = "STRING" in types and "SYMBOL" not in types
         keys = tuple(s.encode() for s in slots)
         info = _TemplateInfo(name, implied, slots, keys, strings_only, name.encode(), dict(zip(slots, keys)), tuple(zip(slots, keys)),
-                             {s: k for s, k in zip(slots, keys) if not strings_only[s]}, ptr)
+                             {s: k for s, k in zip(slots, keys) if not strings_only[s]}, ptr, int(ffi.cast("uintptr_t", ptr)))
         self._by_ptr[ptr] = info
+        if self._native is not None and not implied:
+            self._native_read_templates[info.address] = (name, slots, keys)
         return info
 
     def forget_templates(self) -> None:
@@ -137,6 +143,7 @@ class WorkingMemory:
         self._by_ptr.clear()
         self._by_read_name.clear()
         self._native_templates.clear()
+        self._native_read_templates.clear()
 
     # -- assert ------------------------------------------------------------------------
     def assert_fact(self, fact: Fact, where: str = "fact") -> int | None:
@@ -230,7 +237,7 @@ class WorkingMemory:
 
         Template facts whose slot values are all integers, floats, symbol-like strings and
         non-empty lists of those (multifields) take a fast path (the common serving input): the
-        C loop (`native_assert`) when it is built, else a Python loop. Anything else, and every
+        C loop (`native_facts`) when it is built, else a Python loop. Anything else, and every
         error, goes through `assert_fact`, which names what is wrong.
 
         Raises:
@@ -298,7 +305,7 @@ class WorkingMemory:
         """`assert_all` with the C loop: it asserts facts while they fit its path and stops at the
         first that does not; `assert_fact` asserts that one (and words any error), then the loop
         goes on from the next."""
-        from .native_assert import module
+        from .native_facts import module
 
         out: list[int | None] = []
         run, context, templates = module.assert_facts, self._native, self._native_templates
@@ -338,14 +345,26 @@ class WorkingMemory:
         names them (a template of any module) or as `MODULE::name`; only those facts are
         visited (CLIPS keeps a fact list per template).
         """
+        if self._native is not None:
+            if templates is None:
+                return self._read_native(None)
+            out = []
+            read = 0
+            for name in templates:
+                for info in self.templates_named(name):
+                    out += self._read_native(info)
+                    read += 1
+            if len(out) > 1 and read > 1:
+                out.sort(key=_fact_id)
+            return out
         env = self._env
         if templates is None:
-            return self._read(lib.GetNextFact(env, ffi.NULL), None)
+            return self._read_python(lib.GetNextFact(env, ffi.NULL), None)
         out: list[Fact] = []
         read = 0
         for name in templates:
             for info in self.templates_named(name):
-                out += self._read(lib.GetNextFactInTemplate(info.ptr, ffi.NULL), info.ptr)
+                out += self._read_python(lib.GetNextFactInTemplate(info.ptr, ffi.NULL), info.ptr)
                 read += 1
         if len(out) > 1 and read > 1:
             out.sort(key=_fact_id)
@@ -375,9 +394,27 @@ class WorkingMemory:
             self._by_read_name[name] = found
         return found
 
-    def _read(self, f: Any, template: Any) -> list[Fact]:
+    def _read_native(self, info: "_TemplateInfo | None") -> list[Fact]:
+        """Read the whole fact list (`info` None) or one template's facts with the C loop
+        (`native_facts`), which stops at the first fact it cannot read; Python reads that one
+        (an ordered fact, a multifield value, a template met for the first time), and so on."""
+        read, context, templates = self._read_facts, self._native, self._native_read_templates
+        along = 0 if info is None else info.address
+        out: list[Fact] = []
+        address = read(context, 0, along, templates, Fact, _Symbol, String, out)
+        while address:
+            fact = ffi.cast("Fact *", address)
+            ptr = lib.FactDeftemplate(fact)
+            if self._by_ptr.get(ptr) is None:
+                self._info(ptr)  # learns the template (and hands it to the C loop)
+            out += self._read_python(fact, None if info is None else info.ptr, one=True)
+            nxt = lib.GetNextFact(self._env, fact) if info is None else lib.GetNextFactInTemplate(info.ptr, fact)
+            address = read(context, int(ffi.cast("uintptr_t", nxt)), along, templates, Fact, _Symbol, String, out) if nxt else 0
+        return out
+
+    def _read_python(self, f: Any, template: Any, one: bool = False) -> list[Fact]:
         """Read facts from `f` on: along the whole fact list (`template` None), or along one
-        template's facts (`template`: its `Deftemplate *`)."""
+        template's facts (`template`: its `Deftemplate *`); `one`: only the fact `f`."""
         out: list[Fact] = []
         append = out.append
         cv = self._cv
@@ -416,6 +453,8 @@ class WorkingMemory:
             setattr_(fact, "slots", slots)
             setattr_(fact, "id", fact_index(f))
             append(fact)
+            if one:
+                break
             f = get_next(along, f)
         return out
 

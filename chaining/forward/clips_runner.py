@@ -57,7 +57,7 @@ class ClipsRunner:
         build_timeout: seconds the build may take (a `defglobal` initialiser runs code); None: no limit.
         max_call_depth: deepest nesting of calls to recursive deffunctions/generics (`clips_recursion`).
         native: record the trace with the C callbacks (`native_trace.c`, `clips_recorder`) and
-            assert facts with the C loop (`native_assert.c`); None: each when built, False: Python.
+            assert facts with the C loop (`native_facts.c`); None: each when built, False: Python.
 
     Raises:
         KnowledgeBaseLoadError: CLIPS refused a construct, or building it ran past `build_timeout`

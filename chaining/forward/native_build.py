@@ -1,5 +1,5 @@
 """`python -m chaining.forward.native_build [--quiet]`: build the forward engine's optional C
-parts (`native_trace`: the trace recorder; `native_assert`: the fact asserter), each unless the
+parts (`native_trace`: the trace recorder; `native_facts`: the fact asserter), each unless the
 module present was built from its current source. Run by `scripts/bootstrap.sh`.
 
 Exit 0 when both are built or up to date, 1 when one could not be built (no C compiler or
@@ -14,10 +14,10 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     quiet = "--quiet" in argv
-    from . import native_assert, native_trace
+    from . import native_facts, native_trace
 
     status = 0
-    for part, what in ((native_trace, "rule traces use Python callbacks"), (native_assert, "facts are asserted by Python code")):
+    for part, what in ((native_trace, "rule traces use Python callbacks"), (native_facts, "facts are asserted by Python code")):
         name = part.__name__.rsplit(".", 1)[-1]
         if part.AVAILABLE:
             continue

@@ -311,9 +311,9 @@ def _gating_rows(evaluations: int, raw_evaluations: int, experta_seconds: float)
 def _native_parts() -> str:
     """The engine's C parts that are built (and so used by default): "trace+assert", "trace",
     "assert" or "none"."""
-    from chaining.forward import native_assert, native_trace
+    from chaining.forward import native_facts, native_trace
 
-    return "+".join(name for name, part in (("trace", native_trace), ("assert", native_assert)) if part.AVAILABLE) or "none"
+    return "+".join(name for name, part in (("trace", native_trace), ("assert", native_facts)) if part.AVAILABLE) or "none"
 
 
 def _goals(rows: list[dict]) -> dict:
@@ -359,10 +359,10 @@ def run(quick: bool = False) -> list[dict]:
 
     EXTRA.clear()
     EXTRA["load_average_before"] = os.getloadavg()
-    from chaining.forward import native_assert, native_trace
+    from chaining.forward import native_facts, native_trace
 
     EXTRA["native"] = {"default": _native_parts(), "trace": native_trace.UNAVAILABLE or "built",
-                       "assert": native_assert.UNAVAILABLE or "built"}
+                       "assert": native_facts.UNAVAILABLE or "built"}
     budget = _ExpertaBudget(5.0 if quick else EXPERTA_CAP_S, 2.5 if quick else EXPERTA_RUN_CAP_S)
     rows: list[dict] = []
     for guests in ((8, 16) if quick else (16, 32, 64, 128)):

@@ -1,7 +1,12 @@
-/* The common case of `WorkingMemory.assert_all` in C (see native_assert.py): template facts
- * whose slot values are ints, floats, plain symbol-like strings and non-empty lists of those,
- * asserted through CLIPS's fact builder. Anything else stops the loop at that fact, and Python
- * asserts it the checked way (which also words every error) before calling again.
+/* The common cases of `WorkingMemory`'s fact I/O in C (see native_facts.py).
+ *
+ * assert_facts: template facts whose slot values are ints, floats, plain symbol-like strings and
+ * non-empty lists of those, asserted through CLIPS's fact builder. Anything else stops the loop
+ * at that fact, and Python asserts it the checked way (which also words every error) before
+ * calling again.
+ * read_facts: template facts whose slots hold symbols, strings, integers and floats, read into
+ * `rules.facts.Fact` values. Anything else (an ordered fact, a multifield, an unknown template)
+ * stops the loop at that fact, and Python reads it before calling again.
  *
  * CLIPS functions are reached through pointers (they live in clipspy's extension module, which
  * Python loads privately): this file includes no CLIPS header. CLIPSValue is one pointer.
@@ -25,10 +30,16 @@ typedef struct {
     void (*mb_reset)(void *mb);
     void (*mb_append)(void *mb, void **value);
     void *(*mb_create)(void *mb);
+    /* reading */
+    void *(*next_fact)(void *env, void *fact);
+    void *(*next_fact_in_template)(void *deftemplate, void *fact);
+    void *(*fact_template)(void *fact);
+    int (*get_slot)(void *fact, const char *slot, void **value);
+    size_t lexeme_offset, integer_offset, float_offset;  /* of `contents` in CLIPSLexeme, CLIPSInteger, CLIPSFloat */
 } wb_assert_ctx;
 
-static const char CAPSULE[] = "workbench.native_assert";
-static PyObject *str_template, *str_slots;
+static const char CAPSULE[] = "workbench.native_facts";
+static PyObject *str_template, *str_slots, *str_id;
 
 /* A string CLIPS reads back as one symbol, for sure: a letter, then letters, digits, '-' or '_'.
  * (Other symbols exist; they take Python's path, which knows the whole rule.) */
@@ -161,17 +172,124 @@ static PyObject *assert_facts(PyObject *self, PyObject *args) {
     return PyLong_FromSsize_t(i);
 }
 
-/* context(env, fact builder, multifield builder, functions: tuple of 11 addresses) -> capsule */
+enum { T_FLOAT = 0, T_INTEGER = 1, T_SYMBOL = 2, T_STRING = 3 };
+
+/* The Python value of a slot, or NULL with no error set when it is not for this path. */
+static PyObject *slot_value(wb_assert_ctx *c, void *value, PyObject *symbol_type, PyObject *string_type) {
+    unsigned short type = *(unsigned short *)value;
+    if (type == T_SYMBOL || type == T_STRING) {
+        const char *text = *(const char **)((char *)value + c->lexeme_offset);
+        PyObject *u = PyUnicode_DecodeUTF8(text, (Py_ssize_t)strlen(text), "strict"), *out;
+        if (u == NULL) {
+            PyErr_Clear();
+            return NULL;
+        }
+        out = PyObject_CallOneArg(type == T_SYMBOL ? symbol_type : string_type, u);
+        Py_DECREF(u);
+        return out; /* NULL with an error set: raised */
+    }
+    if (type == T_INTEGER) return PyLong_FromLongLong(*(long long *)((char *)value + c->integer_offset));
+    if (type == T_FLOAT) return PyFloat_FromDouble(*(double *)((char *)value + c->float_offset));
+    return NULL;
+}
+
+/* read_facts(context, fact: int, deftemplate: int, templates: dict, fact_type, symbol_type,
+ *            string_type, out: list) -> int
+ *
+ * Reads facts from the one at address `fact` on (0: from the first), along the whole fact list
+ * (`deftemplate` 0) or along one template's facts, appending `Fact`s to `out`; returns the
+ * address of the first fact it did not read (0 when done). `templates` maps a template's address to (name, slot names as
+ * str, slot names as bytes). */
+static PyObject *read_facts(PyObject *self, PyObject *args) {
+    PyObject *capsule, *templates, *fact_type, *symbol_type, *string_type, *out;
+    unsigned long long fact_address, template_address;
+    wb_assert_ctx *c;
+    void *f, *tpl;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OKKO!OOOO!", &capsule, &fact_address, &template_address, &PyDict_Type, &templates,
+                          &fact_type, &symbol_type, &string_type, &PyList_Type, &out))
+        return NULL;
+    c = (wb_assert_ctx *)PyCapsule_GetPointer(capsule, CAPSULE);
+    if (c == NULL) return NULL;
+    if (!PyType_Check(fact_type)) {
+        PyErr_SetString(PyExc_TypeError, "read_facts: fact_type must be a type");
+        return NULL;
+    }
+    tpl = (void *)(size_t)template_address;
+    f = (void *)(size_t)fact_address;
+    if (f == NULL) f = tpl != NULL ? c->next_fact_in_template(tpl, NULL) : c->next_fact(c->env, NULL);
+    while (f != NULL) {
+        PyObject *key = PyLong_FromVoidPtr(c->fact_template(f)), *entry, *names, *keys, *slots, *fact, *id;
+        Py_ssize_t k, n;
+        if (key == NULL) return NULL;
+        entry = PyDict_GetItemWithError(templates, key); /* borrowed */
+        Py_DECREF(key);
+        if (entry == NULL) {
+            if (PyErr_Occurred()) return NULL;
+            break;
+        }
+        if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 3) break;
+        names = PyTuple_GET_ITEM(entry, 1);
+        keys = PyTuple_GET_ITEM(entry, 2);
+        if (!PyTuple_CheckExact(names) || !PyTuple_CheckExact(keys) || PyTuple_GET_SIZE(names) != PyTuple_GET_SIZE(keys)) break;
+        n = PyTuple_GET_SIZE(names);
+        slots = PyDict_New();
+        if (slots == NULL) return NULL;
+        for (k = 0; k < n; k++) {
+            void *value = NULL;
+            PyObject *v, *slot_key = PyTuple_GET_ITEM(keys, k);
+            if (!PyBytes_CheckExact(slot_key) || c->get_slot(f, PyBytes_AS_STRING(slot_key), &value) != 0 || value == NULL) break;
+            v = slot_value(c, value, symbol_type, string_type);
+            if (v == NULL) {
+                if (PyErr_Occurred()) {
+                    Py_DECREF(slots);
+                    return NULL;
+                }
+                break;
+            }
+            if (PyDict_SetItem(slots, PyTuple_GET_ITEM(names, k), v) != 0) {
+                Py_DECREF(v);
+                Py_DECREF(slots);
+                return NULL;
+            }
+            Py_DECREF(v);
+        }
+        if (k < n) {  /* a value for Python to read */
+            Py_DECREF(slots);
+            break;
+        }
+        fact = ((PyTypeObject *)fact_type)->tp_alloc((PyTypeObject *)fact_type, 0);
+        id = PyLong_FromLongLong(c->fact_index(f));
+        if (fact == NULL || id == NULL || PyObject_GenericSetAttr(fact, str_template, PyTuple_GET_ITEM(entry, 0)) != 0 ||
+            PyObject_GenericSetAttr(fact, str_slots, slots) != 0 || PyObject_GenericSetAttr(fact, str_id, id) != 0 ||
+            PyList_Append(out, fact) != 0) {
+            Py_XDECREF(fact);
+            Py_XDECREF(id);
+            Py_DECREF(slots);
+            return NULL;
+        }
+        Py_DECREF(fact);
+        Py_DECREF(id);
+        Py_DECREF(slots);
+        f = tpl != NULL ? c->next_fact_in_template(tpl, f) : c->next_fact(c->env, f);
+    }
+    return PyLong_FromVoidPtr(f);
+}
+
+/* context(env, fact builder, multifield builder, functions: tuple of 15 addresses,
+ *         offsets: (lexeme, integer, float)) -> capsule */
 static PyObject *context(PyObject *self, PyObject *args) {
     unsigned long long env, fb, mb;
     PyObject *fns, *capsule;
-    void **slots[11];
+    void **slots[15];
     wb_assert_ctx *c;
     Py_ssize_t k;
     (void)self;
-    if (!PyArg_ParseTuple(args, "KKKO!", &env, &fb, &mb, &PyTuple_Type, &fns)) return NULL;
-    if (PyTuple_GET_SIZE(fns) != 11) {
-        PyErr_SetString(PyExc_ValueError, "context() needs the addresses of 11 CLIPS functions");
+    Py_ssize_t lexeme_offset, integer_offset, float_offset;
+    if (!PyArg_ParseTuple(args, "KKKO!(nnn)", &env, &fb, &mb, &PyTuple_Type, &fns, &lexeme_offset, &integer_offset, &float_offset))
+        return NULL;
+    if (PyTuple_GET_SIZE(fns) != 15) {
+        PyErr_SetString(PyExc_ValueError, "context() needs the addresses of 15 CLIPS functions");
         return NULL;
     }
     c = PyMem_Calloc(1, sizeof *c);
@@ -190,7 +308,14 @@ static PyObject *context(PyObject *self, PyObject *args) {
     slots[8] = (void **)&c->mb_reset;
     slots[9] = (void **)&c->mb_append;
     slots[10] = (void **)&c->mb_create;
-    for (k = 0; k < 11; k++) {
+    slots[11] = (void **)&c->next_fact;
+    slots[12] = (void **)&c->next_fact_in_template;
+    slots[13] = (void **)&c->fact_template;
+    slots[14] = (void **)&c->get_slot;
+    c->lexeme_offset = (size_t)lexeme_offset;
+    c->integer_offset = (size_t)integer_offset;
+    c->float_offset = (size_t)float_offset;
+    for (k = 0; k < 15; k++) {
         unsigned long long address = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(fns, k));
         if (PyErr_Occurred() || address == 0) {
             PyMem_Free(c);
@@ -231,15 +356,17 @@ static PyObject *source_digest(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"context", context_with_destructor, METH_VARARGS, "context(env, fb, mb, functions) -> capsule"},
     {"assert_facts", assert_facts, METH_VARARGS, "assert_facts(context, facts, start, templates, out) -> index"},
-    {"source_digest", source_digest, METH_NOARGS, "digest of the native_assert.c this was built from"},
+    {"read_facts", read_facts, METH_VARARGS, "read_facts(context, fact, deftemplate, templates, Fact, Symbol, String, out) -> address"},
+    {"source_digest", source_digest, METH_NOARGS, "digest of the native_facts.c this was built from"},
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native_assert", NULL, -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native_facts", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__native_assert(void) {
+PyMODINIT_FUNC PyInit__native_facts(void) {
     str_template = PyUnicode_InternFromString("template");
     str_slots = PyUnicode_InternFromString("slots");
-    if (str_template == NULL || str_slots == NULL) return NULL;
+    str_id = PyUnicode_InternFromString("id");
+    if (str_template == NULL || str_slots == NULL || str_id == NULL) return NULL;
     return PyModule_Create(&module);
 }

@@ -1,4 +1,4 @@
-"""`WorkingMemory.assert_all`'s common case in C (`native_assert.c`), optional: built by
+"""`WorkingMemory`'s common cases of asserting and reading facts in C (`native_facts.c`), optional: built by
 `scripts/bootstrap.sh` (`python -m chaining.forward.native_build`, needs a C compiler and the
 Python headers), used when present, with the Python loop as the fallback.
 
@@ -7,10 +7,12 @@ calls per slot (`workbench bench rules` measured ~25 us for the gating benchmark
 10 slots, about a third of an evaluation). The C loop makes the same CLIPS calls (fact builder,
 `Create*`) without Python in between. It covers template facts whose values are ints, floats,
 plain symbol-like strings (a letter, then letters, digits, `-`, `_`) and non-empty lists of
-those; any other fact is asserted by the Python code, which also words every error.
+those; any other fact is asserted by the Python code, which also words every error. Reading
+facts back (`WorkingMemory.facts`) likewise: template facts whose slots hold symbols, strings,
+integers and floats are read in C; an ordered fact or a multifield value is read by Python.
 
 A CPython extension module (the C loop reads Python dicts and lists, which cffi cannot hand to
-C), built with setuptools; `_native_assert*.so` lands next to this file and is not committed.
+C), built with setuptools; `_native_facts*.so` lands next to this file and is not committed.
 """
 
 from __future__ import annotations
@@ -21,23 +23,23 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-SOURCE = Path(__file__).with_name("native_assert.c")
+SOURCE = Path(__file__).with_name("native_facts.c")
 
 
 def _digest() -> str:
-    """Digest of `native_assert.c`: the compiled module carries the one it was built from."""
+    """Digest of `native_facts.c`: the compiled module carries the one it was built from."""
     return hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
 
 
 def _load() -> tuple[Any, str | None]:
     """(module, None) for the compiled module, or (None, why it is not used)."""
     try:
-        from . import _native_assert  # type: ignore[attr-defined]
+        from . import _native_facts  # type: ignore[attr-defined]
     except ImportError as exc:
         return None, f"not built ({exc}); run `bash scripts/bootstrap.sh` with a C compiler"
-    if _native_assert.source_digest() != _digest():
-        return None, "built from another version of native_assert.c; run `bash scripts/bootstrap.sh` again"
-    return _native_assert, None
+    if _native_facts.source_digest() != _digest():
+        return None, "built from another version of native_facts.c; run `bash scripts/bootstrap.sh` again"
+    return _native_facts, None
 
 
 module, UNAVAILABLE = _load()
@@ -58,20 +60,24 @@ def context(env: Any, fact_builder: Any, multifield_builder: Any) -> Any:
         return int(ffi.cast("uintptr_t", p))
 
     names = ("FBSetDeftemplate", "FBPutSlot", "FBAssert", "FBAbort", "FactIndex", "CreateInteger", "CreateFloat",
-             "CreateSymbol", "MBReset", "MBAppend", "MBCreate")
+             "CreateSymbol", "MBReset", "MBAppend", "MBCreate", "GetNextFact", "GetNextFactInTemplate", "FactDeftemplate",
+             "GetFactSlot")
     functions = tuple(address(ffi.addressof(lib, name)) for name in names)
-    return module.context(address(env), address(fact_builder), address(multifield_builder), functions)
+    offsets = (ffi.offsetof("CLIPSLexeme", "contents"), ffi.offsetof("CLIPSInteger", "contents"), ffi.offsetof("CLIPSFloat", "contents"))
+    if ffi.sizeof("CLIPSValue") != ffi.sizeof("void *"):  # the C code takes a CLIPSValue for one pointer
+        raise RuntimeError("this clipspy's CLIPSValue is not one pointer; the C fact I/O does not apply")
+    return module.context(address(env), address(fact_builder), address(multifield_builder), functions, offsets)
 
 
 def build(verbose: bool = False) -> Path:
-    """Compile `native_assert.c` into `_native_assert*.so` next to this file; returns its path.
+    """Compile `native_facts.c` into `_native_facts*.so` next to this file; returns its path.
 
     Raises:
         Exception (setuptools/compiler errors): no working C compiler or Python headers.
     """
     from setuptools import Distribution, Extension
 
-    extension = Extension("_native_assert", [str(SOURCE)], define_macros=[("WB_SOURCE_DIGEST", f'"{_digest()}"')],
+    extension = Extension("_native_facts", [str(SOURCE)], define_macros=[("WB_SOURCE_DIGEST", f'"{_digest()}"')],
                           extra_compile_args=["-O2"])
     with tempfile.TemporaryDirectory() as tmp:
         dist = Distribution({"ext_modules": [extension], "script_args": [] if verbose else ["--quiet"]})
@@ -80,7 +86,7 @@ def build(verbose: bool = False) -> Path:
         cmd.build_temp = str(Path(tmp) / "temp")
         cmd.ensure_finalized()
         cmd.run()
-        built = Path(cmd.get_ext_fullpath("_native_assert"))
+        built = Path(cmd.get_ext_fullpath("_native_facts"))
         target = Path(__file__).with_name(built.name)
         shutil.copyfile(built, target.with_suffix(".tmp"))
         target.with_suffix(".tmp").replace(target)  # atomic: a running process keeps its mapping

@@ -1,4 +1,4 @@
-"""The C fact asserter (`native_assert.c`) against the Python paths of `WorkingMemory.assert_all`:
+"""The C fact asserter (`native_facts.c`) against the Python paths of `WorkingMemory.assert_all`:
 same ids, same working memory, same errors, on every kind of value and fact."""
 
 from __future__ import annotations
@@ -6,12 +6,12 @@ from __future__ import annotations
 import clips
 import pytest
 
-from chaining.forward import native_assert
+from chaining.forward import native_facts
 from chaining.forward.clips_memory import WorkingMemory
 from chaining.forward.errors import FactAssertError
 from rules.facts import Fact, String, Symbol
 
-pytestmark = pytest.mark.skipif(not native_assert.AVAILABLE, reason=f"C fact asserter: {native_assert.UNAVAILABLE}")
+pytestmark = pytest.mark.skipif(not native_facts.AVAILABLE, reason=f"C fact asserter: {native_facts.UNAVAILABLE}")
 
 
 def _memories():
@@ -79,9 +79,9 @@ def test_an_iterator_of_facts_is_accepted():
 
 
 def test_a_c_asserter_built_from_another_source_is_not_used(monkeypatch):
-    monkeypatch.setattr(native_assert, "_digest", lambda: "0" * 16)
-    module, why = native_assert._load()
-    assert module is None and "another version of native_assert.c" in why
+    monkeypatch.setattr(native_facts, "_digest", lambda: "0" * 16)
+    module, why = native_facts._load()
+    assert module is None and "another version of native_facts.c" in why
 
 
 def test_common_facts_take_the_c_loop_once_their_templates_are_known(monkeypatch):
@@ -94,3 +94,38 @@ def test_common_facts_take_the_c_loop_once_their_templates_are_known(monkeypatch
     monkeypatch.setattr(WorkingMemory, "assert_fact", lambda self, f, where="fact": slow.append(f) or real(self, f, where))
     assert c.assert_all(facts) == list(range(1, len(facts) + 1))
     assert slow == []
+
+
+READ_KB = [
+    "(deftemplate t (slot i) (slot f) (slot s) (multislot m) (slot str (type STRING)))",
+    "(deftemplate u (slot a))",
+    "(deftemplate e)",
+]
+READ_FACTS = [
+    '(t (i 1) (f 2.5) (s dog) (m) (str "x y"))', "(u (a -3))", '(t (i 2) (s "quoted") (m a 1 2.5))',
+    "(parent tom bob)", "(e)", '(u (a "é ü"))', "(u (a [inst]))", "(t (i 9223372036854775807) (f -0.0))",
+    "(u (a <Fact-1>))",
+]
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_reading_facts_gives_the_same_values_as_python(native):
+    """Every reading path (whole list, one template, templates never seen, values the C loop
+    leaves to Python) against the Python reader on the same working memory."""
+    env = clips.Environment()
+    for construct in READ_KB:
+        env.build(construct)
+    env.reset()
+    for text in READ_FACTS:
+        env.assert_string(text)
+    c, p = WorkingMemory(env, native=native), WorkingMemory(env, native=False)
+    for _ in range(2):  # the second time with the templates known to the C loop
+        assert c.facts() == p.facts()
+        for names in (["t"], ["u"], ["e", "parent"], ["t", "u", "nope"]):
+            assert c.facts(frozenset(names)) == p.facts(frozenset(names))
+    facts = c.facts()
+    assert [f.template for f in facts] == ["t", "u", "t", "parent", "e", "u", "u", "t", "u"]
+    assert facts[0].slots == {"i": 1, "f": 2.5, "s": "dog", "m": (), "str": "x y"}
+    assert type(facts[0].slots["s"]) is Symbol and type(facts[0].slots["str"]) is String
+    assert facts[2].slots["m"] == ("a", 1, 2.5) and facts[5].slots["a"] == "é ü"
+    assert facts[7].slots == {"i": 2**63 - 1, "f": -0.0, "s": "nil", "m": (), "str": ""}
