@@ -42,6 +42,8 @@ from .result import ForwardResult
 from .strategy import Strategy
 
 _CLIPSPY_ERROR_ROUTER = b"python-error-router"
+#: Firings (and their fact events) a run stopped by its time limit keeps in its partial result: the last ones.
+TIMEOUT_TRACE_KEEP = 10_000
 
 
 class ClipsRunner:
@@ -189,8 +191,11 @@ class ClipsRunner:
         else:
             output = ""
         messages, errors = self._take_messages()
-        result = ForwardResult(self.memory.facts(templates), recorder.take_firings() if self.trace_firings else [],
-                               recorder.take_events(), output, messages,
+        # A run stopped by its time limit keeps the end of its trace only: turning a runaway's
+        # whole trace into Python values could take longer than the limit itself.
+        skip = max(0, recorder.fired - TIMEOUT_TRACE_KEEP) if stop == "timeout" else 0
+        result = ForwardResult(self.memory.facts(templates), recorder.take_firings(skip) if self.trace_firings else [],
+                               recorder.take_events(skip), output, messages,
                                strategy.label, 0.0, "clips")
         result.seconds = time.perf_counter() - t0
         if stop is not None:
@@ -205,7 +210,8 @@ class ClipsRunner:
                 )
             raise EvaluationTimeout(
                 f"runaway knowledge base: stopped after {result.seconds:.3f} s (time limit {timeout} s) and "
-                f"{fired} firings; last rules fired: {', '.join(last) or ('(none)' if self.trace_firings else '(not traced: trace_firings is off)')}",
+                f"{fired} firings; last rules fired: {', '.join(last) or ('(none)' if self.trace_firings else '(not traced: trace_firings is off)')}"
+                + (f" (the partial result keeps the trace of the last {TIMEOUT_TRACE_KEEP} firings)" if skip else ""),
                 result,
                 last,
             )

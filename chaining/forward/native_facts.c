@@ -276,6 +276,136 @@ static PyObject *read_facts(PyObject *self, PyObject *args) {
     return PyLong_FromVoidPtr(f);
 }
 
+/* A tuple of `type` (a tuple subclass such as a NamedTuple) holding `a` and `b` (references stolen). */
+static PyObject *pair(PyObject *type, PyObject *a, PyObject *b) {
+    PyObject *t = ((PyTypeObject *)type)->tp_alloc((PyTypeObject *)type, 2);
+    if (t == NULL) {
+        Py_DECREF(a);
+        Py_DECREF(b);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(t, 0, a);
+    PyTuple_SET_ITEM(t, 1, b);
+    return t;
+}
+
+/* firings(address, length, names: list, Firing, skip) -> list
+ *
+ * The C trace recorder's firing records (native_trace.c: per firing a rule name id, n, n fact
+ * ids; `length` long longs at `address`) as `Firing(rule, facts)` values, but the first `skip`. */
+static PyObject *firings(PyObject *self, PyObject *args) {
+    unsigned long long address;
+    Py_ssize_t length, i = 0, skip, seen = 0;
+    PyObject *names, *type, *out;
+    const long long *r;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "KnO!O!n", &address, &length, &PyList_Type, &names, &PyType_Type, &type, &skip)) return NULL;
+    if (!PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "firings: the record type must be a tuple subclass");
+        return NULL;
+    }
+    r = (const long long *)(size_t)address;
+    out = PyList_New(0);
+    if (out == NULL) return NULL;
+    while (i < length) {
+        long long id, n, k;
+        PyObject *facts, *name, *item;
+        if (i + 2 > length) goto corrupt;
+        id = r[i];
+        n = r[i + 1];
+        if (id < 0 || id >= PyList_GET_SIZE(names) || n < 0 || n > length - i - 2) goto corrupt;
+        if (seen++ < skip) {
+            i += 2 + (Py_ssize_t)n;
+            continue;
+        }
+        facts = PyTuple_New((Py_ssize_t)n);
+        if (facts == NULL) goto fail;
+        for (k = 0; k < n; k++) {
+            PyObject *fid = PyLong_FromLongLong(r[i + 2 + k]);
+            if (fid == NULL) {
+                Py_DECREF(facts);
+                goto fail;
+            }
+            PyTuple_SET_ITEM(facts, (Py_ssize_t)k, fid);
+        }
+        name = PyList_GET_ITEM(names, (Py_ssize_t)id);
+        Py_INCREF(name);
+        item = pair(type, name, facts);
+        if (item == NULL) goto fail;
+        if (PyList_Append(out, item) != 0) {
+            Py_DECREF(item);
+            goto fail;
+        }
+        Py_DECREF(item);
+        i += 2 + (Py_ssize_t)n;
+    }
+    return out;
+corrupt:
+    PyErr_SetString(PyExc_RuntimeError, "the C trace recorder's firing records are corrupt");
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* events(address, count, kinds: tuple of 2 str, FactEvent, skip) -> list
+ *
+ * The C trace recorder's fact events (`count` triples of long longs at `address`: kind 0/1,
+ * fact id, firing index or -1) as `FactEvent(kind, fact, firing)` values. With `skip` > 0 the
+ * first `skip` firings were dropped: only events of later firings are kept, their firing
+ * index less `skip`. */
+static PyObject *events(PyObject *self, PyObject *args) {
+    unsigned long long address;
+    Py_ssize_t count, i, skip, kept = 0;
+    PyObject *kinds, *type, *out;
+    const long long *r;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "KnO!O!n", &address, &count, &PyTuple_Type, &kinds, &PyType_Type, &type, &skip)) return NULL;
+    if (PyTuple_GET_SIZE(kinds) != 2 || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "events: needs 2 kinds and a tuple subclass");
+        return NULL;
+    }
+    r = (const long long *)(size_t)address;
+    out = PyList_New(count);
+    if (out == NULL) return NULL;
+    for (i = 0; i < count; i++) {
+        const long long *e = r + 3 * i;
+        PyObject *kind, *fact, *firing, *item;
+        if (e[0] != 0 && e[0] != 1) {
+            PyErr_SetString(PyExc_RuntimeError, "the C trace recorder's fact events are corrupt");
+            Py_DECREF(out);
+            return NULL;
+        }
+        if (skip > 0 && e[2] < skip) continue;
+        kind = PyTuple_GET_ITEM(kinds, (Py_ssize_t)e[0]);
+        Py_INCREF(kind);
+        fact = PyLong_FromLongLong(e[1]);
+        if (e[2] < 0) {
+            firing = Py_None;
+            Py_INCREF(firing);
+        } else {
+            firing = PyLong_FromLongLong(e[2] - skip);
+        }
+        item = ((PyTypeObject *)type)->tp_alloc((PyTypeObject *)type, 3);
+        if (fact == NULL || firing == NULL || item == NULL) {
+            Py_DECREF(kind);
+            Py_XDECREF(fact);
+            Py_XDECREF(firing);
+            Py_XDECREF(item);
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(item, 0, kind);
+        PyTuple_SET_ITEM(item, 1, fact);
+        PyTuple_SET_ITEM(item, 2, firing);
+        PyList_SET_ITEM(out, kept++, item);
+    }
+    if (kept < count && PyList_SetSlice(out, kept, count, NULL) != 0) {  /* the unused tail (NULL items) */
+        Py_DECREF(out);
+        return NULL;
+    }
+    return out;
+}
+
 /* context(env, fact builder, multifield builder, functions: tuple of 15 addresses,
  *         offsets: (lexeme, integer, float)) -> capsule */
 static PyObject *context(PyObject *self, PyObject *args) {
@@ -356,6 +486,8 @@ static PyObject *source_digest(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"context", context_with_destructor, METH_VARARGS, "context(env, fb, mb, functions) -> capsule"},
     {"assert_facts", assert_facts, METH_VARARGS, "assert_facts(context, facts, start, templates, out) -> index"},
+    {"firings", firings, METH_VARARGS, "firings(address, length, names, Firing) -> list of Firing"},
+    {"events", events, METH_VARARGS, "events(address, count, kinds, FactEvent) -> list of FactEvent"},
     {"read_facts", read_facts, METH_VARARGS, "read_facts(context, fact, deftemplate, templates, Fact, Symbol, String, out) -> address"},
     {"source_digest", source_digest, METH_NOARGS, "digest of the native_facts.c this was built from"},
     {NULL, NULL, 0, NULL},

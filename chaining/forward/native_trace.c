@@ -168,7 +168,17 @@ void wb_on_fire(void *env, void *activation, void *context) {
     t->firings[start] = id;
     while (p < end) {  /* items separated by ',' */
         const char *item = p;
-        while (p < end && *p != ',') p++;
+        if (*p == '[') {  /* an instance, "[name]": its name may hold ',' or "f-7"; it ends at "]," or "]" at the end */
+            p++;
+            while (p < end && !(*p == ']' && (p + 1 == end || p[1] == ','))) p++;
+            if (p == end) {
+                t->bad_format = 1;
+                return;
+            }
+            p++;  /* the ']' */
+        } else {
+            while (p < end && *p != ',') p++;
+        }
         if (p - item > 2 && item[0] == 'f' && item[1] == '-') {
             long long id = 0;
             const char *d;

@@ -261,3 +261,36 @@ def test_both_recorders_agree_on_many_rules(recorder):
     assert len(c1.firings) == 300 and len(c2.firings) == 150
     assert c1.firings[7].rule == "rule-7-" and c2.firings[0].rule == "rule-150-" + "x" * (150 % 7)
     assert (c1.firings, c1.events, c2.firings, c2.events) == (p1.firings, p1.events, p2.firings, p2.events)
+
+
+@pytest.mark.parametrize("instance", ["self-f-7", "a,f-3", "plain"])
+def test_instances_in_the_basis_are_not_fact_ids(instance, recorder):
+    """Regression: an object pattern's basis item is "[name]"; a name holding "f-7" or a comma
+    was read as a fact id (Python recorder) or refused as an unexpected form (C recorder)."""
+    kb = f"""
+    (defclass THING (is-a USER) (slot v))
+    (deftemplate p (slot x))
+    (defrule make => (make-instance (sym-cat "{instance}") of THING (v 1)))
+    (defrule r1 (object (is-a THING) (v ?v)) (p (x ?v)) => (printout t "matched" crlf))
+    """
+    result = _engine(kb).evaluate([Fact("p", {"x": 1})])
+    assert result.output == "matched\n"
+    assert result.firings == [Firing("make", ()), Firing("r1", (1,))]
+
+
+def test_a_timed_out_run_keeps_the_end_of_its_trace(monkeypatch, recorder):
+    """Regression: turning a runaway's whole trace into Python values after its time limit took
+    2-3x the limit; the partial result now keeps the last TIMEOUT_TRACE_KEEP firings and their
+    fact events, indexed from the first firing kept."""
+    from chaining.forward import EvaluationTimeout, clips_runner
+
+    monkeypatch.setattr(clips_runner, "TIMEOUT_TRACE_KEEP", 50)
+    kb = "(deftemplate c (slot i)) (defrule step ?f <- (c (i ?i)) => (modify ?f (i (+ ?i 1))))"
+    with pytest.raises(EvaluationTimeout, match="keeps the trace of the last 50 firings") as caught:
+        _engine(kb).evaluate([Fact("c", {"i": 0})], max_firings=10**9, timeout=0.2)
+    partial = caught.value.partial
+    assert len(partial.firings) == 50 and all(f == Firing("step", (1,)) for f in partial.firings)
+    # each kept firing modified f-1 once: a retract and an assert, indexed 0..49
+    assert [e.firing for e in partial.events] == [k for k in range(50) for _ in (0, 1)][:len(partial.events)]
+    assert len(partial.events) in (98, 99, 100)  # the halt may stop the last firing before or inside its action
+    assert {e.kind for e in partial.events} == {"assert", "retract"}
