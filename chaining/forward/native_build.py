@@ -26,7 +26,8 @@ def main(argv: list[str] | None = None) -> int:
         except BaseException as exc:  # noqa: BLE001 - any build failure (setuptools raises SystemExit) means "use the fallback"
             if isinstance(exc, KeyboardInterrupt):
                 raise
-            print(f"{name} not built ({type(exc).__name__}: {exc}); {what} (slower)", file=sys.stderr)
+            first = (str(exc).strip().splitlines() or [""])[0][:160]  # a compiler's error: its first line is enough here
+            print(f"{name} not built ({type(exc).__name__}: {first}); {what} (slower)", file=sys.stderr)
             status = 1
             continue
         if not quiet:

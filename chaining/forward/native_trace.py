@@ -93,8 +93,10 @@ def build(verbose: bool = False) -> Path:
     with tempfile.TemporaryDirectory() as tmp:
         built = Path(builder.compile(tmpdir=tmp, verbose=verbose))
         target = Path(__file__).with_name(built.name)
-        shutil.copyfile(built, target.with_suffix(".tmp"))
-        target.with_suffix(".tmp").replace(target)  # atomic: a running process keeps its mapping
+        staged = Path(tempfile.mkstemp(prefix=target.name + ".", dir=target.parent)[1])  # unique: two builds may run at once
+        shutil.copyfile(built, staged)
+        staged.chmod(0o755)
+        staged.replace(target)  # atomic: a running process keeps its mapping
     return target
 
 

@@ -104,6 +104,19 @@ def check_onnxruntime() -> Check:
         return Check("onnxruntime providers", False, f"{type(exc).__name__}: {exc}")
 
 
+def check_rule_engine_c_parts() -> Check:
+    """The forward engine's optional C parts (built by the bootstrap): always ok (the engine falls
+    back to Python code), the detail says which are in use and why not."""
+    try:
+        from chaining.forward import native_facts, native_trace
+
+        parts = [f"{name}: {'built' if part.AVAILABLE else part.UNAVAILABLE}"
+                 for name, part in (("trace recorder", native_trace), ("fact I/O", native_facts))]
+        return Check("rule engine C parts", True, "; ".join(parts))
+    except Exception as exc:  # noqa: BLE001 - doctor reports, never crashes
+        return Check("rule engine C parts", True, f"unknown ({type(exc).__name__}: {exc}); Python code is used")
+
+
 def check_store(url: str) -> Check:
     """Open (create and migrate) the store and report its schema revision."""
     try:
@@ -131,6 +144,7 @@ def run_checks(modules: list[str] | None = None) -> tuple[list[Check], dict[str,
     checks.append(Check("settings", True, f"device={settings.device}"))
     checks.append(check_torch_device(settings.device))
     checks.append(check_onnxruntime())
+    checks.append(check_rule_engine_c_parts())
     checks.append(check_store(settings.database_url))
     return checks, info
 
