@@ -309,9 +309,8 @@ class WorkingMemory:
 
         out: list[int | None] = []
         run, context, templates = module.assert_facts, self._native, self._native_templates
-        n = len(facts)
         i = run(context, facts, 0, templates, out)
-        while i < n:
+        while i < len(facts):  # (a duck-typed fact's properties could change the list)
             f = facts[i]
             out.append(self._assert_checked(f, where, i))
             info = self._by_name.get(f.template)

@@ -85,8 +85,13 @@ static int put_slots(wb_assert_ctx *c, PyObject *slots, PyObject *keys) {
     Py_ssize_t pos = 0;
     PyObject *name, *v;
     while (PyDict_Next(slots, &pos, &name, &v)) {
-        PyObject *key = PyDict_GetItemWithError(keys, name); /* borrowed */
+        PyObject *key;
         void *value;
+        /* Only exact str names: a str subclass's __eq__/__hash__ could run Python code that
+         * changes `slots` while `v` (borrowed) is in use. Exact str, int, float, list and tuple
+         * values below run none. */
+        if (!PyUnicode_CheckExact(name)) return 0;
+        key = PyDict_GetItemWithError(keys, name); /* borrowed */
         if (key == NULL || !PyBytes_CheckExact(key)) {
             PyErr_Clear();
             return 0;
@@ -117,21 +122,25 @@ static int put_slots(wb_assert_ctx *c, PyObject *slots, PyObject *keys) {
  * slots that may hold symbols. */
 static PyObject *assert_facts(PyObject *self, PyObject *args) {
     PyObject *capsule, *facts, *templates, *out;
-    Py_ssize_t start, i, n;
+    Py_ssize_t start, i;
     wb_assert_ctx *c;
     (void)self;
     if (!PyArg_ParseTuple(args, "OO!nO!O!", &capsule, &PyList_Type, &facts, &start, &PyDict_Type, &templates, &PyList_Type, &out))
         return NULL;
     c = (wb_assert_ctx *)PyCapsule_GetPointer(capsule, CAPSULE);
     if (c == NULL) return NULL;
-    n = PyList_GET_SIZE(facts);
-    for (i = start < 0 ? 0 : start; i < n; i++) {
+    /* `template` and `slots` may be properties running Python code (a duck-typed fact), which
+     * could change the list: the fact is held and the size read again at every step. */
+    for (i = start < 0 ? 0 : start; i < PyList_GET_SIZE(facts); i++) {
         PyObject *fact = PyList_GET_ITEM(facts, i);
         PyObject *name, *slots, *entry, *id;
         void *ptr;
         int ok;
+        Py_INCREF(fact);
         name = PyObject_GetAttr(fact, str_template);
-        if (name == NULL) {
+        if (name == NULL || !PyUnicode_CheckExact(name)) {
+            Py_XDECREF(name);
+            Py_DECREF(fact);
             PyErr_Clear();
             break;
         }
@@ -139,20 +148,26 @@ static PyObject *assert_facts(PyObject *self, PyObject *args) {
         Py_DECREF(name);
         if (entry == NULL || !PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 2 ||
             !PyBytes_CheckExact(PyTuple_GET_ITEM(entry, 0)) || !PyDict_CheckExact(PyTuple_GET_ITEM(entry, 1))) {
+            Py_DECREF(fact);
             PyErr_Clear();
             break;
         }
+        Py_INCREF(entry);  /* `templates` is ours, but hold what we read from it all the same */
         slots = PyObject_GetAttr(fact, str_slots);
+        Py_DECREF(fact);
         if (slots == NULL) {
+            Py_DECREF(entry);
             PyErr_Clear();
             break;
         }
-        if (!PyDict_Check(slots) || c->set_template(c->fb, PyBytes_AS_STRING(PyTuple_GET_ITEM(entry, 0))) != 0) {
+        if (!PyDict_CheckExact(slots) || c->set_template(c->fb, PyBytes_AS_STRING(PyTuple_GET_ITEM(entry, 0))) != 0) {
             Py_DECREF(slots);
+            Py_DECREF(entry);
             break;
         }
         ok = put_slots(c, slots, PyTuple_GET_ITEM(entry, 1));
         Py_DECREF(slots);
+        Py_DECREF(entry);
         if (!ok) {
             c->abort_fb(c->fb);
             break;
@@ -300,6 +315,10 @@ static PyObject *firings(PyObject *self, PyObject *args) {
     const long long *r;
     (void)self;
     if (!PyArg_ParseTuple(args, "KnO!O!n", &address, &length, &PyList_Type, &names, &PyType_Type, &type, &skip)) return NULL;
+    if (length < 0 || skip < 0) {
+        PyErr_SetString(PyExc_ValueError, "firings: length and skip must be >= 0");
+        return NULL;
+    }
     if (!PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
         PyErr_SetString(PyExc_TypeError, "firings: the record type must be a tuple subclass");
         return NULL;
@@ -360,6 +379,10 @@ static PyObject *events(PyObject *self, PyObject *args) {
     const long long *r;
     (void)self;
     if (!PyArg_ParseTuple(args, "KnO!O!n", &address, &count, &PyTuple_Type, &kinds, &PyType_Type, &type, &skip)) return NULL;
+    if (count < 0 || skip < 0) {
+        PyErr_SetString(PyExc_ValueError, "events: count and skip must be >= 0");
+        return NULL;
+    }
     if (PyTuple_GET_SIZE(kinds) != 2 || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
         PyErr_SetString(PyExc_TypeError, "events: needs 2 kinds and a tuple subclass");
         return NULL;

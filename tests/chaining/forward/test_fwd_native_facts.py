@@ -129,3 +129,56 @@ def test_reading_facts_gives_the_same_values_as_python(native):
     assert type(facts[0].slots["s"]) is Symbol and type(facts[0].slots["str"]) is String
     assert facts[2].slots["m"] == ("a", 1, 2.5) and facts[5].slots["a"] == "é ü"
     assert facts[7].slots == {"i": 2**63 - 1, "f": -0.0, "s": "nil", "m": (), "str": ""}
+
+
+def test_a_fact_list_changed_by_a_fact_property_does_not_crash():
+    """Regression (segfault): a duck-typed fact whose `template` property empties the list being
+    asserted; the C loop read the freed list. Now it holds the fact and checks the size each time."""
+    (_, c), _ = _memories()
+    facts: list = []
+
+    class Duck:
+        def __init__(self, n):
+            self.n, self.slots = n, {"a": n}
+
+        @property
+        def template(self):
+            if self.n == 0:
+                facts.clear()
+            return "u"
+
+    keep = [Duck(k) for k in range(500)]
+    facts += keep
+    assert c.assert_all([Fact("u", {"a": -1})]) == [1]  # the C loop knows `u` now
+    assert c.assert_all(facts) == [2]  # the first duck, then the list is empty
+
+
+def test_a_slot_name_that_is_a_str_subclass_takes_the_python_path():
+    """Regression: a str-subclass slot name's __eq__ could change the slots dict while the C loop
+    held a borrowed value; such names now go to the Python path (same result as without C)."""
+    class Name(str):
+        __hash__ = str.__hash__
+
+        def __eq__(self, other):
+            return str.__eq__(self, other)
+
+    results = []
+    for _, memory in _memories():
+        memory.assert_all([Fact("u", {"a": 0})])
+        results.append((memory.assert_all([Fact("u", {Name("a"): 5})]), memory.facts(frozenset(["u"]))))
+    assert results[0] == results[1] and results[0][0] == [2]
+
+
+def _typed(facts):
+    return [(f.id, f.template, {k: (type(v).__name__, v) for k, v in f.slots.items()}) for f in facts]
+
+
+def test_values_read_back_have_the_same_types_as_python():
+    """`==` cannot tell `Symbol("x")` from `String("x")`: compare the types too."""
+    (env_c, c), (env_p, p) = _memories()
+    facts = [Fact("t", {"s": "dog", "str": "dog", "i": 1, "f": 1.0}), Fact("t", {"s": String("dog"), "m": ("a", "b c", 2)}),
+             Fact("u", {"a": Symbol("x")}), Fact("u", {"a": String("x")})]
+    c.assert_all(facts)
+    p.assert_all(facts)
+    assert _typed(c.facts()) == _typed(p.facts())
+    assert _typed(c.facts(frozenset(["u"]))) == _typed(p.facts(frozenset(["u"])))
