@@ -171,7 +171,7 @@ class ForwardEngine(ForwardChainer):
         `templates`: report only the final facts of these templates (None: all of working
         memory). Serving callers that read a few output templates save the read-back.
         """
-        strat = Strategy.parse(strategy, self._default_strategy)
+        strat = self._default_strategy if strategy is None else Strategy.parse(strategy, self._default_strategy)
         items = as_facts(facts)
         limit = self.config.max_firings if max_firings is None else max_firings
         if limit is not None and limit < 0:
@@ -182,7 +182,7 @@ class ForwardEngine(ForwardChainer):
         runner = self._acquire()
         try:
             return runner.evaluate(items, strategy=strat, max_firings=limit, timeout=seconds, seed=seed, run_chunk=self.config.run_chunk,
-                                   templates=None if templates is None else frozenset(templates))
+                                   templates=templates if templates is None or type(templates) is frozenset else frozenset(templates))
         finally:
             self._release(runner)
 

@@ -73,7 +73,7 @@ class WorkingMemory:
     """
 
     __slots__ = ("_env", "_env_obj", "_writer", "_fb", "_cv", "_item_cv", "_mb", "_by_name", "_by_ptr", "_by_read_name",
-                 "_native", "_native_templates", "_native_read_templates", "_read_facts")
+                 "_native", "_native_templates", "_native_read_templates", "_read_facts", "_assert_facts")
 
     def __init__(self, environment: Any, native: bool | None = None):
         self._env_obj = environment
@@ -94,6 +94,7 @@ class WorkingMemory:
             native = native_facts.AVAILABLE
         self._native = native_facts.context(self._env, self._fb, self._mb) if native else None
         self._read_facts = native_facts.module.read_facts if native else None
+        self._assert_facts = native_facts.module.assert_facts if native else None
         # template name -> (name, {slot: key}) for the C assert loop: the templates met so far
         self._native_templates: dict[str, tuple[bytes, dict[str, bytes]]] = {}
         # template address -> (name, slot names, slot keys) for the C read loop
@@ -305,10 +306,8 @@ class WorkingMemory:
         """`assert_all` with the C loop: it asserts facts while they fit its path and stops at the
         first that does not; `assert_fact` asserts that one (and words any error), then the loop
         goes on from the next."""
-        from .native_facts import module
-
         out: list[int | None] = []
-        run, context, templates = module.assert_facts, self._native, self._native_templates
+        run, context, templates = self._assert_facts, self._native, self._native_templates
         i = run(context, facts, 0, templates, out)
         while i < len(facts):  # (a duck-typed fact's properties could change the list)
             f = facts[i]

@@ -255,6 +255,7 @@ class NativeRecorder(_Recorder):
 
         self._convert = native_facts.module  # records -> Python values in C, when built
         self._address = lambda p: int(ffi.cast("uintptr_t", p))
+        self._cast, self._clear = ffi.cast, nt.lib.wb_clear  # looked up once (hot path)
 
         def callback(name: str, kind: str) -> Any:  # a C function of the module, as clips_native's type
             return abi.cast(kind + " *", int(ffi.cast("uintptr_t", ffi.addressof(nt.lib, name))))
@@ -274,11 +275,13 @@ class NativeRecorder(_Recorder):
         return self._t.fired
 
     def start(self) -> None:
-        self._nt.lib.wb_clear(self._t, _NATIVE_KEEP_BYTES)
-        self._t.recording = 1 if self.trace_facts else 0
+        self._clear(self._t, _NATIVE_KEEP_BYTES)
+        if self.trace_facts:
+            self._t.recording = 1
 
     def stop(self) -> None:
-        self._t.recording = 0
+        if self.trace_facts:
+            self._t.recording = 0
 
     def take_firings(self, skip: int = 0) -> list[Firing]:
         """The run's firings, but the first `skip` (a runaway's trace is cut to its end)."""
@@ -291,7 +294,7 @@ class NativeRecorder(_Recorder):
             string, name = self._nt.ffi.string, self._nt.lib.wb_name
             names += [string(name(t, k)).decode("utf-8", "replace") for k in range(len(names), t.n_names)]
         if self._convert is not None:  # in C (native_facts): a runaway run's trace is converted ~10x faster
-            out = self._convert.firings(self._address(t.firings), size, names, Firing, skip)
+            out = self._convert.firings(int(self._cast("uintptr_t", t.firings)), size, names, Firing, skip)
             t.firings_len = 0
             if len(out) + skip != t.fired:
                 raise RuntimeError(f"the C trace recorder holds {len(out) + skip} firings for {t.fired} rules fired")

@@ -77,6 +77,7 @@ class ClipsRunner:
         self.trace_firings = trace_firings
         self.trace_facts = trace_facts
         self._strategy: Strategy | None = None
+        self._strategy_label = ""
         for name, fn in (functions or {}).items():
             self.env.define_function(wrap_function(fn), name)
         # Python routers below CLIPS's string routers; clipspy's error router and CLIPS's terminal
@@ -91,6 +92,8 @@ class ClipsRunner:
         if self._recursive:  # without a limit, endless recursion overflows the C stack (SIGSEGV)
             self.out.guard = CallDepthGuard(max_call_depth)
         self.recorder = new_recorder(self.env, self._ep, trace_firings, trace_facts, native)
+        # looked up once: attribute access on cffi's ABI-mode library costs per call
+        self._get_halt, self._get_error = clips_native.lib.GetHaltExecution, clips_native.lib.GetEvaluationError
         self._build(sources, build_timeout)
         self.memory = WorkingMemory(self.env, native=native)
         self.evaluations = 0
@@ -149,9 +152,9 @@ class ClipsRunner:
         """See `ForwardChainer.evaluate`; `facts` are already `Fact` objects."""
         t0 = time.perf_counter()
         e = self._e
-        if strategy != self._strategy:
+        if strategy is not self._strategy:
             lib.SetStrategy(e, int(strategy))
-            self._strategy = strategy
+            self._strategy, self._strategy_label = strategy, strategy.label
         if seed is not None:
             self.env.eval(f"(seed {int(seed)})")
         self.evaluations += 1
@@ -167,7 +170,7 @@ class ClipsRunner:
             fired, stop = self._reset_assert_run(facts, max_firings, timeout, t0, run_chunk)
             # CLIPS halts execution when an action or a pattern's expression fails; a program
             # that merely prints to `stderr` (or to an unknown logical name) runs on, as in CLIPS.
-            failed_rhs = bool(clips_native.lib.GetHaltExecution(self._ep)) or bool(clips_native.lib.GetEvaluationError(self._ep))
+            failed_rhs = bool(self._get_halt(self._ep)) or bool(self._get_error(self._ep))
         except FactAssertError as exc:
             fired, stop, failed = 0, None, exc
         finally:
@@ -196,7 +199,7 @@ class ClipsRunner:
         skip = max(0, recorder.fired - TIMEOUT_TRACE_KEEP) if stop == "timeout" else 0
         result = ForwardResult(self.memory.facts(templates), recorder.take_firings(skip) if self.trace_firings else [],
                                recorder.take_events(skip), output, messages,
-                               strategy.label, 0.0, "clips")
+                               self._strategy_label, 0.0, "clips")
         result.seconds = time.perf_counter() - t0
         if stop is not None:
             firings = result.firings
