@@ -343,26 +343,14 @@ class WorkingMemory:
         names them (a template of any module) or as `MODULE::name`; only those facts are
         visited (CLIPS keeps a fact list per template).
         """
-        if self._native is not None:
-            if templates is None:
-                return self._read_native(None)
-            out = []
-            read = 0
-            for name in templates:
-                for info in self.templates_named(name):
-                    out += self._read_native(info)
-                    read += 1
-            if len(out) > 1 and read > 1:
-                out.sort(key=_fact_id)
-            return out
-        env = self._env
+        read_along = self._read_native if self._native is not None else self._read_python_along
         if templates is None:
-            return self._read_python(lib.GetNextFact(env, ffi.NULL), None)
+            return read_along(None)
         out: list[Fact] = []
         read = 0
         for name in templates:
             for info in self.templates_named(name):
-                out += self._read_python(lib.GetNextFactInTemplate(info.ptr, ffi.NULL), info.ptr)
+                out += read_along(info)
                 read += 1
         if len(out) > 1 and read > 1:
             out.sort(key=_fact_id)
@@ -409,6 +397,12 @@ class WorkingMemory:
             nxt = lib.GetNextFact(self._env, fact) if info is None else lib.GetNextFactInTemplate(info.ptr, fact)
             address = read(context, int(ffi.cast("uintptr_t", nxt)), along, templates, Fact, _Symbol, String, out) if nxt else 0
         return out
+
+    def _read_python_along(self, info: "_TemplateInfo | None") -> list[Fact]:
+        """Read the whole fact list (`info` None) or one template's facts in Python."""
+        if info is None:
+            return self._read_python(lib.GetNextFact(self._env, ffi.NULL), None)
+        return self._read_python(lib.GetNextFactInTemplate(info.ptr, ffi.NULL), info.ptr)
 
     def _read_python(self, f: Any, template: Any, one: bool = False) -> list[Fact]:
         """Read facts from `f` on: along the whole fact list (`template` None), or along one

@@ -254,7 +254,6 @@ class NativeRecorder(_Recorder):
         from . import native_facts
 
         self._convert = native_facts.module  # records -> Python values in C, when built
-        self._address = lambda p: int(ffi.cast("uintptr_t", p))
         self._cast, self._clear = ffi.cast, nt.lib.wb_clear  # looked up once (hot path)
 
         def callback(name: str, kind: str) -> Any:  # a C function of the module, as clips_native's type
@@ -321,7 +320,7 @@ class NativeRecorder(_Recorder):
         if not n:
             return []
         if self._convert is not None:
-            out = self._convert.events(self._address(t.events), n, _KINDS, FactEvent, skip)
+            out = self._convert.events(int(self._cast("uintptr_t", t.events)), n, _KINDS, FactEvent, skip)
             t.n_events = 0
             return out
         flat = self._nt.ffi.unpack(t.events, 3 * n)

@@ -17,18 +17,18 @@ C), built with setuptools; `_native_facts*.so` lands next to this file and is no
 
 from __future__ import annotations
 
-import hashlib
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from .native_build import install, source_digest
 
 SOURCE = Path(__file__).with_name("native_facts.c")
 
 
 def _digest() -> str:
-    """Digest of `native_facts.c`: the compiled module carries the one it was built from."""
-    return hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
+    """The digest this module's build must carry (a function, so tests can stand in another)."""
+    return source_digest(SOURCE)
 
 
 def _load() -> tuple[Any, str | None]:
@@ -87,9 +87,4 @@ def build(verbose: bool = False) -> Path:
         cmd.ensure_finalized()
         cmd.run()
         built = Path(cmd.get_ext_fullpath("_native_facts"))
-        target = Path(__file__).with_name(built.name)
-        staged = Path(tempfile.mkstemp(prefix=target.name + ".", dir=target.parent)[1])  # unique: two builds may run at once
-        shutil.copyfile(built, staged)
-        staged.chmod(0o755)
-        staged.replace(target)  # atomic: a running process keeps its mapping
-    return target
+        return install(built)

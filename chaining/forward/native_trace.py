@@ -13,18 +13,18 @@ module `_native_trace*.so` lands next to this file and is not committed (.gitign
 
 from __future__ import annotations
 
-import hashlib
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from .native_build import install, source_digest
 
 SOURCE = Path(__file__).with_name("native_trace.c")
 
 
 def _digest() -> str:
-    """Digest of `native_trace.c`: the compiled module carries the one it was built from."""
-    return hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
+    """The digest this module's build must carry (a function, so tests can stand in another)."""
+    return source_digest(SOURCE)
 
 CDEF = """
 typedef struct wb_trace {
@@ -92,15 +92,4 @@ def build(verbose: bool = False) -> Path:
     builder.set_source("_native_trace", source, extra_compile_args=["-O2"])
     with tempfile.TemporaryDirectory() as tmp:
         built = Path(builder.compile(tmpdir=tmp, verbose=verbose))
-        target = Path(__file__).with_name(built.name)
-        staged = Path(tempfile.mkstemp(prefix=target.name + ".", dir=target.parent)[1])  # unique: two builds may run at once
-        shutil.copyfile(built, staged)
-        staged.chmod(0o755)
-        staged.replace(target)  # atomic: a running process keeps its mapping
-    return target
-
-
-if __name__ == "__main__":  # the bootstrap builds both C parts: python -m chaining.forward.native_build
-    from .native_build import main
-
-    raise SystemExit(main())
+        return install(built)
