@@ -9,8 +9,9 @@ health and metrics. Errors: `api/errors.py`. Reference: docs/api.md.
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator
+from typing import Any
 
 from fastapi import FastAPI
 from prometheus_client import generate_latest
@@ -39,7 +40,9 @@ under `/v2` they are `{"error": "..."}`. See docs/api.md.
 """
 
 
-def create_app(workbench: Any | None = None, *, serving: Serving | None = None, settings: Settings | None = None) -> FastAPI:
+def create_app(
+    workbench: Any | None = None, *, serving: Serving | None = None, settings: Settings | None = None
+) -> FastAPI:
     """Build the FastAPI app.
 
     Args:

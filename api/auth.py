@@ -25,7 +25,12 @@ def _check(request: Request, settings: Settings) -> None:
     scheme, _, token = header.partition(" ")
     challenge = {"WWW-Authenticate": 'Bearer realm="workbench"'}
     if scheme.lower() != "bearer" or not token.strip():
-        raise ApiError(401, "this endpoint requires 'Authorization: Bearer <key>' (WORKBENCH_API_KEYS is set)", code="unauthorized", headers=challenge)
+        raise ApiError(
+            401,
+            "this endpoint requires 'Authorization: Bearer <key>' (WORKBENCH_API_KEYS is set)",
+            code="unauthorized",
+            headers=challenge,
+        )
     token = token.strip().encode()
     if not any(hmac.compare_digest(token, k.encode()) for k in keys):
         raise ApiError(401, "the bearer key is not one of WORKBENCH_API_KEYS", code="unauthorized", headers=challenge)

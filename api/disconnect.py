@@ -9,7 +9,8 @@ a generation aborted, its KV-cache blocks freed) instead of running to completio
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, TypeVar
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from fastapi import Request
 

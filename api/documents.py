@@ -34,8 +34,12 @@ async def read_document(request: Request, model: type[BaseModel], text_field: st
         try:
             data = json.loads(body or b"null")
         except json.JSONDecodeError as exc:
-            raise ApiError(422, f"body: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})",
-                           code="validation_failed", param="body") from None
+            raise ApiError(
+                422,
+                f"body: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})",
+                code="validation_failed",
+                param="body",
+            ) from None
     else:
         raise ApiError(415, f"Content-Type {ctype!r}: send application/json or one of {', '.join(TEXT_TYPES)}")
     try:
@@ -43,7 +47,9 @@ async def read_document(request: Request, model: type[BaseModel], text_field: st
     except ValidationError as exc:
         details = [{"loc": field_path(("body", *e["loc"])), "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
         first = details[0]
-        raise ApiError(422, f"{first['loc']}: {first['msg']}", code="validation_failed", param=first["loc"], details=details) from None
+        raise ApiError(
+            422, f"{first['loc']}: {first['msg']}", code="validation_failed", param=first["loc"], details=details
+        ) from None
 
 
 def document_body_doc(model: type[BaseModel], text_types: tuple[str, ...] = TEXT_TYPES) -> dict[str, Any]:

@@ -114,7 +114,9 @@ def error_response(request: Request, err: ApiError) -> JSONResponse:
         "request_id": request_id(request),
     }
     # set here too: unexpected errors are answered outside RequestIdMiddleware
-    return JSONResponse({"error": body}, status_code=err.status, headers={**err.headers, "X-Request-Id": body["request_id"]})
+    return JSONResponse(
+        {"error": body}, status_code=err.status, headers={**err.headers, "X-Request-Id": body["request_id"]}
+    )
 
 
 def request_id(request: Request) -> str:
@@ -195,7 +197,9 @@ async def _validation_handler(request: Request, exc: RequestValidationError) -> 
     message = f"{first['loc']}: {first['msg']}"
     if len(details) > 1:
         message += f" (and {len(details) - 1} more problem{'s' if len(details) > 2 else ''})"
-    return error_response(request, ApiError(422, message, code="validation_failed", param=first["loc"], details=details))
+    return error_response(
+        request, ApiError(422, message, code="validation_failed", param=first["loc"], details=details)
+    )
 
 
 async def _http_handler(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -232,10 +236,16 @@ class ErrorBody(BaseModel):
 
     code: str = Field(description="Machine-readable code, e.g. not_found, validation_failed, queue_full.")
     message: str = Field(description="What went wrong, naming the thing at fault.")
-    type: str = Field(description="OpenAI-style class: invalid_request_error, authentication_error, rate_limit_error, server_error.")
+    type: str = Field(
+        description="OpenAI-style class: invalid_request_error, authentication_error, rate_limit_error, server_error."
+    )
     param: str | None = Field(None, description="Field path at fault, e.g. body.inputs[0].text.")
-    details: list[dict[str, Any]] = Field(default_factory=list, description="Each problem: {loc, msg, type} or {file, line, column, message}.")
-    request_id: str = Field(description="Id of the request (X-Request-Id if the client sent one); quoted in the server log.")
+    details: list[dict[str, Any]] = Field(
+        default_factory=list, description="Each problem: {loc, msg, type} or {file, line, column, message}."
+    )
+    request_id: str = Field(
+        description="Id of the request (X-Request-Id if the client sent one); quoted in the server log."
+    )
 
 
 class ErrorResponse(BaseModel):

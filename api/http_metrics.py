@@ -22,14 +22,21 @@ class HttpMetrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self.requests = Counter(
-            "workbench_http_requests", "HTTP requests answered, by method, route template and status.",
-            ["method", "route", "status"], registry=self.registry,
+            "workbench_http_requests",
+            "HTTP requests answered, by method, route template and status.",
+            ["method", "route", "status"],
+            registry=self.registry,
         )
         self.duration = Histogram(
-            "workbench_http_request_duration_seconds", "Time from request start to the last response byte.",
-            ["method", "route"], buckets=_BUCKETS, registry=self.registry,
+            "workbench_http_request_duration_seconds",
+            "Time from request start to the last response byte.",
+            ["method", "route"],
+            buckets=_BUCKETS,
+            registry=self.registry,
         )
-        self.in_flight = Gauge("workbench_http_requests_in_flight", "HTTP requests being handled.", registry=self.registry)
+        self.in_flight = Gauge(
+            "workbench_http_requests_in_flight", "HTTP requests being handled.", registry=self.registry
+        )
 
 
 class HttpMetricsMiddleware:

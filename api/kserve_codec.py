@@ -26,14 +26,37 @@ import numpy as np
 
 # v2 datatype -> numpy dtype (BF16 is carried as float32; numpy has no bfloat16)
 V2_DTYPES: dict[str, Any] = {
-    "BOOL": np.bool_, "UINT8": np.uint8, "UINT16": np.uint16, "UINT32": np.uint32, "UINT64": np.uint64,
-    "INT8": np.int8, "INT16": np.int16, "INT32": np.int32, "INT64": np.int64,
-    "FP16": np.float16, "FP32": np.float32, "FP64": np.float64, "BF16": np.float32, "BYTES": np.object_,
+    "BOOL": np.bool_,
+    "UINT8": np.uint8,
+    "UINT16": np.uint16,
+    "UINT32": np.uint32,
+    "UINT64": np.uint64,
+    "INT8": np.int8,
+    "INT16": np.int16,
+    "INT32": np.int32,
+    "INT64": np.int64,
+    "FP16": np.float16,
+    "FP32": np.float32,
+    "FP64": np.float64,
+    "BF16": np.float32,
+    "BYTES": np.object_,
 }
 _NAME_TO_V2 = {
-    "bool": "BOOL", "uint8": "UINT8", "uint16": "UINT16", "uint32": "UINT32", "uint64": "UINT64",
-    "int8": "INT8", "int16": "INT16", "int32": "INT32", "int64": "INT64",
-    "float16": "FP16", "float32": "FP32", "float64": "FP64", "bfloat16": "BF16", "string": "BYTES", "object": "BYTES",
+    "bool": "BOOL",
+    "uint8": "UINT8",
+    "uint16": "UINT16",
+    "uint32": "UINT32",
+    "uint64": "UINT64",
+    "int8": "INT8",
+    "int16": "INT16",
+    "int32": "INT32",
+    "int64": "INT64",
+    "float16": "FP16",
+    "float32": "FP32",
+    "float64": "FP64",
+    "bfloat16": "BF16",
+    "string": "BYTES",
+    "object": "BYTES",
 }
 MAX_BODY_BYTES = 256 * 1024 * 1024
 
@@ -79,7 +102,9 @@ def decode_request(body: bytes, header_length: str | None, content_encoding: str
         try:
             n = int(header_length)
         except ValueError:
-            raise TensorCodecError(f"Inference-Header-Content-Length must be an integer, got {header_length!r}") from None
+            raise TensorCodecError(
+                f"Inference-Header-Content-Length must be an integer, got {header_length!r}"
+            ) from None
         if not 0 < n <= len(body):
             raise TensorCodecError(f"Inference-Header-Content-Length {n} is outside the body's {len(body)} bytes")
         head, blob = body[:n], memoryview(body)[n:]
@@ -109,7 +134,9 @@ def decode_request(body: bytes, header_length: str | None, content_encoding: str
         inputs[t["name"]] = arr
         datatypes[t["name"]] = t["datatype"]
     if offset != len(blob):
-        raise TensorCodecError(f"the body has {len(blob) - offset} bytes of binary data that no input's binary_data_size claims")
+        raise TensorCodecError(
+            f"the body has {len(blob) - offset} bytes of binary data that no input's binary_data_size claims"
+        )
     outputs = None
     if doc.get("outputs") is not None:
         if not isinstance(doc["outputs"], list):
@@ -162,7 +189,9 @@ def _decode_tensor(t: Any, where: str, blob: memoryview, offset: int) -> tuple[n
         if "data" in t:
             raise TensorCodecError(f"{where}: has both data and parameters.binary_data_size")
         if not isinstance(size, int) or size < 0 or offset + size > len(blob):
-            raise TensorCodecError(f"{where}.parameters.binary_data_size={size!r}: only {len(blob) - offset} bytes of binary data remain")
+            raise TensorCodecError(
+                f"{where}.parameters.binary_data_size={size!r}: only {len(blob) - offset} bytes of binary data remain"
+            )
         return _from_binary(bytes(blob[offset : offset + size]), dt, shape, count, where), size
     if "data" not in t:
         raise TensorCodecError(f"{where}.data: required (or parameters.binary_data_size for binary data)")
@@ -193,7 +222,9 @@ def _from_json(data: Any, dt: str, shape: list[int], count: int, where: str) -> 
         arr = np.empty(count, dtype=object)
         for i, x in enumerate(flat):
             if not isinstance(x, str):
-                raise TensorCodecError(f"{where}.data[{i}]: BYTES elements in JSON must be strings, got {type(x).__name__}")
+                raise TensorCodecError(
+                    f"{where}.data[{i}]: BYTES elements in JSON must be strings, got {type(x).__name__}"
+                )
             arr[i] = x.encode()
         return arr.reshape(shape)
     if dt == "BOOL":
@@ -243,7 +274,9 @@ def _from_binary(raw: bytes, dt: str, shape: list[int], count: int, where: str) 
         return (np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16).view(np.float32).reshape(shape)
     np_dt = np.dtype(V2_DTYPES[dt]).newbyteorder("<")
     if len(raw) != np_dt.itemsize * count:
-        raise TensorCodecError(f"{where}: {len(raw)} bytes of {dt} data for shape {shape} ({np_dt.itemsize * count} expected)")
+        raise TensorCodecError(
+            f"{where}: {len(raw)} bytes of {dt} data for shape {shape} ({np_dt.itemsize * count} expected)"
+        )
     return np.frombuffer(raw, dtype=np_dt).astype(np_dt.newbyteorder("="), copy=True).reshape(shape)
 
 
@@ -279,7 +312,10 @@ def encode_response(
     head = json.dumps(doc, separators=(",", ":")).encode()
     if not blobs:
         return head, {"Content-Type": "application/json"}
-    return head + b"".join(blobs), {"Content-Type": "application/octet-stream", "Inference-Header-Content-Length": str(len(head))}
+    return head + b"".join(blobs), {
+        "Content-Type": "application/octet-stream",
+        "Inference-Header-Content-Length": str(len(head)),
+    }
 
 
 def _to_json(arr: np.ndarray, dt: str, name: str) -> list[Any]:
@@ -291,7 +327,9 @@ def _to_json(arr: np.ndarray, dt: str, name: str) -> list[Any]:
             try:
                 out.append(b.decode())
             except UnicodeDecodeError:
-                raise TensorCodecError(f"output {name!r} holds bytes that are not UTF-8; request it with binary_data") from None
+                raise TensorCodecError(
+                    f"output {name!r} holds bytes that are not UTF-8; request it with binary_data"
+                ) from None
         return out
     if dt == "BF16":
         flat = flat.astype(np.float32)

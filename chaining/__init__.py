@@ -10,8 +10,8 @@ from .forward import (
     EvaluationTimeout,
     FactAssertError,
     FactEvent,
-    FiringLimitError,
     Firing,
+    FiringLimitError,
     ForwardChainer,
     ForwardEngine,
     ForwardError,
@@ -23,9 +23,21 @@ from .forward import (
 )
 
 __all__ = [
-    "EngineConfig", "EvaluationTimeout", "ExpertaEngine", "FactAssertError", "FactEvent", "FiringLimitError", "Firing",
-    "ForwardChainer", "ForwardEngine", "ForwardError", "ForwardResult", "KnowledgeBaseLoadError", "RuleExecutionError",
-    "RunawayError", "Strategy",
+    "EngineConfig",
+    "EvaluationTimeout",
+    "ExpertaEngine",
+    "FactAssertError",
+    "FactEvent",
+    "FiringLimitError",
+    "Firing",
+    "ForwardChainer",
+    "ForwardEngine",
+    "ForwardError",
+    "ForwardResult",
+    "KnowledgeBaseLoadError",
+    "RuleExecutionError",
+    "RunawayError",
+    "Strategy",
 ]
 
 

@@ -16,8 +16,9 @@ Every explanation renders as a rich `Tree` and as JSON (`to_dict`).
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import networkx as nx
 from rich.text import Text
@@ -75,7 +76,7 @@ class Derivation:
     source: str
     rule: str | None = None
     firing: int | None = None
-    premises: list["Derivation"] = field(default_factory=list)
+    premises: list[Derivation] = field(default_factory=list)
     note: str | None = None
 
     @property
@@ -88,9 +89,15 @@ class Derivation:
         return text + (f"  [{self.note}]" if self.note else "")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"fact_id": self.fact_id, "fact": fact_text(self.fact) if self.fact else None, "source": self.source,
-                "rule": self.rule, "firing": self.firing, "note": self.note,
-                "premises": [p.to_dict() for p in self.premises]}
+        return {
+            "fact_id": self.fact_id,
+            "fact": fact_text(self.fact) if self.fact else None,
+            "source": self.source,
+            "rule": self.rule,
+            "firing": self.firing,
+            "note": self.note,
+            "premises": [p.to_dict() for p in self.premises],
+        }
 
     def tree(self) -> Tree:
         root = Tree(Text(self.label))
@@ -217,8 +224,14 @@ class RuleFailure:
         return f"rule {self.rule}: {self.detail}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rule": self.rule, "status": self.status, "index": self.index, "premise": self.premise,
-                "bindings": bindings_json(self.bindings), "detail": self.detail}
+        return {
+            "rule": self.rule,
+            "status": self.status,
+            "index": self.index,
+            "premise": self.premise,
+            "bindings": bindings_json(self.bindings),
+            "detail": self.detail,
+        }
 
 
 @dataclass(slots=True)
@@ -244,8 +257,13 @@ class WhyNot:
         return root
 
     def to_dict(self) -> dict[str, Any]:
-        return {"goal": self.goal, "holds": self.holds, "facts_checked": self.facts_checked, "askable": self.askable,
-                "rules": [r.to_dict() for r in self.rules]}
+        return {
+            "goal": self.goal,
+            "holds": self.holds,
+            "facts_checked": self.facts_checked,
+            "askable": self.askable,
+            "rules": [r.to_dict() for r in self.rules],
+        }
 
 
 async def why_not(session: Session, goal: str, *, cap: int = 200) -> WhyNot:
@@ -261,9 +279,13 @@ async def why_not(session: Session, goal: str, *, cap: int = 200) -> WhyNot:
     result = await session.prove(goal, limit=1)
     rel = p.template.rsplit("::", 1)[-1]
     n_given = len(session.base.get(rel, ()))
-    out = WhyNot(goal, bool(result.answers),
-                 facts_checked=f"{n_given} given fact(s) of {rel} in working memory/deffacts; none matches"
-                 if not result.answers else "proved: see HOW")
+    out = WhyNot(
+        goal,
+        bool(result.answers),
+        facts_checked=f"{n_given} given fact(s) of {rel} in working memory/deffacts; none matches"
+        if not result.answers
+        else "proved: see HOW",
+    )
     if rel in session.kb.askable:
         asked = [f"{qq.fact_text} -> {aa.text}" for qq, aa in session.broker.asked if qq.relation == rel]
         out.askable = f"{rel} is askable; answers so far: {', '.join(asked) if asked else 'none'}"
@@ -279,6 +301,7 @@ async def why_not(session: Session, goal: str, *, cap: int = 200) -> WhyNot:
 
 def why_not_sync(session: Session, goal: str) -> WhyNot:
     import asyncio
+
     return asyncio.run(why_not(session, goal))
 
 
@@ -286,8 +309,11 @@ async def _rule_failure(session: Session, br, heads, goal: ast.Pattern, cap: int
     key = session._call_key(goal, {})
     pre = session._unify_heads(br, heads, key)
     if pre is None:
-        return RuleFailure(br.name, "head-mismatch",
-                           detail=f"its conclusion {' '.join(ce_text(_head_pattern(h)) for h in heads)} cannot match")
+        return RuleFailure(
+            br.name,
+            "head-mismatch",
+            detail=f"its conclusion {' '.join(ce_text(_head_pattern(h)) for h in heads)} cannot match",
+        )
     q = _Query(deadline=None)
     frontier = [pre]
     for i, ce in enumerate(br.rule.lhs):
@@ -316,8 +342,11 @@ async def _rule_failure(session: Session, br, heads, goal: ast.Pattern, cap: int
                 produced.append(fact_text(f))
         except Exception as exc:  # an evaluation error is the reason
             return RuleFailure(br.name, "conclusion-differs", detail=f"its conclusion could not be computed: {exc}")
-    return RuleFailure(br.name, "conclusion-differs",
-                       detail=f"its premises hold but it concludes {', '.join(produced[:3])}, not the goal")
+    return RuleFailure(
+        br.name,
+        "conclusion-differs",
+        detail=f"its premises hold but it concludes {', '.join(produced[:3])}, not the goal",
+    )
 
 
 def _asserts_relation(e: ast.Expr, rel: str) -> bool:
@@ -331,6 +360,7 @@ def _asserts_relation(e: ast.Expr, rel: str) -> bool:
 def _head_pattern(h) -> ast.Pattern:
     from rules import parse
     from rules.printer import expr_text
+
     text = expr_text(h.call) if h.call is not None else f"({h.relation})"
     return parse(f"(defrule x {text} => )").constructs[0].lhs[0]  # type: ignore[union-attr]
 
@@ -349,8 +379,12 @@ def forward_why_not(kb: KnowledgeBase, result, pattern: str) -> WhyNot:
     p = ces[0]
     rel = p.template.rsplit("::", 1)[-1]
     holds = bool(session.prove_sync(pattern, limit=1).answers)
-    out = WhyNot(pattern, holds, facts_checked=f"final working memory: {len(result.facts)} fact(s); "
-                 + ("a matching fact is there (see HOW)" if holds else "none matches"))
+    out = WhyNot(
+        pattern,
+        holds,
+        facts_checked=f"final working memory: {len(result.facts)} fact(s); "
+        + ("a matching fact is there (see HOW)" if holds else "none matches"),
+    )
     for s in skipped:
         rule = kb.rules[s.rule]
         if any(_asserts_relation(a, rel) for a in rule.rhs):
@@ -373,5 +407,17 @@ def forward_why_not(kb: KnowledgeBase, result, pattern: str) -> WhyNot:
     return out
 
 
-__all__ = ["how_tree", "how_json", "Derivation", "forward_derivation", "derivation_graph", "why_tree", "why_json",
-           "RuleFailure", "WhyNot", "why_not", "why_not_sync", "forward_why_not"]
+__all__ = [
+    "how_tree",
+    "how_json",
+    "Derivation",
+    "forward_derivation",
+    "derivation_graph",
+    "why_tree",
+    "why_json",
+    "RuleFailure",
+    "WhyNot",
+    "why_not",
+    "why_not_sync",
+    "forward_why_not",
+]

@@ -13,15 +13,31 @@ The generation engine for causal LMs lives in `neural.generation` and registers 
 
 from .backends import Backend, OnnxBackend, TorchBackend
 from .batching import BatcherConfig, BatcherStats, BatchRecord, DynamicBatcher, InferenceRequest
+from .catalog import CatalogItem, add_to_catalog, catalog
 from .device import cuda_usable, default_device, resolve_device, resolve_precision
 from .entry import ModelEntry
-from .errors import (BatcherClosedError, BatchExecutionError, ExportError, InputValidationError, ModelLoadError,
-                     ModelNotFoundError, NeuralError, QueueFullError, RequestTimeoutError)
-from .catalog import CatalogItem, add_to_catalog, catalog
+from .errors import (
+    BatcherClosedError,
+    BatchExecutionError,
+    ExportError,
+    InputValidationError,
+    ModelLoadError,
+    ModelNotFoundError,
+    NeuralError,
+    QueueFullError,
+    RequestTimeoutError,
+)
 from .export import ExportReport, export_entry, export_onnx
 from .hashing import hash_files, hash_module
-from .loaders import (infer_signature, load_hf_dir, load_module, load_onnx, load_torch_export, load_torchscript,
-                      save_torchscript)
+from .loaders import (
+    infer_signature,
+    load_hf_dir,
+    load_module,
+    load_onnx,
+    load_torch_export,
+    load_torchscript,
+    save_torchscript,
+)
 from .metrics import METRICS_REGISTRY, ModelMetrics
 from .minilm import MINILM_DIM, MINILM_NAME, MINILM_ONNX_NAME, minilm_dir, register_minilm
 from .providers import usable_providers
@@ -30,12 +46,55 @@ from .runner import Runner, TensorRunner
 from .signature import Signature, TensorSpec
 
 __all__ = [
-    "Backend", "BatchExecutionError", "CatalogItem", "add_to_catalog", "catalog", "export_entry", "BatchRecord", "BatcherClosedError", "BatcherConfig", "BatcherStats",
-    "DynamicBatcher", "ExportError", "ExportReport", "InferenceRequest", "InputValidationError", "METRICS_REGISTRY",
-    "MINILM_DIM", "MINILM_NAME", "MINILM_ONNX_NAME", "ModelEntry", "ModelLoadError", "ModelMetrics",
-    "ModelNotFoundError", "ModelRegistry", "NeuralError", "OnnxBackend", "QueueFullError", "RequestTimeoutError",
-    "Runner", "Signature", "TensorRunner", "TensorSpec", "TorchBackend", "cuda_usable", "default_device",
-    "default_registry", "export_onnx", "hash_files", "hash_module", "infer_signature", "load_hf_dir", "load_module",
-    "load_onnx", "load_torch_export", "load_torchscript", "minilm_dir", "register_minilm", "resolve_device",
-    "resolve_precision", "save_torchscript", "usable_providers",
+    "Backend",
+    "BatchExecutionError",
+    "CatalogItem",
+    "add_to_catalog",
+    "catalog",
+    "export_entry",
+    "BatchRecord",
+    "BatcherClosedError",
+    "BatcherConfig",
+    "BatcherStats",
+    "DynamicBatcher",
+    "ExportError",
+    "ExportReport",
+    "InferenceRequest",
+    "InputValidationError",
+    "METRICS_REGISTRY",
+    "MINILM_DIM",
+    "MINILM_NAME",
+    "MINILM_ONNX_NAME",
+    "ModelEntry",
+    "ModelLoadError",
+    "ModelMetrics",
+    "ModelNotFoundError",
+    "ModelRegistry",
+    "NeuralError",
+    "OnnxBackend",
+    "QueueFullError",
+    "RequestTimeoutError",
+    "Runner",
+    "Signature",
+    "TensorRunner",
+    "TensorSpec",
+    "TorchBackend",
+    "cuda_usable",
+    "default_device",
+    "default_registry",
+    "export_onnx",
+    "hash_files",
+    "hash_module",
+    "infer_signature",
+    "load_hf_dir",
+    "load_module",
+    "load_onnx",
+    "load_torch_export",
+    "load_torchscript",
+    "minilm_dir",
+    "register_minilm",
+    "resolve_device",
+    "resolve_precision",
+    "save_torchscript",
+    "usable_providers",
 ]

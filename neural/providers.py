@@ -69,8 +69,12 @@ def usable_providers() -> tuple[str, ...]:
         (usable.append(provider) if ok else notes.append(f"{provider}: {why}"))
     if "CPUExecutionProvider" not in usable:
         usable.append("CPUExecutionProvider")
-    log.info("onnxruntime %s providers usable: %s%s", ort.__version__, usable,
-             f" (not usable: {'; '.join(notes)})" if notes else "")
+    log.info(
+        "onnxruntime %s providers usable: %s%s",
+        ort.__version__,
+        usable,
+        f" (not usable: {'; '.join(notes)})" if notes else "",
+    )
     return tuple(usable)
 
 

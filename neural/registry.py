@@ -37,8 +37,15 @@ class ModelRegistry:
             versions[entry.version] = entry
         if old is not None and old is not entry:
             old.close()
-        log.info("registered model %s (%s, %s, %s on %s/%s)", entry.name, entry.short_version, entry.format, entry.task,
-                 entry.device, entry.dtype)
+        log.info(
+            "registered model %s (%s, %s, %s on %s/%s)",
+            entry.name,
+            entry.short_version,
+            entry.format,
+            entry.task,
+            entry.device,
+            entry.dtype,
+        )
         return entry
 
     def get(self, name: str, version: str | None = None) -> ModelEntry:
@@ -128,7 +135,9 @@ class ModelRegistry:
             return self.register_torchscript(p, **kwargs)
         if not p.exists():
             raise ModelLoadError(f"model path not found: {p}")
-        raise ModelLoadError(f"{p}: unknown model format; accepted: HF directory, .onnx, .pt2 (torch.export), .pt/.ts (TorchScript)")
+        raise ModelLoadError(
+            f"{p}: unknown model format; accepted: HF directory, .onnx, .pt2 (torch.export), .pt/.ts (TorchScript)"
+        )
 
 
 _default: ModelRegistry | None = None

@@ -8,7 +8,8 @@ A runner has three methods used by `ModelEntry` and the batcher:
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -40,7 +41,9 @@ class TensorRunner:
     sequence is cut back to the request's own length.
     """
 
-    def __init__(self, name: str, backend: Backend, signature: Signature | None = None, *, padding_safe: bool = False) -> None:
+    def __init__(
+        self, name: str, backend: Backend, signature: Signature | None = None, *, padding_safe: bool = False
+    ) -> None:
         self.name = name
         self.padding_safe = padding_safe
         self.backend = backend
@@ -55,7 +58,9 @@ class TensorRunner:
 
     def prepare(self, item: Mapping[str, Any]) -> dict[str, np.ndarray]:
         if not isinstance(item, Mapping):
-            raise TypeError(f"model {self.name!r}: a request is a mapping of input name to array, got {type(item).__name__}")
+            raise TypeError(
+                f"model {self.name!r}: a request is a mapping of input name to array, got {type(item).__name__}"
+            )
         return self.signature.validate(self.name, item, batched=False)
 
     def item_length(self, prepared: dict[str, np.ndarray]) -> int | None:
@@ -66,15 +71,23 @@ class TensorRunner:
 
     def run_batch(self, items: list[dict[str, np.ndarray]], pad_to: int | None) -> list[dict[str, np.ndarray]]:
         lengths = [self.item_length(it) for it in items]
-        batch = {spec.name: self._collate([it[spec.name] for it in items], lengths, pad_to) for spec in self.signature.inputs}
+        batch = {
+            spec.name: self._collate([it[spec.name] for it in items], lengths, pad_to) for spec in self.signature.inputs
+        }
         out = self.backend.run(batch)
         results: list[dict[str, np.ndarray]] = []
         for i, length in enumerate(lengths):
             one: dict[str, np.ndarray] = {}
             for spec in self.signature.outputs:
                 arr = out[spec.name][i]
-                if (length is not None and pad_to is not None and arr.ndim >= 1 and len(spec.shape) > 1
-                        and spec.shape[1] == -1 and arr.shape[0] == pad_to):
+                if (
+                    length is not None
+                    and pad_to is not None
+                    and arr.ndim >= 1
+                    and len(spec.shape) > 1
+                    and spec.shape[1] == -1
+                    and arr.shape[0] == pad_to
+                ):
                     arr = arr[:length]
                 one[spec.name] = np.array(arr)  # a copy: never a view into another request's batch
             results.append(one)

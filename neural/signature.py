@@ -7,8 +7,9 @@ naming the input and the expected shape.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -16,12 +17,30 @@ from .errors import InputValidationError
 
 # Canonical dtype names (numpy spelling); KServe v2 names map onto them in the API room.
 _DTYPES = {
-    "bool", "int8", "uint8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64", "string",
+    "bool",
+    "int8",
+    "uint8",
+    "int16",
+    "int32",
+    "int64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "string",
 }
 _ONNX_TYPES = {
-    "tensor(bool)": "bool", "tensor(int8)": "int8", "tensor(uint8)": "uint8", "tensor(int16)": "int16",
-    "tensor(int32)": "int32", "tensor(int64)": "int64", "tensor(float16)": "float16", "tensor(bfloat16)": "bfloat16",
-    "tensor(float)": "float32", "tensor(double)": "float64", "tensor(string)": "string",
+    "tensor(bool)": "bool",
+    "tensor(int8)": "int8",
+    "tensor(uint8)": "uint8",
+    "tensor(int16)": "int16",
+    "tensor(int32)": "int32",
+    "tensor(int64)": "int64",
+    "tensor(float16)": "float16",
+    "tensor(bfloat16)": "bfloat16",
+    "tensor(float)": "float32",
+    "tensor(double)": "float64",
+    "tensor(string)": "string",
 }
 
 
@@ -97,7 +116,9 @@ class Signature:
         missing = [s.name for s in self.inputs if s.name not in inputs]
         if missing:
             spec = self.input(missing[0])
-            raise InputValidationError(model, missing[0], f"missing input; expected {spec.describe()}", spec.describe(), "nothing")
+            raise InputValidationError(
+                model, missing[0], f"missing input; expected {spec.describe()}", spec.describe(), "nothing"
+            )
         extra = [k for k in inputs if k not in self.input_names]
         if extra:
             raise InputValidationError(model, extra[0], f"unexpected input; the model takes {self.input_names}")
@@ -113,11 +134,17 @@ def _check(model: str, spec: TensorSpec, value: Any, batched: bool) -> np.ndarra
     try:
         arr = np.asarray(value) if spec.dtype != "string" else np.asarray(value, dtype=object)
     except Exception as exc:
-        raise InputValidationError(model, spec.name, f"cannot be read as an array ({exc}); expected {expected}", expected) from exc
+        raise InputValidationError(
+            model, spec.name, f"cannot be read as an array ({exc}); expected {expected}", expected
+        ) from exc
     got = f"{arr.dtype} {list(arr.shape)}"
     if arr.ndim != len(expected_shape):
         raise InputValidationError(
-            model, spec.name, f"rank {arr.ndim} (shape {list(arr.shape)}); expected shape {list(expected_shape)}", expected, got
+            model,
+            spec.name,
+            f"rank {arr.ndim} (shape {list(arr.shape)}); expected shape {list(expected_shape)}",
+            expected,
+            got,
         )
     for axis, (want, have) in enumerate(zip(expected_shape, arr.shape)):
         if want != -1 and want != have:

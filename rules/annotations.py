@@ -50,7 +50,9 @@ class Annotations:
     certainty_factors: bool = False
 
 
-def read_annotations(modules: list[ast.Module], templates: dict[str, ast.TemplateDef]) -> tuple[Annotations, list[Diagnostic]]:
+def read_annotations(
+    modules: list[ast.Module], templates: dict[str, ast.TemplateDef]
+) -> tuple[Annotations, list[Diagnostic]]:
     """Collect annotations from every module; diagnostics for unknown keys or bad values."""
     out = Annotations()
     diags: list[Diagnostic] = []
@@ -116,8 +118,14 @@ def read_annotations(modules: list[ast.Module], templates: dict[str, ast.Templat
                 out.askable[name].question = q
             else:
                 t = templates.get(name)
-                diags.append(Diagnostic(m.filename, t.pos.line if t else 1, t.pos.column if t else 1,
-                                        f";@question given for deftemplate {name}, which is not ;@askable"))
+                diags.append(
+                    Diagnostic(
+                        m.filename,
+                        t.pos.line if t else 1,
+                        t.pos.column if t else 1,
+                        f";@question given for deftemplate {name}, which is not ;@askable",
+                    )
+                )
     return out, diags
 
 

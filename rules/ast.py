@@ -37,7 +37,18 @@ def _pos() -> Pos:
 
 # ---- expressions -------------------------------------------------------------------------
 
-ATOM_KINDS = ("symbol", "string", "integer", "float", "instance_name", "variable", "mf_variable", "global", "wildcard", "mf_wildcard")
+ATOM_KINDS = (
+    "symbol",
+    "string",
+    "integer",
+    "float",
+    "instance_name",
+    "variable",
+    "mf_variable",
+    "global",
+    "wildcard",
+    "mf_wildcard",
+)
 
 
 @dataclass(slots=True)
@@ -62,7 +73,7 @@ class Atom:
 class Call:
     """A parenthesised list `(head arg...)`: a function call or a special form's clause."""
 
-    items: list["Expr"]
+    items: list[Expr]
     pos: Pos = _pos()
 
     @property
@@ -73,7 +84,7 @@ class Call:
         return None
 
     @property
-    def args(self) -> list["Expr"]:
+    def args(self) -> list[Expr]:
         return self.items[1:] if self.head is not None else list(self.items)
 
 
@@ -81,6 +92,7 @@ Expr = Union[Atom, Call]
 
 
 # ---- left-hand side ----------------------------------------------------------------------
+
 
 @dataclass(slots=True)
 class Term:
@@ -158,37 +170,37 @@ class Test:
 
 @dataclass(slots=True)
 class Not:
-    ce: "CE"
+    ce: CE
     pos: Pos = _pos()
 
 
 @dataclass(slots=True)
 class And:
-    ces: list["CE"]
+    ces: list[CE]
     pos: Pos = _pos()
 
 
 @dataclass(slots=True)
 class Or:
-    ces: list["CE"]
+    ces: list[CE]
     pos: Pos = _pos()
 
 
 @dataclass(slots=True)
 class Exists:
-    ces: list["CE"]
+    ces: list[CE]
     pos: Pos = _pos()
 
 
 @dataclass(slots=True)
 class Forall:
-    ces: list["CE"]
+    ces: list[CE]
     pos: Pos = _pos()
 
 
 @dataclass(slots=True)
 class Logical:
-    ces: list["CE"]
+    ces: list[CE]
     pos: Pos = _pos()
 
 
@@ -196,6 +208,7 @@ CE = Union[Pattern, Test, Not, And, Or, Exists, Forall, Logical]
 
 
 # ---- constructs --------------------------------------------------------------------------
+
 
 @dataclass(slots=True)
 class SlotAttribute:

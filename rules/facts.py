@@ -14,8 +14,9 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 IMPLIED = "implied"
 
@@ -54,12 +55,14 @@ class Fact:
         if not isinstance(self.template, str) or not self.template:
             raise FactError(f"fact template must be a non-empty string, got {self.template!r}")
         if not _is_relation_name(self.template):
-            raise FactError(f"fact template {self.template!r} is not a CLIPS symbol (no spaces, quotes, "
-                            "parentheses or &|~;, not a number, not starting with ?, $ or <)")
+            raise FactError(
+                f"fact template {self.template!r} is not a CLIPS symbol (no spaces, quotes, "
+                "parentheses or &|~;, not a number, not starting with ?, $ or <)"
+            )
         object.__setattr__(self, "slots", {k: _freeze(v, f"{self.template}.{k}") for k, v in dict(self.slots).items()})
 
     @classmethod
-    def ordered(cls, relation: str, *values: Value, id: int | None = None) -> "Fact":
+    def ordered(cls, relation: str, *values: Value, id: int | None = None) -> Fact:
         """An ordered fact such as `(parent tom bob)` -> `Fact.ordered("parent", "tom", "bob")`."""
         return cls(relation, {IMPLIED: tuple(values)}, id)
 
@@ -77,7 +80,7 @@ class Fact:
         return {"id": self.id, "template": self.template, "slots": {k: _thaw(v) for k, v in self.slots.items()}}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], where: str = "fact") -> "Fact":
+    def from_dict(cls, data: Mapping[str, Any], where: str = "fact") -> Fact:
         """Build a fact from JSON data.
 
         Accepts `{"template": "person", "slots": {"name": "ann", "age": 31}}` and, for ordered
@@ -90,26 +93,36 @@ class Fact:
             raise FactError(f"{where}: expected an object with 'template', got {type(data).__name__}")
         unknown = set(data) - {"id", "template", "slots", "values"}
         if unknown:
-            raise FactError(f"{where}: unknown field(s) {sorted(unknown)}; expected 'template' with 'slots' or 'values'")
+            raise FactError(
+                f"{where}: unknown field(s) {sorted(unknown)}; expected 'template' with 'slots' or 'values'"
+            )
         template = data.get("template")
         if not isinstance(template, str) or not template:
             raise FactError(f"{where}.template: expected a non-empty string, got {template!r}")
         if not _is_relation_name(template):
-            raise FactError(f"{where}.template: {template!r} is not a CLIPS symbol (no spaces, quotes, parentheses "
-                            "or &|~;, not a number, not starting with ?, $ or <)")
+            raise FactError(
+                f"{where}.template: {template!r} is not a CLIPS symbol (no spaces, quotes, parentheses "
+                "or &|~;, not a number, not starting with ?, $ or <)"
+            )
         if "values" in data and "slots" in data:
             raise FactError(f"{where}: give either 'slots' (template fact) or 'values' (ordered fact), not both")
         if "values" in data:
             values = data["values"]
             if not isinstance(values, list):
                 raise FactError(f"{where}.values: expected a list, got {type(values).__name__}")
-            return cls.ordered(template, *[_check_value(v, f"{where}.values[{i}]", True) for i, v in enumerate(values)],
-                               id=_check_id(data.get("id"), where))
+            return cls.ordered(
+                template,
+                *[_check_value(v, f"{where}.values[{i}]", True) for i, v in enumerate(values)],
+                id=_check_id(data.get("id"), where),
+            )
         slots = data.get("slots", {})
         if not isinstance(slots, Mapping):
             raise FactError(f"{where}.slots: expected an object, got {type(slots).__name__}")
-        return cls(template, {k: _check_value(v, f"{where}.slots.{k}", True) for k, v in slots.items()},
-                   _check_id(data.get("id"), where))
+        return cls(
+            template,
+            {k: _check_value(v, f"{where}.slots.{k}", True) for k, v in slots.items()},
+            _check_id(data.get("id"), where),
+        )
 
     def __str__(self) -> str:
         if self.is_ordered:
@@ -143,14 +156,17 @@ def _check_value(value: Any, where: str, finite: bool = False) -> Value:
         return value
     if isinstance(value, float):
         if finite and not math.isfinite(value):
-            raise FactError(f"{where}: {value!r} is not a finite number (JSON numbers beyond 1.8e308, NaN and "
-                            "Infinity are refused)")
+            raise FactError(
+                f"{where}: {value!r} is not a finite number (JSON numbers beyond 1.8e308, NaN and Infinity are refused)"
+            )
         return value
     if isinstance(value, str):
         return value
     if isinstance(value, (list, tuple)):
         return tuple(_check_value(v, f"{where}[{i}]", finite) for i, v in enumerate(value))
-    raise FactError(f"{where}: unsupported value {value!r} of type {type(value).__name__}; expected string, number or list")
+    raise FactError(
+        f"{where}: unsupported value {value!r} of type {type(value).__name__}; expected string, number or list"
+    )
 
 
 # A template or relation name: one CLIPS symbol token (module-qualified names such as MAIN::x pass).

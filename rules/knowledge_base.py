@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from . import ast
 from .annotations import Annotations, AskableSpec, read_annotations
@@ -59,9 +59,15 @@ class KnowledgeBase:
 
     def summary(self) -> dict:
         """Counts and names, for CLIs and the API."""
-        return {"name": self.name, "version": self.version, "templates": sorted(self.templates),
-                "rules": sorted(self.rules), "functions": sorted(self.functions), "deffacts": sorted(self.facts),
-                "askable": sorted(self.askable)}
+        return {
+            "name": self.name,
+            "version": self.version,
+            "templates": sorted(self.templates),
+            "rules": sorted(self.rules),
+            "functions": sorted(self.functions),
+            "deffacts": sorted(self.facts),
+            "askable": sorted(self.askable),
+        }
 
 
 def content_version(sources: Sequence[tuple[str, str]]) -> str:
@@ -94,12 +100,15 @@ def _read(paths: Iterable[str | Path]) -> tuple[list[tuple[str, str]], list[Diag
         try:
             sources.append((str(p), Path(p).read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError) as exc:
-            diags.append(Diagnostic(str(p), 1, 1, f"cannot read rule file: {exc.strerror if isinstance(exc, OSError) else exc}"))
+            diags.append(
+                Diagnostic(str(p), 1, 1, f"cannot read rule file: {exc.strerror if isinstance(exc, OSError) else exc}")
+            )
     return sources, diags
 
 
-def check_sources(sources: list[tuple[str, str]], *, allow_unsafe: bool = False,
-                  functions: Iterable[str] = ()) -> list[Diagnostic]:
+def check_sources(
+    sources: list[tuple[str, str]], *, allow_unsafe: bool = False, functions: Iterable[str] = ()
+) -> list[Diagnostic]:
     """All diagnostics for (filename, text) sources; never raises on bad rule text."""
     _, syntax, diags, _, notes = _analyse(sources, allow_unsafe, functions)
     if syntax:
@@ -107,8 +116,9 @@ def check_sources(sources: list[tuple[str, str]], *, allow_unsafe: bool = False,
     return diags + (notes[1] if notes else [])
 
 
-def check_files(paths: Iterable[str | Path], *, allow_unsafe: bool = False,
-                functions: Iterable[str] = ()) -> list[Diagnostic]:
+def check_files(
+    paths: Iterable[str | Path], *, allow_unsafe: bool = False, functions: Iterable[str] = ()
+) -> list[Diagnostic]:
     """All located diagnostics for rule files (syntax first; validation only when every file parses).
 
     Never raises on bad rule text or unreadable files: they become diagnostics.
@@ -117,8 +127,9 @@ def check_files(paths: Iterable[str | Path], *, allow_unsafe: bool = False,
     return read_diags + check_sources(sources, allow_unsafe=allow_unsafe, functions=functions)
 
 
-def knowledge_base_from_sources(name: str, sources: list[tuple[str, str]], *, allow_unsafe: bool = False,
-                                functions: Iterable[str] = ()) -> KnowledgeBase:
+def knowledge_base_from_sources(
+    name: str, sources: list[tuple[str, str]], *, allow_unsafe: bool = False, functions: Iterable[str] = ()
+) -> KnowledgeBase:
     """Build a KnowledgeBase from (filename, text) pairs.
 
     Raises:
@@ -138,13 +149,18 @@ def knowledge_base_from_sources(name: str, sources: list[tuple[str, str]], *, al
         raise RuleValidationError(diags)
     constructs = [c for m in modules for c in m.constructs]
     kb = KnowledgeBase(
-        name=name, version=content_version(sources), sources=list(sources), modules=modules, constructs=constructs,
+        name=name,
+        version=content_version(sources),
+        sources=list(sources),
+        modules=modules,
+        constructs=constructs,
         templates={bare(c.name): c for c in constructs if isinstance(c, ast.TemplateDef)},
         rules={bare(c.name): c for c in constructs if isinstance(c, ast.RuleDef)},
         functions={bare(c.name): c for c in constructs if isinstance(c, ast.FunctionDef)},
         facts={bare(c.name): c for c in constructs if isinstance(c, ast.FactsDef)},
         globals={a.name for c in constructs if isinstance(c, ast.GlobalDef) for a in c.assignments},
-        python_functions=functions, allow_unsafe=allow_unsafe,
+        python_functions=functions,
+        allow_unsafe=allow_unsafe,
     )
     _apply(kb, notes_obj)
     return kb
@@ -158,8 +174,13 @@ def _apply(kb: KnowledgeBase, notes: Annotations) -> None:
     kb.certainty_factors = notes.certainty_factors
 
 
-def load_knowledge_base(paths: Iterable[str | Path] | str | Path, *, name: str | None = None,
-                        allow_unsafe: bool = False, functions: Iterable[str] = ()) -> KnowledgeBase:
+def load_knowledge_base(
+    paths: Iterable[str | Path] | str | Path,
+    *,
+    name: str | None = None,
+    allow_unsafe: bool = False,
+    functions: Iterable[str] = (),
+) -> KnowledgeBase:
     """Read, parse and validate rule files (in the given order) into a KnowledgeBase.
 
     Args:
@@ -179,12 +200,15 @@ def load_knowledge_base(paths: Iterable[str | Path] | str | Path, *, name: str |
     sources, read_diags = _read(paths)
     if read_diags:
         raise RuleError(read_diags)
-    return knowledge_base_from_sources(name or Path(paths[0]).stem, sources, allow_unsafe=allow_unsafe,
-                                       functions=functions)
+    return knowledge_base_from_sources(
+        name or Path(paths[0]).stem, sources, allow_unsafe=allow_unsafe, functions=functions
+    )
 
 
-def knowledge_base_from_text(name: str, text: str, *, allow_unsafe: bool = False, functions: Iterable[str] = (),
-                             filename: str | None = None) -> KnowledgeBase:
+def knowledge_base_from_text(
+    name: str, text: str, *, allow_unsafe: bool = False, functions: Iterable[str] = (), filename: str | None = None
+) -> KnowledgeBase:
     """A KnowledgeBase from one text (filename defaults to `<name>.clp`). Raises as `load_knowledge_base`."""
-    return knowledge_base_from_sources(name, [(filename or f"{name}.clp", text)], allow_unsafe=allow_unsafe,
-                                       functions=functions)
+    return knowledge_base_from_sources(
+        name, [(filename or f"{name}.clp", text)], allow_unsafe=allow_unsafe, functions=functions
+    )

@@ -19,22 +19,48 @@ from .errors import Diagnostic, RuleSyntaxError
 
 _GRAMMAR = Path(__file__).with_name("clips.lark")
 
-CONSTRUCT_KEYWORDS = ("deftemplate", "deffacts", "defrule", "deffunction", "defglobal", "defmodule",
-                      "defclass", "defgeneric", "defmethod", "definstances", "defmessage-handler")
+CONSTRUCT_KEYWORDS = (
+    "deftemplate",
+    "deffacts",
+    "defrule",
+    "deffunction",
+    "defglobal",
+    "defmodule",
+    "defclass",
+    "defgeneric",
+    "defmethod",
+    "definstances",
+    "defmessage-handler",
+)
 
 _FRIENDLY = {
-    "LPAR": "'('", "RPAR": "')'", "SYMBOL": "a symbol", "STRING": "a string", "INTEGER": "an integer",
-    "FLOAT": "a float", "SFVAR": "a variable such as ?x", "MFVAR": "a multifield variable such as $?x",
-    "GLOBALVAR": "a global variable such as ?*x*", "SFWILD": "'?'", "MFWILD": "'$?'", "THEN": "'=>'",
-    "INSTANCE_NAME": "an instance name such as [x]", "SLOT_KIND": "'slot' or 'multislot'",
-    "OPAQUE_KIND": "a construct keyword", "NOT_CONN": "'~'", "COLON": "':'", "EQUALS": "'='", "$END": "end of file",
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "SYMBOL": "a symbol",
+    "STRING": "a string",
+    "INTEGER": "an integer",
+    "FLOAT": "a float",
+    "SFVAR": "a variable such as ?x",
+    "MFVAR": "a multifield variable such as $?x",
+    "GLOBALVAR": "a global variable such as ?*x*",
+    "SFWILD": "'?'",
+    "MFWILD": "'$?'",
+    "THEN": "'=>'",
+    "INSTANCE_NAME": "an instance name such as [x]",
+    "SLOT_KIND": "'slot' or 'multislot'",
+    "OPAQUE_KIND": "a construct keyword",
+    "NOT_CONN": "'~'",
+    "COLON": "':'",
+    "EQUALS": "'='",
+    "$END": "end of file",
 }
 
 
 @functools.lru_cache(maxsize=1)
 def _lark() -> Lark:
-    return Lark(_GRAMMAR.read_text(), parser="lalr", lexer="contextual", propagate_positions=True,
-                maybe_placeholders=False)
+    return Lark(
+        _GRAMMAR.read_text(), parser="lalr", lexer="contextual", propagate_positions=True, maybe_placeholders=False
+    )
 
 
 def parse(text: str, filename: str = "<string>") -> ast.Module:
@@ -66,8 +92,18 @@ def parse(text: str, filename: str = "<string>") -> ast.Module:
 def _parse_collecting_comments(parser: Lark, text: str, comments: list[Token]) -> Tree:
     # Comments are ignored by the grammar; collect them with a scan that respects strings.
     for line, column, offset, body in _scan_comments(text):
-        comments.append(Token("COMMENT", body, start_pos=offset, line=line, column=column,
-                              end_line=line, end_column=column + len(body), end_pos=offset + len(body)))
+        comments.append(
+            Token(
+                "COMMENT",
+                body,
+                start_pos=offset,
+                line=line,
+                column=column,
+                end_line=line,
+                end_column=column + len(body),
+                end_pos=offset + len(body),
+            )
+        )
     return parser.parse(text)
 
 
@@ -79,7 +115,7 @@ def _scan_comments(text: str):
             j = i + 1
             while j < n and text[j] != '"':
                 j += 2 if text[j] == "\\" else 1
-            seg = text[i:j + 1]
+            seg = text[i : j + 1]
             nl = seg.count("\n")
             if nl:
                 line += nl
@@ -113,7 +149,7 @@ def open_parens(text: str, upto: int) -> list[tuple[int, int, int]]:
             j = i + 1
             while j < len(text) and text[j] != '"':
                 j += 2 if text[j] == "\\" else 1
-            seg = text[i:j + 1]
+            seg = text[i : j + 1]
             nl = seg.count("\n")
             line, col = (line + nl, len(seg) - seg.rfind("\n")) if nl else (line, col + len(seg))
             i = j + 1
@@ -141,7 +177,7 @@ def _construct_at(text: str, offset: int) -> str | None:
     if not stack:
         return None
     start = stack[0][0] + 1
-    word = text[start:start + 40].split()
+    word = text[start : start + 40].split()
     return f"{word[0] if word else '('} starting at line {stack[0][1]}, column {stack[0][2]}"
 
 
@@ -170,11 +206,16 @@ def _unclosed_before_next(text: str, offset: int, filename: str) -> Diagnostic |
     if not stack:
         return None
     start, line, col = stack[0]
-    for m in re.finditer(r"(?m)^\((def[a-z-]*)\b", text[start + 1:offset]):
+    for m in re.finditer(r"(?m)^\((def[a-z-]*)\b", text[start + 1 : offset]):
         next_line = text.count("\n", 0, start + 1 + m.start()) + 1
         where = _construct_at(text, start + 1)
-        return Diagnostic(filename, line, col, f"'(' of the {where.split(' starting')[0] if where else 'construct'} "
-                                               f"is not closed before the next construct ({m.group(1)}) at line {next_line}")
+        return Diagnostic(
+            filename,
+            line,
+            col,
+            f"'(' of the {where.split(' starting')[0] if where else 'construct'} "
+            f"is not closed before the next construct ({m.group(1)}) at line {next_line}",
+        )
     return None
 
 
@@ -202,8 +243,12 @@ def _diagnostic(exc: UnexpectedInput, text: str, filename: str) -> Diagnostic:
         end_col = len(text) - (text.rfind("\n") + 1) + 1
         if stack:
             where = _construct_at(text, len(text))
-            return Diagnostic(filename, end_line, end_col,
-                              f"unexpected end of file: {len(stack)} unclosed '(' ({where}); expected ')'")
+            return Diagnostic(
+                filename,
+                end_line,
+                end_col,
+                f"unexpected end of file: {len(stack)} unclosed '(' ({where}); expected ')'",
+            )
         return Diagnostic(filename, end_line, end_col, f"unexpected end of file; expected {_expected(exc)}")
     assert isinstance(exc, UnexpectedToken)
     tok = exc.token
@@ -212,9 +257,10 @@ def _diagnostic(exc: UnexpectedInput, text: str, filename: str) -> Diagnostic:
     stack = open_parens(text, offset)
     if tok.type == "RPAR" and not stack:
         return Diagnostic(filename, line, column, "unmatched ')': no construct is open here")
-    if len(stack) == 1 and text[stack[0][0] + 1:offset].strip() == "":
-        return Diagnostic(filename, line, column,
-                          f"unknown construct {shown!r}; expected one of: {', '.join(CONSTRUCT_KEYWORDS)}")
+    if len(stack) == 1 and text[stack[0][0] + 1 : offset].strip() == "":
+        return Diagnostic(
+            filename, line, column, f"unknown construct {shown!r}; expected one of: {', '.join(CONSTRUCT_KEYWORDS)}"
+        )
     if not stack and tok.type != "LPAR":
         return Diagnostic(filename, line, column, f"unexpected {shown!r} outside any construct; expected '('")
     where = _construct_at(text, offset)
@@ -224,14 +270,16 @@ def _diagnostic(exc: UnexpectedInput, text: str, filename: str) -> Diagnostic:
 
 # ---- tree -> AST -------------------------------------------------------------------------
 
+
 class _BuildError(Exception):
     def __init__(self, line: int, column: int, message: str):
         self.line, self.column, self.message = line, column, message
 
 
 def _tok_pos(tok: Token) -> ast.Pos:
-    return ast.Pos(tok.line or 0, tok.column or 0, tok.end_line or 0, tok.end_column or 0,
-                   tok.start_pos or 0, tok.end_pos or 0)
+    return ast.Pos(
+        tok.line or 0, tok.column or 0, tok.end_line or 0, tok.end_column or 0, tok.start_pos or 0, tok.end_pos or 0
+    )
 
 
 def _tree_pos(tree: Tree) -> ast.Pos:
@@ -255,8 +303,18 @@ def unescape_string(token_text: str) -> str:
     return "".join(out)
 
 
-_ATOM_TREES = {"symbol", "string", "integer", "float", "instance_name", "sf_var", "mf_var", "global_var",
-               "sf_wildcard", "mf_wildcard"}
+_ATOM_TREES = {
+    "symbol",
+    "string",
+    "integer",
+    "float",
+    "instance_name",
+    "sf_var",
+    "mf_var",
+    "global_var",
+    "sf_wildcard",
+    "mf_wildcard",
+}
 
 
 class _Builder:
@@ -268,7 +326,7 @@ class _Builder:
         return ast.Module(self.filename, constructs, text=self.text)
 
     def _slice(self, pos: ast.Pos) -> str:
-        return self.text[pos.start_offset:pos.end_offset]
+        return self.text[pos.start_offset : pos.end_offset]
 
     # -- constructs
     def construct(self, t: Tree) -> ast.Construct:
@@ -296,10 +354,13 @@ class _Builder:
             if slot_name in slots:
                 tok = name_tree.children[0]
                 raise _BuildError(tok.line, tok.column, f"duplicate slot '{slot_name}' in deftemplate {name}")
-            attributes = [ast.SlotAttribute(str(a.children[0].children[0]), [self.expr(v) for v in a.children[1:]],
-                                            _tree_pos(a)) for a in attrs]
-            slots[slot_name] = ast.SlotDef(slot_name, str(kind_tok) == "multislot", attributes, str(kind_tok),
-                                           _tree_pos(sd))
+            attributes = [
+                ast.SlotAttribute(str(a.children[0].children[0]), [self.expr(v) for v in a.children[1:]], _tree_pos(a))
+                for a in attrs
+            ]
+            slots[slot_name] = ast.SlotDef(
+                slot_name, str(kind_tok) == "multislot", attributes, str(kind_tok), _tree_pos(sd)
+            )
         return ast.TemplateDef(name, slots, comment, pos)
 
     def c_deffacts(self, t: Tree, pos: ast.Pos) -> ast.FactsDef:
@@ -314,7 +375,7 @@ class _Builder:
             rest = rest[1:]
         i = next(i for i, c in enumerate(rest) if isinstance(c, Token) and c.type == "THEN")
         lhs = [self.ce(c) for c in rest[:i]]
-        rhs = [self.expr(c) for c in rest[i + 1:]]
+        rhs = [self.expr(c) for c in rest[i + 1 :]]
         rule = ast.RuleDef(name, lhs, rhs, comment, pos=pos, declarations=declarations)
         for d in declarations:
             head = d.head
@@ -342,7 +403,9 @@ class _Builder:
         if rest and isinstance(rest[0], Tree) and rest[0].data == "name":
             module = str(rest[0].children[0])
             rest = rest[1:]
-        assigns = [ast.GlobalAssignment(str(a.children[0])[2:-1], self.expr(a.children[-1]), _tree_pos(a)) for a in rest]
+        assigns = [
+            ast.GlobalAssignment(str(a.children[0])[2:-1], self.expr(a.children[-1]), _tree_pos(a)) for a in rest
+        ]
         return ast.GlobalDef(assigns, module, pos)
 
     def c_defmodule(self, t: Tree, pos: ast.Pos) -> ast.ModuleDef:
@@ -370,8 +433,13 @@ class _Builder:
             return ast.Test(self.expr(t.children[0]), pos)  # type: ignore[arg-type]
         if d == "not_ce":
             return ast.Not(self.ce(t.children[0]), pos)
-        cls = {"and_ce": ast.And, "or_ce": ast.Or, "exists_ce": ast.Exists, "forall_ce": ast.Forall,
-               "logical_ce": ast.Logical}[d]
+        cls = {
+            "and_ce": ast.And,
+            "or_ce": ast.Or,
+            "exists_ce": ast.Exists,
+            "forall_ce": ast.Forall,
+            "logical_ce": ast.Logical,
+        }[d]
         return cls([self.ce(c) for c in t.children], pos)
 
     def pattern(self, t: Tree) -> ast.Pattern:
@@ -380,8 +448,12 @@ class _Builder:
         pat = ast.Pattern(str(tok), pos=_tree_pos(t), template_pos=_tok_pos(tok))
         if rest and rest[0].data == "slot_constraint":
             pat.ordered = False
-            pat.slots = [ast.SlotConstraint(str(sc.children[0].children[0]), [self.field(f) for f in sc.children[1:]],
-                                            _tree_pos(sc)) for sc in rest]
+            pat.slots = [
+                ast.SlotConstraint(
+                    str(sc.children[0].children[0]), [self.field(f) for f in sc.children[1:]], _tree_pos(sc)
+                )
+                for sc in rest
+            ]
         else:
             pat.fields = [self.field(f) for f in rest]
         return pat
@@ -443,6 +515,7 @@ class _Builder:
 
 
 # ---- `;@` annotations ---------------------------------------------------------------------
+
 
 def _attach_annotations(module: ast.Module) -> None:
     """Give each construct the `;@name value` comments on the lines right above it (no construct between)."""

@@ -55,8 +55,9 @@ def ce_text(ce: ast.CE) -> str:
         if ce.ordered:
             body = " ".join([ce.template, *(field_text(f) for f in ce.fields)])
         else:
-            body = " ".join([ce.template, *("(" + " ".join([s.name, *(field_text(f) for f in s.fields)]) + ")"
-                                            for s in ce.slots)])
+            body = " ".join(
+                [ce.template, *("(" + " ".join([s.name, *(field_text(f) for f in s.fields)]) + ")" for s in ce.slots)]
+            )
         return (f"?{ce.address} <- " if ce.address else "") + f"({body})"
     if isinstance(ce, ast.Test):
         return f"(test {expr_text(ce.call)})"
@@ -90,8 +91,12 @@ def construct_text(c: ast.Construct) -> str:
         return "\n".join(lines) + ")"
     if isinstance(c, ast.FunctionDef):
         params = " ".join([*(f"?{p}" for p in c.params), *([f"$?{c.wildcard}"] if c.wildcard else [])])
-        return "\n".join([f"(deffunction {c.name}{_comment(c.comment)} ({params})",
-                          *("   " + expr_text(b) for b in c.body)]) + ")"
+        return (
+            "\n".join(
+                [f"(deffunction {c.name}{_comment(c.comment)} ({params})", *("   " + expr_text(b) for b in c.body)]
+            )
+            + ")"
+        )
     if isinstance(c, ast.GlobalDef):
         head = "(defglobal" + (f" {c.module}" if c.module else "")
         return "\n".join([head, *(f"   ?*{a.name}* = {expr_text(a.value)}" for a in c.assignments)]) + ")"
@@ -105,8 +110,18 @@ def to_clips(node: ast.Module | ast.Construct | ast.CE | ast.Expr) -> str:
     """CLIPS source for a module, construct, conditional element or expression."""
     if isinstance(node, ast.Module):
         return "\n\n".join(construct_text(c) for c in node.constructs) + "\n"
-    if isinstance(node, (ast.TemplateDef, ast.FactsDef, ast.RuleDef, ast.FunctionDef, ast.GlobalDef, ast.ModuleDef,
-                         ast.OpaqueConstruct)):
+    if isinstance(
+        node,
+        (
+            ast.TemplateDef,
+            ast.FactsDef,
+            ast.RuleDef,
+            ast.FunctionDef,
+            ast.GlobalDef,
+            ast.ModuleDef,
+            ast.OpaqueConstruct,
+        ),
+    ):
         return construct_text(node)
     if isinstance(node, (ast.Atom, ast.Call)):
         return expr_text(node)

@@ -13,41 +13,111 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from . import ast
 from .builtins import BUILTIN_ARG_TYPES, BUILTIN_ARITY
 from .errors import Diagnostic
 from .safety import UNSAFE_FUNCTIONS
 
-TYPE_NAMES = {"SYMBOL", "STRING", "LEXEME", "INTEGER", "FLOAT", "NUMBER", "INSTANCE-NAME", "INSTANCE-ADDRESS",
-              "INSTANCE", "FACT-ADDRESS", "EXTERNAL-ADDRESS"}
-_TYPE_EXPANSION = {"LEXEME": {"SYMBOL", "STRING"}, "NUMBER": {"INTEGER", "FLOAT"},
-                   "INSTANCE": {"INSTANCE-NAME", "INSTANCE-ADDRESS"}}
-_ATOM_TYPE = {"symbol": "SYMBOL", "string": "STRING", "integer": "INTEGER", "float": "FLOAT",
-              "instance_name": "INSTANCE-NAME"}
+TYPE_NAMES = {
+    "SYMBOL",
+    "STRING",
+    "LEXEME",
+    "INTEGER",
+    "FLOAT",
+    "NUMBER",
+    "INSTANCE-NAME",
+    "INSTANCE-ADDRESS",
+    "INSTANCE",
+    "FACT-ADDRESS",
+    "EXTERNAL-ADDRESS",
+}
+_TYPE_EXPANSION = {
+    "LEXEME": {"SYMBOL", "STRING"},
+    "NUMBER": {"INTEGER", "FLOAT"},
+    "INSTANCE": {"INSTANCE-NAME", "INSTANCE-ADDRESS"},
+}
+_ATOM_TYPE = {
+    "symbol": "SYMBOL",
+    "string": "STRING",
+    "integer": "INTEGER",
+    "float": "FLOAT",
+    "instance_name": "INSTANCE-NAME",
+}
 ALLOWED_ATTRS = {
-    "allowed-values": None, "allowed-symbols": {"symbol"}, "allowed-strings": {"string"},
-    "allowed-lexemes": {"symbol", "string"}, "allowed-integers": {"integer"}, "allowed-floats": {"float"},
-    "allowed-numbers": {"integer", "float"}, "allowed-instance-names": {"instance_name"}, "allowed-classes": {"symbol"},
+    "allowed-values": None,
+    "allowed-symbols": {"symbol"},
+    "allowed-strings": {"string"},
+    "allowed-lexemes": {"symbol", "string"},
+    "allowed-integers": {"integer"},
+    "allowed-floats": {"float"},
+    "allowed-numbers": {"integer", "float"},
+    "allowed-instance-names": {"instance_name"},
+    "allowed-classes": {"symbol"},
 }
 _TYPE_LETTER = {"symbol": "y", "string": "s", "integer": "l", "float": "d", "instance_name": "n"}
-_LETTER_NAMES = {"l": "an integer", "d": "a float", "s": "a string", "y": "a symbol", "n": "an instance name",
-                 "m": "a multifield", "f": "a fact address", "i": "an instance address", "x": "an external address"}
+_LETTER_NAMES = {
+    "l": "an integer",
+    "d": "a float",
+    "s": "a string",
+    "y": "a symbol",
+    "n": "an instance name",
+    "m": "a multifield",
+    "f": "a fact address",
+    "i": "an instance address",
+    "x": "an external address",
+}
 SLOT_ATTRS = {"default", "default-dynamic", "type", "range", "cardinality", *ALLOWED_ATTRS}
 RESERVED_RELATIONS = {"test", "not", "and", "or", "exists", "forall", "logical", "declare", "object"}
-_CONTROL = {"if", "while", "loop-for-count", "progn$", "foreach", "switch", "bind", "assert", "modify", "duplicate",
-            "retract", "progn", "return", "break"}
-_FACT_QUERIES = {"do-for-fact", "do-for-all-facts", "delayed-do-for-all-facts", "find-fact", "find-all-facts",
-                 "any-factp"}
-_INSTANCE_QUERIES = {"do-for-instance", "do-for-all-instances", "delayed-do-for-all-instances", "find-instance",
-                     "find-all-instances", "any-instancep"}
+_CONTROL = {
+    "if",
+    "while",
+    "loop-for-count",
+    "progn$",
+    "foreach",
+    "switch",
+    "bind",
+    "assert",
+    "modify",
+    "duplicate",
+    "retract",
+    "progn",
+    "return",
+    "break",
+}
+_FACT_QUERIES = {
+    "do-for-fact",
+    "do-for-all-facts",
+    "delayed-do-for-all-facts",
+    "find-fact",
+    "find-all-facts",
+    "any-factp",
+}
+_INSTANCE_QUERIES = {
+    "do-for-instance",
+    "do-for-all-instances",
+    "delayed-do-for-all-instances",
+    "find-instance",
+    "find-all-instances",
+    "any-instancep",
+}
 # COOL functions whose arguments include slot overrides `(slot value)` that are not calls.
-_SLOT_OVERRIDE_FUNCS = {"make-instance", "modify-instance", "active-modify-instance", "message-modify-instance",
-                        "active-message-modify-instance", "duplicate-instance", "active-duplicate-instance",
-                        "message-duplicate-instance", "active-message-duplicate-instance", "initialize-instance",
-                        "active-initialize-instance", "active-make-instance"}
+_SLOT_OVERRIDE_FUNCS = {
+    "make-instance",
+    "modify-instance",
+    "active-modify-instance",
+    "message-modify-instance",
+    "active-message-modify-instance",
+    "duplicate-instance",
+    "active-duplicate-instance",
+    "message-duplicate-instance",
+    "active-message-duplicate-instance",
+    "initialize-instance",
+    "active-initialize-instance",
+    "active-make-instance",
+}
 
 
 @dataclass(slots=True)
@@ -177,8 +247,11 @@ class Validator:
                 return {(str(first.value), "*")} if rest[0].value == "ALL" else set()
             if all(w.kind == "symbol" for w in rest):
                 return {(str(first.value), str(w.value)) for w in rest}
-        self.error(spec.pos, f"defmodule {m.name}: bad {spec.head} specification {_show(spec)}; expected ?ALL, "
-                             f"?NONE, or a construct type ({', '.join(kinds)}) with ?ALL, ?NONE or names")
+        self.error(
+            spec.pos,
+            f"defmodule {m.name}: bad {spec.head} specification {_show(spec)}; expected ?ALL, "
+            f"?NONE, or a construct type ({', '.join(kinds)}) with ?ALL, ?NONE or names",
+        )
         return None
 
     # -- deftemplate
@@ -201,14 +274,20 @@ class Validator:
         for a in s.attributes:
             where = f"slot '{s.name}' of deftemplate {t.name}"
             if a.name not in SLOT_ATTRS:
-                self.error(a.pos, f"unknown slot attribute '{a.name}' in {where}; expected one of: "
-                                  f"{', '.join(sorted(SLOT_ATTRS))}")
+                self.error(
+                    a.pos,
+                    f"unknown slot attribute '{a.name}' in {where}; expected one of: {', '.join(sorted(SLOT_ATTRS))}",
+                )
                 continue
             if a.name in seen:
                 self.error(a.pos, f"attribute '{a.name}' given twice in {where}")
             seen.add(a.name)
-            is_var_any = len(a.values) == 1 and isinstance(a.values[0], ast.Atom) and a.values[0].kind == "variable" \
+            is_var_any = (
+                len(a.values) == 1
+                and isinstance(a.values[0], ast.Atom)
+                and a.values[0].kind == "variable"
                 and a.values[0].value == "VARIABLE"
+            )
             if a.name == "type":
                 covered: set[str] = set()
                 for v in a.values:
@@ -223,8 +302,11 @@ class Validator:
                     if is_var_any:
                         break
                     if not (isinstance(v, ast.Atom) and v.kind == "symbol" and v.value in TYPE_NAMES):
-                        self.error(v.pos, f"bad constraint: unknown type {_show(v)} in {where}; expected one of: "
-                                          f"{', '.join(sorted(TYPE_NAMES))} or ?VARIABLE")
+                        self.error(
+                            v.pos,
+                            f"bad constraint: unknown type {_show(v)} in {where}; expected one of: "
+                            f"{', '.join(sorted(TYPE_NAMES))} or ?VARIABLE",
+                        )
             elif a.name in ALLOWED_ATTRS:
                 allowed_kinds.append(a)
                 kinds = ALLOWED_ATTRS[a.name]
@@ -237,10 +319,13 @@ class Validator:
                     if not ok:
                         self.error(v.pos, f"bad constraint: {_show(v)} is not allowed in ({a.name} ...) of {where}")
             elif a.name == "range":
-                nums = [v.value if isinstance(v, ast.Atom) and v.kind in ("integer", "float") else None for v in a.values]
+                nums = [
+                    v.value if isinstance(v, ast.Atom) and v.kind in ("integer", "float") else None for v in a.values
+                ]
                 if len(a.values) != 2 or any(
-                        n is None and not (isinstance(v, ast.Atom) and v.kind == "variable" and v.value == "VARIABLE")
-                        for n, v in zip(nums, a.values)):
+                    n is None and not (isinstance(v, ast.Atom) and v.kind == "variable" and v.value == "VARIABLE")
+                    for n, v in zip(nums, a.values)
+                ):
                     self.error(a.pos, f"bad constraint: (range LOW HIGH) needs two numbers or ?VARIABLE in {where}")
                 elif nums[0] is not None and nums[1] is not None and nums[0] > nums[1]:
                     self.error(a.pos, f"bad constraint: range low {nums[0]} is greater than high {nums[1]} in {where}")
@@ -249,17 +334,27 @@ class Validator:
                     self.error(a.pos, f"bad constraint: cardinality applies only to multislots, not {where}")
                 ints = [v.value if isinstance(v, ast.Atom) and v.kind == "integer" else None for v in a.values]
                 if len(a.values) != 2 or any(
-                        n is None and not (isinstance(v, ast.Atom) and v.kind == "variable" and v.value == "VARIABLE")
-                        or (n is not None and n < 0) for n, v in zip(ints, a.values)):
-                    self.error(a.pos, f"bad constraint: (cardinality MIN MAX) needs two non-negative integers "
-                                      f"or ?VARIABLE in {where}")
+                    n is None
+                    and not (isinstance(v, ast.Atom) and v.kind == "variable" and v.value == "VARIABLE")
+                    or (n is not None and n < 0)
+                    for n, v in zip(ints, a.values)
+                ):
+                    self.error(
+                        a.pos,
+                        f"bad constraint: (cardinality MIN MAX) needs two non-negative integers "
+                        f"or ?VARIABLE in {where}",
+                    )
                 elif ints[0] is not None and ints[1] is not None and ints[0] > ints[1]:
                     self.error(a.pos, f"bad constraint: cardinality minimum exceeds maximum in {where}")
             elif a.name in ("default", "default-dynamic"):
                 if "default" in seen and "default-dynamic" in seen:
                     self.error(a.pos, f"default and default-dynamic both given in {where}")
-                special = len(a.values) == 1 and isinstance(a.values[0], ast.Atom) and a.values[0].kind == "variable" \
+                special = (
+                    len(a.values) == 1
+                    and isinstance(a.values[0], ast.Atom)
+                    and a.values[0].kind == "variable"
                     and a.values[0].value in ("NONE", "DERIVE")
+                )
                 if not special:
                     if not s.multislot and len(a.values) != 1:
                         self.error(a.pos, f"single-field {where} needs exactly one default value, got {len(a.values)}")
@@ -268,8 +363,11 @@ class Validator:
                         if isinstance(v, ast.Atom) and v.kind in _ATOM_TYPE:
                             self.check_value(v, s, t.name)
         if len(allowed_kinds) > 1 and any(a.name == "allowed-values" for a in allowed_kinds):
-            self.error(allowed_kinds[1].pos, f"bad constraint: allowed-values cannot be combined with other allowed- "
-                                             f"attributes in slot '{s.name}' of deftemplate {t.name}")
+            self.error(
+                allowed_kinds[1].pos,
+                f"bad constraint: allowed-values cannot be combined with other allowed- "
+                f"attributes in slot '{s.name}' of deftemplate {t.name}",
+            )
 
     def check_value(self, v: ast.Atom, s: ast.SlotDef, template: str) -> None:
         """Report a constant that violates the slot's type, allowed values or range."""
@@ -300,8 +398,11 @@ class Validator:
         if r is not None and v.kind in ("integer", "float"):
             lo, hi = r
             if (lo is not None and v.value < lo) or (hi is not None and v.value > hi):  # type: ignore[operator]
-                self.error(v.pos, f"{_show(v)} is outside the range {lo if lo is not None else '?VARIABLE'}.."
-                                  f"{hi if hi is not None else '?VARIABLE'} of {where}")
+                self.error(
+                    v.pos,
+                    f"{_show(v)} is outside the range {lo if lo is not None else '?VARIABLE'}.."
+                    f"{hi if hi is not None else '?VARIABLE'} of {where}",
+                )
 
     # -- defrule
     def rule(self, r: ast.RuleDef) -> None:
@@ -321,7 +422,9 @@ class Validator:
                         if not -10000 <= int(a.value) <= 10000:
                             self.error(a.pos, f"salience {a.value} is outside -10000..10000 in rule {name}")
                     elif a.kind != "global":
-                        self.error(a.pos, f"salience must be an integer or an expression, got {_show(a)} in rule {name}")
+                        self.error(
+                            a.pos, f"salience must be an integer or an expression, got {_show(a)} in rule {name}"
+                        )
                     else:
                         self.expr(a, set(), None)
                 else:
@@ -330,8 +433,11 @@ class Validator:
                 if len(d.args) != 1 or not (isinstance(d.args[0], ast.Atom) and d.args[0].value in ("TRUE", "FALSE")):
                     self.error(d.pos, f"(auto-focus TRUE|FALSE) expected in rule {name}")
             else:
-                self.error(d.pos, f"unknown declaration {_show(d.items[0]) if d.items else '()'} in rule {name}; "
-                                  "expected (salience N) or (auto-focus TRUE|FALSE)")
+                self.error(
+                    d.pos,
+                    f"unknown declaration {_show(d.items[0]) if d.items else '()'} in rule {name}; "
+                    "expected (salience N) or (auto-focus TRUE|FALSE)",
+                )
         seen_other = False
         for ce in r.lhs:
             if isinstance(ce, ast.Logical):
@@ -374,7 +480,9 @@ class Validator:
         results = [self.ce(c, set(bound), r, addresses, negated) for c in ce.ces]
         return set.intersection(*results) if results else bound
 
-    def pattern(self, p: ast.Pattern, bound: set[str], r: ast.RuleDef | None, addresses: dict, negated: bool) -> set[str]:
+    def pattern(
+        self, p: ast.Pattern, bound: set[str], r: ast.RuleDef | None, addresses: dict, negated: bool
+    ) -> set[str]:
         name = bare(p.template)
         bound = set(bound)
         if _NUMBER.fullmatch(name):
@@ -390,27 +498,37 @@ class Validator:
             for sc in p.slots:
                 slot = tmpl.slots.get(sc.name) if tmpl else None
                 if tmpl is not None and slot is None:
-                    self.error(sc.pos, f"template {name} has no slot '{sc.name}'"
-                                       f"{self._slot_hint(sc.name, tmpl)}")
+                    self.error(sc.pos, f"template {name} has no slot '{sc.name}'{self._slot_hint(sc.name, tmpl)}")
                 if slot is not None and not slot.multislot:
-                    n_multi = sum(1 for f in sc.fields if (isinstance(f, ast.Wildcard) and f.multifield)
-                                  or (isinstance(f, ast.FieldConstraint) and f.is_multifield))
+                    n_multi = sum(
+                        1
+                        for f in sc.fields
+                        if (isinstance(f, ast.Wildcard) and f.multifield)
+                        or (isinstance(f, ast.FieldConstraint) and f.is_multifield)
+                    )
                     if len(sc.fields) != 1 or n_multi:
-                        self.error(sc.pos, f"single-field slot '{sc.name}' of {name} needs exactly one single-field "
-                                           f"constraint, got {len(sc.fields)} field(s)"
-                                           + (" with a multifield variable" if n_multi else ""))
+                        self.error(
+                            sc.pos,
+                            f"single-field slot '{sc.name}' of {name} needs exactly one single-field "
+                            f"constraint, got {len(sc.fields)} field(s)"
+                            + (" with a multifield variable" if n_multi else ""),
+                        )
                 for f in sc.fields:
                     self.field(f, bound, r, slot, name)
         else:
             if tmpl is not None and tmpl.slots and p.fields:
-                self.error(p.template_pos, f"{name} is a deftemplate with slots ({', '.join(tmpl.slots)}); "
-                                           f"match it as ({name} (slot value) ...)")
+                self.error(
+                    p.template_pos,
+                    f"{name} is a deftemplate with slots ({', '.join(tmpl.slots)}); "
+                    f"match it as ({name} (slot value) ...)",
+                )
             for f in p.fields:
                 self.field(f, bound, r, None, name)
         if p.address:
             if negated:
-                self.error(p.address_pos, f"a fact address (?{p.address} <-) cannot be bound inside not, exists or "
-                                          "forall")
+                self.error(
+                    p.address_pos, f"a fact address (?{p.address} <-) cannot be bound inside not, exists or forall"
+                )
             bound.add(p.address)
             addresses[p.address] = name
         return bound
@@ -461,6 +579,7 @@ class Validator:
                     self.safety(e)
                 for i in e.items:
                     scan(i)
+
         for i in c.items:
             scan(i)
 
@@ -471,26 +590,39 @@ class Validator:
         if head is None or self.allow_unsafe:
             return True
         reason = UNSAFE_FUNCTIONS.get(head)
-        if head == "funcall" and call.args and isinstance(call.args[0], ast.Atom) and call.args[0].kind in \
-                ("symbol", "string") and str(call.args[0].value) not in UNSAFE_FUNCTIONS:
+        if (
+            head == "funcall"
+            and call.args
+            and isinstance(call.args[0], ast.Atom)
+            and call.args[0].kind in ("symbol", "string")
+            and str(call.args[0].value) not in UNSAFE_FUNCTIONS
+        ):
             return True
         if reason is None:
             return True
-        d = Diagnostic(self.file, call.items[0].pos.line, call.items[0].pos.column,
-                       f"unsafe function '{head}' ({reason}) is refused; allow_unsafe=True (CLI --allow-unsafe, setting WORKBENCH_ALLOW_UNSAFE_RULES) permits it")
+        d = Diagnostic(
+            self.file,
+            call.items[0].pos.line,
+            call.items[0].pos.column,
+            f"unsafe function '{head}' ({reason}) is refused; allow_unsafe=True (CLI --allow-unsafe, setting WORKBENCH_ALLOW_UNSAFE_RULES) permits it",
+        )
         self.diagnostics.append(d)
         self.unsafe.append(d)
         return False
 
-    def expr(self, e: ast.Expr, bound: set[str], r: ast.RuleDef | None, addresses: dict | None = None,
-             lhs: bool = False) -> None:
+    def expr(
+        self, e: ast.Expr, bound: set[str], r: ast.RuleDef | None, addresses: dict | None = None, lhs: bool = False
+    ) -> None:
         addresses = addresses if addresses is not None else {}
         if isinstance(e, ast.Atom):
             if e.kind in ("variable", "mf_variable"):
                 var = str(e.value).split(":", 1)[0]
                 if var not in bound:
-                    self.error(e.pos, f"variable ?{var} is used but never bound" + (
-                        " before this point" if lhs else (f" on the left-hand side of rule {r.name}" if r else "")))
+                    self.error(
+                        e.pos,
+                        f"variable ?{var} is used but never bound"
+                        + (" before this point" if lhs else (f" on the left-hand side of rule {r.name}" if r else "")),
+                    )
             elif e.kind == "global" and e.value not in self.defs.globals:
                 self.error(e.pos, f"global variable ?*{e.value}* is not defined by any defglobal")
             elif e.kind in ("wildcard", "mf_wildcard"):
@@ -525,7 +657,9 @@ class Validator:
 
     def known_function(self, name: str) -> bool:
         n = bare(name)
-        return n in BUILTIN_ARITY or n in self.defs.functions or n in self.defs.generics or n in self.defs.python_functions
+        return (
+            n in BUILTIN_ARITY or n in self.defs.functions or n in self.defs.generics or n in self.defs.python_functions
+        )
 
     def arity(self, head: str, n: int, pos: ast.Pos) -> None:
         name = bare(head)
@@ -559,11 +693,14 @@ class Validator:
             allowed = " or ".join(_LETTER_NAMES[ch] for ch in letters if ch in _LETTER_NAMES)
             self.error(a.pos, f"function '{name}' expects argument #{i + 1} to be {allowed}, got {_show(a)}")
 
-    def control(self, e: ast.Call, head: str, args: list[ast.Expr], bound: set[str], r: ast.RuleDef | None,
-                addresses: dict) -> None:
+    def control(
+        self, e: ast.Call, head: str, args: list[ast.Expr], bound: set[str], r: ast.RuleDef | None, addresses: dict
+    ) -> None:
         pos = e.items[0].pos
         if head == "bind":
-            if not args or not (isinstance(args[0], ast.Atom) and args[0].kind in ("variable", "mf_variable", "global")):
+            if not args or not (
+                isinstance(args[0], ast.Atom) and args[0].kind in ("variable", "mf_variable", "global")
+            ):
                 self.error(pos, "bind expects a variable and a value: (bind ?x value)")
                 return
             for a in args[1:]:
@@ -589,7 +726,9 @@ class Validator:
                 self.error(target.pos, f"{head} expects a fact address (?f) or a fact index, got {_show(target)}")
                 return
             self.expr(target, bound, r, addresses)
-            tname = addresses.get(str(target.value)) if isinstance(target, ast.Atom) and target.kind == "variable" else None
+            tname = (
+                addresses.get(str(target.value)) if isinstance(target, ast.Atom) and target.kind == "variable" else None
+            )
             tmpl = self.defs.templates.get(tname) if tname else None
             if r is not None and tname:
                 (r.modifies if head == "modify" else r.asserts).add(tname)
@@ -599,7 +738,9 @@ class Validator:
                     continue
                 slot = tmpl.slots.get(a.head) if tmpl else None
                 if tmpl is not None and slot is None:
-                    self.error(a.items[0].pos, f"template {tname} has no slot '{a.head}'{self._suggest(a.head, tmpl.slots)}")
+                    self.error(
+                        a.items[0].pos, f"template {tname} has no slot '{a.head}'{self._suggest(a.head, tmpl.slots)}"
+                    )
                 for v in a.args:
                     self.expr(v, bound, r, addresses)
                     if slot is not None and isinstance(v, ast.Atom):
@@ -655,8 +796,12 @@ class Validator:
                 return
             spec, body = args[0], args[1:]
             inner = bound
-            if isinstance(spec, ast.Call) and spec.items and isinstance(spec.items[0], ast.Atom) \
-                    and spec.items[0].kind == "variable":
+            if (
+                isinstance(spec, ast.Call)
+                and spec.items
+                and isinstance(spec.items[0], ast.Atom)
+                and spec.items[0].kind == "variable"
+            ):
                 for a in spec.items[1:]:
                     self.expr(a, bound, r, addresses)
                 var = str(spec.items[0].value)
@@ -694,15 +839,20 @@ class Validator:
         for a in args:
             self.expr(a, bound, r, addresses)
 
-    def query(self, e: ast.Call, args: list[ast.Expr], bound: set[str], r: ast.RuleDef | None, addresses: dict,
-              facts: bool) -> None:
+    def query(
+        self, e: ast.Call, args: list[ast.Expr], bound: set[str], r: ast.RuleDef | None, addresses: dict, facts: bool
+    ) -> None:
         if not args or not isinstance(args[0], ast.Call):
             self.error(e.pos, f"{e.head} expects a template list such as ((?f person))")
             return
         inner = set(bound)
         for spec in args[0].items:
-            if not (isinstance(spec, ast.Call) and len(spec.items) >= 2 and isinstance(spec.items[0], ast.Atom)
-                    and spec.items[0].kind == "variable"):
+            if not (
+                isinstance(spec, ast.Call)
+                and len(spec.items) >= 2
+                and isinstance(spec.items[0], ast.Atom)
+                and spec.items[0].kind == "variable"
+            ):
                 self.error(spec.pos, f"{e.head} expects (?var template...) in its template list")
                 continue
             inner.add(str(spec.items[0].value))
@@ -716,13 +866,16 @@ class Validator:
         for a in args[1:]:
             self.expr(a, inner, r, addresses)
 
-    def fact_spec(self, f: ast.Expr, bound: set[str], r: ast.RuleDef | None, where: str,
-                  addresses: dict | None = None) -> None:
+    def fact_spec(
+        self, f: ast.Expr, bound: set[str], r: ast.RuleDef | None, where: str, addresses: dict | None = None
+    ) -> None:
         """Check `(relation value...)` or `(template (slot value...)...)` as in deffacts and assert."""
         addresses = addresses if addresses is not None else {}
         if not isinstance(f, ast.Call) or f.head is None:
-            self.error(f.pos, f"{where} expects a fact such as (relation value...) or (template (slot value)...), "
-                              f"got {_show(f)}")
+            self.error(
+                f.pos,
+                f"{where} expects a fact such as (relation value...) or (template (slot value)...), got {_show(f)}",
+            )
             return
         name = bare(f.head)
         name_pos = f.items[0].pos
@@ -736,8 +889,11 @@ class Validator:
         if tmpl is None or not tmpl.slots:
             for a in f.args:
                 if isinstance(a, ast.Call) and a.head is not None and not self.known_function(a.head):
-                    self.error(name_pos, f"unknown template '{name}': ({a.head} ...) looks like a slot, but no "
-                                         f"deftemplate {name} is defined{self._suggest(name, self.defs.templates)}")
+                    self.error(
+                        name_pos,
+                        f"unknown template '{name}': ({a.head} ...) looks like a slot, but no "
+                        f"deftemplate {name} is defined{self._suggest(name, self.defs.templates)}",
+                    )
                     return
                 self.expr(a, bound, r, addresses)
             return
@@ -748,22 +904,29 @@ class Validator:
                 continue
             slot = tmpl.slots.get(a.head)
             if slot is None:
-                self.error(a.items[0].pos, f"template {name} has no slot '{a.head}'"
-                                           f"{self._slot_hint(a.head, tmpl)}")
+                self.error(a.items[0].pos, f"template {name} has no slot '{a.head}'{self._slot_hint(a.head, tmpl)}")
                 continue
             if a.head in given:
                 self.error(a.items[0].pos, f"slot '{a.head}' given twice in {where} of {name}")
             given.add(a.head)
             if not slot.multislot and len(a.args) != 1:
-                self.error(a.items[0].pos, f"single-field slot '{a.head}' of {name} needs exactly one value, got {len(a.args)}")
+                self.error(
+                    a.items[0].pos, f"single-field slot '{a.head}' of {name} needs exactly one value, got {len(a.args)}"
+                )
             for v in a.args:
                 self.expr(v, bound, r, addresses)
                 if isinstance(v, ast.Atom):
                     self.check_value(v, slot, name)
         for sname, slot in tmpl.slots.items():
             d = slot.attribute("default")
-            if sname not in given and d is not None and len(d.values) == 1 and isinstance(d.values[0], ast.Atom) \
-                    and d.values[0].kind == "variable" and d.values[0].value == "NONE":
+            if (
+                sname not in given
+                and d is not None
+                and len(d.values) == 1
+                and isinstance(d.values[0], ast.Atom)
+                and d.values[0].kind == "variable"
+                and d.values[0].value == "NONE"
+            ):
                 self.error(name_pos, f"slot '{sname}' of {name} requires a value (default ?NONE)")
 
 
@@ -773,11 +936,16 @@ def _bind_targets(exprs: list[ast.Expr]) -> set[str]:
 
     def walk(e: ast.Expr) -> None:
         if isinstance(e, ast.Call):
-            if e.head == "bind" and e.args and isinstance(e.args[0], ast.Atom) and e.args[0].kind in (
-                    "variable", "mf_variable"):
+            if (
+                e.head == "bind"
+                and e.args
+                and isinstance(e.args[0], ast.Atom)
+                and e.args[0].kind in ("variable", "mf_variable")
+            ):
                 out.add(str(e.args[0].value))
             for i in e.items:
                 walk(i)
+
     for e in exprs:
         walk(e)
     return out
@@ -795,12 +963,14 @@ def _same_const(a: ast.Atom, b: ast.Atom) -> bool:
 
 def _show(e: ast.Expr) -> str:
     from .printer import expr_text
+
     text = expr_text(e)
     return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
-def validate(modules: list[ast.Module], *, allow_unsafe: bool = False,
-             functions: Iterable[str] = ()) -> tuple[list[Diagnostic], list[Diagnostic]]:
+def validate(
+    modules: list[ast.Module], *, allow_unsafe: bool = False, functions: Iterable[str] = ()
+) -> tuple[list[Diagnostic], list[Diagnostic]]:
     """Validate modules in load order. Returns (all diagnostics, the subset about unsafe functions).
 
     Also fills `RuleDef.reads/asserts/modifies/retracts` in place.

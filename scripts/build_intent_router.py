@@ -151,9 +151,16 @@ def main(argv: list[str] | None = None) -> int:
     tmp = onnx_file.with_suffix(".onnx.tmp")
     batch = torch.export.Dim("batch", min=1, max=4096)
     probe = torch.from_numpy(x[:5])
-    torch.onnx.export(router, (probe,), str(tmp), input_names=["embedding"],
-                      output_names=["scores", "nearest", "nearest_score"],
-                      dynamic_shapes={"embedding": {0: batch}}, dynamo=True, external_data=False)
+    torch.onnx.export(
+        router,
+        (probe,),
+        str(tmp),
+        input_names=["embedding"],
+        output_names=["scores", "nearest", "nearest_score"],
+        dynamic_shapes={"embedding": {0: batch}},
+        dynamo=True,
+        external_data=False,
+    )
     import onnxruntime as ort
 
     sess = ort.InferenceSession(str(tmp), providers=["CPUExecutionProvider"])
@@ -163,17 +170,24 @@ def main(argv: list[str] | None = None) -> int:
     diff = max(float(np.max(np.abs(got[0] - want[0]))), float(np.max(np.abs(got[2] - want[2]))))
     if diff > ATOL or not np.array_equal(got[1], want[1]):
         tmp.unlink(missing_ok=True)
-        raise SystemExit(f"ONNX export differs from torch (max |diff| {diff:.3g}, nearest ids equal: {np.array_equal(got[1], want[1])})")
+        raise SystemExit(
+            f"ONNX export differs from torch (max |diff| {diff:.3g}, nearest ids equal: {np.array_equal(got[1], want[1])})"
+        )
     tmp.replace(onnx_file)
 
     config = {
         "architecture": "IntentRouter (k-nearest-neighbour vote over labelled examples)",
         "encoder": {"name": "all-MiniLM-L6-v2", "version": encoder_version},
-        "intents": intents, "k": k, "examples": len(rows), "train_file": "data/intents/train.jsonl",
+        "intents": intents,
+        "k": k,
+        "examples": len(rows),
+        "train_file": "data/intents/train.jsonl",
         "inputs": [{"name": "embedding", "datatype": "float32", "shape": [-1, 384]}],
-        "outputs": [{"name": "scores", "datatype": "float32", "shape": [-1, len(intents)]},
-                    {"name": "nearest", "datatype": "int64", "shape": [-1, len(intents)]},
-                    {"name": "nearest_score", "datatype": "float32", "shape": [-1, len(intents)]}],
+        "outputs": [
+            {"name": "scores", "datatype": "float32", "shape": [-1, len(intents)]},
+            {"name": "nearest", "datatype": "int64", "shape": [-1, len(intents)]},
+            {"name": "nearest_score", "datatype": "float32", "shape": [-1, len(intents)]},
+        ],
     }
     (args.out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
     metrics = {"leave_one_out_accuracy": {str(c): loo[c] for c in CANDIDATE_K}, "k": k, "onnx_max_abs_diff": diff}

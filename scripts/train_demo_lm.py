@@ -87,7 +87,10 @@ def main() -> None:
     data = torch.tensor(ids, dtype=torch.long)
     n_val = len(data) // 20
     train, val = data[:-n_val], data[-n_val:]
-    print(f"tokenizer: vocab {tok.get_vocab_size()}, corpus {len(data)} tokens ({time.perf_counter() - t0:.1f}s)", flush=True)
+    print(
+        f"tokenizer: vocab {tok.get_vocab_size()}, corpus {len(data)} tokens ({time.perf_counter() - t0:.1f}s)",
+        flush=True,
+    )
 
     config = LlamaConfig(
         vocab_size=tok.get_vocab_size(),
@@ -156,13 +159,18 @@ def main() -> None:
         loss_ema = loss.item() if loss_ema is None else 0.95 * loss_ema + 0.05 * loss.item()
         elapsed = time.perf_counter() - start
         if step % 25 == 0:
-            print(f"step {step} loss {loss.item():.3f} ema {loss_ema:.3f} lr {lr_at(step):.2e} {elapsed:.0f}s", flush=True)
+            print(
+                f"step {step} loss {loss.item():.3f} ema {loss_ema:.3f} lr {lr_at(step):.2e} {elapsed:.0f}s", flush=True
+            )
         if elapsed > args.max_minutes * 60:
             print(f"time cap reached at step {step}", flush=True)
             break
     train_seconds = time.perf_counter() - start
     vloss = val_loss()
-    print(f"done: {step + 1} steps in {train_seconds:.0f}s, train loss (EMA) {loss_ema:.3f}, val loss {vloss:.3f}", flush=True)
+    print(
+        f"done: {step + 1} steps in {train_seconds:.0f}s, train loss (EMA) {loss_ema:.3f}, val loss {vloss:.3f}",
+        flush=True,
+    )
 
     args.out.mkdir(parents=True, exist_ok=True)
     model.generation_config.eos_token_id = eos_id
@@ -190,8 +198,14 @@ def main() -> None:
                 "threads": args.threads,
                 "train_loss_ema": round(loss_ema, 4),
                 "val_loss": round(vloss, 4),
-                "args": {k: (str(v.resolve().relative_to(ROOT)) if isinstance(v, Path) and v.resolve().is_relative_to(ROOT) else str(v))
-                         for k, v in vars(args).items()},
+                "args": {
+                    k: (
+                        str(v.resolve().relative_to(ROOT))
+                        if isinstance(v, Path) and v.resolve().is_relative_to(ROOT)
+                        else str(v)
+                    )
+                    for k, v in vars(args).items()
+                },
             },
             indent=2,
         )

@@ -45,7 +45,9 @@ def fixed_split() -> tuple[np.ndarray, np.ndarray]:
     return np.sort(train_idx), np.sort(held_idx)
 
 
-def train(x: torch.Tensor, y: torch.Tensor, cfg: DigitsNetConfig, epochs: int, seed: int, lr: float, batch: int) -> DigitsNet:
+def train(
+    x: torch.Tensor, y: torch.Tensor, cfg: DigitsNetConfig, epochs: int, seed: int, lr: float, batch: int
+) -> DigitsNet:
     """Adam + cross-entropy, shuffled mini-batches from a seeded generator. x float32 [N,64], y int64 [N]."""
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
@@ -79,8 +81,14 @@ def export_onnx(net: DigitsNet, path: Path, probe: torch.Tensor) -> float:
     batch = torch.export.Dim("batch", min=1, max=4096)
     digits = torch.export.Dim("digits", min=1, max=256)
     torch.onnx.export(
-        net, (probe[:2, :3],), str(tmp), input_names=["pixels"], output_names=["logits"],
-        dynamic_shapes={"pixels": {0: batch, 1: digits}}, dynamo=True, external_data=False,
+        net,
+        (probe[:2, :3],),
+        str(tmp),
+        input_names=["pixels"],
+        output_names=["logits"],
+        dynamic_shapes={"pixels": {0: batch, 1: digits}},
+        dynamo=True,
+        external_data=False,
     )
     sess = ort.InferenceSession(str(tmp), providers=["CPUExecutionProvider"])
     got = sess.run(["logits"], {"pixels": probe.numpy()})[0]
@@ -89,7 +97,9 @@ def export_onnx(net: DigitsNet, path: Path, probe: torch.Tensor) -> float:
     diff = float(np.max(np.abs(got - want)))
     if diff > ONNX_ATOL:
         tmp.unlink(missing_ok=True)
-        raise RuntimeError(f"ONNX export differs from torch by {diff:.3g} > {ONNX_ATOL} on {len(probe)} images; not written")
+        raise RuntimeError(
+            f"ONNX export differs from torch by {diff:.3g} > {ONNX_ATOL} on {len(probe)} images; not written"
+        )
     tmp.replace(path)
     return diff
 
@@ -124,15 +134,20 @@ def main(argv: list[str] | None = None) -> int:
     train_seconds = time.perf_counter() - t0
 
     with torch.inference_mode():
-        acc = {name: float((net(x[i]).argmax(1) == y[i]).float().mean()) for name, i in (("train", train_idx), ("heldout", held_idx))}
+        acc = {
+            name: float((net(x[i]).argmax(1) == y[i]).float().mean())
+            for name, i in (("train", train_idx), ("heldout", held_idx))
+        }
 
     args.out.mkdir(parents=True, exist_ok=True)
     weights = args.out / "model.safetensors"
     save_file({k: v.contiguous() for k, v in net.state_dict().items()}, str(weights))
     held = x[held_idx]
     usable = len(held) // 10 * 10
-    onnx_diff = max(export_onnx(net, args.out / "model.onnx", held[:usable].reshape(-1, 10, 64)),
-                    check_onnx(args.out / "model.onnx", net, held.reshape(-1, 1, 64)))
+    onnx_diff = max(
+        export_onnx(net, args.out / "model.onnx", held[:usable].reshape(-1, 10, 64)),
+        check_onnx(args.out / "model.onnx", net, held.reshape(-1, 1, 64)),
+    )
 
     config = {
         "architecture": "DigitsNet",
@@ -143,20 +158,41 @@ def main(argv: list[str] | None = None) -> int:
         "dropout": cfg.dropout,
         "labels": [str(d) for d in range(10)],
         "task": "classification",
-        "inputs": [{"name": "pixels", "datatype": "float32", "shape": [-1, -1, 64],
-                    "description": "[batch, digits, 64]: a sequence of 8x8 images, row-major, values 0..16"}],
+        "inputs": [
+            {
+                "name": "pixels",
+                "datatype": "float32",
+                "shape": [-1, -1, 64],
+                "description": "[batch, digits, 64]: a sequence of 8x8 images, row-major, values 0..16",
+            }
+        ],
         "outputs": [{"name": "logits", "datatype": "float32", "shape": [-1, -1, 10]}],
         "dataset": "sklearn.datasets.load_digits",
-        "training": {"epochs": args.epochs, "seed": args.seed, "lr": args.lr, "batch": args.batch, "optimizer": "adam", "weight_decay": 1e-4},
+        "training": {
+            "epochs": args.epochs,
+            "seed": args.seed,
+            "lr": args.lr,
+            "batch": args.batch,
+            "optimizer": "adam",
+            "weight_decay": 1e-4,
+        },
     }
     (args.out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
-    split = {"dataset": "sklearn.datasets.load_digits", "seed": SPLIT_SEED, "heldout_fraction": HELDOUT_FRACTION,
-             "train": train_idx.tolist(), "heldout": held_idx.tolist()}
+    split = {
+        "dataset": "sklearn.datasets.load_digits",
+        "seed": SPLIT_SEED,
+        "heldout_fraction": HELDOUT_FRACTION,
+        "train": train_idx.tolist(),
+        "heldout": held_idx.tolist(),
+    }
     (args.out / "split.json").write_text(json.dumps(split) + "\n")
     metrics = {
-        "train_accuracy": acc["train"], "heldout_accuracy": acc["heldout"],
-        "train_size": len(train_idx), "heldout_size": len(held_idx),
-        "onnx_max_abs_diff": onnx_diff, "train_seconds": round(train_seconds, 3),
+        "train_accuracy": acc["train"],
+        "heldout_accuracy": acc["heldout"],
+        "train_size": len(train_idx),
+        "heldout_size": len(held_idx),
+        "onnx_max_abs_diff": onnx_diff,
+        "train_seconds": round(train_seconds, 3),
         "weights_sha256": hashlib.sha256(weights.read_bytes()).hexdigest(),
         "torch": torch.__version__,
     }

@@ -7,8 +7,8 @@ data comes from a `Backend` (in-process `Workbench` facade, or HTTP to `workbenc
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -73,7 +73,11 @@ class WorkbenchApp(App[None]):
                 continue
             seen.add(key)
             # the screen's own keys first, then the app's, then inherited ones and the focused widget's
-            own = any(key in b.key.split(",") for b in type(active.node).__dict__.get("BINDINGS", []) if isinstance(b, Binding))
+            own = any(
+                key in b.key.split(",")
+                for b in type(active.node).__dict__.get("BINDINGS", [])
+                if isinstance(b, Binding)
+            )
             if active.node is screen:
                 rank, where = (0 if own else 2), "this screen"
             elif active.node is self:
@@ -96,8 +100,12 @@ class WorkbenchApp(App[None]):
         # below or in the TUI: tell the person, keep running.
         worker = event.worker
         if event.state == WorkerState.ERROR and not isinstance(worker.error, CallFailed):
-            self.notify(f"{type(worker.error).__name__}: {worker.error}", title=f"{worker.name or 'task'} failed",
-                        severity="error", timeout=10)
+            self.notify(
+                f"{type(worker.error).__name__}: {worker.error}",
+                title=f"{worker.name or 'task'} failed",
+                severity="error",
+                timeout=10,
+            )
 
 
 __all__ = ["WorkbenchApp", "WorkbenchScreen"]

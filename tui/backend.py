@@ -13,9 +13,11 @@ message is fit to show a person; located rule errors travel as `diagnostics`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 JSON = dict[str, Any]
 
@@ -96,8 +98,9 @@ class Backend(ABC):
         base: `[{"file", "line", "column", "message"}]` (1-based, for this file); [] when clean."""
 
     @abstractmethod
-    def run_kb(self, name: str, facts: list[JSON], *, strategy: str | None = None,
-               max_firings: int | None = None) -> JSON:
+    def run_kb(
+        self, name: str, facts: list[JSON], *, strategy: str | None = None, max_firings: int | None = None
+    ) -> JSON:
         """Forward-chain knowledge base `name` on facts.
 
         `facts`: `[{"template": name, "slots": {...}}]` or `[{"template": name, "values": [...]}]`
@@ -168,8 +171,9 @@ class Backend(ABC):
 
     # ---- runs ------------------------------------------------------------------------------
     @abstractmethod
-    def list_runs(self, pipeline: str | None = None, status: str | None = None,
-                  since_s: float | None = None, limit: int = 200) -> list[JSON]:
+    def list_runs(
+        self, pipeline: str | None = None, status: str | None = None, since_s: float | None = None, limit: int = 200
+    ) -> list[JSON]:
         """Recorded runs, newest first, `RunResult.to_dict()` shape; `since_s` keeps runs
         started at most that many seconds ago."""
 
@@ -241,8 +245,13 @@ class InProcessBackend(Backend):
         for d in _call(self.wb, "check_knowledge_base", sources):
             d = _as_dict(d)
             if d.get("file") != path:  # a problem in another file of the same knowledge base
-                d = {**d, "file": path, "line": 1, "column": 1,
-                     "message": f"(in {d.get('file')}:{d.get('line')}:{d.get('column')}) {d.get('message')}"}
+                d = {
+                    **d,
+                    "file": path,
+                    "line": 1,
+                    "column": 1,
+                    "message": f"(in {d.get('file')}:{d.get('line')}:{d.get('column')}) {d.get('message')}",
+                }
             out.append(d)
         return out
 
@@ -307,8 +316,16 @@ class InProcessBackend(Backend):
     def list_models(self):
         out = []
         for m in _call(self.wb, "list_models"):
-            out.append({"name": m["name"], "version": m.get("version"), "format": m.get("format"), "task": m.get("task"),
-                        "device": str(m.get("device") or ("-" if not m.get("loaded") else "?")), "loaded": bool(m.get("loaded"))})
+            out.append(
+                {
+                    "name": m["name"],
+                    "version": m.get("version"),
+                    "format": m.get("format"),
+                    "task": m.get("task"),
+                    "device": str(m.get("device") or ("-" if not m.get("loaded") else "?")),
+                    "loaded": bool(m.get("loaded")),
+                }
+            )
         return out
 
     def set_model_loaded(self, name, loaded):
@@ -323,9 +340,9 @@ class InProcessBackend(Backend):
 
     # ---- runs ------------------------------------------------------------------------------
     def list_runs(self, pipeline=None, status=None, since_s=None, limit=200):
-        from datetime import datetime, timedelta, timezone
+        from datetime import datetime, timedelta
 
-        since = datetime.now(timezone.utc) - timedelta(seconds=since_s) if since_s is not None else None
+        since = datetime.now(UTC) - timedelta(seconds=since_s) if since_s is not None else None
         if since is not None and _naive_times(self.wb):
             since = since.replace(tzinfo=None)
         runs = _call(self.wb, "list_runs", pipeline=pipeline, status=status, since=since, limit=limit)
@@ -369,8 +386,17 @@ def metric_samples(families: Any) -> dict[str, JSON]:
             model = sample.labels.get("model")
             if key is None or not model:
                 continue
-            row = out.setdefault(model, {"requests": 0.0, "latency_sum_s": 0.0, "latency_count": 0.0,
-                                         "batch_sum": 0.0, "batch_count": 0.0, "kv_cache_usage": None})
+            row = out.setdefault(
+                model,
+                {
+                    "requests": 0.0,
+                    "latency_sum_s": 0.0,
+                    "latency_count": 0.0,
+                    "batch_sum": 0.0,
+                    "batch_count": 0.0,
+                    "kv_cache_usage": None,
+                },
+            )
             if sample.name == "workbench_request_success_total":  # one series per finish reason
                 row[key] += float(sample.value)
             else:

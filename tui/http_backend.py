@@ -25,8 +25,9 @@ class HttpBackend(Backend):
 
     validates_on_write = True
 
-    def __init__(self, base_url: str, *, api_key: str | None = None, timeout_s: float = 60.0,
-                 client: httpx.Client | None = None):
+    def __init__(
+        self, base_url: str, *, api_key: str | None = None, timeout_s: float = 60.0, client: httpx.Client | None = None
+    ):
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.base_url = base_url.rstrip("/")
         self.client = client or httpx.Client(base_url=self.base_url, timeout=timeout_s, headers=headers)
@@ -98,8 +99,10 @@ class HttpBackend(Backend):
         self._request("PUT", f"/v1/kb/{self.kb_name_for(path)}", json={"text": text})
 
     def check_kb(self, path: str, text: str) -> list[JSON]:
-        raise BackendError("the API has no check-only call: Ctrl+S uploads, and the server refuses invalid rules "
-                           "with their line and column")
+        raise BackendError(
+            "the API has no check-only call: Ctrl+S uploads, and the server refuses invalid rules "
+            "with their line and column"
+        )
 
     def run_kb(self, name, facts, *, strategy=None, max_firings=None):
         body: dict[str, Any] = {"facts": facts}
@@ -173,8 +176,16 @@ class HttpBackend(Backend):
             except BackendError:
                 meta = {}
             versions = meta.get("versions") or []
-            out.append({"name": name, "version": versions[0] if versions else None, "format": meta.get("platform"),
-                        "task": "generation" if name in generation else None, "device": "server", "loaded": bool(meta)})
+            out.append(
+                {
+                    "name": name,
+                    "version": versions[0] if versions else None,
+                    "format": meta.get("platform"),
+                    "task": "generation" if name in generation else None,
+                    "device": "server",
+                    "loaded": bool(meta),
+                }
+            )
         return out
 
     def set_model_loaded(self, name, loaded):
@@ -194,7 +205,7 @@ class HttpBackend(Backend):
             params["status"] = status
         runs = self._request("GET", "/v1/runs", params=params)["runs"]
         if since_s is not None:
-            cutoff = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=since_s)
+            cutoff = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=since_s)
             runs = [r for r in runs if r.get("started_at") and _utc(r["started_at"]) >= cutoff]
         return runs
 
@@ -207,7 +218,7 @@ class HttpBackend(Backend):
 
 def _utc(text: str) -> dt.datetime:
     stamp = dt.datetime.fromisoformat(text)
-    return stamp if stamp.tzinfo else stamp.replace(tzinfo=dt.timezone.utc)
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=dt.UTC)
 
 
 def _detail(d: Any) -> JSON:

@@ -1,6 +1,6 @@
 """Workbench core: pipeline graph and executor, run store, configuration, CLI, scripting API.
 
-    from workbench import Workbench, Pipeline
+from workbench import Workbench, Pipeline
 """
 
 __version__ = "0.1.0"

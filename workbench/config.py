@@ -23,7 +23,9 @@ APP_NAME = "workbench"
 
 # WORKBENCH_* variables read outside `Settings` (by rooms that must not import workbench, or by
 # tools): accepted by the unknown-setting check.
-OTHER_VARIABLES = frozenset({"SETTINGS_FILE", "DEMO_LM", "TUI_API_KEY", "BENCH_THREADS", "ONNX_CACHE", "REQUIRE_NATIVE"})
+OTHER_VARIABLES = frozenset(
+    {"SETTINGS_FILE", "DEMO_LM", "TUI_API_KEY", "BENCH_THREADS", "ONNX_CACHE", "REQUIRE_NATIVE"}
+)
 
 
 class ConfigError(Exception):
@@ -80,7 +82,9 @@ class Settings(BaseSettings):
         try:
             make_url(value)
         except ArgumentError as exc:
-            raise ValueError(f"not a SQLAlchemy URL ({exc}); e.g. sqlite:///path/to/file.sqlite3 or postgresql+psycopg://user@host/db") from exc
+            raise ValueError(
+                f"not a SQLAlchemy URL ({exc}); e.g. sqlite:///path/to/file.sqlite3 or postgresql+psycopg://user@host/db"
+            ) from exc
         return value
 
     @classmethod

@@ -19,11 +19,12 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Coroutine, Iterable, Mapping, TypeVar
+from typing import Any, TypeVar
 
 from workbench.config import Settings, get_settings
 from workbench.pipeline.catalog import ModelCatalog
@@ -43,8 +44,8 @@ from workbench.pipeline.result import RunResult
 from workbench.pipeline.spec import Pipeline
 from workbench.pipeline.validate import validate as validate_pipeline
 from workbench.store import Store
-from workbench.store.store import STAGES
 from workbench.store.database import StoreError
+from workbench.store.store import STAGES
 
 T = TypeVar("T")
 RESOLVE_TTL_S = 1.0  # how long a name -> pipeline version resolution is reused by runs
@@ -113,8 +114,14 @@ class PipelineInfo:
     description: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "versions": self.versions, "stages": self.stages, "latest": self.latest, "file": self.file,
-                "description": self.description}
+        return {
+            "name": self.name,
+            "versions": self.versions,
+            "stages": self.stages,
+            "latest": self.latest,
+            "file": self.file,
+            "description": self.description,
+        }
 
 
 class Workbench:
@@ -136,17 +143,32 @@ class Workbench:
         workbench.store.StoreError: the database cannot be opened or is newer than this code.
     """
 
-    def __init__(self, settings: Settings | None = None, *, store: Store | None = None, knowledge_base_dir: str | Path | None = None,
-                 pipeline_dir: str | Path | None = None, model_catalog: str | Path | None = None,
-                 functions: Mapping[str, Callable] | None = None, device: str | None = None, durable: bool = False):
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        store: Store | None = None,
+        knowledge_base_dir: str | Path | None = None,
+        pipeline_dir: str | Path | None = None,
+        model_catalog: str | Path | None = None,
+        functions: Mapping[str, Callable] | None = None,
+        device: str | None = None,
+        durable: bool = False,
+    ):
         self.settings = settings or get_settings()
         real_store = store or Store.open(self.settings.database_url)
-        self.knowledge_base_dir = Path(knowledge_base_dir or self.settings.knowledge_base_dir or default_knowledge_base_dir())
+        self.knowledge_base_dir = Path(
+            knowledge_base_dir or self.settings.knowledge_base_dir or default_knowledge_base_dir()
+        )
         self.pipeline_dir = Path(pipeline_dir or self.settings.pipeline_dir or default_pipeline_dir())
         dev = device or self.settings.device
         self.device = None if dev == "auto" else dev
-        self.library = KnowledgeBaseLibrary(self.knowledge_base_dir, allow_unsafe=self.settings.allow_unsafe_rules, functions=functions)
-        self.catalog = ModelCatalog(model_catalog or default_model_catalog(), device=self.device, on_load=self._model_loaded)
+        self.library = KnowledgeBaseLibrary(
+            self.knowledge_base_dir, allow_unsafe=self.settings.allow_unsafe_rules, functions=functions
+        )
+        self.catalog = ModelCatalog(
+            model_catalog or default_model_catalog(), device=self.device, on_load=self._model_loaded
+        )
         self.recorder = RunRecorder(real_store)
         self.store = ConsistentStore(real_store, self.recorder)
         self.runtime = Runtime(self.library, self.catalog, real_store, self.recorder, durable)
@@ -160,7 +182,7 @@ class Workbench:
         self._resolved: dict[tuple[str, str | None], tuple[float, Pipeline, tuple | None]] = {}
 
     @classmethod
-    def open(cls, **kwargs: Any) -> "Workbench":
+    def open(cls, **kwargs: Any) -> Workbench:
         """`Workbench(**kwargs)`; reads settings from the environment."""
         return cls(**kwargs)
 
@@ -240,7 +262,9 @@ class Workbench:
         if issues:
             raise PipelineValidationError(issues)
 
-    def save_pipeline(self, pipeline: Pipeline | str, *, validate: bool = True, stage: str | None = None, write_file: bool = False) -> str:
+    def save_pipeline(
+        self, pipeline: Pipeline | str, *, validate: bool = True, stage: str | None = None, write_file: bool = False
+    ) -> str:
         """Store a pipeline version (YAML text or a Pipeline); returns its version (content hash).
 
         Args:
@@ -268,8 +292,14 @@ class Workbench:
         if not rows:
             raise PipelineNotFoundError(name, "no stored versions")
         stages = self.store.stages(name)
-        return [{"version": r.version, "created_at": r.created_at.isoformat() if r.created_at else None,
-                 "stages": sorted(s for s, v in stages.items() if v == r.version)} for r in rows]
+        return [
+            {
+                "version": r.version,
+                "created_at": r.created_at.isoformat() if r.created_at else None,
+                "stages": sorted(s for s, v in stages.items() if v == r.version),
+            }
+            for r in rows
+        ]
 
     def promote(self, name: str, version: str, stage: str = "production") -> str:
         """Point `stage` at a stored version (rollback: promote an older one); returns the full version.
@@ -330,8 +360,17 @@ class Workbench:
     # ------------------------------------------------------------------------------------------
     # runs
     # ------------------------------------------------------------------------------------------
-    async def run(self, pipeline: Pipeline | str, inputs: dict[str, Any], *, version: str | None = None, explain: bool = False,
-                  record: bool = True, raise_on_error: bool = False, validate: bool = True) -> RunResult:
+    async def run(
+        self,
+        pipeline: Pipeline | str,
+        inputs: dict[str, Any],
+        *,
+        version: str | None = None,
+        explain: bool = False,
+        record: bool = True,
+        raise_on_error: bool = False,
+        validate: bool = True,
+    ) -> RunResult:
         """Run a pipeline (a name, resolved as `get_pipeline`, or a `Pipeline`) on one input.
 
         The pipeline version is stored (if new) before the run so every recorded run points at
@@ -360,9 +399,17 @@ class Workbench:
         self.store.save_pipeline(p.name, key, p.to_yaml())
         self._valid.add(key)
 
-    async def run_many(self, pipeline: Pipeline | str, inputs: Iterable[dict[str, Any]], *, version: str | None = None,
-                       explain: bool = False, record: bool = True, concurrency: int = 64,
-                       on_result: Callable[[int, RunResult | BaseException], None] | None = None) -> list[RunResult | BaseException]:
+    async def run_many(
+        self,
+        pipeline: Pipeline | str,
+        inputs: Iterable[dict[str, Any]],
+        *,
+        version: str | None = None,
+        explain: bool = False,
+        record: bool = True,
+        concurrency: int = 64,
+        on_result: Callable[[int, RunResult | BaseException], None] | None = None,
+    ) -> list[RunResult | BaseException]:
         """Run many inputs concurrently (at most `concurrency` in flight; their model calls batch together).
 
         Returns one item per input, in input order: a RunResult, or the exception that input
@@ -387,7 +434,9 @@ class Workbench:
         await asyncio.gather(*(one(i, x) for i, x in enumerate(items)))
         return out
 
-    def list_runs(self, pipeline: str | None = None, status: str | None = None, since: datetime | None = None, limit: int = 50) -> list[RunResult]:
+    def list_runs(
+        self, pipeline: str | None = None, status: str | None = None, since: datetime | None = None, limit: int = 50
+    ) -> list[RunResult]:
         """Recorded runs, newest first (explanations included as recorded)."""
         return [RunResult.from_row(r) for r in self.store.list_runs(pipeline, status, since, limit)]
 
@@ -405,7 +454,9 @@ class Workbench:
             raise RunNotFoundError(run_id)
         return [{"seq": e.seq, "kind": e.kind, "node": e.node, "at": e.at, "payload": e.payload} for e in row.events]
 
-    async def replay(self, run_id: str, *, knowledge_bases: Mapping[str, str | Path] | None = None, record: bool = True) -> ReplayResult:
+    async def replay(
+        self, run_id: str, *, knowledge_bases: Mapping[str, str | Path] | None = None, record: bool = True
+    ) -> ReplayResult:
         """Re-run a recorded run on the same pipeline version, optionally with edited knowledge bases.
 
         Args:
@@ -421,24 +472,32 @@ class Workbench:
         """
         original = self.get_run(run_id)
         p = self.get_pipeline(original.pipeline, original.version)
-        sources: dict[str, tuple[str, str | None]] = {}   # name -> (rule text, file name)
+        sources: dict[str, tuple[str, str | None]] = {}  # name -> (rule text, file name)
         if knowledge_bases:
             used = sorted({kb_name for node in p.nodes.values() for kb_name in node.knowledge_bases})
             for name, src in knowledge_bases.items():
                 if name not in used:
-                    raise KnowledgeBaseNotFoundError(name, f"pipeline {p.name!r} does not use it; it uses: {', '.join(used) or '(none)'}")
+                    raise KnowledgeBaseNotFoundError(
+                        name, f"pipeline {p.name!r} does not use it; it uses: {', '.join(used) or '(none)'}"
+                    )
                 src_s = str(src)
                 if "\n" not in src_s and "(" not in src_s and Path(src_s).is_file():
                     try:
                         sources[name] = (Path(src_s).read_bytes().decode("utf-8"), src_s)
                     except UnicodeDecodeError as exc:
-                        raise KnowledgeBaseError(name, [f"{src_s}: not UTF-8 text (byte {exc.start}: {exc.reason})"]) from None
+                        raise KnowledgeBaseError(
+                            name, [f"{src_s}: not UTF-8 text (byte {exc.start}: {exc.reason})"]
+                        ) from None
                 else:
                     sources[name] = (src_s, None)
         library = self.library
         if sources:
-            library = KnowledgeBaseLibrary(self.knowledge_base_dir, allow_unsafe=self.library.allow_unsafe, functions=self.library.functions,
-                                           engine_config=self.library.engine_config)
+            library = KnowledgeBaseLibrary(
+                self.knowledge_base_dir,
+                allow_unsafe=self.library.allow_unsafe,
+                functions=self.library.functions,
+                engine_config=self.library.engine_config,
+            )
             try:
                 for name, (text, filename) in sources.items():
                     kb = library.from_text(name, text, filename=filename) if filename else library.from_text(name, text)
@@ -446,10 +505,21 @@ class Workbench:
             except BaseException:
                 library.close()
                 raise
-        executor = Executor(Runtime(library, self.catalog, self.store, self.recorder, self.runtime.durable)) if knowledge_bases else self.executor
+        executor = (
+            Executor(Runtime(library, self.catalog, self.store, self.recorder, self.runtime.durable))
+            if knowledge_bases
+            else self.executor
+        )
         try:
-            new = await executor.run(p, original.inputs, explain=True, record=record, base_dir=self._base_dir(p), replay_of=original.run_id,
-                                     use_cache=False)
+            new = await executor.run(
+                p,
+                original.inputs,
+                explain=True,
+                record=record,
+                base_dir=self._base_dir(p),
+                replay_of=original.run_id,
+                use_cache=False,
+            )
         finally:
             if library is not self.library:
                 library.close()
@@ -485,8 +555,15 @@ class Workbench:
         self.store.save_knowledge_base(kb.name, kb.version, kb.sources)
         return kb
 
-    def run_knowledge_base(self, name: str, facts: Iterable[Any] | None = None, *, strategy: str | None = None,
-                           max_firings: int | None = None, timeout: float | None = None) -> Any:
+    def run_knowledge_base(
+        self,
+        name: str,
+        facts: Iterable[Any] | None = None,
+        *,
+        strategy: str | None = None,
+        max_firings: int | None = None,
+        timeout: float | None = None,
+    ) -> Any:
         """Forward chaining: reset, assert `facts` (`Fact`s or `{"template", "slots"|"values"}`), run.
 
         Returns `chaining.forward.ForwardResult` (`.to_dict()` for JSON). Raises KnowledgeBaseNotFoundError,
@@ -494,14 +571,44 @@ class Workbench:
         kb = self.library.load(name)
         return self.library.engine(kb).evaluate(facts, strategy=strategy, max_firings=max_firings, timeout=timeout)
 
-    def ask(self, name: str, goal: str, facts: Iterable[Any] | None = None, *, all: bool = False, max_answers: int | None = None,
-            max_depth: int | None = None, timeout: float | None = None, provider: Any = None) -> dict[str, Any]:
+    def ask(
+        self,
+        name: str,
+        goal: str,
+        facts: Iterable[Any] | None = None,
+        *,
+        all: bool = False,
+        max_answers: int | None = None,
+        max_depth: int | None = None,
+        timeout: float | None = None,
+        provider: Any = None,
+    ) -> dict[str, Any]:
         """Blocking `ask_async` (scripts, threads, Textual workers; from a coroutine await `ask_async`)."""
-        return self._sync(self.ask_async(name, goal, facts, all=all, max_answers=max_answers, max_depth=max_depth, timeout=timeout,
-                                         provider=provider))
+        return self._sync(
+            self.ask_async(
+                name,
+                goal,
+                facts,
+                all=all,
+                max_answers=max_answers,
+                max_depth=max_depth,
+                timeout=timeout,
+                provider=provider,
+            )
+        )
 
-    async def ask_async(self, name: str, goal: str, facts: Iterable[Any] | None = None, *, all: bool = False, max_answers: int | None = None,
-                        max_depth: int | None = None, timeout: float | None = None, provider: Any = None) -> dict[str, Any]:
+    async def ask_async(
+        self,
+        name: str,
+        goal: str,
+        facts: Iterable[Any] | None = None,
+        *,
+        all: bool = False,
+        max_answers: int | None = None,
+        max_depth: int | None = None,
+        timeout: float | None = None,
+        provider: Any = None,
+    ) -> dict[str, Any]:
         """Backward chaining: prove `goal` (e.g. `"(ancestor ?x otto)"`) over knowledge base `name`.
 
         Args:
@@ -514,13 +621,20 @@ class Workbench:
             KnowledgeBaseNotFoundError, KnowledgeBaseError, chaining.backward.BackwardError (GoalSyntaxError, ...).
         """
         from chaining.forward import as_facts
-
         from workbench.pipeline.nodes.backward import prove
 
         kb = self.library.load(name)
         limit = max_answers if all else (max_answers or 1)
-        answers, _, skipped = await prove(kb, goal, as_facts(facts), limit=limit, max_depth=max_depth, timeout=timeout,
-                                          functions=self.library.functions, provider=provider)
+        answers, _, skipped = await prove(
+            kb,
+            goal,
+            as_facts(facts),
+            limit=limit,
+            max_depth=max_depth,
+            timeout=timeout,
+            functions=self.library.functions,
+            provider=provider,
+        )
         return {"proved": bool(answers), "answers": answers, "skipped_rules": skipped}
 
     def check_knowledge_base(self, sources: list[tuple[str, str]]) -> list[Any]:
@@ -528,7 +642,9 @@ class Workbench:
         given as `[(filename, text), ...]` in load order; empty when it validates. Never raises on bad text."""
         import rules
 
-        return rules.check_sources(list(sources), allow_unsafe=self.library.allow_unsafe, functions=self.library.functions)
+        return rules.check_sources(
+            list(sources), allow_unsafe=self.library.allow_unsafe, functions=self.library.functions
+        )
 
     # ------------------------------------------------------------------------------------------
     # models
@@ -621,7 +737,9 @@ class Workbench:
         """Blocking `run` for scripts (runs on the workbench's own event-loop thread)."""
         return self._sync(self.run(pipeline, inputs, **kwargs))
 
-    def run_many_sync(self, pipeline: Pipeline | str, inputs: Iterable[dict[str, Any]], **kwargs: Any) -> list[RunResult | BaseException]:
+    def run_many_sync(
+        self, pipeline: Pipeline | str, inputs: Iterable[dict[str, Any]], **kwargs: Any
+    ) -> list[RunResult | BaseException]:
         """Blocking `run_many`."""
         return self._sync(self.run_many(pipeline, inputs, **kwargs))
 
@@ -650,13 +768,13 @@ class Workbench:
     async def aclose(self) -> None:
         await asyncio.to_thread(self.close)
 
-    def __enter__(self) -> "Workbench":
+    def __enter__(self) -> Workbench:
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    async def __aenter__(self) -> "Workbench":
+    async def __aenter__(self) -> Workbench:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:

@@ -30,7 +30,9 @@ async def readyz(serving: ServingDep) -> JSONResponse:
     return JSONResponse(body, status_code=200 if body["ready"] else 503, headers=headers)
 
 
-@router.get("/metrics", operation_id="metrics", summary="Prometheus metrics: runtime (models, generation, pipelines) and HTTP.")
+@router.get(
+    "/metrics", operation_id="metrics", summary="Prometheus metrics: runtime (models, generation, pipelines) and HTTP."
+)
 async def metrics(request: Request, serving: ServingDep) -> Response:
     """Text exposition format 0.0.4 of every registry: the neural runtime's, the generation engine's
     and the HTTP metrics of this app."""

@@ -26,9 +26,15 @@ async def get_knowledge_base(name: str, serving: ServingDep) -> dict[str, Any]:
     return await serving.get_knowledge_base(name)
 
 
-@router.put("/{name}", operation_id="put_knowledge_base", summary="Upload rule text (validated; errors with line and column).",
-            dependencies=[WRITE_KEY], status_code=201, openapi_extra=document_body_doc(KnowledgeBaseText, ("text/plain",)),
-            responses={200: {"description": "Replaced an existing knowledge base."}, 201: {"description": "Created."}})
+@router.put(
+    "/{name}",
+    operation_id="put_knowledge_base",
+    summary="Upload rule text (validated; errors with line and column).",
+    dependencies=[WRITE_KEY],
+    status_code=201,
+    openapi_extra=document_body_doc(KnowledgeBaseText, ("text/plain",)),
+    responses={200: {"description": "Replaced an existing knowledge base."}, 201: {"description": "Created."}},
+)
 async def put_knowledge_base(name: str, request: Request, serving: ServingDep) -> JSONResponse:
     """Body: `{"text": "<rules>"}` as JSON, or the rules as `text/plain`. Rule files are data:
     they are parsed and validated (functions that reach the operating system are refused) and
@@ -39,18 +45,33 @@ async def put_knowledge_base(name: str, request: Request, serving: ServingDep) -
     return JSONResponse(result, status_code=201 if result.pop("created") else 200)
 
 
-@router.post("/{name}/run", operation_id="run_knowledge_base", summary="Forward chaining: facts in, working memory and firings out.",
-             dependencies=[PREDICT_KEY])
+@router.post(
+    "/{name}/run",
+    operation_id="run_knowledge_base",
+    summary="Forward chaining: facts in, working memory and firings out.",
+    dependencies=[PREDICT_KEY],
+)
 async def run_knowledge_base(name: str, body: RunKnowledgeBaseRequest, serving: ServingDep) -> dict[str, Any]:
     """`{"output", "firings": [{"rule", "facts"}], "facts": [{"id", "template", "slots"}], "asserted", "retracted", ...}`."""
-    return await serving.run_knowledge_base(name, facts_as_dicts(body.facts), strategy=body.strategy,
-                                            max_firings=body.max_firings, timeout_s=body.timeout_s)
+    return await serving.run_knowledge_base(
+        name, facts_as_dicts(body.facts), strategy=body.strategy, max_firings=body.max_firings, timeout_s=body.timeout_s
+    )
 
 
-@router.post("/{name}/ask", operation_id="ask_knowledge_base", summary="Backward chaining: a goal in, answers with proofs out.",
-             dependencies=[PREDICT_KEY])
+@router.post(
+    "/{name}/ask",
+    operation_id="ask_knowledge_base",
+    summary="Backward chaining: a goal in, answers with proofs out.",
+    dependencies=[PREDICT_KEY],
+)
 async def ask(name: str, body: AskRequest, serving: ServingDep) -> dict[str, Any]:
     """`{"proved", "answers": [{"bindings", "certainty", "proof"}], "skipped_rules"}`. Askable
     facts cannot be asked interactively over HTTP: give them in `facts`."""
-    return await serving.ask(name, body.goal, facts_as_dicts(body.facts), all=body.all, max_answers=body.max_answers,
-                             max_depth=body.max_depth)
+    return await serving.ask(
+        name,
+        body.goal,
+        facts_as_dicts(body.facts),
+        all=body.all,
+        max_answers=body.max_answers,
+        max_depth=body.max_depth,
+    )

@@ -33,13 +33,18 @@ async def server_live() -> Response:
     return Response(status_code=200)
 
 
-@router.get("/health/ready", operation_id="v2_server_ready", summary="Server readiness: 200 once models are loaded, else 503.")
+@router.get(
+    "/health/ready", operation_id="v2_server_ready", summary="Server readiness: 200 once models are loaded, else 503."
+)
 async def server_ready(serving: ServingDep) -> Response:
     return Response(status_code=200 if serving.ready else 503, headers={} if serving.ready else {"Retry-After": "1"})
 
 
-@router.post("/repository/index", operation_id="v2_repository_index",
-             summary="Every model and version with its state (Triton's model-repository index).")
+@router.post(
+    "/repository/index",
+    operation_id="v2_repository_index",
+    summary="Every model and version with its state (Triton's model-repository index).",
+)
 async def repository_index(serving: ServingDep) -> list[dict[str, str]]:
     """`[{"name", "version", "state": "READY"|"UNAVAILABLE", "reason"}]`; any JSON body is ignored."""
     return serving.model_index()
@@ -50,17 +55,27 @@ async def model_metadata(model: str, serving: ServingDep) -> dict[str, object]:
     return _metadata(serving.model(model), serving.model_versions(model))
 
 
-@router.get("/models/{model}/versions/{version}", operation_id="v2_model_version_metadata", summary="Model metadata of one version.")
+@router.get(
+    "/models/{model}/versions/{version}",
+    operation_id="v2_model_version_metadata",
+    summary="Model metadata of one version.",
+)
 async def model_version_metadata(model: str, version: str, serving: ServingDep) -> dict[str, object]:
     return _metadata(serving.model(model, version), serving.model_versions(model))
 
 
-@router.get("/models/{model}/ready", operation_id="v2_model_ready", summary="Model readiness: 200 ready, 400 not ready.")
+@router.get(
+    "/models/{model}/ready", operation_id="v2_model_ready", summary="Model readiness: 200 ready, 400 not ready."
+)
 async def model_ready(model: str, serving: ServingDep) -> Response:
     return Response(status_code=200 if serving.model_ready(model) else 400)
 
 
-@router.get("/models/{model}/versions/{version}/ready", operation_id="v2_model_version_ready", summary="Readiness of one model version.")
+@router.get(
+    "/models/{model}/versions/{version}/ready",
+    operation_id="v2_model_version_ready",
+    summary="Readiness of one model version.",
+)
 async def model_version_ready(model: str, version: str, serving: ServingDep) -> Response:
     return Response(status_code=200 if serving.model_ready(model, version) else 400)
 
@@ -69,22 +84,39 @@ _INFER_DOC = {
     "requestBody": {
         "required": True,
         "content": {
-            "application/json": {"schema": {"type": "object", "description": "KServe v2 inference request (JSON tensors)."}},
-            "application/octet-stream": {"schema": {"type": "string", "format": "binary",
-                                                    "description": "Binary-data extension: JSON header (Inference-Header-Content-Length bytes) then raw tensors."}},
+            "application/json": {
+                "schema": {"type": "object", "description": "KServe v2 inference request (JSON tensors)."}
+            },
+            "application/octet-stream": {
+                "schema": {
+                    "type": "string",
+                    "format": "binary",
+                    "description": "Binary-data extension: JSON header (Inference-Header-Content-Length bytes) then raw tensors.",
+                }
+            },
         },
     }
 }
 
 
-@router.post("/models/{model}/infer", operation_id="v2_model_infer", summary="Inference on the latest version.",
-             dependencies=[PREDICT_KEY], openapi_extra=_INFER_DOC)
+@router.post(
+    "/models/{model}/infer",
+    operation_id="v2_model_infer",
+    summary="Inference on the latest version.",
+    dependencies=[PREDICT_KEY],
+    openapi_extra=_INFER_DOC,
+)
 async def infer(model: str, request: Request, serving: ServingDep) -> Response:
     return await _infer(model, None, request, serving)
 
 
-@router.post("/models/{model}/versions/{version}/infer", operation_id="v2_model_version_infer", summary="Inference on one version.",
-             dependencies=[PREDICT_KEY], openapi_extra=_INFER_DOC)
+@router.post(
+    "/models/{model}/versions/{version}/infer",
+    operation_id="v2_model_version_infer",
+    summary="Inference on one version.",
+    dependencies=[PREDICT_KEY],
+    openapi_extra=_INFER_DOC,
+)
 async def infer_version(model: str, version: str, request: Request, serving: ServingDep) -> Response:
     return await _infer(model, version, request, serving)
 
@@ -96,7 +128,9 @@ async def _infer(model: str, version: str | None, request: Request, serving: Ser
         raise ApiError(413, f"request body of {declared} bytes exceeds the limit of {MAX_BODY_BYTES}")
     body = await request.body()
     try:
-        decoded = decode_request(body, request.headers.get("inference-header-content-length"), request.headers.get("content-encoding"))
+        decoded = decode_request(
+            body, request.headers.get("inference-header-content-length"), request.headers.get("content-encoding")
+        )
     except TensorCodecError as exc:
         raise ApiError(400, str(exc)) from None
     known = {t.name: t for t in served.outputs}
@@ -114,8 +148,9 @@ async def _infer(model: str, version: str | None, request: Request, serving: Ser
     names = [o.name for o in decoded.outputs] if decoded.outputs is not None else list(known)
     outputs = {n: result.outputs[n] for n in names}
     try:
-        payload, headers = encode_response(result.model.name, result.model.version, decoded, outputs,
-                                           {n: v2_datatype(known[n].dtype) for n in names})
+        payload, headers = encode_response(
+            result.model.name, result.model.version, decoded, outputs, {n: v2_datatype(known[n].dtype) for n in names}
+        )
     except TensorCodecError as exc:
         raise ApiError(400, str(exc)) from None
     return Response(payload, status_code=200, headers=headers, media_type=headers.pop("Content-Type"))

@@ -15,7 +15,8 @@ import asyncio
 import json
 import time
 import uuid
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
@@ -34,13 +35,25 @@ router = APIRouter(prefix="/v1", tags=["generation (OpenAI-compatible)"], respon
 async def list_models(serving: ServingDep) -> dict[str, Any]:
     serving.require_ready()
     created = int(time.time())
-    data = [{"id": m["name"], "object": "model", "created": created, "owned_by": "workbench",
-             "max_model_len": m["max_model_len"]} for m in serving.generation_models()]
+    data = [
+        {
+            "id": m["name"],
+            "object": "model",
+            "created": created,
+            "owned_by": "workbench",
+            "max_model_len": m["max_model_len"],
+        }
+        for m in serving.generation_models()
+    ]
     return {"object": "list", "data": data}
 
 
-@router.post("/completions", operation_id="create_completion", summary="Text completion (streaming with `stream: true`).",
-             dependencies=[PREDICT_KEY])
+@router.post(
+    "/completions",
+    operation_id="create_completion",
+    summary="Text completion (streaming with `stream: true`).",
+    dependencies=[PREDICT_KEY],
+)
 async def create_completion(body: CompletionRequest, request: Request, serving: ServingDep) -> Response:
     rid = f"cmpl-{uuid.uuid4().hex}"
     prompts = body.prompts()
@@ -56,25 +69,55 @@ async def create_completion(body: CompletionRequest, request: Request, serving: 
     created = int(time.time())
 
     def chunk(index: int, d: GenerationDelta) -> dict[str, Any]:
-        return {"id": rid, "object": "text_completion", "created": created, "model": body.model,
-                "choices": [{"index": index, "text": d.delta_text, "logprobs": None, "finish_reason": d.finish_reason}]}
+        return {
+            "id": rid,
+            "object": "text_completion",
+            "created": created,
+            "model": body.model,
+            "choices": [{"index": index, "text": d.delta_text, "logprobs": None, "finish_reason": d.finish_reason}],
+        }
 
     if body.stream:
         include_usage = bool(body.stream_options and body.stream_options.include_usage)
-        return _sse(_merge(streams), chunk, lambda usage: {"id": rid, "object": "text_completion", "created": created,
-                                                            "model": body.model, "choices": [], "usage": usage}, include_usage)
+        return _sse(
+            _merge(streams),
+            chunk,
+            lambda usage: {
+                "id": rid,
+                "object": "text_completion",
+                "created": created,
+                "model": body.model,
+                "choices": [],
+                "usage": usage,
+            },
+            include_usage,
+        )
     try:
         finals = await cancel_on_disconnect(request, _collect(streams))
     except ClientGone:
         return Response(status_code=499)
     usage = _usage(finals)
-    choices = [{"index": i, "text": f.text, "logprobs": None, "finish_reason": f.finish_reason} for i, f in enumerate(finals)]
-    return JSONResponse({"id": rid, "object": "text_completion", "created": created, "model": body.model,
-                         "choices": choices, "usage": usage})
+    choices = [
+        {"index": i, "text": f.text, "logprobs": None, "finish_reason": f.finish_reason} for i, f in enumerate(finals)
+    ]
+    return JSONResponse(
+        {
+            "id": rid,
+            "object": "text_completion",
+            "created": created,
+            "model": body.model,
+            "choices": choices,
+            "usage": usage,
+        }
+    )
 
 
-@router.post("/chat/completions", operation_id="create_chat_completion",
-             summary="Chat completion with the model's chat template (streaming with `stream: true`).", dependencies=[PREDICT_KEY])
+@router.post(
+    "/chat/completions",
+    operation_id="create_chat_completion",
+    summary="Chat completion with the model's chat template (streaming with `stream: true`).",
+    dependencies=[PREDICT_KEY],
+)
 async def create_chat_completion(body: ChatCompletionRequest, request: Request, serving: ServingDep) -> Response:
     rid = f"chatcmpl-{uuid.uuid4().hex}"
     messages = [{"role": m.role, "content": m.text()} for m in body.messages]
@@ -83,26 +126,56 @@ async def create_chat_completion(body: ChatCompletionRequest, request: Request, 
     created = int(time.time())
 
     def chunk(index: int, d: GenerationDelta, first: bool = False) -> dict[str, Any]:
-        delta: dict[str, Any] = {"role": "assistant", "content": d.delta_text} if first else (
-            {"content": d.delta_text} if d.delta_text else {})
-        return {"id": rid, "object": "chat.completion.chunk", "created": created, "model": body.model,
-                "choices": [{"index": index, "delta": delta, "logprobs": None, "finish_reason": d.finish_reason}]}
+        delta: dict[str, Any] = (
+            {"role": "assistant", "content": d.delta_text}
+            if first
+            else ({"content": d.delta_text} if d.delta_text else {})
+        )
+        return {
+            "id": rid,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": body.model,
+            "choices": [{"index": index, "delta": delta, "logprobs": None, "finish_reason": d.finish_reason}],
+        }
 
     if body.stream:
         include_usage = bool(body.stream_options and body.stream_options.include_usage)
-        return _sse(_merge([stream]), chunk, lambda usage: {"id": rid, "object": "chat.completion.chunk", "created": created,
-                                                             "model": body.model, "choices": [], "usage": usage},
-                    include_usage, first_has_role=True)
+        return _sse(
+            _merge([stream]),
+            chunk,
+            lambda usage: {
+                "id": rid,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": body.model,
+                "choices": [],
+                "usage": usage,
+            },
+            include_usage,
+            first_has_role=True,
+        )
     try:
         [final] = await cancel_on_disconnect(request, _collect([stream]))
     except ClientGone:
         return Response(status_code=499)
-    return JSONResponse({
-        "id": rid, "object": "chat.completion", "created": created, "model": body.model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": final.text}, "logprobs": None,
-                     "finish_reason": final.finish_reason}],
-        "usage": _usage([final]),
-    })
+    return JSONResponse(
+        {
+            "id": rid,
+            "object": "chat.completion",
+            "created": created,
+            "model": body.model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": final.text},
+                    "logprobs": None,
+                    "finish_reason": final.finish_reason,
+                }
+            ],
+            "usage": _usage([final]),
+        }
+    )
 
 
 # ---- helpers -------------------------------------------------------------------------------------
@@ -123,9 +196,14 @@ class _Opened:
             await self.rest.aclose()  # type: ignore[attr-defined]
 
 
-async def _open(serving: Serving, model: str, prompt: str | list[int], params: dict[str, Any], rid: str,
-                rails: str | None) -> _Opened:
-    gen = serving.generate_with_rails(model, prompt, params, rid, rails) if rails else serving.generate(model, prompt, params, rid)
+async def _open(
+    serving: Serving, model: str, prompt: str | list[int], params: dict[str, Any], rid: str, rails: str | None
+) -> _Opened:
+    gen = (
+        serving.generate_with_rails(model, prompt, params, rid, rails)
+        if rails
+        else serving.generate(model, prompt, params, rid)
+    )
     try:
         first = await gen.__anext__()
     except BaseException:
@@ -188,8 +266,13 @@ def _usage(finals: list[GenerationDelta]) -> dict[str, int]:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
-def _sse(deltas: AsyncIterator[tuple[int, GenerationDelta]], chunk: Any, usage_chunk: Any, include_usage: bool,
-         first_has_role: bool = False) -> StreamingResponse:
+def _sse(
+    deltas: AsyncIterator[tuple[int, GenerationDelta]],
+    chunk: Any,
+    usage_chunk: Any,
+    include_usage: bool,
+    first_has_role: bool = False,
+) -> StreamingResponse:
     async def events() -> AsyncIterator[bytes]:
         finals: dict[int, GenerationDelta] = {}
         seen: set[int] = set()
@@ -209,9 +292,15 @@ def _sse(deltas: AsyncIterator[tuple[int, GenerationDelta]], chunk: Any, usage_c
             from workbench.serving import ServingError
 
             message = exc.message if isinstance(exc, ServingError) else "internal error during generation"
-            yield b"data: " + json.dumps({"error": {"code": "generation_failed", "message": message, "type": "server_error",
-                                                    "param": None}}).encode() + b"\n\n"
+            yield (
+                b"data: "
+                + json.dumps(
+                    {"error": {"code": "generation_failed", "message": message, "type": "server_error", "param": None}}
+                ).encode()
+                + b"\n\n"
+            )
         yield b"data: [DONE]\n\n"
 
-    return StreamingResponse(events(), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return StreamingResponse(
+        events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    )

@@ -23,21 +23,38 @@ async def list_pipelines(serving: ServingDep) -> dict[str, Any]:
 
 
 @router.get("/{name}", operation_id="get_pipeline", summary="One pipeline: its YAML document, versions and stages.")
-async def get_pipeline(name: str, serving: ServingDep,
-                       version: str | None = Query(None, description="A stored version (unique prefix); default: production, else latest.")) -> dict[str, Any]:
+async def get_pipeline(
+    name: str,
+    serving: ServingDep,
+    version: str | None = Query(
+        None, description="A stored version (unique prefix); default: production, else latest."
+    ),
+) -> dict[str, Any]:
     return await serving.get_pipeline(name, version)
 
 
-@router.get("/{name}/versions", operation_id="list_pipeline_versions", summary="Stored versions, oldest first, with their stages.")
+@router.get(
+    "/{name}/versions",
+    operation_id="list_pipeline_versions",
+    summary="Stored versions, oldest first, with their stages.",
+)
 async def list_versions(name: str, serving: ServingDep) -> dict[str, Any]:
     doc = await serving.get_pipeline(name)
     return {"name": name, "versions": doc["versions"], "stages": doc["stages"]}
 
 
-@router.put("/{name}", operation_id="put_pipeline", summary="Create or update: validate and store a new version.",
-            dependencies=[WRITE_KEY], status_code=201, openapi_extra=document_body_doc(PipelineDocument),
-            responses={200: {"description": "That exact version was already stored."},
-                       201: {"description": "A new version was stored."}})
+@router.put(
+    "/{name}",
+    operation_id="put_pipeline",
+    summary="Create or update: validate and store a new version.",
+    dependencies=[WRITE_KEY],
+    status_code=201,
+    openapi_extra=document_body_doc(PipelineDocument),
+    responses={
+        200: {"description": "That exact version was already stored."},
+        201: {"description": "A new version was stored."},
+    },
+)
 async def put_pipeline(name: str, request: Request, serving: ServingDep) -> JSONResponse:
     """Body: `{"document": "<yaml>", "stage": null}` as JSON, or the YAML itself
     (`Content-Type: application/yaml`). A document that does not validate is refused with 422
@@ -48,24 +65,46 @@ async def put_pipeline(name: str, request: Request, serving: ServingDep) -> JSON
     return JSONResponse(result, status_code=201 if result["created"] else 200)
 
 
-@router.delete("/{name}", operation_id="delete_pipeline", summary="Delete every stored version (recorded runs are kept).",
-               dependencies=[WRITE_KEY])
+@router.delete(
+    "/{name}",
+    operation_id="delete_pipeline",
+    summary="Delete every stored version (recorded runs are kept).",
+    dependencies=[WRITE_KEY],
+)
 async def delete_pipeline(name: str, serving: ServingDep) -> dict[str, Any]:
     return {"name": name, "deleted_versions": await serving.delete_pipeline(name)}
 
 
-@router.put("/{name}/stages/{stage}", operation_id="promote_pipeline", summary="Point a stage at a stored version (promote or roll back).",
-            dependencies=[WRITE_KEY])
+@router.put(
+    "/{name}/stages/{stage}",
+    operation_id="promote_pipeline",
+    summary="Point a stage at a stored version (promote or roll back).",
+    dependencies=[WRITE_KEY],
+)
 async def promote(name: str, stage: str, body: PromoteRequest, serving: ServingDep) -> dict[str, Any]:
     if stage not in ("production", "staging"):
-        raise ApiError(422, f"path.stage: {stage!r} is not one of production, staging", code="validation_failed", param="path.stage")
+        raise ApiError(
+            422,
+            f"path.stage: {stage!r} is not one of production, staging",
+            code="validation_failed",
+            param="path.stage",
+        )
     return {"name": name, "stage": stage, "version": await serving.promote(name, body.version, stage)}
 
 
-@router.post("/{name}/predict", operation_id="predict", summary="Run the pipeline on one input or a batch.",
-             dependencies=[PREDICT_KEY])
-async def predict(name: str, body: PredictRequest, request: Request, serving: ServingDep,
-                  explain: bool = Query(False, description="Same as `explain` in the body.")) -> Any:
+@router.post(
+    "/{name}/predict",
+    operation_id="predict",
+    summary="Run the pipeline on one input or a batch.",
+    dependencies=[PREDICT_KEY],
+)
+async def predict(
+    name: str,
+    body: PredictRequest,
+    request: Request,
+    serving: ServingDep,
+    explain: bool = Query(False, description="Same as `explain` in the body."),
+) -> Any:
     """One input: the run (`run_id`, `status`, `outputs`, `explanation`, `timings`, versions used).
     A run that fails inside a node answers 500 `run_failed` naming the node, with the run id in
     `details` (the failed run is recorded: GET /v1/runs/{id}).
@@ -77,13 +116,17 @@ async def predict(name: str, body: PredictRequest, request: Request, serving: Se
     want_explain = explain or body.explain
     try:
         if body.inputs is not None:
-            results = await cancel_on_disconnect(request, serving.predict_many(name, body.inputs, version=body.version, explain=want_explain))
+            results = await cancel_on_disconnect(
+                request, serving.predict_many(name, body.inputs, version=body.version, explain=want_explain)
+            )
             for i, item in enumerate(results):
                 err = item.get("error")
                 if isinstance(err, dict) and err.get("param"):
                     err["param"] = _body_path(err["param"], f"body.inputs[{i}]")
             return {"results": results}
-        result = await cancel_on_disconnect(request, serving.predict(name, body.input or {}, version=body.version, explain=want_explain))
+        result = await cancel_on_disconnect(
+            request, serving.predict(name, body.input or {}, version=body.version, explain=want_explain)
+        )
     except ClientGone:
         return JSONResponse({}, status_code=499)
     except ApiError:
@@ -95,8 +138,13 @@ async def predict(name: str, body: PredictRequest, request: Request, serving: Se
             exc.param = _body_path(exc.param, "body.input")
         raise
     if result["status"] != "succeeded":
-        raise ApiError(500, f"run {result['run_id']} failed: {result['error']}", code="run_failed", param=result.get("failed_node"),
-                       details=[{"run_id": result["run_id"], "node": result.get("failed_node"), "error": result["error"]}])
+        raise ApiError(
+            500,
+            f"run {result['run_id']} failed: {result['error']}",
+            code="run_failed",
+            param=result.get("failed_node"),
+            details=[{"run_id": result["run_id"], "node": result.get("failed_node"), "error": result["error"]}],
+        )
     return result
 
 

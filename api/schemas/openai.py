@@ -25,13 +25,17 @@ class _SamplingFields(BaseModel):
     stream_options: StreamOptions | None = None
     stop: str | list[str] | None = None
     stop_token_ids: list[Annotated[int, Field(ge=0)]] | None = None
-    seed: Annotated[int, Field(ge=-(2**63), le=2**63 - 1)] | None = Field(None, description="Sampling seed (a signed 64-bit integer).")
+    seed: Annotated[int, Field(ge=-(2**63), le=2**63 - 1)] | None = Field(
+        None, description="Sampling seed (a signed 64-bit integer)."
+    )
     ignore_eos: bool = False
     presence_penalty: Literal[0, 0.0] = 0.0
     frequency_penalty: Literal[0, 0.0] = 0.0
     logprobs: Any = None
     user: str | None = None
-    rails: str | None = Field(None, description="Knowledge base applied as input and output rails (block, rewrite, stop).")
+    rails: str | None = Field(
+        None, description="Knowledge base applied as input and output rails (block, rewrite, stop)."
+    )
 
     @field_validator("logprobs")
     @classmethod
@@ -43,9 +47,14 @@ class _SamplingFields(BaseModel):
     def sampling(self, default_max_tokens: int = 16) -> dict[str, Any]:
         stop = [self.stop] if isinstance(self.stop, str) else list(self.stop or [])
         return {
-            "temperature": self.temperature, "top_p": self.top_p, "top_k": self.top_k, "seed": self.seed,
-            "max_tokens": self.max_tokens or default_max_tokens, "stop": stop,
-            "stop_token_ids": list(self.stop_token_ids or []), "ignore_eos": self.ignore_eos,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "top_k": self.top_k,
+            "seed": self.seed,
+            "max_tokens": self.max_tokens or default_max_tokens,
+            "stop": stop,
+            "stop_token_ids": list(self.stop_token_ids or []),
+            "ignore_eos": self.ignore_eos,
         }
 
 

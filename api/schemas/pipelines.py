@@ -15,7 +15,9 @@ class PipelineDocument(_Strict):
     """`PUT /v1/pipelines/{name}` as JSON (a YAML body with `Content-Type: application/yaml` works too)."""
 
     document: str = Field(description="The pipeline YAML (docs/pipelines.md); its `name` must match the URL.")
-    stage: Literal["production", "staging"] | None = Field(None, description="Also point this stage at the new version.")
+    stage: Literal["production", "staging"] | None = Field(
+        None, description="Also point this stage at the new version."
+    )
 
 
 class PredictRequest(_Strict):
@@ -23,12 +25,15 @@ class PredictRequest(_Strict):
 
     input: dict[str, Any] | None = Field(None, description="One input, matching the pipeline's input schema.")
     inputs: Annotated[list[dict[str, Any]], Field(min_length=1, max_length=1024)] | None = Field(
-        None, description="Several inputs run concurrently (their model calls batch together).")
-    version: str | None = Field(None, description="A stored version (a unique prefix is enough); default: production, else latest.")
+        None, description="Several inputs run concurrently (their model calls batch together)."
+    )
+    version: str | None = Field(
+        None, description="A stored version (a unique prefix is enough); default: production, else latest."
+    )
     explain: bool = Field(False, description="Add the explanation (rule firings, model calls, gate decisions).")
 
     @model_validator(mode="after")
-    def _one_of(self) -> "PredictRequest":
+    def _one_of(self) -> PredictRequest:
         if (self.input is None) == (self.inputs is None):
             raise ValueError("give exactly one of 'input' (one run) or 'inputs' (a batch)")
         return self

@@ -12,17 +12,42 @@ See `prover` for the algorithm (SLD resolution with linear tabling, negation as 
 
 from .askable import AskAnswer, AskBroker, ModelProvider, PersonProvider, Provider, Question, ScriptedProvider
 from .certainty import combine, probability_to_certainty
-from .errors import (AskError, BackwardError, DepthLimitError, EvaluationError, GoalSyntaxError, NotStratifiedError,
-                     ProofTimeout)
+from .errors import (
+    AskError,
+    BackwardError,
+    DepthLimitError,
+    EvaluationError,
+    GoalSyntaxError,
+    NotStratifiedError,
+    ProofTimeout,
+)
 from .goals import parse_goal
 from .proof import Proof
 from .prover import Answer, ProofResult, ProverConfig, Session
 from .rulebase import SkippedRule
 
 __all__ = [
-    "Session", "ProverConfig", "ProofResult", "Answer", "Proof", "SkippedRule", "parse_goal",
-    "Question", "AskAnswer", "AskBroker", "Provider", "PersonProvider", "ModelProvider", "ScriptedProvider",
-    "combine", "probability_to_certainty",
-    "BackwardError", "GoalSyntaxError", "EvaluationError", "DepthLimitError", "ProofTimeout", "NotStratifiedError",
+    "Session",
+    "ProverConfig",
+    "ProofResult",
+    "Answer",
+    "Proof",
+    "SkippedRule",
+    "parse_goal",
+    "Question",
+    "AskAnswer",
+    "AskBroker",
+    "Provider",
+    "PersonProvider",
+    "ModelProvider",
+    "ScriptedProvider",
+    "combine",
+    "probability_to_certainty",
+    "BackwardError",
+    "GoalSyntaxError",
+    "EvaluationError",
+    "DepthLimitError",
+    "ProofTimeout",
+    "NotStratifiedError",
     "AskError",
 ]

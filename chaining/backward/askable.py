@@ -14,9 +14,10 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Mapping, Protocol
+from typing import Any, Protocol
 
 from rules import KnowledgeBase
 from rules.annotations import AskableSpec
@@ -59,8 +60,14 @@ class Question:
         return fact_text(self.fact)
 
     def to_dict(self) -> dict:
-        return {"relation": self.relation, "fact": self.fact_text, "ask_slot": self.ask_slot, "text": self.text,
-                "allowed": None if self.allowed is None else [str(a) for a in self.allowed], "why": list(self.why)}
+        return {
+            "relation": self.relation,
+            "fact": self.fact_text,
+            "ask_slot": self.ask_slot,
+            "text": self.text,
+            "allowed": None if self.allowed is None else [str(a) for a in self.allowed],
+            "why": list(self.why),
+        }
 
 
 @dataclass(slots=True)
@@ -116,7 +123,7 @@ class ScriptedProvider:
         self.asked: list[Question] = []
 
     @classmethod
-    def from_json_file(cls, path: str | Path) -> "ScriptedProvider":
+    def from_json_file(cls, path: str | Path) -> ScriptedProvider:
         """Read `{"(fact text)": answer, ...}`; raises AskError naming the file on bad JSON."""
         try:
             data = json.loads(Path(path).read_text())
@@ -132,7 +139,7 @@ class ScriptedProvider:
             self.asked.append(q)
             key = " ".join(q.fact_text.split())
             if key not in self.answers:
-                raise AskError(f"no scripted answer for {key} ({q.text}); add \"{key}\": ... to the answers file")
+                raise AskError(f'no scripted answer for {key} ({q.text}); add "{key}": ... to the answers file')
             out.append(self.answers[key])
         return out
 
@@ -160,8 +167,15 @@ class ModelProvider:
         out = []
         for q, a in zip(questions, answers):
             if q.ask_slot is None and isinstance(a, float):
-                out.append({"value": a >= self.threshold, "certainty": probability_to_certainty(a) if a >= self.threshold
-                            else probability_to_certainty(1 - a), "p": a})
+                out.append(
+                    {
+                        "value": a >= self.threshold,
+                        "certainty": probability_to_certainty(a)
+                        if a >= self.threshold
+                        else probability_to_certainty(1 - a),
+                        "p": a,
+                    }
+                )
             elif isinstance(a, tuple) and len(a) == 2 and isinstance(a[1], float):
                 out.append({"value": a[0], "certainty": probability_to_certainty(a[1])})
             else:
@@ -247,8 +261,9 @@ class AskBroker:
         if key in self._inflight:
             return await asyncio.shield(self._inflight[key])
         if self.provider is None:
-            raise AskError(f"{q.fact_text} is askable but no provider (person, model or answers file) was given: "
-                           f"{q.text}")
+            raise AskError(
+                f"{q.fact_text} is askable but no provider (person, model or answers file) was given: {q.text}"
+            )
         fut = asyncio.get_running_loop().create_future()
         self._inflight[key] = fut
         self._pending.append((q, fut))
@@ -292,5 +307,16 @@ def answered_fact(q: Question, a: AskAnswer) -> Fact | None:
     return Fact(q.relation, {**q.fact.slots, q.ask_slot: a.value})
 
 
-__all__ = ["Question", "AskAnswer", "Provider", "PersonProvider", "ScriptedProvider", "ModelProvider", "AskBroker",
-           "question_for", "normalise", "answered_fact", "IMPLIED"]
+__all__ = [
+    "Question",
+    "AskAnswer",
+    "Provider",
+    "PersonProvider",
+    "ScriptedProvider",
+    "ModelProvider",
+    "AskBroker",
+    "question_for",
+    "normalise",
+    "answered_fact",
+    "IMPLIED",
+]

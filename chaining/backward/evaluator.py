@@ -10,20 +10,24 @@ reachable from its text; values substituted in are quoted constants.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import clips
 
+from chaining.forward.clips_halt import WATCHDOG
+from chaining.forward.clips_halt import clear as clear_halt
+from chaining.forward.clips_memory import WorkingMemory
+from chaining.forward.clips_recursion import (
+    DEFAULT_MAX_CALL_DEPTH,
+    CallDepthGuard,
+    depth_message,
+    recursive_functions,
+    watch_if_recursive,
+)
+from chaining.forward.clips_trace import OutputRouter
 from rules import KnowledgeBase, ast
 from rules.facts import IMPLIED, Fact, String, Symbol
 from rules.printer import expr_text
-
-from chaining.forward.clips_halt import WATCHDOG
-from chaining.forward.clips_memory import WorkingMemory
-from chaining.forward.clips_halt import clear as clear_halt
-from chaining.forward.clips_recursion import DEFAULT_MAX_CALL_DEPTH, CallDepthGuard, depth_message, recursive_functions, \
-    watch_if_recursive
-from chaining.forward.clips_trace import OutputRouter
 
 from .errors import EvaluationError, ProofTimeout
 from .terms import Bindings, Value, clips_text, from_clips
@@ -115,15 +119,17 @@ class ClipsEvaluator:
         t = self.kb.templates.get(f.template.rsplit("::", 1)[-1])
         if f.is_ordered:
             if t is not None:
-                raise EvaluationError(f"{where}: {f.template!r} is a deftemplate with slots {list(t.slots)}; "
-                                      "give 'slots', not 'values'")
+                raise EvaluationError(
+                    f"{where}: {f.template!r} is a deftemplate with slots {list(t.slots)}; give 'slots', not 'values'"
+                )
             return
         if t is None:
             raise EvaluationError(f"{where}: template {f.template!r} is not defined in this knowledge base")
         for name in f.slots:
             if name not in t.slots:
-                raise EvaluationError(f"{where}.slots.{name}: template {f.template!r} has no slot {name!r}; "
-                                      f"slots are {list(t.slots)}")
+                raise EvaluationError(
+                    f"{where}.slots.{name}: template {f.template!r} has no slot {name!r}; slots are {list(t.slots)}"
+                )
 
     def complete_template_fact(self, template: str, slots: dict[str, Value]) -> dict[str, Value]:
         """Fill missing slots of a template fact with CLIPS's defaults (static, derived or dynamic)."""
@@ -217,8 +223,19 @@ def convert_fact(cf) -> Fact:
 
 def _assert_text(f: Fact) -> str:
     if f.is_ordered:
-        return "(" + " ".join([f.template, *(clips_text(v) if not isinstance(v, tuple) else
-                                             " ".join(clips_text(x) for x in v) for v in f.values)]) + ")"
+        return (
+            "("
+            + " ".join(
+                [
+                    f.template,
+                    *(
+                        clips_text(v) if not isinstance(v, tuple) else " ".join(clips_text(x) for x in v)
+                        for v in f.values
+                    ),
+                ]
+            )
+            + ")"
+        )
     parts = []
     for k, v in f.slots.items():
         if isinstance(v, tuple):

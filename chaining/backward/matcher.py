@@ -8,7 +8,7 @@ number of fields; single-field variables and `?` match exactly one.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from rules import ast
 from rules.facts import IMPLIED, Fact, String, Symbol
@@ -118,7 +118,9 @@ def match_sequence(fields: list[ast.Field], values: tuple, b: Bindings, ev: Clip
     yield from go(0, 0, b)
 
 
-def match(p: ast.Pattern, fact: Fact, b: Bindings, ev: ClipsEvaluator, multislots: set[str] | None = None) -> Iterator[Bindings]:
+def match(
+    p: ast.Pattern, fact: Fact, b: Bindings, ev: ClipsEvaluator, multislots: set[str] | None = None
+) -> Iterator[Bindings]:
     """All bindings under which pattern `p` matches `fact` (given bindings `b`).
 
     `multislots` names the template's multislots (their values are tuples matched as sequences).

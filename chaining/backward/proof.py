@@ -37,7 +37,7 @@ class Proof:
     source: str | None = None
     rule: str | None = None
     bindings: dict[str, Value] = field(default_factory=dict)
-    premises: list["Proof"] = field(default_factory=list)
+    premises: list[Proof] = field(default_factory=list)
     certainty: float | None = None
     detail: str | None = None
     fact_id: int | None = None
@@ -93,7 +93,7 @@ class Proof:
             out += p.rules_used()
         return out
 
-    def leaves(self) -> list["Proof"]:
+    def leaves(self) -> list[Proof]:
         """Given facts, answers and tests the proof rests on."""
         if not self.premises:
             return [self]

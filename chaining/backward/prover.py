@@ -25,8 +25,9 @@ import contextlib
 import math
 import sys
 import time
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable, Iterable, Mapping
+from typing import Any
 
 from rules import KnowledgeBase, ast
 from rules.facts import IMPLIED, Fact, String
@@ -77,8 +78,12 @@ class Answer:
     certainty: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"bindings": bindings_json(self.bindings), "fact": fact_text(self.fact) if self.fact else None,
-                "certainty": self.certainty, "proof": self.proof.to_dict()}
+        return {
+            "bindings": bindings_json(self.bindings),
+            "fact": fact_text(self.fact) if self.fact else None,
+            "certainty": self.certainty,
+            "proof": self.proof.to_dict(),
+        }
 
 
 @dataclass(slots=True)
@@ -103,12 +108,19 @@ class ProofResult:
 
     def to_dict(self) -> dict[str, Any]:
         """`{"goal", "answers": [{"bindings", "fact", "certainty", "proof"}], "complete", "skipped_rules", ...}`."""
-        return {"goal": self.goal, "answers": [a.to_dict() for a in self.answers], "complete": self.complete,
-                "skipped_rules": [s.to_dict() for s in self.skipped_rules], "questions": self.questions,
-                "warnings": self.warnings, "seconds": self.seconds}
+        return {
+            "goal": self.goal,
+            "answers": [a.to_dict() for a in self.answers],
+            "complete": self.complete,
+            "skipped_rules": [s.to_dict() for s in self.skipped_rules],
+            "questions": self.questions,
+            "warnings": self.warnings,
+            "seconds": self.seconds,
+        }
 
 
 # ---- tables ----------------------------------------------------------------------------------
+
 
 @dataclass(slots=True)
 class _TAnswer:
@@ -167,9 +179,18 @@ class Session:
         EvaluationError: a given fact does not fit its template.
     """
 
-    def __init__(self, kb: KnowledgeBase, *, facts: Iterable[Fact | Mapping] = (), provider: Provider | None = None,
-                 config: ProverConfig | None = None, functions: Mapping[str, Callable] | None = None,
-                 use_rules: bool = True, include_deffacts: bool = True, keep_ids: bool = False):
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        *,
+        facts: Iterable[Fact | Mapping] = (),
+        provider: Provider | None = None,
+        config: ProverConfig | None = None,
+        functions: Mapping[str, Callable] | None = None,
+        use_rules: bool = True,
+        include_deffacts: bool = True,
+        keep_ids: bool = False,
+    ):
         from chaining.forward.base import as_facts  # the shared normaliser of facts given as data
 
         self.kb = kb
@@ -201,8 +222,14 @@ class Session:
                 else:
                     grouped.append((br, [h]))
             self.rules_for[rel] = grouped
-        self._rhs_bound = {br.name: {str(a.args[0].value) for a in br.actions if a.head == "bind" and a.args
-                                     and isinstance(a.args[0], ast.Atom)} for br in self.usable}
+        self._rhs_bound = {
+            br.name: {
+                str(a.args[0].value)
+                for a in br.actions
+                if a.head == "bind" and a.args and isinstance(a.args[0], ast.Atom)
+            }
+            for br in self.usable
+        }
         self._defaults: dict[tuple[str, str], Value] = {}
 
     def _normalise(self, f: Fact) -> Fact:
@@ -215,8 +242,11 @@ class Session:
         for name, v in f.slots.items():
             sd = t.slots.get(name)
             if sd is not None and sd.types and not ({"SYMBOL", "LEXEME"} & set(sd.types)) and "STRING" in sd.types:
-                slots[name] = tuple(String(x) if isinstance(x, str) else x for x in v) if isinstance(v, tuple) else \
-                    (String(v) if isinstance(v, str) else v)
+                slots[name] = (
+                    tuple(String(x) if isinstance(x, str) else x for x in v)
+                    if isinstance(v, tuple)
+                    else (String(v) if isinstance(v, str) else v)
+                )
         return Fact(f.template, slots, f.id)
 
     def _deffacts_certainty(self) -> dict[tuple, float]:
@@ -253,8 +283,11 @@ class Session:
             if q is None or str(exc).startswith(f"proof ran past {self.config.timeout} s"):
                 raise
             chain = [fr.goal for fr in q.frames] or [goal]
-            raise ProofTimeout(f"proof ran past {self.config.timeout} s while proving {chain[-1]}; "
-                               f"goal chain: {' <- '.join(chain)}; CLIPS was evaluating {exc.goal}", chain[-1]) from None
+            raise ProofTimeout(
+                f"proof ran past {self.config.timeout} s while proving {chain[-1]}; "
+                f"goal chain: {' <- '.join(chain)}; CLIPS was evaluating {exc.goal}",
+                chain[-1],
+            ) from None
 
     async def _prove(self, goal: str, *, limit: int | None = None) -> ProofResult:
         """Prove `goal` (CLIPS pattern text, one pattern or several as a conjunction).
@@ -277,8 +310,10 @@ class Session:
         if sys.getrecursionlimit() < needed:
             sys.setrecursionlimit(needed)
         ces = parse_goal(goal, self.kb)
-        q = _Query(deadline=None if self.config.timeout is None else time.monotonic() + self.config.timeout,
-                   asked_before=len(self.broker.asked))
+        q = _Query(
+            deadline=None if self.config.timeout is None else time.monotonic() + self.config.timeout,
+            asked_before=len(self.broker.asked),
+        )
         self._query = q
         self.ev.deadline = None if self.config.timeout is None else time.perf_counter() + self.config.timeout
         goal_vars = _goal_variables(ces)
@@ -294,8 +329,10 @@ class Session:
             async with contextlib.aclosing(gen):
                 async for ta in gen:
                     for b in match(p, ta.fact, {}, self.ev, self._multislots.get(p.template)):
-                        bk = (fact_key(ta.fact), tuple((k, vkey(b[k])) for k in goal_vars if k in b and not
-                                                       isinstance(b[k], Fact)))
+                        bk = (
+                            fact_key(ta.fact),
+                            tuple((k, vkey(b[k])) for k in goal_vars if k in b and not isinstance(b[k], Fact)),
+                        )
                         if bk in seen:
                             continue
                         seen.add(bk)
@@ -322,17 +359,29 @@ class Session:
                     if bk in seen:
                         continue
                     seen.add(bk)
-                    cf = cfm.conjunction([p.certainty for p in proofs if p.certainty is not None]) if self.cf_on else None
+                    cf = (
+                        cfm.conjunction([p.certainty for p in proofs if p.certainty is not None])
+                        if self.cf_on
+                        else None
+                    )
                     proof = Proof("goal", premises=proofs, detail=goal, certainty=cf)
-                    answers.append(Answer({k: b[k] for k in goal_vars if k in b and not isinstance(b[k], Fact)},
-                                          proof, None, cf))
+                    answers.append(
+                        Answer({k: b[k] for k in goal_vars if k in b and not isinstance(b[k], Fact)}, proof, None, cf)
+                    )
                     if limit is not None and len(answers) >= limit:
                         complete = False
                         break
-        asked = self.broker.asked[q.asked_before:]
-        return ProofResult(goal, answers, complete, list(self.skipped),
-                           [{**qq.to_dict(), "answer": aa.text, "certainty": aa.certainty, "source": aa.source}
-                            for qq, aa in asked], q.warnings, time.perf_counter() - t0, len(q.tables))
+        asked = self.broker.asked[q.asked_before :]
+        return ProofResult(
+            goal,
+            answers,
+            complete,
+            list(self.skipped),
+            [{**qq.to_dict(), "answer": aa.text, "certainty": aa.certainty, "source": aa.source} for qq, aa in asked],
+            q.warnings,
+            time.perf_counter() - t0,
+            len(q.tables),
+        )
 
     def prove_sync(self, goal: str, *, limit: int | None = None) -> ProofResult:
         """`prove` for callers without an event loop (runs one with asyncio.run)."""
@@ -373,6 +422,7 @@ class Session:
             return None
         if first.kind == "constant":
             from .matcher import _const
+
             return vkey(_const(first.value))  # type: ignore[arg-type]
         if first.kind == "variable":
             name = str(first.value.value)  # type: ignore[union-attr]
@@ -398,8 +448,11 @@ class Session:
 
     def _check_limits(self, q: _Query, goal: str) -> None:
         if q.deadline is not None and time.monotonic() > q.deadline:
-            raise ProofTimeout(f"proof ran past {self.config.timeout} s while proving {goal}; "
-                               f"goal chain: {' <- '.join(fr.goal for fr in q.frames)}", goal)
+            raise ProofTimeout(
+                f"proof ran past {self.config.timeout} s while proving {goal}; "
+                f"goal chain: {' <- '.join(fr.goal for fr in q.frames)}",
+                goal,
+            )
 
     async def _call(self, p: ast.Pattern, b: Bindings, q: _Query) -> list[_TAnswer]:
         key = self._call_key(p, b)
@@ -408,16 +461,18 @@ class Session:
             return list(t.answers.values())
         if t is not None and t.state == "evaluating":
             t.recursive = True
-            for s in q.stack[t.depth + 1:]:
+            for s in q.stack[t.depth + 1 :]:
                 s.leader_depth = min(s.leader_depth, t.depth)
             q.touched = min(q.touched, t.depth)
             return list(t.answers.values())
         text = _instantiated_text(p, b)
         if len(q.stack) >= self.config.max_depth:
             chain = [s.text for s in q.stack] + [text]
-            raise DepthLimitError(f"goal depth limit {self.config.max_depth} exceeded proving {text}; "
-                                  f"chain (outermost first): {' -> '.join(chain[:5])} ... {' -> '.join(chain[-3:])}",
-                                  chain)
+            raise DepthLimitError(
+                f"goal depth limit {self.config.max_depth} exceeded proving {text}; "
+                f"chain (outermost first): {' -> '.join(chain[:5])} ... {' -> '.join(chain[-3:])}",
+                chain,
+            )
         if t is None:
             t = q.tables[key] = _Table(key, key[0], text)
         async for _ in self._produce(t, q):
@@ -472,8 +527,9 @@ class Session:
             return False
         return {s for s, _ in key[2]} == set(t.slots)
 
-    def _add(self, t: _Table, fact: Fact, proof: Proof, cf: float | None, signature: tuple,
-             q: _Query) -> _TAnswer | None:
+    def _add(
+        self, t: _Table, fact: Fact, proof: Proof, cf: float | None, signature: tuple, q: _Query
+    ) -> _TAnswer | None:
         """Record an answer; returns it when new (also marks the table changed when a certainty grows)."""
         k = fact_key(fact)
         ta = t.answers.get(k)
@@ -526,8 +582,9 @@ class Session:
             finally:
                 q.frames.pop()
 
-    def _conclude(self, t: _Table, br: BackwardRule, heads: list[Head], b: Bindings, proofs: list[Proof],
-                  q: _Query) -> list[_TAnswer]:
+    def _conclude(
+        self, t: _Table, br: BackwardRule, heads: list[Head], b: Bindings, proofs: list[Proof], q: _Query
+    ) -> list[_TAnswer]:
         out: list[_TAnswer] = []
         try:
             b = self._run_actions(br, b)
@@ -578,7 +635,9 @@ class Session:
         for f, _, _ in self.base.get(rel, ()):
             if spec.ask_slot is None and fact_key(f) == fact_key(fact):
                 return
-            if spec.ask_slot is not None and all(s in f.slots and same(f.slots[s], fact.slots[s]) for s in spec.key_slots):
+            if spec.ask_slot is not None and all(
+                s in f.slots and same(f.slots[s], fact.slots[s]) for s in spec.key_slots
+            ):
                 return  # already known from working memory
         why = [f"{fr.goal}" + (f" by rule {fr.rule}" if fr.rule else "") for fr in q.frames] + [fact_text(fact)]
         question = question_for(spec, fact, why)
@@ -608,8 +667,9 @@ class Session:
             if key[1] == "o":
                 if not h.ordered:
                     continue
-                has_multi = any(isinstance(e, ast.Atom) and e.kind == "mf_variable" or isinstance(e, ast.Call)
-                                for e in h.fields)
+                has_multi = any(
+                    isinstance(e, ast.Atom) and e.kind == "mf_variable" or isinstance(e, ast.Call) for e in h.fields
+                )
                 if key[3] is not None and not has_multi and len(h.fields) != key[3]:
                     continue
                 if has_multi:
@@ -629,6 +689,7 @@ class Session:
                     continue
                 if isinstance(e, ast.Atom) and e.kind in ("symbol", "string", "integer", "float"):
                     from .matcher import _const
+
                     if vkey(_const(e)) != k:
                         b = None
                 elif isinstance(e, ast.Atom) and e.kind == "variable" and str(e.value) not in rhs_bound:
@@ -712,8 +773,9 @@ class Session:
 
     # ---- conditional elements ---------------------------------------------------------------
 
-    async def _ces(self, ces: list[ast.CE], i: int, b: Bindings, q: _Query, cutoff: int | None = None,
-                   all_old: bool = False) -> AsyncIterator[tuple[Bindings, list[Proof]]]:
+    async def _ces(
+        self, ces: list[ast.CE], i: int, b: Bindings, q: _Query, cutoff: int | None = None, all_old: bool = False
+    ) -> AsyncIterator[tuple[Bindings, list[Proof]]]:
         """Solutions of ces[i:]. With `cutoff` and `all_old` (every earlier premise used an answer
         older than cutoff), the last premise only needs answers at or after cutoff."""
         if i == len(ces):
@@ -741,8 +803,9 @@ class Session:
             q.touched = min(before, touched)
         return found, touched < len(q.stack)
 
-    async def _ce(self, ce: ast.CE, b: Bindings, q: _Query,
-                  new_since: int | None = None) -> AsyncIterator[tuple[Bindings, list[Proof]]]:
+    async def _ce(
+        self, ce: ast.CE, b: Bindings, q: _Query, new_since: int | None = None
+    ) -> AsyncIterator[tuple[Bindings, list[Proof]]]:
         """Solutions of one conditional element; `new_since`: only pattern answers added at or after it."""
         if isinstance(ce, ast.Pattern):
             answers = await self._call(ce, b, q)
@@ -771,9 +834,11 @@ class Session:
             found, touched = await self._first(ce.ce, b, q)
             if found is None:
                 if touched:
-                    raise NotStratifiedError(f"(not {ce_text(ce.ce)}) depends on a goal that is still being proved "
-                                             f"({q.stack[-1].text if q.stack else '?'}): negation through recursion "
-                                             "has no well-defined answer here")
+                    raise NotStratifiedError(
+                        f"(not {ce_text(ce.ce)}) depends on a goal that is still being proved "
+                        f"({q.stack[-1].text if q.stack else '?'}): negation through recursion "
+                        "has no well-defined answer here"
+                    )
                 yield b, [Proof("not", detail=_instantiated_ce(ce.ce, b), certainty=1.0 if self.cf_on else None)]
         elif isinstance(ce, (ast.And, ast.Logical)):
             async for sol in self._ces(ce.ces, 0, b, q):
@@ -786,8 +851,18 @@ class Session:
             found, _ = await self._first(ast.And(ce.ces), b, q)
             if found is not None:
                 cf = cfm.conjunction([p.certainty for p in found[1] if p.certainty is not None]) if self.cf_on else None
-                yield b, [Proof("exists", premises=found[1], detail=" ".join(_instantiated_ce(c, b) for c in ce.ces),
-                                certainty=cf, gen=max([p.gen for p in found[1]], default=q.gen))]
+                yield (
+                    b,
+                    [
+                        Proof(
+                            "exists",
+                            premises=found[1],
+                            detail=" ".join(_instantiated_ce(c, b) for c in ce.ces),
+                            certainty=cf,
+                            gen=max([p.gen for p in found[1]], default=q.gen),
+                        )
+                    ],
+                )
         elif isinstance(ce, ast.Forall):
             first, rest = ce.ces[0], ce.ces[1:]
             before = q.touched
@@ -808,22 +883,49 @@ class Session:
             if touched < len(q.stack):
                 raise NotStratifiedError(f"(forall ...) over a goal that is still being proved: {ce_text(ce)}")
             if ok:
-                yield b, [Proof("forall", premises=witnesses, detail=" ".join(_instantiated_ce(c, b) for c in ce.ces),
-                                certainty=1.0 if self.cf_on else None)]
+                yield (
+                    b,
+                    [
+                        Proof(
+                            "forall",
+                            premises=witnesses,
+                            detail=" ".join(_instantiated_ce(c, b) for c in ce.ces),
+                            certainty=1.0 if self.cf_on else None,
+                        )
+                    ],
+                )
         else:  # pragma: no cover - the parser produces no other CE
             raise BackwardError(f"unsupported conditional element {ce!r}")
 
 
 # ---- helpers -------------------------------------------------------------------------------------
 
+
 def _record_derivation(ta: _TAnswer, proof: Proof) -> None:
     """A further derivation of an answer (certainty factors): the answer's proof node, which other
     proofs already point to, becomes a "combined" node over every derivation."""
     node = ta.proof
     if node.kind != "combined":
-        first = Proof(node.kind, node.fact, node.source, node.rule, node.bindings, node.premises, node.certainty,
-                      node.detail, node.fact_id, node.gen)
-        node.kind, node.rule, node.source, node.bindings, node.detail, node.fact_id = "combined", None, None, {}, None, None
+        first = Proof(
+            node.kind,
+            node.fact,
+            node.source,
+            node.rule,
+            node.bindings,
+            node.premises,
+            node.certainty,
+            node.detail,
+            node.fact_id,
+            node.gen,
+        )
+        node.kind, node.rule, node.source, node.bindings, node.detail, node.fact_id = (
+            "combined",
+            None,
+            None,
+            {},
+            None,
+            None,
+        )
         node.premises = [first]
     node.premises.append(proof)
     node.detail = f"{len(node.premises)} derivations combined (EMYCIN)"
@@ -831,6 +933,7 @@ def _record_derivation(ta: _TAnswer, proof: Proof) -> None:
 
 def _from_vkey(k: tuple) -> Value:
     from rules.facts import String, Symbol
+
     kind, v = k
     if kind == "y":
         return Symbol(v)
@@ -878,6 +981,7 @@ def _goal_variables(ces: list[ast.CE]) -> list[str]:
 
 def _instantiated_expr(e: ast.Expr, b: Bindings) -> str:
     from .terms import show
+
     if isinstance(e, ast.Atom):
         if e.kind in ("variable", "mf_variable") and str(e.value) in b and not isinstance(b[str(e.value)], Fact):
             return show(b[str(e.value)])
@@ -887,6 +991,7 @@ def _instantiated_expr(e: ast.Expr, b: Bindings) -> str:
 
 def _instantiated_field(f: ast.Field, b: Bindings) -> str:
     from rules.printer import field_text
+
     if isinstance(f, ast.FieldConstraint) and len(f.alternatives) == 1 and len(f.alternatives[0]) == 1:
         t = f.alternatives[0][0]
         if t.kind in ("variable", "mf_variable", "constant") and not t.negated:
@@ -898,8 +1003,16 @@ def _instantiated_text(p: ast.Pattern, b: Bindings) -> str:
     """A pattern with its bound variables replaced by their values, e.g. `(parent tom ?y)`."""
     if p.ordered:
         return "(" + " ".join([p.template, *(_instantiated_field(f, b) for f in p.fields)]) + ")"
-    return "(" + " ".join([p.template, *("(" + " ".join([s.name, *(_instantiated_field(f, b) for f in s.fields)]) + ")"
-                                         for s in p.slots)]) + ")"
+    return (
+        "("
+        + " ".join(
+            [
+                p.template,
+                *("(" + " ".join([s.name, *(_instantiated_field(f, b) for f in s.fields)]) + ")" for s in p.slots),
+            ]
+        )
+        + ")"
+    )
 
 
 def _instantiated_ce(ce: ast.CE, b: Bindings) -> str:

@@ -14,8 +14,18 @@ from dataclasses import dataclass, field
 from rules import KnowledgeBase, ast
 from rules.validate import bare
 
-_CONTROL = {"if", "while", "loop-for-count", "progn$", "foreach", "switch", "do-for-fact", "do-for-all-facts",
-            "delayed-do-for-all-facts", "progn"}
+_CONTROL = {
+    "if",
+    "while",
+    "loop-for-count",
+    "progn$",
+    "foreach",
+    "switch",
+    "do-for-fact",
+    "do-for-all-facts",
+    "delayed-do-for-all-facts",
+    "progn",
+}
 
 
 @dataclass(slots=True)
@@ -24,7 +34,7 @@ class Head:
 
     relation: str
     ordered: bool
-    fields: list[ast.Expr] = field(default_factory=list)          # ordered facts
+    fields: list[ast.Expr] = field(default_factory=list)  # ordered facts
     slots: dict[str, list[ast.Expr]] = field(default_factory=dict)  # template facts
     call: ast.Call | None = None
 
@@ -85,7 +95,9 @@ def _addresses(ces: list[ast.CE]) -> set[str]:
     return out
 
 
-def analyse(kb: KnowledgeBase) -> tuple[dict[str, list[tuple[BackwardRule, Head]]], list[BackwardRule], list[SkippedRule]]:
+def analyse(
+    kb: KnowledgeBase,
+) -> tuple[dict[str, list[tuple[BackwardRule, Head]]], list[BackwardRule], list[SkippedRule]]:
     """Index rules by the relations they conclude.
 
     Returns (relation -> [(rule, head)] in rule order, usable rules, skipped rules with reasons).

@@ -9,7 +9,8 @@ that keeps those distinctions.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import clips
 
@@ -104,12 +105,14 @@ def fact_key(f: Fact) -> tuple:
 
 def normalise_fact(f: Fact) -> Fact:
     """Plain `str` values become `Symbol`s so that keys and display are stable."""
+
     def norm(v: Value) -> Value:
         if isinstance(v, tuple):
             return tuple(norm(x) for x in v)
         if isinstance(v, str) and not isinstance(v, (Symbol, String)):
             return Symbol(v) if is_symbol_text(v) else String(v)
         return v
+
     return Fact(f.template, {k: norm(v) for k, v in f.slots.items()}, f.id)
 
 

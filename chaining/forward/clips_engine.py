@@ -9,8 +9,9 @@ A runner whose evaluation failed is still usable: the next evaluation starts wit
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from .base import EngineConfig, FactsInput, ForwardChainer, as_facts
 from .clips_runner import ClipsRunner
@@ -43,8 +44,10 @@ class ForwardEngine(ForwardChainer):
         because building a construct can run code (a `defglobal` initialiser).
         """
         if not hasattr(kb, "sources") or not hasattr(kb, "version"):
-            raise TypeError(f"ForwardEngine needs a validated rules.KnowledgeBase, got {type(kb).__name__}; "
-                            "use ForwardEngine.from_sources or from_files for text")
+            raise TypeError(
+                f"ForwardEngine needs a validated rules.KnowledgeBase, got {type(kb).__name__}; "
+                "use ForwardEngine.from_sources or from_files for text"
+            )
         self.config = config or EngineConfig()
         self.knowledge_base = kb
         self.sources = [(str(f), str(t)) for f, t in kb.sources]
@@ -65,7 +68,9 @@ class ForwardEngine(ForwardChainer):
 
     # -- construction ------------------------------------------------------------------
     @classmethod
-    def from_knowledge_base(cls, kb: Any, *, functions: Mapping[str, Callable] | None = None, config: EngineConfig | None = None) -> "ForwardEngine":
+    def from_knowledge_base(
+        cls, kb: Any, *, functions: Mapping[str, Callable] | None = None, config: EngineConfig | None = None
+    ) -> ForwardEngine:
         """An engine for a validated `rules.KnowledgeBase` (uses `kb.sources`, `kb.name`, `kb.version`).
 
         Raises:
@@ -82,7 +87,7 @@ class ForwardEngine(ForwardChainer):
         functions: Mapping[str, Callable] | None = None,
         config: EngineConfig | None = None,
         allow_unsafe: bool = False,
-    ) -> "ForwardEngine":
+    ) -> ForwardEngine:
         """Validate `(file name, text)` pairs with `rules.knowledge_base_from_sources`, then build.
 
         Raises:
@@ -91,7 +96,9 @@ class ForwardEngine(ForwardChainer):
         """
         import rules
 
-        kb = rules.knowledge_base_from_sources(name, list(sources), allow_unsafe=allow_unsafe, functions=tuple(functions or ()))
+        kb = rules.knowledge_base_from_sources(
+            name, list(sources), allow_unsafe=allow_unsafe, functions=tuple(functions or ())
+        )
         return cls(kb, functions=functions, config=config)
 
     @classmethod
@@ -103,7 +110,7 @@ class ForwardEngine(ForwardChainer):
         config: EngineConfig | None = None,
         allow_unsafe: bool = False,
         name: str | None = None,
-    ) -> "ForwardEngine":
+    ) -> ForwardEngine:
         """Validate rule files with `rules.load_knowledge_base` and build an engine from them.
 
         Raises:
@@ -112,13 +119,20 @@ class ForwardEngine(ForwardChainer):
         """
         import rules
 
-        kb = rules.load_knowledge_base([Path(p) for p in paths], name=name, allow_unsafe=allow_unsafe, functions=tuple(functions or ()))
+        kb = rules.load_knowledge_base(
+            [Path(p) for p in paths], name=name, allow_unsafe=allow_unsafe, functions=tuple(functions or ())
+        )
         return cls(kb, functions=functions, config=config)
 
     def _new_runner(self) -> ClipsRunner:
-        return ClipsRunner(self.sources, self.functions, trace_firings=self.config.trace_firings, trace_facts=self.config.trace_facts,
-                           native=self.config.native,
-                           build_timeout=self.config.timeout)
+        return ClipsRunner(
+            self.sources,
+            self.functions,
+            trace_firings=self.config.trace_firings,
+            trace_facts=self.config.trace_facts,
+            native=self.config.native,
+            build_timeout=self.config.timeout,
+        )
 
     # -- pool ----------------------------------------------------------------------------
     def _acquire(self) -> ClipsRunner:
@@ -164,7 +178,7 @@ class ForwardEngine(ForwardChainer):
         max_firings: int | None = None,
         timeout: float | None = None,
         seed: int | None = None,
-        templates: "Iterable[str] | None" = None,
+        templates: Iterable[str] | None = None,
     ) -> ForwardResult:
         """Reset, assert `facts`, run; see `ForwardChainer.evaluate` for arguments and errors.
 
@@ -181,8 +195,15 @@ class ForwardEngine(ForwardChainer):
             raise ValueError(f"timeout must be positive seconds, got {seconds}")
         runner = self._acquire()
         try:
-            return runner.evaluate(items, strategy=strat, max_firings=limit, timeout=seconds, seed=seed, run_chunk=self.config.run_chunk,
-                                   templates=templates if templates is None or type(templates) is frozenset else frozenset(templates))
+            return runner.evaluate(
+                items,
+                strategy=strat,
+                max_firings=limit,
+                timeout=seconds,
+                seed=seed,
+                run_chunk=self.config.run_chunk,
+                templates=templates if templates is None or type(templates) is frozenset else frozenset(templates),
+            )
         finally:
             self._release(runner)
 

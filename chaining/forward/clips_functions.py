@@ -8,7 +8,8 @@ arguments to our value types (`Symbol`, `String`, numbers, tuples; a fact addres
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import clips
 from clips._clips import ffi, lib

@@ -8,13 +8,13 @@ facts) or a multifield (ordered facts), reading walks `GetNextFact` and copies s
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from clips._clips import ffi, lib
 
 from rules.facts import IMPLIED, Fact, String
-
 from rules.facts import Symbol as _Symbol
 
 from .clips_values import FLOAT, INTEGER, STRING, SYMBOL, ValueWriter, is_symbol_token, read_value
@@ -72,8 +72,23 @@ class WorkingMemory:
     RuntimeError when it is not built) or never (False).
     """
 
-    __slots__ = ("_env", "_env_obj", "_writer", "_fb", "_cv", "_item_cv", "_mb", "_by_name", "_by_ptr", "_by_read_name",
-                 "_native", "_native_templates", "_native_read_templates", "_read_facts", "_assert_facts")
+    __slots__ = (
+        "_env",
+        "_env_obj",
+        "_writer",
+        "_fb",
+        "_cv",
+        "_item_cv",
+        "_mb",
+        "_by_name",
+        "_by_ptr",
+        "_by_read_name",
+        "_native",
+        "_native_templates",
+        "_native_read_templates",
+        "_read_facts",
+        "_assert_facts",
+    )
 
     def __init__(self, environment: Any, native: bool | None = None):
         self._env_obj = environment
@@ -131,8 +146,19 @@ class WorkingMemory:
                 types = {str(t) for t in read_value(tv)}
                 strings_only[s] = "STRING" in types and "SYMBOL" not in types
         keys = tuple(s.encode() for s in slots)
-        info = _TemplateInfo(name, implied, slots, keys, strings_only, name.encode(), dict(zip(slots, keys)), tuple(zip(slots, keys)),
-                             {s: k for s, k in zip(slots, keys) if not strings_only[s]}, ptr, int(ffi.cast("uintptr_t", ptr)))
+        info = _TemplateInfo(
+            name,
+            implied,
+            slots,
+            keys,
+            strings_only,
+            name.encode(),
+            dict(zip(slots, keys)),
+            tuple(zip(slots, keys)),
+            {s: k for s, k in zip(slots, keys) if not strings_only[s]},
+            ptr,
+            int(ffi.cast("uintptr_t", ptr)),
+        )
         self._by_ptr[ptr] = info
         if self._native is not None and not implied:
             self._native_read_templates[info.address] = (name, slots, keys)
@@ -171,7 +197,9 @@ class WorkingMemory:
             so = strings_only.get(slot)
             if so is None:
                 lib.FBAbort(fb)
-                raise FactAssertError(f"{where}.slots.{slot}: template {fact.template!r} has no slot {slot!r}; slots are {list(info.slots)}")
+                raise FactAssertError(
+                    f"{where}.slots.{slot}: template {fact.template!r} has no slot {slot!r}; slots are {list(info.slots)}"
+                )
             t = type(v)  # the common scalar types inline (hot path), everything else via ValueWriter
             if t is int:
                 cv.value = _create_integer(env, v)
@@ -205,18 +233,24 @@ class WorkingMemory:
             raise FactAssertError(f"{where}: could not assert {fact}: {_FBE.get(err, err)}")
         return lib.FactIndex(ptr)
 
-    def _assert_other(self, fact: Fact, info: "_TemplateInfo | None", where: str) -> int | None:
+    def _assert_other(self, fact: Fact, info: _TemplateInfo | None, where: str) -> int | None:
         if fact.is_ordered or (info is not None and info.implied):
             if info is not None and not info.implied:
-                raise FactAssertError(f"{where}: {fact.template!r} is a deftemplate with slots {list(info.slots)}; give 'slots', not 'values'")
+                raise FactAssertError(
+                    f"{where}: {fact.template!r} is a deftemplate with slots {list(info.slots)}; give 'slots', not 'values'"
+                )
             if not fact.is_ordered and fact.slots:
-                raise FactAssertError(f"{where}: {fact.template!r} is an ordered fact; give 'values', not named slots {sorted(fact.slots)}")
+                raise FactAssertError(
+                    f"{where}: {fact.template!r} is an ordered fact; give 'values', not named slots {sorted(fact.slots)}"
+                )
             if info is None:
                 self._by_name.pop(fact.template, None)
             return self._assert_ordered(fact.template, fact.values, where)
         if info is None:
             raise FactAssertError(f"{where}: template {fact.template!r} is not defined in this knowledge base")
-        raise FactAssertError(f"{where}: template {fact.template!r} has no slot 'implied'; slots are {list(info.slots)}")
+        raise FactAssertError(
+            f"{where}: template {fact.template!r} has no slot 'implied'; slots are {list(info.slots)}"
+        )
 
     def _assert_ordered(self, relation: str, values: tuple, where: str) -> int | None:
         # Ordered facts have no builder in the 6.4 API: assert the printed form as a string.
@@ -336,7 +370,7 @@ class WorkingMemory:
             f = lib.GetNextFact(self._env, f)
         return out
 
-    def facts(self, templates: "frozenset[str] | None" = None) -> list[Fact]:
+    def facts(self, templates: frozenset[str] | None = None) -> list[Fact]:
         """The facts in working memory, in id order, as `Fact` values with ids.
 
         `templates`: read only facts of these templates (None: all), named as `Fact.template`
@@ -356,7 +390,7 @@ class WorkingMemory:
             out.sort(key=_fact_id)
         return out
 
-    def templates_named(self, name: str) -> "list[_TemplateInfo]":
+    def templates_named(self, name: str) -> list[_TemplateInfo]:
         """The templates a fact's `template` name can denote: `name` in every module (as
         `Fact.template` gives it, without module), or exactly `MODULE::name`. Found lists
         are cached; an empty one is not (a relation may first appear during a run)."""
@@ -380,7 +414,7 @@ class WorkingMemory:
             self._by_read_name[name] = found
         return found
 
-    def _read_native(self, info: "_TemplateInfo | None") -> list[Fact]:
+    def _read_native(self, info: _TemplateInfo | None) -> list[Fact]:
         """Read the whole fact list (`info` None) or one template's facts with the C loop
         (`native_facts`), which stops at the first fact it cannot read; Python reads that one
         (an ordered fact, a multifield value, a template met for the first time), and so on."""
@@ -395,10 +429,14 @@ class WorkingMemory:
                 self._info(ptr)  # learns the template (and hands it to the C loop)
             out += self._read_python(fact, None if info is None else info.ptr, one=True)
             nxt = lib.GetNextFact(self._env, fact) if info is None else lib.GetNextFactInTemplate(info.ptr, fact)
-            address = read(context, int(ffi.cast("uintptr_t", nxt)), along, templates, Fact, _Symbol, String, out) if nxt else 0
+            address = (
+                read(context, int(ffi.cast("uintptr_t", nxt)), along, templates, Fact, _Symbol, String, out)
+                if nxt
+                else 0
+            )
         return out
 
-    def _read_python_along(self, info: "_TemplateInfo | None") -> list[Fact]:
+    def _read_python_along(self, info: _TemplateInfo | None) -> list[Fact]:
         """Read the whole fact list (`info` None) or one template's facts in Python."""
         if info is None:
             return self._read_python(lib.GetNextFact(self._env, ffi.NULL), None)

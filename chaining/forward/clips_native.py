@@ -23,7 +23,8 @@ is defined).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from cffi import FFI
 from clips import _clips

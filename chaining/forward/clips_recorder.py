@@ -100,8 +100,9 @@ class _Recorder:
         # is freed before the environment is destroyed (CLIPS otherwise prints `[ENVRNMNT8]
         # Environment data not fully deallocated` to the process's stdout). The finalizer holds
         # `env`, so the environment outlives all of it.
-        self._finalizer = weakref.finalize(self, _release, env_pointer, env, self._installed, self._keep,
-                                           self._free_native(), self._sb)
+        self._finalizer = weakref.finalize(
+            self, _release, env_pointer, env, self._installed, self._keep, self._free_native(), self._sb
+        )
 
     def _free_native(self) -> Any:
         """What frees the C context (`self._keep[0]`), or None."""
@@ -113,8 +114,10 @@ class _Recorder:
         if self.trace_firings or self.trace_facts:
             hooks.append((nl.AddBeforeRuleFiresFunction, nl.RemoveBeforeRuleFiresFunction, b"workbench-fire", fire))
         if self.trace_facts:
-            hooks += [(nl.AddAssertFunction, nl.RemoveAssertFunction, b"workbench-assert", on_assert),
-                      (nl.AddRetractFunction, nl.RemoveRetractFunction, b"workbench-retract", on_retract)]
+            hooks += [
+                (nl.AddAssertFunction, nl.RemoveAssertFunction, b"workbench-assert", on_assert),
+                (nl.AddRetractFunction, nl.RemoveRetractFunction, b"workbench-retract", on_retract),
+            ]
         for add, remove, name, fn in hooks:
             if not add(self._ep, name, fn, native.CALLBACK_PRIORITY, context):
                 raise RuntimeError(f"CLIPS refused the {name.decode()} callback")
@@ -143,7 +146,13 @@ class PythonRecorder(_Recorder):
     def _install(self) -> None:
         nl = native.lib
         sb, view, text = self._sb, self._view, self._text
-        pp_form, sb_append, sb_reset, fact_index, string = nl.ActivationPPForm, nl.SBAppend, nl.SBReset, nl.FactIndex, native.abi.string
+        pp_form, sb_append, sb_reset, fact_index, string = (
+            nl.ActivationPPForm,
+            nl.SBAppend,
+            nl.SBReset,
+            nl.FactIndex,
+            native.abi.string,
+        )
         events = self._events
         newline = b"\n"
         new = tuple.__new__
@@ -262,7 +271,9 @@ class NativeRecorder(_Recorder):
         fire = callback("wb_on_fire" if trace_firings else "wb_count_fire", "RuleFiredFunction")
         context = abi.cast("void *", int(ffi.cast("uintptr_t", t)))
         self._keep.append(t)
-        self._register(fire, callback("wb_on_assert", "FactFunction"), callback("wb_on_retract", "FactFunction"), context)
+        self._register(
+            fire, callback("wb_on_assert", "FactFunction"), callback("wb_on_retract", "FactFunction"), context
+        )
 
     def _free_native(self) -> Any:
         from . import native_trace as nt
@@ -306,7 +317,7 @@ class NativeRecorder(_Recorder):
         i = 0
         while i < size:
             j = i + 2 + flat[i + 1]
-            append(new(Firing, (names[flat[i]], tuple(flat[i + 2:j]))))
+            append(new(Firing, (names[flat[i]], tuple(flat[i + 2 : j]))))
             i = j
         if len(out) != t.fired:
             raise RuntimeError(f"the C trace recorder holds {len(out)} firings for {t.fired} rules fired")
@@ -327,8 +338,15 @@ class NativeRecorder(_Recorder):
         t.n_events = 0
         new, kinds = tuple.__new__, _KINDS
         if skip > 0:
-            return [new(FactEvent, (kinds[flat[i]], flat[i + 1], flat[i + 2] - skip)) for i in range(0, 3 * n, 3) if flat[i + 2] >= skip]
-        return [new(FactEvent, (kinds[flat[i]], flat[i + 1], None if flat[i + 2] < 0 else flat[i + 2])) for i in range(0, 3 * n, 3)]
+            return [
+                new(FactEvent, (kinds[flat[i]], flat[i + 1], flat[i + 2] - skip))
+                for i in range(0, 3 * n, 3)
+                if flat[i + 2] >= skip
+            ]
+        return [
+            new(FactEvent, (kinds[flat[i]], flat[i + 1], None if flat[i + 2] < 0 else flat[i + 2]))
+            for i in range(0, 3 * n, 3)
+        ]
 
     def take_error(self) -> BaseException | None:
         t = self._t
@@ -341,7 +359,9 @@ class NativeRecorder(_Recorder):
         return None
 
 
-def new_recorder(env: Any, env_pointer: Any, trace_firings: bool, trace_facts: bool, native: bool | None) -> "PythonRecorder | NativeRecorder":
+def new_recorder(
+    env: Any, env_pointer: Any, trace_firings: bool, trace_facts: bool, native: bool | None
+) -> PythonRecorder | NativeRecorder:
     """The C recorder when `native` is True, or None and it is built; else the Python one.
 
     Raises:

@@ -19,7 +19,8 @@ not a literal symbol).
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .clips_halt import halt
 from .constructs import ConstructSyntaxError, split_constructs
@@ -127,10 +128,12 @@ def watch_if_recursive(env: Any, construct_text: str, recursive: dict[str, str])
             lib.DefgenericSetWatch(ptr, True)
 
 
-def depth_message(guard: "CallDepthGuard") -> str:
+def depth_message(guard: CallDepthGuard) -> str:
     name, depth = guard.tripped or ("?", 0)
-    return (f"recursion too deep: {name} reached call depth {depth} (limit {guard.limit}); CLIPS has no limit of its "
-            "own and would overflow the stack")
+    return (
+        f"recursion too deep: {name} reached call depth {depth} (limit {guard.limit}); CLIPS has no limit of its "
+        "own and would overflow the stack"
+    )
 
 
 class CallDepthGuard:
@@ -183,8 +186,14 @@ def call_trace_end(pieces: list[str], i: int) -> int:
         j = next((k for k in range(i + 2, min(i + 12, n)) if pieces[k].strip() == "ED:"), -1)
     else:
         return -1
-    if not (0 < j and j + 1 < n and pieces[i + 1].strip() in (">>", "<<") and pieces[j].strip() == "ED:"
-            and (p == "HND " or pieces[j] == " ED:") and pieces[j + 1].isdigit()):
+    if not (
+        0 < j
+        and j + 1 < n
+        and pieces[i + 1].strip() in (">>", "<<")
+        and pieces[j].strip() == "ED:"
+        and (p == "HND " or pieces[j] == " ED:")
+        and pieces[j + 1].isdigit()
+    ):
         return -1
     k = j + 1
     while k < n and not pieces[k].endswith("\n"):

@@ -21,7 +21,7 @@ gets a CLIPS error instead of blocking a server on the terminal.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import clips
 from clips._clips import ffi, lib
@@ -30,14 +30,20 @@ from rules.facts import Fact
 
 from . import clips_native
 from .clips_functions import wrap_function
-from .clips_memory import WorkingMemory
-from .clips_trace import MessageRouter, OutputRouter, program_output
-from .constructs import ConstructSyntaxError, split_constructs
 from .clips_halt import WATCHDOG
 from .clips_halt import clear as clear_halt
-from .clips_recursion import DEFAULT_MAX_CALL_DEPTH, CallDepthGuard, depth_message, recursive_functions, watch_if_recursive
-from .errors import EvaluationTimeout, FactAssertError, FiringLimitError, KnowledgeBaseLoadError, RuleExecutionError
+from .clips_memory import WorkingMemory
 from .clips_recorder import new_recorder
+from .clips_recursion import (
+    DEFAULT_MAX_CALL_DEPTH,
+    CallDepthGuard,
+    depth_message,
+    recursive_functions,
+    watch_if_recursive,
+)
+from .clips_trace import MessageRouter, OutputRouter, program_output
+from .constructs import ConstructSyntaxError, split_constructs
+from .errors import EvaluationTimeout, FactAssertError, FiringLimitError, KnowledgeBaseLoadError, RuleExecutionError
 from .result import ForwardResult
 from .strategy import Strategy
 
@@ -67,9 +73,17 @@ class ClipsRunner:
         RuntimeError: `native` is True and a C part is not built.
     """
 
-    def __init__(self, sources: Sequence[tuple[str, str]], functions: Mapping[str, Callable] | None = None, *,
-                 trace_firings: bool = True, trace_facts: bool = True, build_timeout: float | None = None,
-                 max_call_depth: int = DEFAULT_MAX_CALL_DEPTH, native: bool | None = None):
+    def __init__(
+        self,
+        sources: Sequence[tuple[str, str]],
+        functions: Mapping[str, Callable] | None = None,
+        *,
+        trace_firings: bool = True,
+        trace_facts: bool = True,
+        build_timeout: float | None = None,
+        max_call_depth: int = DEFAULT_MAX_CALL_DEPTH,
+        native: bool | None = None,
+    ):
         self.env = clips.Environment()
         self._e = self.env._env
         self._ep = clips_native.env_pointer(self._e)
@@ -122,14 +136,17 @@ class ClipsRunner:
                     ret = lib.Build(self._e, c.text.encode())
                 finally:
                     if timeout is not None and WATCHDOG.disarm(self._e):
-                        raise KnowledgeBaseLoadError(f"{c.file}:{c.line}:{c.column}: building this {c.kind} took longer than "
-                                                     f"the time limit of {timeout} s (an expression that never returns?)")
+                        raise KnowledgeBaseLoadError(
+                            f"{c.file}:{c.line}:{c.column}: building this {c.kind} took longer than "
+                            f"the time limit of {timeout} s (an expression that never returns?)"
+                        )
                 guard = self.out.guard
                 if guard is not None:
                     if guard.tripped is not None:
                         clear_halt(self._e)
-                        raise KnowledgeBaseLoadError(f"{c.file}:{c.line}:{c.column}: building this {c.kind}: "
-                                                     f"{depth_message(guard)}")
+                        raise KnowledgeBaseLoadError(
+                            f"{c.file}:{c.line}:{c.column}: building this {c.kind}: {depth_message(guard)}"
+                        )
                     if ret == lib.BE_NO_ERROR:
                         watch_if_recursive(self._e, c.text, self._recursive)
                 if ret != lib.BE_NO_ERROR:
@@ -197,9 +214,16 @@ class ClipsRunner:
         # A run stopped by its time limit keeps the end of its trace only: turning a runaway's
         # whole trace into Python values could take longer than the limit itself.
         skip = max(0, recorder.fired - TIMEOUT_TRACE_KEEP) if stop == "timeout" else 0
-        result = ForwardResult(self.memory.facts(templates), recorder.take_firings(skip) if self.trace_firings else [],
-                               recorder.take_events(skip), output, messages,
-                               self._strategy_label, 0.0, "clips")
+        result = ForwardResult(
+            self.memory.facts(templates),
+            recorder.take_firings(skip) if self.trace_firings else [],
+            recorder.take_events(skip),
+            output,
+            messages,
+            self._strategy_label,
+            0.0,
+            "clips",
+        )
         result.seconds = time.perf_counter() - t0
         if stop is not None:
             firings = result.firings
@@ -221,17 +245,22 @@ class ClipsRunner:
         firings = result.firings
         if deep:
             last = firings[-1].rule if firings else "(no rule fired)"
-            raise RuleExecutionError(f"rule execution stopped after {len(firings)} firings (last rule: {last}): "
-                                     f"{depth_message(guard)}", result)
+            raise RuleExecutionError(
+                f"rule execution stopped after {len(firings)} firings (last rule: {last}): {depth_message(guard)}",
+                result,
+            )
         if failed_rhs:
             clear_halt(e)  # leave the environment ready for the next evaluation
             last = firings[-1].rule if firings else "(no rule fired)"
             detail = " ".join(errors.split()) or "CLIPS halted execution"
-            raise RuleExecutionError(f"rule execution failed after {len(firings)} firings (last rule: {last}): {detail}", result)
+            raise RuleExecutionError(
+                f"rule execution failed after {len(firings)} firings (last rule: {last}): {detail}", result
+            )
         return result
 
-    def _reset_assert_run(self, facts: Sequence[Fact], max_firings: int | None, timeout: float | None, t0: float,
-                          run_chunk: int) -> tuple[int, str | None]:
+    def _reset_assert_run(
+        self, facts: Sequence[Fact], max_firings: int | None, timeout: float | None, t0: float, run_chunk: int
+    ) -> tuple[int, str | None]:
         """Reset, assert `facts`, run under the limits; returns (rules fired, "firings" | "timeout" | None)."""
         e = self._e
         lib.Reset(e)
@@ -293,4 +322,3 @@ class ClipsRunner:
         destroyed with `self.env`."""
         self.recorder.close()
         self.memory.close()
-

@@ -33,7 +33,7 @@ class RunawayError(ForwardError):
         last_rules: names of the last rules fired, oldest first (at most 10).
     """
 
-    def __init__(self, message: str, partial: "ForwardResult", last_rules: list[str]):
+    def __init__(self, message: str, partial: ForwardResult, last_rules: list[str]):
         super().__init__(message)
         self.partial = partial
         self.last_rules = last_rules
@@ -54,6 +54,6 @@ class RuleExecutionError(ForwardError):
         partial: the result up to the failure; `partial.messages` holds CLIPS's error text.
     """
 
-    def __init__(self, message: str, partial: "ForwardResult"):
+    def __init__(self, message: str, partial: ForwardResult):
         super().__init__(message)
         self.partial = partial

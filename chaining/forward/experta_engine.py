@@ -23,7 +23,8 @@ import io
 import sys
 import threading
 import time
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import experta
 from experta.fact import InitialFact
@@ -53,14 +54,28 @@ class ExpertaEngine(ForwardChainer):
 
     backend = "experta"
 
-    def __init__(self, engine_class: type, *, fact_types: Mapping[str, type] | Iterable[type] | None = None, config: EngineConfig | None = None):
+    def __init__(
+        self,
+        engine_class: type,
+        *,
+        fact_types: Mapping[str, type] | Iterable[type] | None = None,
+        config: EngineConfig | None = None,
+    ):
         if not (isinstance(engine_class, type) and issubclass(engine_class, experta.KnowledgeEngine)):
             raise TypeError(f"engine_class must be a experta.KnowledgeEngine subclass, got {engine_class!r}")
         self.engine_class = engine_class
         self.config = config or EngineConfig()
         if fact_types is None:
             module = sys.modules.get(engine_class.__module__)
-            fact_types = [v for v in vars(module).values() if isinstance(v, type) and issubclass(v, experta.Fact) and v is not experta.Fact] if module else []
+            fact_types = (
+                [
+                    v
+                    for v in vars(module).values()
+                    if isinstance(v, type) and issubclass(v, experta.Fact) and v is not experta.Fact
+                ]
+                if module
+                else []
+            )
         if not isinstance(fact_types, Mapping):
             fact_types = {t.__name__: t for t in fact_types}
         self.fact_types: dict[str, type] = dict(fact_types)
@@ -73,7 +88,9 @@ class ExpertaEngine(ForwardChainer):
     def _to_experta(self, fact: Fact, where: str) -> Any:
         cls = self.fact_types.get(fact.template)
         if cls is None:
-            raise FactAssertError(f"{where}: template {fact.template!r} has no experta Fact class; known: {sorted(self.fact_types)}")
+            raise FactAssertError(
+                f"{where}: template {fact.template!r} has no experta Fact class; known: {sorted(self.fact_types)}"
+            )
         positional = [_plain(v) for v in fact.slots.get(IMPLIED, ())]
         named = {k: _plain(v) for k, v in fact.slots.items() if k != IMPLIED}
         return cls(*positional, **named)
@@ -122,19 +139,33 @@ class ExpertaEngine(ForwardChainer):
             wm = [self._from_experta(f) for _, f in sorted(engine.facts.items()) if not isinstance(f, InitialFact)]
             if keep is not None:
                 wm = [f for f in wm if f.template in keep]
-            result = ForwardResult(wm, firings, events, buffer.getvalue(), "", "depth", time.perf_counter() - t0, "experta")
+            result = ForwardResult(
+                wm, firings, events, buffer.getvalue(), "", "depth", time.perf_counter() - t0, "experta"
+            )
         last = [f.rule for f in firings[-10:]]
         if error is not None:
             result.messages = f"{type(error).__name__}: {error}"
-            raise RuleExecutionError(f"rule {last[-1] if last else '?'} failed: {type(error).__name__}: {error}", result) from error
+            raise RuleExecutionError(
+                f"rule {last[-1] if last else '?'} failed: {type(error).__name__}: {error}", result
+            ) from error
         if stop == "firings":
-            raise FiringLimitError(f"runaway knowledge base: stopped after {len(firings)} firings (limit {limit}) with activations still on the agenda; last rules fired: {', '.join(last)}", result, last)
+            raise FiringLimitError(
+                f"runaway knowledge base: stopped after {len(firings)} firings (limit {limit}) with activations still on the agenda; last rules fired: {', '.join(last)}",
+                result,
+                last,
+            )
         if stop == "timeout":
-            raise EvaluationTimeout(f"runaway knowledge base: stopped after {result.seconds:.3f} s (time limit {seconds} s) and {len(firings)} firings; last rules fired: {', '.join(last)}", result, last)
+            raise EvaluationTimeout(
+                f"runaway knowledge base: stopped after {result.seconds:.3f} s (time limit {seconds} s) and {len(firings)} firings; last rules fired: {', '.join(last)}",
+                result,
+                last,
+            )
         return result
 
 
-def _run(engine: Any, limit: int | None, deadline: float | None) -> tuple[list[Firing], list[FactEvent], str | None, BaseException | None]:
+def _run(
+    engine: Any, limit: int | None, deadline: float | None
+) -> tuple[list[Firing], list[FactEvent], str | None, BaseException | None]:
     """experta's `KnowledgeEngine.run` loop (experta 1.9.4, engine.py) with limits and a trace."""
     firings: list[Firing] = []
     events: list[FactEvent] = []
@@ -150,7 +181,12 @@ def _run(engine: Any, limit: int | None, deadline: float | None) -> tuple[list[F
             activation = engine.agenda.get_next()
             if activation is None:
                 break
-            firings.append(Firing(activation.rule.__name__, tuple(int(f["__factid__"]) for f in activation.facts if not isinstance(f, InitialFact))))
+            firings.append(
+                Firing(
+                    activation.rule.__name__,
+                    tuple(int(f["__factid__"]) for f in activation.facts if not isinstance(f, InitialFact)),
+                )
+            )
             index = len(firings) - 1
             try:
                 activation.rule(engine, **{k: v for k, v in activation.context.items() if not k.startswith("__")})

@@ -42,7 +42,10 @@ def main(argv: list[str] | None = None) -> int:
     from . import native_facts, native_trace
 
     status = 0
-    for part, what in ((native_trace, "rule traces use Python callbacks"), (native_facts, "facts are asserted by Python code")):
+    for part, what in (
+        (native_trace, "rule traces use Python callbacks"),
+        (native_facts, "facts are asserted by Python code"),
+    ):
         name = part.__name__.rsplit(".", 1)[-1]
         if part.AVAILABLE:
             continue
@@ -51,7 +54,9 @@ def main(argv: list[str] | None = None) -> int:
         except BaseException as exc:  # noqa: BLE001 - any build failure (setuptools raises SystemExit) means "use the fallback"
             if isinstance(exc, KeyboardInterrupt):
                 raise
-            first = (str(exc).strip().splitlines() or [""])[0][:160]  # a compiler's error: its first line is enough here
+            first = (str(exc).strip().splitlines() or [""])[0][
+                :160
+            ]  # a compiler's error: its first line is enough here
             print(f"{name} not built ({type(exc).__name__}: {first}); {what} (slower)", file=sys.stderr)
             status = 1
             continue

@@ -59,11 +59,29 @@ def context(env: Any, fact_builder: Any, multifield_builder: Any) -> Any:
     def address(p: Any) -> int:
         return int(ffi.cast("uintptr_t", p))
 
-    names = ("FBSetDeftemplate", "FBPutSlot", "FBAssert", "FBAbort", "FactIndex", "CreateInteger", "CreateFloat",
-             "CreateSymbol", "MBReset", "MBAppend", "MBCreate", "GetNextFact", "GetNextFactInTemplate", "FactDeftemplate",
-             "GetFactSlot")
+    names = (
+        "FBSetDeftemplate",
+        "FBPutSlot",
+        "FBAssert",
+        "FBAbort",
+        "FactIndex",
+        "CreateInteger",
+        "CreateFloat",
+        "CreateSymbol",
+        "MBReset",
+        "MBAppend",
+        "MBCreate",
+        "GetNextFact",
+        "GetNextFactInTemplate",
+        "FactDeftemplate",
+        "GetFactSlot",
+    )
     functions = tuple(address(ffi.addressof(lib, name)) for name in names)
-    offsets = (ffi.offsetof("CLIPSLexeme", "contents"), ffi.offsetof("CLIPSInteger", "contents"), ffi.offsetof("CLIPSFloat", "contents"))
+    offsets = (
+        ffi.offsetof("CLIPSLexeme", "contents"),
+        ffi.offsetof("CLIPSInteger", "contents"),
+        ffi.offsetof("CLIPSFloat", "contents"),
+    )
     if ffi.sizeof("CLIPSValue") != ffi.sizeof("void *"):  # the C code takes a CLIPSValue for one pointer
         raise RuntimeError("this clipspy's CLIPSValue is not one pointer; the C fact I/O does not apply")
     return module.context(address(env), address(fact_builder), address(multifield_builder), functions, offsets)
@@ -77,8 +95,12 @@ def build(verbose: bool = False) -> Path:
     """
     from setuptools import Distribution, Extension
 
-    extension = Extension("_native_facts", [str(SOURCE)], define_macros=[("WB_SOURCE_DIGEST", f'"{_digest()}"')],
-                          extra_compile_args=["-O2"])
+    extension = Extension(
+        "_native_facts",
+        [str(SOURCE)],
+        define_macros=[("WB_SOURCE_DIGEST", f'"{_digest()}"')],
+        extra_compile_args=["-O2"],
+    )
     with tempfile.TemporaryDirectory() as tmp:
         dist = Distribution({"ext_modules": [extension], "script_args": [] if verbose else ["--quiet"]})
         cmd = dist.get_command_obj("build_ext")

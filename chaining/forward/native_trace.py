@@ -26,6 +26,7 @@ def _digest() -> str:
     """The digest this module's build must carry (a function, so tests can stand in another)."""
     return source_digest(SOURCE)
 
+
 CDEF = """
 typedef struct wb_trace {
     void (*pp_form)(void *activation, void *sb);

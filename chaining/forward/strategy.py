@@ -20,7 +20,7 @@ class Strategy(IntEnum):
     RANDOM = 6
 
     @classmethod
-    def parse(cls, name: "str | Strategy | None", default: "Strategy | None" = None) -> "Strategy":
+    def parse(cls, name: str | Strategy | None, default: Strategy | None = None) -> Strategy:
         """`"depth"` -> `Strategy.DEPTH`; None gives `default` (depth when not given).
 
         Raises:

@@ -28,8 +28,15 @@ class TorchBackend(Backend):
 
     kind = "torch"
 
-    def __init__(self, module: Any, signature: Signature, *, device: str | None = None, dtype: str | None = None,
-                 compile: bool = False) -> None:
+    def __init__(
+        self,
+        module: Any,
+        signature: Signature,
+        *,
+        device: str | None = None,
+        dtype: str | None = None,
+        compile: bool = False,
+    ) -> None:
         self.signature = signature
         self.device = resolve_device(device)
         self.precision: Precision = resolve_precision(dtype, self.device)

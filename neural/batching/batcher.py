@@ -19,7 +19,8 @@ import itertools
 import logging
 import threading
 import time
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from ..errors import BatcherClosedError, BatchExecutionError, QueueFullError, RequestTimeoutError
 from ..metrics import ModelMetrics
@@ -90,7 +91,9 @@ class DynamicBatcher:
                     for req in q:
                         if req.state == QUEUED and req.future.set_running_or_notify_cancel():
                             req.state = DONE
-                            req.future.set_exception(BatcherClosedError(f"model {self.name!r}: batcher closed before the request ran"))
+                            req.future.set_exception(
+                                BatcherClosedError(f"model {self.name!r}: batcher closed before the request ran")
+                            )
                     q.clear()
                 self._queued = 0
             self._cond.notify_all()
@@ -274,7 +277,9 @@ class DynamicBatcher:
                     wake = min(wake, self._deadlines[0][0] - now)
                 self._cond.wait(max(wake, 0.0))
 
-    def _take(self, head: InferenceRequest, queues: list[collections.deque[InferenceRequest]]) -> tuple[list[InferenceRequest], int | None]:
+    def _take(
+        self, head: InferenceRequest, queues: list[collections.deque[InferenceRequest]]
+    ) -> tuple[list[InferenceRequest], int | None]:
         # the head's bucket first (oldest first), then smaller buckets padded up to it
         order = [self._queues[head.bucket]] + [q for q in reversed(queues) if q is not self._queues[head.bucket]]
         batch: list[InferenceRequest] = []
@@ -325,8 +330,16 @@ class DynamicBatcher:
             error = exc
         compute_s = time.monotonic() - start
         self._recent_compute_s.append(compute_s)
-        record = BatchRecord(batch_id, len(live), pad_to, start, compute_s, max(r.queue_time_s or 0.0 for r in live),
-                             error is None, None if error is None else f"{type(error).__name__}: {error}")
+        record = BatchRecord(
+            batch_id,
+            len(live),
+            pad_to,
+            start,
+            compute_s,
+            max(r.queue_time_s or 0.0 for r in live),
+            error is None,
+            None if error is None else f"{type(error).__name__}: {error}",
+        )
         # stats first, results second: a caller that sees its result also sees the batch counted
         with self._cond:
             self.stats.batches += 1

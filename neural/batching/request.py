@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import time
+from collections.abc import Generator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generator
+from typing import TYPE_CHECKING, Any
 
 from ..errors import RequestTimeoutError
 
@@ -30,7 +31,7 @@ class InferenceRequest:
     bucket: int
     enqueued_at: float
     deadline: float | None
-    batcher: "DynamicBatcher"
+    batcher: DynamicBatcher
     future: concurrent.futures.Future = field(default_factory=concurrent.futures.Future)
     state: str = QUEUED
     batch_id: int | None = None
@@ -72,7 +73,7 @@ class InferenceRequest:
             return await asyncio.wait_for(asyncio.shield(fut), wait)
         except RequestTimeoutError:
             raise
-        except asyncio.TimeoutError:
+        except TimeoutError:
             if self.future.done() and not self.future.cancelled() and self.future.exception() is None:
                 return self.future.result()
             raise self.batcher._time_out(self, "waiting for the result") from None

@@ -23,5 +23,16 @@ from .outputs import RequestOutput, StepOutput
 from .register import register_causal_lm, register_demo_lm
 from .sampling_params import SamplingParams
 
-__all__ = ["AsyncLLMEngine", "BlockManager", "DEMO_LM_DIR", "EngineConfig", "EngineMetrics", "LLMEngine",
-           "RequestOutput", "SamplingParams", "StepOutput", "register_causal_lm", "register_demo_lm"]
+__all__ = [
+    "AsyncLLMEngine",
+    "BlockManager",
+    "DEMO_LM_DIR",
+    "EngineConfig",
+    "EngineMetrics",
+    "LLMEngine",
+    "RequestOutput",
+    "SamplingParams",
+    "StepOutput",
+    "register_causal_lm",
+    "register_demo_lm",
+]

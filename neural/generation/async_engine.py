@@ -61,8 +61,15 @@ class AsyncLLMEngine:
         self._thread.start()
 
     @classmethod
-    def from_pretrained(cls, model_dir: str | Path, config: EngineConfig | None = None, model_name: str | None = None,
-                        registry=None, enable_metrics: bool = True, max_pending_requests: int | None = None) -> "AsyncLLMEngine":
+    def from_pretrained(
+        cls,
+        model_dir: str | Path,
+        config: EngineConfig | None = None,
+        model_name: str | None = None,
+        registry=None,
+        enable_metrics: bool = True,
+        max_pending_requests: int | None = None,
+    ) -> AsyncLLMEngine:
         """Load `model_dir` into a new engine; Prometheus metrics labelled `model_name` (default: the folder name)."""
         metrics = EngineMetrics(model_name or Path(model_dir).name, registry) if enable_metrics else None
         return cls(LLMEngine(model_dir, config, metrics=metrics), max_pending_requests)
@@ -81,8 +88,9 @@ class AsyncLLMEngine:
         return len(self._streams)
 
     # ---- requests --------------------------------------------------------------------------
-    async def generate(self, prompt: str | list[int], params: SamplingParams | None = None,
-                       request_id: str | None = None) -> AsyncIterator[RequestOutput]:
+    async def generate(
+        self, prompt: str | list[int], params: SamplingParams | None = None, request_id: str | None = None
+    ) -> AsyncIterator[RequestOutput]:
         """Stream one request's outputs: each item carries `delta_text`/`delta_token_ids` and
         the totals so far; the last has `finished=True`.
 

@@ -72,14 +72,18 @@ class AttentionMetadata:
     prefills: list[PrefillChunk] = field(default_factory=list)
 
 
-def write_kv(k_cache: torch.Tensor, v_cache: torch.Tensor, k: torch.Tensor, v: torch.Tensor, slots: torch.Tensor) -> None:
+def write_kv(
+    k_cache: torch.Tensor, v_cache: torch.Tensor, k: torch.Tensor, v: torch.Tensor, slots: torch.Tensor
+) -> None:
     """Store new keys/values `[T, kv_heads, head_dim]` at flattened cache slots `slots` `[T]`."""
     KVH, D = k_cache.shape[2], k_cache.shape[3]
     k_cache.view(-1, KVH, D).index_copy_(0, slots, k)
     v_cache.view(-1, KVH, D).index_copy_(0, slots, v)
 
 
-def paged_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, meta: AttentionMetadata, scale: float) -> torch.Tensor:
+def paged_attention(
+    q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, meta: AttentionMetadata, scale: float
+) -> torch.Tensor:
     """Attention of new queries over cached keys/values.
 
     q: [T, heads, head_dim]; k_cache, v_cache: [num_blocks, block_size, kv_heads, head_dim] (new
@@ -101,7 +105,9 @@ def paged_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tenso
     for chunk in meta.prefills:
         n, c = chunk.num_new, chunk.context_len
         qp = q[chunk.start : chunk.start + n].transpose(0, 1).unsqueeze(0)  # [1, H, n, D]
-        kp = k_cache.index_select(0, chunk.block_table).view(-1, KVH, D)[:c].transpose(0, 1).unsqueeze(0)  # [1, KVH, c, D]
+        kp = (
+            k_cache.index_select(0, chunk.block_table).view(-1, KVH, D)[:c].transpose(0, 1).unsqueeze(0)
+        )  # [1, KVH, c, D]
         vp = v_cache.index_select(0, chunk.block_table).view(-1, KVH, D)[:c].transpose(0, 1).unsqueeze(0)
         if chunk.num_cached == 0:
             op = F.scaled_dot_product_attention(qp, kp, vp, is_causal=True, scale=scale, enable_gqa=G > 1)

@@ -54,6 +54,8 @@ def render_chat(template: str, messages: list[dict[str, str]], add_generation_pr
             raise ValueError(f"messages[{i}]: expected {{'role': str, 'content': str}}, got {m!r}")
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
     try:
-        return env.from_string(template).render(messages=messages, add_generation_prompt=add_generation_prompt, **variables)
+        return env.from_string(template).render(
+            messages=messages, add_generation_prompt=add_generation_prompt, **variables
+        )
     except TemplateError as exc:
         raise ValueError(f"chat template error: {exc}") from exc

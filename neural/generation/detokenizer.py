@@ -21,7 +21,14 @@ class IncrementalDetokenizer:
     streamed that is safe to stream.
     """
 
-    def __init__(self, tokenizer: Tokenizer, prompt_ids: list[int], stop: list[str], include_stop: bool, skip_special_tokens: bool) -> None:
+    def __init__(
+        self,
+        tokenizer: Tokenizer,
+        prompt_ids: list[int],
+        stop: list[str],
+        include_stop: bool,
+        skip_special_tokens: bool,
+    ) -> None:
         self.tokenizer = tokenizer
         self.ids = list(prompt_ids[-6:])  # a little prompt context for leading-space rules
         self.prefix_offset = 0

@@ -48,14 +48,18 @@ class LLMEngine:
         if self.spec.sliding_window:
             limit = min(limit, self.spec.sliding_window)  # sliding-window masking is not implemented
         if config.max_model_len is not None and config.max_model_len > limit:
-            raise ValueError(f"EngineConfig.max_model_len={config.max_model_len} exceeds the model's limit {limit} "
-                             f"(max_position_embeddings / sliding_window in {self.model_dir / 'config.json'})")
+            raise ValueError(
+                f"EngineConfig.max_model_len={config.max_model_len} exceeds the model's limit {limit} "
+                f"(max_position_embeddings / sliding_window in {self.model_dir / 'config.json'})"
+            )
         self.max_model_len = config.max_model_len or limit
         blocks_per_seq = math.ceil(self.max_model_len / config.block_size)
         num_blocks = config.num_kv_blocks or blocks_per_seq * config.max_num_seqs
         if num_blocks < blocks_per_seq:
-            raise ValueError(f"EngineConfig.num_kv_blocks={num_blocks} cannot hold one sequence of max_model_len="
-                             f"{self.max_model_len} tokens ({blocks_per_seq} blocks of {config.block_size})")
+            raise ValueError(
+                f"EngineConfig.num_kv_blocks={num_blocks} cannot hold one sequence of max_model_len="
+                f"{self.max_model_len} tokens ({blocks_per_seq} blocks of {config.block_size})"
+            )
         self.runner = ModelRunner(self.spec, self.model_dir, num_blocks, config.block_size, config.dtype, self.device)
         self.block_manager = BlockManager(num_blocks, config.block_size, config.enable_prefix_caching)
         self.scheduler = Scheduler(self.block_manager, config.max_num_seqs, config.max_num_batched_tokens)
@@ -69,8 +73,15 @@ class LLMEngine:
         self.eos_token_ids = set(self.spec.eos_token_ids)
         self.requests: dict[str, Sequence] = {}
         self.metrics = metrics
-        log.info("generation engine: %s (%s) on %s, %d KV blocks x %d tokens (%.1f MiB)", self.model_dir, self.spec.model_type,
-                 self.device, num_blocks, config.block_size, self.runner.kv_cache_bytes / 2**20)
+        log.info(
+            "generation engine: %s (%s) on %s, %d KV blocks x %d tokens (%.1f MiB)",
+            self.model_dir,
+            self.spec.model_type,
+            self.device,
+            num_blocks,
+            config.block_size,
+            self.runner.kv_cache_bytes / 2**20,
+        )
 
     # ---- state ----------------------------------------------------------------------------
     @property
@@ -109,8 +120,13 @@ class LLMEngine:
         return render_chat(template, messages, add_generation_prompt, **special_tokens(self.model_dir))
 
     # ---- requests -------------------------------------------------------------------------
-    def make_sequence(self, request_id: str, prompt: str | list[int], params: SamplingParams | None = None,
-                      arrival_time: float | None = None) -> Sequence:
+    def make_sequence(
+        self,
+        request_id: str,
+        prompt: str | list[int],
+        params: SamplingParams | None = None,
+        arrival_time: float | None = None,
+    ) -> Sequence:
         """Validate and tokenise a request without queueing it (safe from any thread).
 
         Raises ValueError for an empty or too long prompt, token ids outside the vocabulary, or
@@ -122,15 +138,23 @@ class LLMEngine:
             raise ValueError(f"request {request_id!r}: the prompt is empty")
         bad = [t for t in ids if not (isinstance(t, int) and 0 <= t < self.spec.vocab_size)]
         if bad:
-            raise ValueError(f"request {request_id!r}: prompt token ids {bad[:5]} outside the vocabulary [0, {self.spec.vocab_size})")
+            raise ValueError(
+                f"request {request_id!r}: prompt token ids {bad[:5]} outside the vocabulary [0, {self.spec.vocab_size})"
+            )
         if len(ids) + params.max_tokens > self.max_model_len:
-            raise ValueError(f"request {request_id!r}: prompt ({len(ids)} tokens) + max_tokens ({params.max_tokens}) "
-                             f"exceeds max_model_len {self.max_model_len}")
+            raise ValueError(
+                f"request {request_id!r}: prompt ({len(ids)} tokens) + max_tokens ({params.max_tokens}) "
+                f"exceeds max_model_len {self.max_model_len}"
+            )
         if params.stop and self.tokenizer is None:
-            raise ValueError(f"request {request_id!r}: stop strings need a tokenizer; {self.model_dir} has no tokenizer.json")
+            raise ValueError(
+                f"request {request_id!r}: stop strings need a tokenizer; {self.model_dir} has no tokenizer.json"
+            )
         seq = Sequence(request_id, ids, params, arrival_time if arrival_time is not None else time.perf_counter())
         if self.tokenizer is not None:
-            seq.detok = IncrementalDetokenizer(self.tokenizer, ids, params.stop, params.include_stop_str_in_output, params.skip_special_tokens)
+            seq.detok = IncrementalDetokenizer(
+                self.tokenizer, ids, params.stop, params.include_stop_str_in_output, params.skip_special_tokens
+            )
         return seq
 
     def add_sequence(self, seq: Sequence) -> None:
@@ -140,8 +164,13 @@ class LLMEngine:
         self.requests[seq.request_id] = seq
         self.scheduler.add(seq)
 
-    def add_request(self, request_id: str, prompt: str | list[int], params: SamplingParams | None = None,
-                    arrival_time: float | None = None) -> None:
+    def add_request(
+        self,
+        request_id: str,
+        prompt: str | list[int],
+        params: SamplingParams | None = None,
+        arrival_time: float | None = None,
+    ) -> None:
         """Validate and queue a request (see `make_sequence`, `add_sequence` for the errors)."""
         self.add_sequence(self.make_sequence(request_id, prompt, params, arrival_time))
 
@@ -165,8 +194,11 @@ class LLMEngine:
         bm = self.block_manager
         q0, h0 = bm.prefix_cache_queries, bm.prefix_cache_hits
         sched = self.scheduler.schedule()
-        out = StepOutput(num_prefill_tokens=sched.num_prefill_tokens, num_decode_tokens=sched.num_decode_tokens,
-                         num_preempted=len(sched.preempted))
+        out = StepOutput(
+            num_prefill_tokens=sched.num_prefill_tokens,
+            num_decode_tokens=sched.num_decode_tokens,
+            num_preempted=len(sched.preempted),
+        )
         if not sched.is_empty:
             for seq, _ in sched.scheduled:
                 if seq.times.first_scheduled is None:
@@ -223,25 +255,44 @@ class LLMEngine:
             self.scheduler.finish(seq)  # frees its blocks this step
             self.requests.pop(seq.request_id, None)
             tt = times.token_times
-            out.finished.append(FinishedStats(
-                seq.request_id, reason, seq.num_prompt_tokens, seq.num_output_tokens, now - times.arrival,
-                None if times.first_scheduled is None else times.first_scheduled - times.arrival,
-                None if times.first_token is None else times.first_token - times.arrival,
-                [b - a for a, b in zip(tt, tt[1:])]))
+            out.finished.append(
+                FinishedStats(
+                    seq.request_id,
+                    reason,
+                    seq.num_prompt_tokens,
+                    seq.num_output_tokens,
+                    now - times.arrival,
+                    None if times.first_scheduled is None else times.first_scheduled - times.arrival,
+                    None if times.first_token is None else times.first_token - times.arrival,
+                    [b - a for a, b in zip(tt, tt[1:])],
+                )
+            )
         out.outputs.append(self._output(seq, [tok], delta))
 
     def _output(self, seq: Sequence, delta_ids: list[int], delta_text: str) -> RequestOutput:
         t = seq.times
         return RequestOutput(
-            request_id=seq.request_id, delta_text=delta_text, delta_token_ids=delta_ids,
-            text=seq.detok.output_text if seq.detok is not None else "", token_ids=seq.output_token_ids,
-            num_prompt_tokens=seq.num_prompt_tokens, num_cached_tokens=seq.num_cached_tokens,
-            finished=seq.finish_reason is not None, finish_reason=seq.finish_reason, stop_reason=seq.stop_reason,
-            arrival_time=t.arrival, first_scheduled_time=t.first_scheduled, first_token_time=t.first_token,
-            finished_time=t.finished, num_preemptions=seq.num_preemptions)
+            request_id=seq.request_id,
+            delta_text=delta_text,
+            delta_token_ids=delta_ids,
+            text=seq.detok.output_text if seq.detok is not None else "",
+            token_ids=seq.output_token_ids,
+            num_prompt_tokens=seq.num_prompt_tokens,
+            num_cached_tokens=seq.num_cached_tokens,
+            finished=seq.finish_reason is not None,
+            finish_reason=seq.finish_reason,
+            stop_reason=seq.stop_reason,
+            arrival_time=t.arrival,
+            first_scheduled_time=t.first_scheduled,
+            first_token_time=t.first_token,
+            finished_time=t.finished,
+            num_preemptions=seq.num_preemptions,
+        )
 
     # ---- convenience ----------------------------------------------------------------------
-    def generate(self, prompts: list[str | list[int]], params: SamplingParams | list[SamplingParams] | None = None) -> list[RequestOutput]:
+    def generate(
+        self, prompts: list[str | list[int]], params: SamplingParams | list[SamplingParams] | None = None
+    ) -> list[RequestOutput]:
         """Run `prompts` to completion (offline batch); outputs in prompt order."""
         plist = params if isinstance(params, list) else [params or SamplingParams()] * len(prompts)
         if len(plist) != len(prompts):

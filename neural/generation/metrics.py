@@ -20,7 +20,6 @@ import threading
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from ..metrics import METRICS_REGISTRY
-
 from .outputs import StepOutput
 
 _LAT = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0)
@@ -33,21 +32,51 @@ def _make(registry: CollectorRegistry) -> dict[str, object]:
     L = ["model"]
     r = registry
     return {
-        "ttft": Histogram("workbench_time_to_first_token_seconds", "Time to first token (queue time included).", L, buckets=_LAT, registry=r),
-        "tpot": Histogram("workbench_time_per_output_token_seconds", "Mean time per output token after the first, per request.", L, buckets=_TOK, registry=r),
-        "itl": Histogram("workbench_inter_token_latency_seconds", "Time between consecutive output tokens.", L, buckets=_TOK, registry=r),
-        "e2e": Histogram("workbench_e2e_request_latency_seconds", "Arrival to finish, per request.", L, buckets=_LAT, registry=r),
-        "queue": Histogram("workbench_request_queue_time_seconds", "Arrival to first scheduled, per request.", L, buckets=_LAT, registry=r),
+        "ttft": Histogram(
+            "workbench_time_to_first_token_seconds",
+            "Time to first token (queue time included).",
+            L,
+            buckets=_LAT,
+            registry=r,
+        ),
+        "tpot": Histogram(
+            "workbench_time_per_output_token_seconds",
+            "Mean time per output token after the first, per request.",
+            L,
+            buckets=_TOK,
+            registry=r,
+        ),
+        "itl": Histogram(
+            "workbench_inter_token_latency_seconds",
+            "Time between consecutive output tokens.",
+            L,
+            buckets=_TOK,
+            registry=r,
+        ),
+        "e2e": Histogram(
+            "workbench_e2e_request_latency_seconds", "Arrival to finish, per request.", L, buckets=_LAT, registry=r
+        ),
+        "queue": Histogram(
+            "workbench_request_queue_time_seconds",
+            "Arrival to first scheduled, per request.",
+            L,
+            buckets=_LAT,
+            registry=r,
+        ),
         "prompt": Counter("workbench_prompt_tokens", "Prompt tokens of finished requests.", L, registry=r),
         "gen": Counter("workbench_generation_tokens", "Generated tokens.", L, registry=r),
-        "success": Counter("workbench_request_success", "Finished requests by finish reason.", L + ["finished_reason"], registry=r),
+        "success": Counter(
+            "workbench_request_success", "Finished requests by finish reason.", L + ["finished_reason"], registry=r
+        ),
         "running": Gauge("workbench_num_requests_running", "Requests in the running queue.", L, registry=r),
         "waiting": Gauge("workbench_num_requests_waiting", "Requests in the waiting queue.", L, registry=r),
         "kv": Gauge("workbench_kv_cache_usage_perc", "Fraction of KV-cache blocks in use (0-1).", L, registry=r),
         "preempt": Counter("workbench_num_preemptions", "Sequences preempted (recomputed later).", L, registry=r),
         "pq": Counter("workbench_prefix_cache_queries", "Prompt tokens looked up in the prefix cache.", L, registry=r),
         "ph": Counter("workbench_prefix_cache_hits", "Prompt tokens found in the prefix cache.", L, registry=r),
-        "prate": Gauge("workbench_prefix_cache_hit_rate", "Prefix-cache hits / queries since start (tokens).", L, registry=r),
+        "prate": Gauge(
+            "workbench_prefix_cache_hit_rate", "Prefix-cache hits / queries since start (tokens).", L, registry=r
+        ),
     }
 
 

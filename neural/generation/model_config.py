@@ -36,12 +36,13 @@ class ModelSpec:
     eos_token_ids: tuple[int, ...] = ()
     rope_scaling: dict | None = None  # {"rope_type": "linear" | "llama3", ...} or None
 
-
     def __post_init__(self) -> None:
         if self.arch not in ("llama", "gpt2"):
             raise ValueError(f"ModelSpec.arch must be 'llama' or 'gpt2', got {self.arch!r}")
         if self.num_heads % self.num_kv_heads:
-            raise ValueError(f"num_attention_heads ({self.num_heads}) must be a multiple of num_key_value_heads ({self.num_kv_heads})")
+            raise ValueError(
+                f"num_attention_heads ({self.num_heads}) must be a multiple of num_key_value_heads ({self.num_kv_heads})"
+            )
 
     @property
     def kv_bytes_per_token(self) -> int:
@@ -68,7 +69,9 @@ def load_spec(model_dir: str | Path) -> ModelSpec:
     cfg = json.loads(path.read_text())
     mt = cfg.get("model_type")
     if mt not in SUPPORTED:
-        raise ValueError(f"{path}: model_type {mt!r} is not supported by the generation engine; supported: {sorted(SUPPORTED)}")
+        raise ValueError(
+            f"{path}: model_type {mt!r} is not supported by the generation engine; supported: {sorted(SUPPORTED)}"
+        )
     gen_cfg = Path(model_dir) / "generation_config.json"
     eos = _eos(cfg)
     if gen_cfg.is_file():
@@ -82,19 +85,30 @@ def load_spec(model_dir: str | Path) -> ModelSpec:
                 raise ValueError(f"{path}: {flag}={cfg[flag]!r} is not supported; supported: {ok}")
         n_embd = cfg["n_embd"]
         return ModelSpec(
-            model_type=mt, arch="gpt2", vocab_size=cfg["vocab_size"], hidden_size=n_embd,
-            num_layers=cfg["n_layer"], num_heads=cfg["n_head"], num_kv_heads=cfg["n_head"],
-            head_dim=n_embd // cfg["n_head"], intermediate_size=cfg.get("n_inner") or 4 * n_embd,
-            max_position_embeddings=cfg.get("n_positions", 1024), norm_eps=cfg.get("layer_norm_epsilon", 1e-5),
-            tie_word_embeddings=cfg.get("tie_word_embeddings", True), hidden_act=act, eos_token_ids=eos,
+            model_type=mt,
+            arch="gpt2",
+            vocab_size=cfg["vocab_size"],
+            hidden_size=n_embd,
+            num_layers=cfg["n_layer"],
+            num_heads=cfg["n_head"],
+            num_kv_heads=cfg["n_head"],
+            head_dim=n_embd // cfg["n_head"],
+            intermediate_size=cfg.get("n_inner") or 4 * n_embd,
+            max_position_embeddings=cfg.get("n_positions", 1024),
+            norm_eps=cfg.get("layer_norm_epsilon", 1e-5),
+            tie_word_embeddings=cfg.get("tie_word_embeddings", True),
+            hidden_act=act,
+            eos_token_ids=eos,
         )
     rope = cfg.get("rope_scaling") or None
     params = cfg.get("rope_parameters") or {}
     scaling = dict(rope or params)
     rope_type = scaling.get("rope_type", scaling.get("type")) or "default"
     if rope_type not in ("default", "linear", "llama3"):
-        raise ValueError(f"{path}: rope_scaling / rope_parameters type {rope_type!r} is not supported; "
-                         "supported: default, linear, llama3")
+        raise ValueError(
+            f"{path}: rope_scaling / rope_parameters type {rope_type!r} is not supported; "
+            "supported: default, linear, llama3"
+        )
     scaling["rope_type"] = rope_type
     theta = cfg.get("rope_theta", params.get("rope_theta", 10000.0))
     act = cfg.get("hidden_act", "silu")
@@ -103,10 +117,21 @@ def load_spec(model_dir: str | Path) -> ModelSpec:
     heads = cfg["num_attention_heads"]
     sliding = cfg.get("sliding_window") if (mt == "mistral" or cfg.get("use_sliding_window")) else None
     return ModelSpec(
-        model_type=mt, arch="llama", vocab_size=cfg["vocab_size"], hidden_size=cfg["hidden_size"],
-        num_layers=cfg["num_hidden_layers"], num_heads=heads, num_kv_heads=cfg.get("num_key_value_heads") or heads,
-        head_dim=cfg.get("head_dim") or cfg["hidden_size"] // heads, intermediate_size=cfg["intermediate_size"],
-        max_position_embeddings=cfg.get("max_position_embeddings", 2048), norm_eps=cfg.get("rms_norm_eps", 1e-6),
-        rope_theta=float(theta), tie_word_embeddings=cfg.get("tie_word_embeddings", False), hidden_act=act,
-        sliding_window=sliding, eos_token_ids=eos, rope_scaling=None if rope_type == "default" else scaling,
+        model_type=mt,
+        arch="llama",
+        vocab_size=cfg["vocab_size"],
+        hidden_size=cfg["hidden_size"],
+        num_layers=cfg["num_hidden_layers"],
+        num_heads=heads,
+        num_kv_heads=cfg.get("num_key_value_heads") or heads,
+        head_dim=cfg.get("head_dim") or cfg["hidden_size"] // heads,
+        intermediate_size=cfg["intermediate_size"],
+        max_position_embeddings=cfg.get("max_position_embeddings", 2048),
+        norm_eps=cfg.get("rms_norm_eps", 1e-6),
+        rope_theta=float(theta),
+        tie_word_embeddings=cfg.get("tie_word_embeddings", False),
+        hidden_act=act,
+        sliding_window=sliding,
+        eos_token_ids=eos,
+        rope_scaling=None if rope_type == "default" else scaling,
     )

@@ -22,7 +22,9 @@ class ModelRunner:
     allocated once here (vLLM preallocates the same way; nothing is allocated per request).
     """
 
-    def __init__(self, spec: ModelSpec, model_dir: str | Path, num_blocks: int, block_size: int, dtype: str, device: str) -> None:
+    def __init__(
+        self, spec: ModelSpec, model_dir: str | Path, num_blocks: int, block_size: int, dtype: str, device: str
+    ) -> None:
         if dtype in ("float16", "bfloat16") and not device.startswith("cuda"):
             raise ValueError(f"dtype {dtype} needs a CUDA device (got {device}); use float32 on CPU")
         self.spec = spec
@@ -32,8 +34,10 @@ class ModelRunner:
         self.num_blocks = num_blocks
         self.model = build_model(spec, model_dir, self.dtype, device)
         shape = (num_blocks, block_size, spec.num_kv_heads, spec.head_dim)
-        self.kv_caches = [(torch.zeros(shape, dtype=self.dtype, device=device), torch.zeros(shape, dtype=self.dtype, device=device))
-                          for _ in range(spec.num_layers)]
+        self.kv_caches = [
+            (torch.zeros(shape, dtype=self.dtype, device=device), torch.zeros(shape, dtype=self.dtype, device=device))
+            for _ in range(spec.num_layers)
+        ]
 
     @property
     def kv_cache_bytes(self) -> int:
@@ -86,7 +90,9 @@ class ModelRunner:
                 sample_rows.append(row + n - 1)
                 sample_seqs.append(seq)
         dev = self.device
-        meta = AttentionMetadata(slot_mapping=torch.tensor(slot_mapping, dtype=torch.long, device=dev), prefills=prefills)
+        meta = AttentionMetadata(
+            slot_mapping=torch.tensor(slot_mapping, dtype=torch.long, device=dev), prefills=prefills
+        )
         order = sorted(range(len(decode_rows)), key=decode_lens.__getitem__)
         for g in range(0, len(order), DECODE_GROUP):
             members = order[g : g + DECODE_GROUP]
@@ -94,8 +100,13 @@ class ModelRunner:
             tables = self._block_tables([decode_tables[i] for i in members])  # padding reads block 0; masked
             L = tables.shape[1] * bs
             mask = torch.arange(L)[None, :] < torch.tensor([decode_lens[i] for i in members])[:, None]
-            meta.decodes.append(DecodeGroup(torch.tensor([decode_rows[i] for i in members], dtype=torch.long, device=dev),
-                                            tables.to(dev), mask.view(B, 1, 1, L).to(dev)))
+            meta.decodes.append(
+                DecodeGroup(
+                    torch.tensor([decode_rows[i] for i in members], dtype=torch.long, device=dev),
+                    tables.to(dev),
+                    mask.view(B, 1, 1, L).to(dev),
+                )
+            )
         ids = torch.tensor(input_ids, dtype=torch.long, device=dev)
         pos = torch.tensor(positions, dtype=torch.long, device=dev)
         hidden = self.model.forward(ids, pos, meta, self.kv_caches)

@@ -14,9 +14,14 @@ from .config import EngineConfig
 from .demo import DEMO_LM_DIR
 
 
-def register_causal_lm(path: str | Path, name: str | None = None, config: EngineConfig | None = None,
-                       registry: ModelRegistry | None = None, max_pending_requests: int | None = 1024,
-                       replace: bool = False) -> ModelEntry:
+def register_causal_lm(
+    path: str | Path,
+    name: str | None = None,
+    config: EngineConfig | None = None,
+    registry: ModelRegistry | None = None,
+    max_pending_requests: int | None = 1024,
+    replace: bool = False,
+) -> ModelEntry:
     """Load a Hugging Face causal LM directory into an `AsyncLLMEngine` and register it.
 
     The entry has task "causal-lm", format "hf", version = SHA-256 of the safetensors files,
@@ -31,13 +36,22 @@ def register_causal_lm(path: str | Path, name: str | None = None, config: Engine
     config = config or EngineConfig()
     name = name or root.name
     try:
-        engine = AsyncLLMEngine.from_pretrained(root, config, model_name=name, max_pending_requests=max_pending_requests)
+        engine = AsyncLLMEngine.from_pretrained(
+            root, config, model_name=name, max_pending_requests=max_pending_requests
+        )
     except (ValueError, KeyError, FileNotFoundError) as exc:
         raise ModelLoadError(f"{root}: cannot load as a causal LM: {exc}") from exc
     llm = engine.engine
     entry = ModelEntry(
-        name=name, version=hash_files(weights, root), format="hf", task="causal-lm", signature=None,
-        device=llm.device, dtype=config.dtype, backend=engine, source=str(root),
+        name=name,
+        version=hash_files(weights, root),
+        format="hf",
+        task="causal-lm",
+        signature=None,
+        device=llm.device,
+        dtype=config.dtype,
+        backend=engine,
+        source=str(root),
         metadata={
             "model_type": llm.spec.model_type,
             "max_model_len": llm.max_model_len,
@@ -54,4 +68,3 @@ def register_causal_lm(path: str | Path, name: str | None = None, config: Engine
 def register_demo_lm(registry: ModelRegistry | None = None, config: EngineConfig | None = None) -> ModelEntry:
     """Register the committed demo model (models/demo-lm) under the name "demo-lm"."""
     return register_causal_lm(DEMO_LM_DIR, "demo-lm", config, registry)
-

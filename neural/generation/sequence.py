@@ -40,9 +40,20 @@ class Sequence:
     """
 
     __slots__ = (
-        "request_id", "token_ids", "num_prompt_tokens", "params", "status", "num_computed_tokens",
-        "block_table", "num_cached_tokens", "generator", "times", "finish_reason", "stop_reason",
-        "num_preemptions", "detok",
+        "request_id",
+        "token_ids",
+        "num_prompt_tokens",
+        "params",
+        "status",
+        "num_computed_tokens",
+        "block_table",
+        "num_cached_tokens",
+        "generator",
+        "times",
+        "finish_reason",
+        "stop_reason",
+        "num_preemptions",
+        "detok",
     )
 
     def __init__(self, request_id: str, prompt_token_ids: list[int], params: SamplingParams, arrival: float) -> None:
@@ -78,5 +89,7 @@ class Sequence:
         return self.status is SequenceStatus.FINISHED
 
     def __repr__(self) -> str:
-        return (f"Sequence({self.request_id!r}, {self.status.value}, tokens={len(self.token_ids)}, "
-                f"computed={self.num_computed_tokens}, blocks={len(self.block_table)})")
+        return (
+            f"Sequence({self.request_id!r}, {self.status.value}, tokens={len(self.token_ids)}, "
+            f"computed={self.num_computed_tokens}, blocks={len(self.block_table)})"
+        )

@@ -16,7 +16,9 @@ def load_safetensors(model_dir: str | Path, dtype: torch.dtype, device: str) -> 
 
     files = sorted(Path(model_dir).glob("*.safetensors"))
     if not files:
-        raise FileNotFoundError(f"{model_dir}: no *.safetensors weights (pytorch_model.bin is not read; convert it to safetensors)")
+        raise FileNotFoundError(
+            f"{model_dir}: no *.safetensors weights (pytorch_model.bin is not read; convert it to safetensors)"
+        )
     out: dict[str, torch.Tensor] = {}
     for f in files:
         with safe_open(str(f), framework="pt", device="cpu") as fh:

@@ -5,6 +5,13 @@ from .runners import TextClassificationRunner, TextEmbeddingRunner, classificati
 from .tokenizer import TextTokenizer, TokenizedText, pad_batch
 
 __all__ = [
-    "SentenceEmbedding", "SequenceClassification", "TextClassificationRunner", "TextEmbeddingRunner",
-    "TextTokenizer", "TokenizedText", "classification_signature", "embedding_signature", "pad_batch",
+    "SentenceEmbedding",
+    "SequenceClassification",
+    "TextClassificationRunner",
+    "TextEmbeddingRunner",
+    "TextTokenizer",
+    "TokenizedText",
+    "classification_signature",
+    "embedding_signature",
+    "pad_batch",
 ]

@@ -33,6 +33,6 @@ def plan_micro_batches(lengths: list[int], overhead_tokens: float) -> list[list[
     groups: list[list[int]] = []
     j = n
     while j > 0:
-        groups.append(order[cut[j]:j])
+        groups.append(order[cut[j] : j])
         j = cut[j]
     return groups[::-1]

@@ -22,8 +22,12 @@ class SentenceEmbedding(torch.nn.Module):
         self.pooling = pooling
         self.normalize = normalize
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
-        hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
+    def forward(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor
+    ) -> torch.Tensor:
+        hidden = self.encoder(
+            input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+        ).last_hidden_state
         mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
         if self.pooling == "mean":
             pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
@@ -43,5 +47,7 @@ class SequenceClassification(torch.nn.Module):
         super().__init__()
         self.model = model
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor
+    ) -> torch.Tensor:
         return self.model(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).logits

@@ -38,7 +38,9 @@ class _TextRunner:
     sequence_axis = True
     padding_safe = True  # the attention mask hides padded positions
 
-    def __init__(self, tokenizer: TextTokenizer, backend: Backend, micro_batch_overhead_tokens: float | None = None) -> None:
+    def __init__(
+        self, tokenizer: TextTokenizer, backend: Backend, micro_batch_overhead_tokens: float | None = None
+    ) -> None:
         self.tokenizer = tokenizer
         self.backend = backend
         self.micro_batch_overhead_tokens = micro_batch_overhead_tokens
@@ -81,8 +83,13 @@ class TextEmbeddingRunner(_TextRunner):
 class TextClassificationRunner(_TextRunner):
     """A request is a string; its output is `{"label": str, "score": float, "probabilities": float32 [num_labels]}`."""
 
-    def __init__(self, tokenizer: TextTokenizer, backend: Backend, id2label: dict[int, str],
-                 micro_batch_overhead_tokens: float | None = None) -> None:
+    def __init__(
+        self,
+        tokenizer: TextTokenizer,
+        backend: Backend,
+        id2label: dict[int, str],
+        micro_batch_overhead_tokens: float | None = None,
+    ) -> None:
         super().__init__(tokenizer, backend, micro_batch_overhead_tokens)
         self.id2label = id2label
 
@@ -93,5 +100,7 @@ class TextClassificationRunner(_TextRunner):
         out = []
         for row in probs:
             k = int(row.argmax())
-            out.append({"label": self.id2label.get(k, str(k)), "score": float(row[k]), "probabilities": row.astype(np.float32)})
+            out.append(
+                {"label": self.id2label.get(k, str(k)), "score": float(row[k]), "probabilities": row.astype(np.float32)}
+            )
         return out

@@ -42,16 +42,22 @@ class TextTokenizer:
     def encode(self, text: str) -> TokenizedText:
         """Tokenise one text (special tokens added). Raises InputValidationError if not a non-empty str."""
         if not isinstance(text, str):
-            raise InputValidationError(self.model, "text", f"expected a string, got {type(text).__name__}", "string", type(text).__name__)
+            raise InputValidationError(
+                self.model, "text", f"expected a string, got {type(text).__name__}", "string", type(text).__name__
+            )
         enc = self.tokenizer.encode(text)
         return TokenizedText(np.asarray(enc.ids, dtype=np.int64), np.asarray(enc.type_ids, dtype=np.int64))
 
     def encode_batch(self, texts: list[str]) -> list[TokenizedText]:
         for t in texts:
             if not isinstance(t, str):
-                raise InputValidationError(self.model, "text", f"expected a string, got {type(t).__name__}", "string", type(t).__name__)
-        return [TokenizedText(np.asarray(e.ids, dtype=np.int64), np.asarray(e.type_ids, dtype=np.int64))
-                for e in self.tokenizer.encode_batch(texts)]
+                raise InputValidationError(
+                    self.model, "text", f"expected a string, got {type(t).__name__}", "string", type(t).__name__
+                )
+        return [
+            TokenizedText(np.asarray(e.ids, dtype=np.int64), np.asarray(e.type_ids, dtype=np.int64))
+            for e in self.tokenizer.encode_batch(texts)
+        ]
 
 
 def pad_batch(items: list[TokenizedText], pad_to: int | None, pad_id: int) -> dict[str, np.ndarray]:

@@ -38,12 +38,13 @@ class LiveServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.host_port = f"127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on",
-                                timeout_graceful_shutdown=5)
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on", timeout_graceful_shutdown=5
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name=f"uvicorn-{self.port}", daemon=True)
 
-    def start(self, ready: bool = True, timeout_s: float = 120.0) -> "LiveServer":
+    def start(self, ready: bool = True, timeout_s: float = 120.0) -> LiveServer:
         self.thread.start()
         deadline = time.monotonic() + timeout_s
         while not self.server.started:
@@ -89,5 +90,3 @@ class HeavyMLP(torch.nn.Module):
         for layer in self.layers:
             x = torch.tanh(layer(x))
         return self.head(x)
-
-

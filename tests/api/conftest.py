@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
-
-
 from api_live import API_KEY, DIGITS_ONNX, FIXTURES, HeavyMLP, LiveServer, make_settings, serve
+
 from workbench.serving import Serving
 
 
@@ -32,7 +31,10 @@ def model_registry():
     reg.register_onnx(DIGITS_ONNX, name="digits", task="classification", intra_op_threads=1)
     register_minilm(reg, name="minilm", batcher_config=BatcherConfig(max_batch_size=16, max_queue_delay_ms=2))
     reg.register_module(
-        HeavyMLP(), "heavy", example_inputs={"x": np.zeros((1, 16), np.float32)}, output_names=["y"],
+        HeavyMLP(),
+        "heavy",
+        example_inputs={"x": np.zeros((1, 16), np.float32)},
+        output_names=["y"],
         batcher_config=BatcherConfig(max_batch_size=2, max_queue_size=3, max_queue_delay_ms=1, buckets=None),
     )
     yield reg
@@ -118,8 +120,14 @@ def gen_server(tmp_path_factory, demo_lm_dir) -> Iterator[LiveServer]:
     settings = make_settings(tmp)
     wb = Workbench(settings, knowledge_base_dir=kb_dir, pipeline_dir=tmp / "pipelines", model_catalog=tmp / "none.yaml")
     config = EngineConfig(max_num_seqs=8, num_kv_blocks=160, block_size=16, max_model_len=1024, num_threads=1)
-    serving = Serving(wb, settings=settings, load_models=False, serve_demo_lm=False, max_pending_generations=6,
-                      load=lambda s: s.add_engine("demo-lm", demo_lm_dir, config))
+    serving = Serving(
+        wb,
+        settings=settings,
+        load_models=False,
+        serve_demo_lm=False,
+        max_pending_generations=6,
+        load=lambda s: s.add_engine("demo-lm", demo_lm_dir, config),
+    )
     server = serve(serving, settings)
     server.serving = serving
     yield server

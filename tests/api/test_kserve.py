@@ -10,9 +10,8 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 import tritonclient.http as triton
-from tritonclient.utils import InferenceServerException
-
 from api_live import DIGITS_ONNX
+from tritonclient.utils import InferenceServerException
 
 
 @pytest.fixture(scope="module")
@@ -99,10 +98,15 @@ def test_infer_text_model_bytes_tensor(client, model_registry):
 def test_infer_json_over_plain_http_and_gzip(model_server, digits_data, reference):
     x, _ = digits_data
     batch = x[:2].reshape(2, 1, 64)
-    body = {"inputs": [{"name": "pixels", "shape": [2, 1, 64], "datatype": "FP32", "data": batch.tolist()}],
-            "parameters": {"anything": "ignored"}}
-    r = httpx.post(model_server.url + "/v2/models/digits/infer", content=gzip.compress(json.dumps(body).encode()),
-                   headers={"Content-Encoding": "gzip", "Content-Type": "application/json"})
+    body = {
+        "inputs": [{"name": "pixels", "shape": [2, 1, 64], "datatype": "FP32", "data": batch.tolist()}],
+        "parameters": {"anything": "ignored"},
+    }
+    r = httpx.post(
+        model_server.url + "/v2/models/digits/infer",
+        content=gzip.compress(json.dumps(body).encode()),
+        headers={"Content-Encoding": "gzip", "Content-Type": "application/json"},
+    )
     assert r.status_code == 200, r.text
     out = r.json()["outputs"][0]
     assert out["name"] == "logits" and out["shape"] == [2, 1, 10] and out["datatype"] == "FP32"
@@ -112,15 +116,35 @@ def test_infer_json_over_plain_http_and_gzip(model_server, digits_data, referenc
 @pytest.mark.parametrize(
     "body, fragment",
     [
-        ({"inputs": [{"name": "pixels", "shape": [1, 1, 63], "datatype": "FP32", "data": [0.0] * 63}]}, "axis 2 has size 63"),
+        (
+            {"inputs": [{"name": "pixels", "shape": [1, 1, 63], "datatype": "FP32", "data": [0.0] * 63}]},
+            "axis 2 has size 63",
+        ),
         ({"inputs": [{"name": "pixels", "shape": [1, 64], "datatype": "FP32", "data": [0.0] * 64}]}, "rank 2"),
-        ({"inputs": [{"name": "pixels", "shape": [1, 1, 64], "datatype": "FP32", "data": [0.0] * 10}]}, "10 elements for shape [1, 1, 64]"),
-        ({"inputs": [{"name": "image", "shape": [1, 1, 64], "datatype": "FP32", "data": [0.0] * 64}]}, "missing input 'pixels'"),
-        ({"inputs": [{"name": "pixels", "shape": [1, 1, 64], "datatype": "BYTES", "data": ["a"] * 64}]}, "datatype BYTES; expected FP32"),
-        ({"inputs": [{"name": "pixels", "shape": [1, 1, 64], "datatype": "FP99", "data": [0] * 64}]}, "'FP99' is not one of"),
+        (
+            {"inputs": [{"name": "pixels", "shape": [1, 1, 64], "datatype": "FP32", "data": [0.0] * 10}]},
+            "10 elements for shape [1, 1, 64]",
+        ),
+        (
+            {"inputs": [{"name": "image", "shape": [1, 1, 64], "datatype": "FP32", "data": [0.0] * 64}]},
+            "missing input 'pixels'",
+        ),
+        (
+            {"inputs": [{"name": "pixels", "shape": [1, 1, 64], "datatype": "BYTES", "data": ["a"] * 64}]},
+            "datatype BYTES; expected FP32",
+        ),
+        (
+            {"inputs": [{"name": "pixels", "shape": [1, 1, 64], "datatype": "FP99", "data": [0] * 64}]},
+            "'FP99' is not one of",
+        ),
         ({"inputs": []}, "inputs: must be a non-empty list"),
-        ({"inputs": [{"name": "pixels", "shape": [1, 1, 64], "datatype": "FP32", "data": [0.0] * 64}],
-          "outputs": [{"name": "probs"}]}, "unknown requested output 'probs'"),
+        (
+            {
+                "inputs": [{"name": "pixels", "shape": [1, 1, 64], "datatype": "FP32", "data": [0.0] * 64}],
+                "outputs": [{"name": "probs"}],
+            },
+            "unknown requested output 'probs'",
+        ),
     ],
 )
 def test_infer_errors_are_400_with_message(model_server, body, fragment):
@@ -141,10 +165,18 @@ def test_unknown_model_and_version_are_404(client, model_server):
 
 
 def test_binary_sizes_that_do_not_add_up_are_rejected(model_server):
-    head = json.dumps({"inputs": [{"name": "pixels", "shape": [1, 1, 64], "datatype": "FP32",
-                                   "parameters": {"binary_data_size": 256}}]}).encode()
-    r = httpx.post(model_server.url + "/v2/models/digits/infer", content=head + b"\0" * 100,
-                   headers={"Inference-Header-Content-Length": str(len(head))})
+    head = json.dumps(
+        {
+            "inputs": [
+                {"name": "pixels", "shape": [1, 1, 64], "datatype": "FP32", "parameters": {"binary_data_size": 256}}
+            ]
+        }
+    ).encode()
+    r = httpx.post(
+        model_server.url + "/v2/models/digits/infer",
+        content=head + b"\0" * 100,
+        headers={"Inference-Header-Content-Length": str(len(head))},
+    )
     assert r.status_code == 400 and "binary_data_size=256" in r.json()["error"]
 
 
@@ -153,23 +185,30 @@ def test_catalogue_model_loads_on_first_use(tmp_path):
     import time
 
     from api_live import LiveServer, make_settings
+
     from api.app import create_app
     from workbench.serving import Serving
     from workbench.workbench import Workbench
 
     (tmp_path / "catalog.yaml").write_text(
-        f"models:\n  - name: lazy-digits\n    format: onnx\n    path: {DIGITS_ONNX}\n    task: classification\n")
+        f"models:\n  - name: lazy-digits\n    format: onnx\n    path: {DIGITS_ONNX}\n    task: classification\n"
+    )
     settings = make_settings(tmp_path)
-    wb = Workbench(settings, knowledge_base_dir=tmp_path, pipeline_dir=tmp_path, model_catalog=tmp_path / "catalog.yaml")
-    server = LiveServer(create_app(serving=Serving(wb, settings=settings, load_models=False, serve_demo_lm=False),
-                                   settings=settings)).start()
+    wb = Workbench(
+        settings, knowledge_base_dir=tmp_path, pipeline_dir=tmp_path, model_catalog=tmp_path / "catalog.yaml"
+    )
+    server = LiveServer(
+        create_app(serving=Serving(wb, settings=settings, load_models=False, serve_demo_lm=False), settings=settings)
+    ).start()
     try:
         index = {m["name"]: m for m in httpx.post(server.url + "/v2/repository/index").json()}
         assert index["lazy-digits"]["state"] == "UNAVAILABLE"
         r = httpx.get(server.url + "/v2/models/lazy-digits")
         assert r.status_code == 503 and "loading" in r.json()["error"] and int(r.headers["Retry-After"]) >= 1
         deadline = time.monotonic() + 60
-        while (r := httpx.get(server.url + "/v2/models/lazy-digits")).status_code == 503 and time.monotonic() < deadline:
+        while (
+            r := httpx.get(server.url + "/v2/models/lazy-digits")
+        ).status_code == 503 and time.monotonic() < deadline:
             time.sleep(0.1)
         assert r.status_code == 200 and r.json()["inputs"][0]["name"] == "pixels"
         assert httpx.get(server.url + "/v2/models/lazy-digits/ready").status_code == 200

@@ -33,7 +33,9 @@ def test_requests_encoded_by_tritonclient_decode_exactly(dt, binary):
     if dt == "BYTES" and not binary:
         arr = arr[:2]  # JSON carries BYTES as UTF-8 strings
     body, header_len = _client_body("t", arr, dt, binary)
-    req = decode_request(body if isinstance(body, bytes) else body.encode(), None if header_len is None else str(header_len), None)
+    req = decode_request(
+        body if isinstance(body, bytes) else body.encode(), None if header_len is None else str(header_len), None
+    )
     got = req.inputs["t"]
     assert got.shape == arr.shape and req.input_datatypes["t"] == dt
     if dt == "BYTES":
@@ -59,13 +61,15 @@ def test_binary_responses_decode_in_tritonclient(dt):
 
 def test_bf16_round_trips_to_nearest_even():
     x = np.array([1.0, 3.140625, -0.0078125, 1.00390625 + 2**-9], dtype=np.float32)
-    head = json.dumps({"inputs": [{"name": "b", "shape": [4], "datatype": "BF16", "parameters": {"binary_data_size": 8}}]}).encode()
+    head = json.dumps(
+        {"inputs": [{"name": "b", "shape": [4], "datatype": "BF16", "parameters": {"binary_data_size": 8}}]}
+    ).encode()
     bf16 = (x.view(np.uint32) >> 16).astype("<u2").tobytes()  # exactly representable except the last
     req = decode_request(head + bf16, str(len(head)), None)
     assert np.array_equal(req.inputs["b"][:3], x[:3])
     req.binary_output = True
     payload, headers = encode_response("m", "1", req, {"o": x}, {"o": "BF16"})
-    raw = payload[int(headers["Inference-Header-Content-Length"]):]
+    raw = payload[int(headers["Inference-Header-Content-Length"]) :]
     back = (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view(np.float32)
     assert np.array_equal(back[:3], x[:3]) and back[3] == np.float32(1.0078125)  # rounded up, not truncated
 
@@ -77,8 +81,15 @@ def test_bf16_round_trips_to_nearest_even():
         ({"inputs": [{"name": "a", "shape": [2], "datatype": "INT32", "data": [1, 2.5]}]}, "must be integers"),
         ({"inputs": [{"name": "a", "shape": [2], "datatype": "BOOL", "data": [1, 0]}]}, "true or false"),
         ({"inputs": [{"name": "a", "shape": [-1], "datatype": "FP32", "data": []}]}, "non-negative integers"),
-        ({"inputs": [{"name": "a", "shape": [1], "datatype": "FP32", "data": [1]},
-                     {"name": "a", "shape": [1], "datatype": "FP32", "data": [1]}]}, "given twice"),
+        (
+            {
+                "inputs": [
+                    {"name": "a", "shape": [1], "datatype": "FP32", "data": [1]},
+                    {"name": "a", "shape": [1], "datatype": "FP32", "data": [1]},
+                ]
+            },
+            "given twice",
+        ),
     ],
 )
 def test_bad_tensors_name_the_field(doc, fragment):

@@ -32,7 +32,9 @@ def reference(demo_lm_dir):
 
 def chat_prompt(demo_lm_dir, messages):
     env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True)
-    return env.from_string((demo_lm_dir / "chat_template.jinja").read_text()).render(messages=messages, add_generation_prompt=True)
+    return env.from_string((demo_lm_dir / "chat_template.jinja").read_text()).render(
+        messages=messages, add_generation_prompt=True
+    )
 
 
 def test_models_list(client):
@@ -51,8 +53,14 @@ def test_completion_matches_the_engine(client, reference):
 
 
 def test_completion_streaming_concatenates_to_the_same_text(client, reference):
-    stream = client.completions.create(model="demo-lm", prompt="ROMEO:\n", max_tokens=12, temperature=0, stream=True,
-                                       stream_options={"include_usage": True})
+    stream = client.completions.create(
+        model="demo-lm",
+        prompt="ROMEO:\n",
+        max_tokens=12,
+        temperature=0,
+        stream=True,
+        stream_options={"include_usage": True},
+    )
     chunks = list(stream)
     text = "".join(c.choices[0].text for c in chunks if c.choices)
     assert text == reference("ROMEO:\n", 12).text
@@ -62,13 +70,16 @@ def test_completion_streaming_concatenates_to_the_same_text(client, reference):
 
 
 def test_sse_wire_format_ends_with_done(gen_server):
-    with httpx.stream("POST", gen_server.url + "/v1/completions",
-                      json={"model": "demo-lm", "prompt": "To be", "max_tokens": 4, "temperature": 0, "stream": True}) as r:
+    with httpx.stream(
+        "POST",
+        gen_server.url + "/v1/completions",
+        json={"model": "demo-lm", "prompt": "To be", "max_tokens": 4, "temperature": 0, "stream": True},
+    ) as r:
         assert r.headers["content-type"].startswith("text/event-stream")
         lines = [line for line in r.iter_lines() if line]
     assert lines[-1] == "data: [DONE]"
     assert all(line.startswith("data: ") for line in lines)
-    json.loads(lines[0][len("data: "):])
+    json.loads(lines[0][len("data: ") :])
 
 
 def test_batch_of_prompts(client, reference):
@@ -83,7 +94,9 @@ def test_chat_completion_uses_the_chat_template(client, reference, demo_lm_dir):
     r = client.chat.completions.create(model="demo-lm", messages=messages, max_tokens=10, temperature=0)
     assert r.choices[0].message.role == "assistant"
     assert r.choices[0].message.content == want.text
-    stream = client.chat.completions.create(model="demo-lm", messages=messages, max_tokens=10, temperature=0, stream=True)
+    stream = client.chat.completions.create(
+        model="demo-lm", messages=messages, max_tokens=10, temperature=0, stream=True
+    )
     chunks = list(stream)
     assert chunks[0].choices[0].delta.role == "assistant"
     assert "".join(c.choices[0].delta.content or "" for c in chunks) == want.text
@@ -105,7 +118,10 @@ def test_errors_use_the_v1_shape(client, gen_server):
     with pytest.raises(openai.UnprocessableEntityError) as e:
         client.completions.create(model="demo-lm", prompt="x " * 600, max_tokens=600)
     assert "max_model_len" in e.value.body["message"]
-    r = httpx.post(gen_server.url + "/v1/chat/completions", json={"model": "demo-lm", "messages": [{"role": "wizard", "content": "hi"}]})
+    r = httpx.post(
+        gen_server.url + "/v1/chat/completions",
+        json={"model": "demo-lm", "messages": [{"role": "wizard", "content": "hi"}]},
+    )
     assert r.status_code == 422 and r.json()["error"]["param"] == "body.messages[0].role"
     assert "Traceback" not in r.text
 
@@ -140,7 +156,14 @@ async def test_streaming_disconnect_frees_kv_blocks(gen_server):
     serving = gen_server.serving
     assert serving.kv_blocks("demo-lm")["used"] == 0
     before = _generated_tokens()
-    body = {"model": "demo-lm", "prompt": "ROMEO:\n" * 20, "max_tokens": 900, "ignore_eos": True, "temperature": 0, "stream": True}
+    body = {
+        "model": "demo-lm",
+        "prompt": "ROMEO:\n" * 20,
+        "max_tokens": 900,
+        "ignore_eos": True,
+        "temperature": 0,
+        "stream": True,
+    }
     async with httpx.AsyncClient(base_url=gen_server.url, timeout=30) as http:
         async with http.stream("POST", "/v1/completions", json=body) as r:
             assert r.status_code == 200
@@ -189,20 +212,25 @@ async def test_too_many_generations_get_429_and_admitted_ones_finish(gen_server)
 
 
 def test_rails_block_rewrite_and_stop(client, reference):
-    blocked = client.completions.create(model="demo-lm", prompt="tell me the admin Password", max_tokens=8,
-                                        extra_body={"rails": "rails"})
+    blocked = client.completions.create(
+        model="demo-lm", prompt="tell me the admin Password", max_tokens=8, extra_body={"rails": "rails"}
+    )
     assert blocked.choices[0].text == "I cannot help with passwords."
     assert blocked.choices[0].finish_reason == "content_filter"
-    stopped = client.completions.create(model="demo-lm", prompt="Romeo:\n", max_tokens=30, temperature=0, extra_body={"rails": "rails"})
+    stopped = client.completions.create(
+        model="demo-lm", prompt="Romeo:\n", max_tokens=30, temperature=0, extra_body={"rails": "rails"}
+    )
     full = reference("Romeo:\n", 30)
     assert stopped.choices[0].finish_reason == "content_filter"
     assert stopped.choices[0].text.endswith(" [cut]")
     assert full.text.startswith(stopped.choices[0].text[: -len(" [cut]")])
-    rewritten = client.completions.create(model="demo-lm", prompt="ROMEO AND JULIET", max_tokens=3, temperature=0,
-                                          extra_body={"rails": "rails"})
+    rewritten = client.completions.create(
+        model="demo-lm", prompt="ROMEO AND JULIET", max_tokens=3, temperature=0, extra_body={"rails": "rails"}
+    )
     assert rewritten.choices[0].text == reference("romeo and juliet", 3).text
-    stream = client.completions.create(model="demo-lm", prompt="ROMEO:\n", max_tokens=12, temperature=0, stream=True,
-                                       extra_body={"rails": "upper"})
+    stream = client.completions.create(
+        model="demo-lm", prompt="ROMEO:\n", max_tokens=12, temperature=0, stream=True, extra_body={"rails": "upper"}
+    )
     text = "".join(c.choices[0].text for c in stream if c.choices)
     assert text == reference("ROMEO:\n", 12).text.upper()
     with pytest.raises(openai.NotFoundError):
@@ -212,8 +240,9 @@ def test_rails_block_rewrite_and_stop(client, reference):
 def test_rails_redact_whole_words_while_streaming(client, reference):
     want = reference("ROMEO:\n", 30).text
     assert "not" in want  # the greedy text of the demo LM for this prompt
-    stream = client.completions.create(model="demo-lm", prompt="ROMEO:\n", max_tokens=30, temperature=0, stream=True,
-                                       extra_body={"rails": "redact"})
+    stream = client.completions.create(
+        model="demo-lm", prompt="ROMEO:\n", max_tokens=30, temperature=0, stream=True, extra_body={"rails": "redact"}
+    )
     deltas = [c.choices[0].text for c in stream if c.choices]
     assert "".join(deltas) == want.replace("not", "[x]")
     assert all(d[-1].isspace() for d in deltas[:-1] if d)  # released in whole words

@@ -7,7 +7,6 @@ import asyncio
 import httpx
 import numpy as np
 import torch
-
 from api_live import HeavyMLP
 
 
@@ -20,7 +19,10 @@ async def test_full_queue_gets_429_and_no_admitted_request_is_lost(model_server,
         want = HeavyMLP()(torch.from_numpy(xs)).numpy()  # the same seeded weights, run directly
 
     async def one(client: httpx.AsyncClient, i: int) -> httpx.Response:
-        body = {"id": f"req-{i}", "inputs": [{"name": "x", "shape": [1, 16], "datatype": "FP32", "data": xs[i].tolist()}]}
+        body = {
+            "id": f"req-{i}",
+            "inputs": [{"name": "x", "shape": [1, 16], "datatype": "FP32", "data": xs[i].tolist()}],
+        }
         return await client.post("/v2/models/heavy/infer", json=body)
 
     limits = httpx.Limits(max_connections=64)
@@ -38,7 +40,9 @@ async def test_full_queue_gets_429_and_no_admitted_request_is_lost(model_server,
     for i in ok:  # each admitted request got its own row's result
         body = responses[i].json()
         assert body["id"] == f"req-{i}"
-        np.testing.assert_allclose(np.array(body["outputs"][0]["data"]).reshape(1, 4), want[i : i + 1], rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(
+            np.array(body["outputs"][0]["data"]).reshape(1, 4), want[i : i + 1], rtol=1e-4, atol=1e-5
+        )
     assert batcher.stats.requests - served_before == len(ok)  # every admitted row ran exactly once
     assert batcher.stats.rejected - rejected_before == len(refused)
 
@@ -93,22 +97,35 @@ HEAVY_POLICY = """
 """
 
 
-async def test_pipeline_predict_overload_gets_429_and_every_admitted_run_is_recorded(pipeline_workbench, pipeline_server):
+async def test_pipeline_predict_overload_gets_429_and_every_admitted_run_is_recorded(
+    pipeline_workbench, pipeline_server
+):
     from neural.batching import BatcherConfig
 
     wb = pipeline_workbench
     (wb.knowledge_base_dir / "heavy_policy.clp").write_text(HEAVY_POLICY)
     # deeper than the KServe one: the pipeline front (schema, rules, recording) is slower than a bare infer
-    wb.register_model("heavy", HeavyMLP(depth=32), example_inputs={"x": np.zeros((1, 16), np.float32)}, output_names=["y"],
-                      batcher_config=BatcherConfig(max_batch_size=1, max_queue_size=1, max_queue_delay_ms=0, buckets=None))
+    wb.register_model(
+        "heavy",
+        HeavyMLP(depth=32),
+        example_inputs={"x": np.zeros((1, 16), np.float32)},
+        output_names=["y"],
+        batcher_config=BatcherConfig(max_batch_size=1, max_queue_size=1, max_queue_delay_ms=0, buckets=None),
+    )
     auth = {"Authorization": "Bearer test-key-1"}
-    async with httpx.AsyncClient(base_url=pipeline_server.url, timeout=120, limits=httpx.Limits(max_connections=64)) as client:
-        r = await client.put("/v1/pipelines/heavy_score", content=HEAVY_PIPELINE, headers={**auth, "Content-Type": "application/yaml"})
+    async with httpx.AsyncClient(
+        base_url=pipeline_server.url, timeout=120, limits=httpx.Limits(max_connections=64)
+    ) as client:
+        r = await client.put(
+            "/v1/pipelines/heavy_score", content=HEAVY_PIPELINE, headers={**auth, "Content-Type": "application/yaml"}
+        )
         assert r.status_code == 201, r.text
         xs = np.random.default_rng(3).standard_normal((40, 16)).astype(np.float32)
         with torch.inference_mode():
             best = HeavyMLP(depth=32)(torch.from_numpy(xs)).numpy().argmax(1)
-        rs = await asyncio.gather(*(client.post("/v1/pipelines/heavy_score/predict", json={"input": {"x": x.tolist()}}) for x in xs))
+        rs = await asyncio.gather(
+            *(client.post("/v1/pipelines/heavy_score/predict", json={"input": {"x": x.tolist()}}) for x in xs)
+        )
     codes = [r.status_code for r in rs]
     assert set(codes) <= {200, 429} and 429 in codes and 200 in codes, codes
     for i, r in enumerate(rs):

@@ -98,7 +98,9 @@ def test_invalid_bodies_are_422_with_the_field_path(http, stored, body, param):
 
 
 def test_invalid_pipeline_is_refused_with_located_issues(http):
-    bad = DOC.replace("knowledge_base: api_review", "knowledge_base: no_such_rules").replace("name: digit_check", "name: broken")
+    bad = DOC.replace("knowledge_base: api_review", "knowledge_base: no_such_rules").replace(
+        "name: digit_check", "name: broken"
+    )
     r = http.put("/v1/pipelines/broken", content=bad, headers={**AUTH, "Content-Type": "application/yaml"})
     assert r.status_code == 422, r.text
     err = r.json()["error"]
@@ -119,8 +121,11 @@ def test_versions_promote_and_delete(http, stored):
     assert http.get("/v1/pipelines/digit_check").json()["version"] == stored
     assert http.get("/v1/pipelines/digit_check", params={"version": v2}).json()["document"] == v2_doc
     # a throw-away pipeline: delete removes every version
-    http.put("/v1/pipelines/to_delete", content=DOC.replace("name: digit_check", "name: to_delete"),
-             headers={**AUTH, "Content-Type": "application/yaml"})
+    http.put(
+        "/v1/pipelines/to_delete",
+        content=DOC.replace("name: digit_check", "name: to_delete"),
+        headers={**AUTH, "Content-Type": "application/yaml"},
+    )
     r = http.delete("/v1/pipelines/to_delete", headers=AUTH)
     assert r.status_code == 200 and r.json()["deleted_versions"] == 1
     assert http.get("/v1/pipelines/to_delete").status_code == 404
@@ -146,7 +151,12 @@ def test_auth_guards_mutations(http, pipeline_workbench):
         r = http.put("/v1/pipelines/guarded", json={"document": doc}, headers=headers)
         assert r.status_code == 401 and r.json()["error"]["code"] == "unauthorized"
         assert r.headers["WWW-Authenticate"].startswith("Bearer")
-        assert http.put("/v1/kb/guarded", content="(deftemplate a (slot b))", headers={**headers, "Content-Type": "text/plain"}).status_code == 401
+        assert (
+            http.put(
+                "/v1/kb/guarded", content="(deftemplate a (slot b))", headers={**headers, "Content-Type": "text/plain"}
+            ).status_code
+            == 401
+        )
         assert http.delete("/v1/pipelines/digit_check", headers=headers).status_code == 401
     assert http.get("/v1/pipelines/guarded").status_code == 404  # nothing was written
     assert "guarded" not in pipeline_workbench.library.names()
@@ -158,6 +168,7 @@ def test_auth_guards_mutations(http, pipeline_workbench):
 
 def test_predict_key_when_required(pipeline_workbench):
     from api_live import serve
+
     from workbench.serving import Serving
 
     settings = pipeline_workbench.test_settings.model_copy(update={"require_key_for_predict": True})

@@ -9,8 +9,8 @@ import threading
 import time
 
 import httpx
-
 from api_live import LiveServer, free_port, make_settings
+
 from api.app import create_app
 from workbench.serving import Serving
 
@@ -71,8 +71,19 @@ def test_openapi_docs_and_stable_operation_ids(model_server):
     doc = httpx.get(model_server.url + "/openapi.json").json()
     ids = [op["operationId"] for path in doc["paths"].values() for op in path.values()]
     assert len(ids) == len(set(ids))
-    for expected in ("predict", "put_pipeline", "get_run", "put_knowledge_base", "ask_knowledge_base", "run_knowledge_base",
-                     "v2_model_infer", "create_completion", "create_chat_completion", "list_generation_models", "readyz"):
+    for expected in (
+        "predict",
+        "put_pipeline",
+        "get_run",
+        "put_knowledge_base",
+        "ask_knowledge_base",
+        "run_knowledge_base",
+        "v2_model_infer",
+        "create_completion",
+        "create_chat_completion",
+        "list_generation_models",
+        "readyz",
+    ):
         assert expected in ids
     assert "ErrorResponse" in doc["components"]["schemas"]
 
@@ -83,8 +94,9 @@ def test_error_shapes_and_no_stack_traces(tmp_path):
             raise RuntimeError("secret internals /etc/passwd")
 
     settings = make_settings(tmp_path)
-    server = LiveServer(create_app(serving=Exploding(settings=settings, load_models=False, serve_demo_lm=False),
-                                   settings=settings)).start()
+    server = LiveServer(
+        create_app(serving=Exploding(settings=settings, load_models=False, serve_demo_lm=False), settings=settings)
+    ).start()
     try:
         r = httpx.get(server.url + "/v1/pipelines", headers={"X-Request-Id": "abc123"})
         assert r.status_code == 500
@@ -107,10 +119,18 @@ def test_error_shapes_and_no_stack_traces(tmp_path):
 
 def test_workbench_serve_runs_uvicorn(tmp_path):
     port = free_port()
-    env = {**os.environ, "WORKBENCH_DATABASE_URL": f"sqlite:///{tmp_path / 'serve.sqlite3'}",
-           "WORKBENCH_KNOWLEDGE_BASE_DIR": str(tmp_path), "WORKBENCH_PIPELINE_DIR": str(tmp_path)}
-    proc = subprocess.Popen([sys.executable, "-m", "workbench", "serve", "--port", str(port), "--log-level", "warning"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    env = {
+        **os.environ,
+        "WORKBENCH_DATABASE_URL": f"sqlite:///{tmp_path / 'serve.sqlite3'}",
+        "WORKBENCH_KNOWLEDGE_BASE_DIR": str(tmp_path),
+        "WORKBENCH_PIPELINE_DIR": str(tmp_path),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workbench", "serve", "--port", str(port), "--log-level", "warning"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     try:
         deadline = time.monotonic() + 120
         while True:

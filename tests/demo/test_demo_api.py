@@ -37,13 +37,30 @@ def test_predict_demo_digits_over_http(client):
 
 
 def test_completions_with_demo_rails(client):
-    blocked = client.post("/v1/completions", json={"model": "demo-lm", "prompt": "Pay to card 4539 1488 0343 6467\nROMEO:\n",
-                                                   "max_tokens": 20, "rails": "demo_rails"})
+    blocked = client.post(
+        "/v1/completions",
+        json={
+            "model": "demo-lm",
+            "prompt": "Pay to card 4539 1488 0343 6467\nROMEO:\n",
+            "max_tokens": 20,
+            "rails": "demo_rails",
+        },
+    )
     assert blocked.status_code == 200, blocked.text
     choice = blocked.json()["choices"][0]
     assert choice["finish_reason"] == "content_filter" and "card numbers" in choice["text"]
-    ok = client.post("/v1/completions", json={"model": "demo-lm", "prompt": "JULIET:\nO Romeo, Romeo,", "max_tokens": 150,
-                                              "temperature": 0, "rails": "demo_rails"})
+    ok = client.post(
+        "/v1/completions",
+        json={
+            "model": "demo-lm",
+            "prompt": "JULIET:\nO Romeo, Romeo,",
+            "max_tokens": 150,
+            "temperature": 0,
+            "rails": "demo_rails",
+        },
+    )
     assert ok.status_code == 200, ok.text
     text = ok.json()["choices"][0]["text"]
-    assert len(text.replace(" ...", "").replace(" [stopped: content policy]", "").split()) <= 61  # the length rail (per-token deltas: one word may be cut)
+    assert (
+        len(text.replace(" ...", "").replace(" [stopped: content policy]", "").split()) <= 61
+    )  # the length rail (per-token deltas: one word may be cut)

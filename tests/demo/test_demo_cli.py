@@ -11,7 +11,9 @@ from workbench.cli.app import app
 
 def test_demo_digits_quick_prints_the_table_and_records_runs(tmp_path):
     report = tmp_path / "report.json"
-    res = CliRunner().invoke(app, ["demo", "--only", "digits", "--quick", "--json", str(report)], env={"COLUMNS": "200"})
+    res = CliRunner().invoke(
+        app, ["demo", "--only", "digits", "--quick", "--json", str(report)], env={"COLUMNS": "200"}
+    )
     assert res.exit_code == 0, res.output
     assert "workbench demo" in res.output and "demo_digits" in res.output and "runs recorded" in res.output
     data = json.loads(report.read_text())

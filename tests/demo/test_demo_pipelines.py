@@ -40,7 +40,10 @@ LABELLED = [
 
 
 def test_labelled_examples_are_in_the_heldout_file():
-    rows = {json.loads(line)["text"]: json.loads(line) for line in (ROOT / "data/intents/heldout.jsonl").read_text().splitlines()}
+    rows = {
+        json.loads(line)["text"]: json.loads(line)
+        for line in (ROOT / "data/intents/heldout.jsonl").read_text().splitlines()
+    }
     train = {json.loads(line)["text"] for line in (ROOT / "data/intents/train.jsonl").read_text().splitlines()}
     for text, intent, action in LABELLED:
         assert rows[text]["intent"] == intent and rows[text]["action"] == action
@@ -79,7 +82,9 @@ def test_generation_through_rails(wb):
             assert r.outcome == "blocked" and r.completion_tokens == 0
         else:
             assert r.outcome in ("completed", "stopped") and r.completion_tokens > 0
-            assert len(r.text.replace(" ...", "").replace(" [stopped: content policy]", "").split()) <= 60  # the length rail
+            assert (
+                len(r.text.replace(" ...", "").replace(" [stopped: content policy]", "").split()) <= 60
+            )  # the length rail
             for name in ("Romeo", "Juliet", "villain"):
                 assert name.lower() not in r.text.lower()  # redaction rail
         assert wb.get_run(r.run_id).outputs["outcome"] == r.outcome
@@ -90,7 +95,9 @@ def test_replay_with_a_stricter_checksum_policy_sends_the_correction_to_review(w
     first = wb.run_sync("demo_digits", seq.to_input())
     assert first.outputs["action"] == "corrected"
     text = (ROOT / "knowledge_bases" / "demo_digits_checksum.clp").read_text()
-    stricter = text.replace("(slot ambiguity-ratio (type FLOAT) (default 10.0))", "(slot ambiguity-ratio (type FLOAT) (default 1000.0))")
+    stricter = text.replace(
+        "(slot ambiguity-ratio (type FLOAT) (default 10.0))", "(slot ambiguity-ratio (type FLOAT) (default 1000.0))"
+    )
     assert stricter != text
     replay = wb.replay_sync(first.run_id, knowledge_bases={"demo_digits_checksum": stricter})
     assert replay.replay.outputs["action"] == "review" and replay.replay.replay_of == first.run_id

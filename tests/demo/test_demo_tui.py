@@ -34,7 +34,9 @@ async def test_run_demo_intents_on_the_run_screen(wb):
         assert isinstance(screen, RunScreen)
         screen.query_one("#run-pipeline", Select).value = "demo_intents"
         await _settle(pilot)
-        screen.query_one("#in-text", Input).value = "someone has been using my account"  # held-out, labelled fraud_report
+        screen.query_one(
+            "#in-text", Input
+        ).value = "someone has been using my account"  # held-out, labelled fraud_report
         await pilot.press("ctrl+r")
         await _settle(pilot)
         result = app.events[-1].result

@@ -19,7 +19,9 @@ MODEL = ROOT / "models" / "digits"
 
 def _torch_net() -> DigitsNet:
     cfg = json.loads((MODEL / "config.json").read_text())
-    net = DigitsNet(DigitsNetConfig(in_features=cfg["in_features"], hidden=cfg["hidden"], num_classes=cfg["num_classes"]))
+    net = DigitsNet(
+        DigitsNetConfig(in_features=cfg["in_features"], hidden=cfg["hidden"], num_classes=cfg["num_classes"])
+    )
     net.load_state_dict(load_file(str(MODEL / "model.safetensors")))
     return net.eval()
 

@@ -30,7 +30,9 @@ def _facts(digits, scores=None, probs=None):
     facts = [{"template": "sequence", "slots": {"id": "t", "length": n}}]
     for i, d in enumerate(digits):
         p = probs[i] if probs else [0.99 if k == d else 0.01 / 9 for k in range(10)]
-        facts.append({"template": "digit", "slots": {"pos": i, "label": d, "score": scores[i] if scores else max(p), "probs": p}})
+        facts.append(
+            {"template": "digit", "slots": {"pos": i, "label": d, "score": scores[i] if scores else max(p), "probs": p}}
+        )
     return facts
 
 

@@ -25,13 +25,16 @@ def _verdict(rails, **slots):
     return None if not facts else {k: str(v) for k, v in facts[-1].slots.items()}
 
 
-@pytest.mark.parametrize("prompt,blocked", [
-    ("ROMEO:\n", False),
-    ("Pay card 4539 1488 0343 6467 now", True),
-    ("mail juliet@verona.example", True),
-    ("x" * 401, True),
-    ("Order 12 ducats and 300 more", False),
-])
+@pytest.mark.parametrize(
+    "prompt,blocked",
+    [
+        ("ROMEO:\n", False),
+        ("Pay card 4539 1488 0343 6467 now", True),
+        ("mail juliet@verona.example", True),
+        ("x" * 401, True),
+        ("Order 12 ducats and 300 more", False),
+    ],
+)
 def test_input_rail(rails, prompt, blocked):
     v = _verdict(rails, text=prompt)
     assert (v is not None and v["action"] == "block") == blocked
@@ -65,6 +68,6 @@ def test_content_rail_stops_on_the_second_violent_word(rails):
 
 
 def test_release_point_holds_back_partial_words_and_possible_speaker_lines():
-    assert release_point("", "Good morr") == 5          # "Good " goes, "morr" waits
-    assert release_point("Good morrow.\n", "KING RICH") == 0   # could become "KING RICHARD:"
-    assert release_point("Good morrow.\n", "King of ") == 8   # has a lower-case letter: a speech line
+    assert release_point("", "Good morr") == 5  # "Good " goes, "morr" waits
+    assert release_point("Good morrow.\n", "KING RICH") == 0  # could become "KING RICHARD:"
+    assert release_point("Good morrow.\n", "King of ") == 8  # has a lower-case letter: a speech line

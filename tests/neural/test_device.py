@@ -6,7 +6,16 @@ import numpy as np
 import pytest
 import torch
 
-from neural import ModelRegistry, Signature, TensorSpec, cuda_usable, default_device, resolve_device, resolve_precision, usable_providers
+from neural import (
+    ModelRegistry,
+    Signature,
+    TensorSpec,
+    cuda_usable,
+    default_device,
+    resolve_device,
+    resolve_precision,
+    usable_providers,
+)
 
 
 def test_auto_device_follows_what_works():

@@ -16,7 +16,7 @@ SIG = Signature(
 
 class Tiny(torch.nn.Module):
     def forward(self, ids: torch.Tensor, pixels: torch.Tensor) -> torch.Tensor:
-        return (ids.float().mean(1, keepdim=True) + pixels.flatten(1).sum(1, keepdim=True))
+        return ids.float().mean(1, keepdim=True) + pixels.flatten(1).sum(1, keepdim=True)
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +34,14 @@ GOOD = {"ids": np.array([1, 2, 3], dtype=np.int64), "pixels": np.zeros((3, 4), d
     [
         ({"ids": GOOD["ids"]}, r"model 'tiny', input 'pixels': missing input; expected float32 \[-1, 3, 4\]"),
         ({**GOOD, "extra": [1]}, r"input 'extra': unexpected input; the model takes \['ids', 'pixels'\]"),
-        ({**GOOD, "pixels": np.zeros((4, 3), np.float32)}, r"input 'pixels': axis 0 has size 4; expected shape \[3, 4\]"),
-        ({**GOOD, "pixels": np.zeros((3, 4, 1), np.float32)}, r"input 'pixels': rank 3 \(shape \[3, 4, 1\]\); expected shape \[3, 4\]"),
+        (
+            {**GOOD, "pixels": np.zeros((4, 3), np.float32)},
+            r"input 'pixels': axis 0 has size 4; expected shape \[3, 4\]",
+        ),
+        (
+            {**GOOD, "pixels": np.zeros((3, 4, 1), np.float32)},
+            r"input 'pixels': rank 3 \(shape \[3, 4, 1\]\); expected shape \[3, 4\]",
+        ),
         ({**GOOD, "ids": np.array([1.5, 2.0])}, r"input 'ids': dtype float64; expected int64"),
         ({**GOOD, "ids": np.array(["a", "b"])}, r"input 'ids': dtype <U1; expected int64"),
         ({**GOOD, "pixels": [[1, 2, 3, 4]] * 3}, r"input 'pixels': dtype int64; expected float32"),
@@ -48,12 +54,16 @@ def test_bad_request_names_input_and_expected_shape(entry, request_, pattern):
 
 
 def test_lossless_casts_are_accepted(entry):
-    out = entry.infer_sync({"ids": np.array([1, 2, 3], dtype=np.int32), "pixels": np.ones((3, 4), dtype=np.float64)}, timeout_s=30)
+    out = entry.infer_sync(
+        {"ids": np.array([1, 2, 3], dtype=np.int32), "pixels": np.ones((3, 4), dtype=np.float64)}, timeout_s=30
+    )
     np.testing.assert_allclose(out["score"], [14.0])
 
 
 def test_batched_predict_validates_the_batch_axis(entry):
-    with pytest.raises(InputValidationError, match=r"input 'pixels': rank 2 \(shape \[3, 4\]\); expected shape \[-1, 3, 4\]"):
+    with pytest.raises(
+        InputValidationError, match=r"input 'pixels': rank 2 \(shape \[3, 4\]\); expected shape \[-1, 3, 4\]"
+    ):
         entry.predict({"ids": GOOD["ids"][None], "pixels": GOOD["pixels"]})
     out = entry.predict({"ids": GOOD["ids"][None], "pixels": GOOD["pixels"][None]})
     assert out["score"].shape == (1, 1)
@@ -68,8 +78,15 @@ def test_int_out_of_range_is_rejected():
 def test_invalid_requests_are_counted_in_metrics(entry):
     from neural import METRICS_REGISTRY
 
-    before = METRICS_REGISTRY.get_sample_value("workbench_model_failures_total", {"model": "tiny", "reason": "invalid_input"}) or 0
+    before = (
+        METRICS_REGISTRY.get_sample_value(
+            "workbench_model_failures_total", {"model": "tiny", "reason": "invalid_input"}
+        )
+        or 0
+    )
     with pytest.raises(InputValidationError):
         entry.submit({"ids": GOOD["ids"]})
-    after = METRICS_REGISTRY.get_sample_value("workbench_model_failures_total", {"model": "tiny", "reason": "invalid_input"})
+    after = METRICS_REGISTRY.get_sample_value(
+        "workbench_model_failures_total", {"model": "tiny", "reason": "invalid_input"}
+    )
     assert after == before + 1

@@ -60,7 +60,9 @@ def test_registry_entry_describes_the_model(minilm_registry):
     entry = minilm_registry.get(MINILM_NAME)
     info = entry.info()
     assert info["task"] == "embedding" and info["format"] == "hf" and len(info["version"]) == 64
-    assert info["signature"]["outputs"] == [{"name": "sentence_embedding", "datatype": "float32", "shape": [-1, MINILM_DIM]}]
+    assert info["signature"]["outputs"] == [
+        {"name": "sentence_embedding", "datatype": "float32", "shape": [-1, MINILM_DIM]}
+    ]
     assert [i["name"] for i in info["signature"]["inputs"]] == ["input_ids", "attention_mask", "token_type_ids"]
     assert info["metadata"]["pooling"] == "mean" and info["metadata"]["normalize"] is True
     assert info["metadata"]["max_length"] == 256

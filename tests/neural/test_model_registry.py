@@ -9,8 +9,17 @@ import numpy as np
 import pytest
 import torch
 
-from neural import (BatcherConfig, ModelLoadError, ModelNotFoundError, ModelRegistry, Signature, TensorSpec, export_onnx,
-                    minilm_dir, save_torchscript)
+from neural import (
+    BatcherConfig,
+    ModelLoadError,
+    ModelNotFoundError,
+    ModelRegistry,
+    Signature,
+    TensorSpec,
+    export_onnx,
+    minilm_dir,
+    save_torchscript,
+)
 
 
 class BagOfTokens(torch.nn.Module):
@@ -28,7 +37,10 @@ class BagOfTokens(torch.nn.Module):
 
 
 SIG = Signature(
-    (TensorSpec("tokens", "int64", (-1, -1), ("batch", "sequence")), TensorSpec("mask", "float32", (-1, -1), ("batch", "sequence"))),
+    (
+        TensorSpec("tokens", "int64", (-1, -1), ("batch", "sequence")),
+        TensorSpec("mask", "float32", (-1, -1), ("batch", "sequence")),
+    ),
     (TensorSpec("logits", "float32", (-1, 3), ("batch", None)),),
 )
 
@@ -38,13 +50,17 @@ def requests(n: int = 6) -> list[dict[str, np.ndarray]]:
     out = []
     for i in range(n):
         length = 2 + (i * 5) % 11
-        out.append({"tokens": rng.integers(1, 50, size=length).astype(np.int64), "mask": np.ones(length, dtype=np.float32)})
+        out.append(
+            {"tokens": rng.integers(1, 50, size=length).astype(np.int64), "mask": np.ones(length, dtype=np.float32)}
+        )
     return out
 
 
 def reference(module: torch.nn.Module, reqs) -> np.ndarray:
     with torch.inference_mode():
-        return np.stack([module(torch.from_numpy(r["tokens"])[None], torch.from_numpy(r["mask"])[None])[0].numpy() for r in reqs])
+        return np.stack(
+            [module(torch.from_numpy(r["tokens"])[None], torch.from_numpy(r["mask"])[None])[0].numpy() for r in reqs]
+        )
 
 
 @pytest.fixture
@@ -68,8 +84,16 @@ async def serve_and_compare(entry, module, atol: float) -> None:
 async def test_nn_module_with_inferred_signature(registry):
     module = BagOfTokens()
     ex = {"tokens": np.ones((2, 5), dtype=np.int64), "mask": np.ones((2, 5), dtype=np.float32)}
-    entry = registry.register_module(module, "bag", example_inputs=ex, dynamic_axes={"tokens": [1], "mask": [1]},
-                                     output_names=["logits"], task="classification", batcher_config=CFG, padding_safe=True)
+    entry = registry.register_module(
+        module,
+        "bag",
+        example_inputs=ex,
+        dynamic_axes={"tokens": [1], "mask": [1]},
+        output_names=["logits"],
+        task="classification",
+        batcher_config=CFG,
+        padding_safe=True,
+    )
     assert entry.format == "nn_module" and entry.signature.to_dict() == SIG.to_dict()
     await serve_and_compare(entry, module, 1e-6)
 
@@ -97,20 +121,29 @@ async def test_torch_export_program(registry, tmp_path):
     module = BagOfTokens()
     seq = torch.export.Dim("seq", min=2, max=512)
     batch = torch.export.Dim("batch", min=1, max=64)
-    ep = torch.export.export(module, (torch.ones(2, 5, dtype=torch.int64), torch.ones(2, 5)),
-                             dynamic_shapes={"tokens": {0: batch, 1: seq}, "mask": {0: batch, 1: seq}})
+    ep = torch.export.export(
+        module,
+        (torch.ones(2, 5, dtype=torch.int64), torch.ones(2, 5)),
+        dynamic_shapes={"tokens": {0: batch, 1: seq}, "mask": {0: batch, 1: seq}},
+    )
     path = tmp_path / "bag.pt2"
     torch.export.save(ep, str(path))
     entry = registry.register_path(path, output_names=["logits"], batcher_config=CFG, padding_safe=True)
     assert entry.format == "torch_export"
-    assert [(s.name, s.dtype, s.shape) for s in entry.signature.inputs] == [("tokens", "int64", (-1, -1)), ("mask", "float32", (-1, -1))]
+    assert [(s.name, s.dtype, s.shape) for s in entry.signature.inputs] == [
+        ("tokens", "int64", (-1, -1)),
+        ("mask", "float32", (-1, -1)),
+    ]
     assert [(s.name, s.shape) for s in entry.signature.outputs] == [("logits", (-1, 3))]
     await serve_and_compare(entry, module, 1e-6)
 
 
 async def test_onnx_file_from_verified_export(registry, tmp_path):
     module = BagOfTokens()
-    examples = [{"tokens": np.ones((b, n), dtype=np.int64) * 3, "mask": np.ones((b, n), dtype=np.float32)} for b, n in ((2, 5), (3, 9))]
+    examples = [
+        {"tokens": np.ones((b, n), dtype=np.int64) * 3, "mask": np.ones((b, n), dtype=np.float32)}
+        for b, n in ((2, 5), (3, 9))
+    ]
     report = export_onnx(module, SIG, examples, tmp_path / "bag.onnx")
     assert report.path.is_file() and report.max_abs_diff["logits"] <= 1e-4
     entry = registry.register_path(report.path, batcher_config=CFG, padding_safe=True)
@@ -135,9 +168,17 @@ def test_hf_classification_directory(registry, tmp_path):
     from transformers import BertConfig, BertForSequenceClassification
 
     torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-                     num_labels=3, id2label={0: "neg", 1: "neu", 2: "pos"}, label2id={"neg": 0, "neu": 1, "pos": 2},
-                     architectures=["BertForSequenceClassification"])
+    cfg = BertConfig(
+        vocab_size=30522,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        num_labels=3,
+        id2label={0: "neg", 1: "neu", 2: "pos"},
+        label2id={"neg": 0, "neu": 1, "pos": 2},
+        architectures=["BertForSequenceClassification"],
+    )
     model = BertForSequenceClassification(cfg).eval()
     cfg.save_pretrained(tmp_path)
     save_model(model, str(tmp_path / "model.safetensors"))

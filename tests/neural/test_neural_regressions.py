@@ -21,8 +21,10 @@ class _Shapes:
 
 def test_every_sequence_input_is_padded_to_the_bucket():
     # was: only the first input (tokens) was padded to the bucket, the mask only to the longest request
-    sig = Signature((TensorSpec("tokens", "int64", (-1, -1)), TensorSpec("mask", "float32", (-1, -1))),
-                    (TensorSpec("y", "float32", (-1, 1)),))
+    sig = Signature(
+        (TensorSpec("tokens", "int64", (-1, -1)), TensorSpec("mask", "float32", (-1, -1))),
+        (TensorSpec("y", "float32", (-1, 1)),),
+    )
     backend = _Shapes()
     runner = TensorRunner("m", backend, sig, padding_safe=True)
     items = [runner.prepare({"tokens": np.ones(3, np.int64), "mask": np.ones(3, np.float32)})]

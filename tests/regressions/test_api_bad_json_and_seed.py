@@ -20,7 +20,9 @@ def _client(tmp_path) -> TestClient:
 
 def test_bad_json_names_line_and_column(tmp_path):
     with _client(tmp_path) as c:
-        r = c.post("/v1/completions", content='{"model": "m",\n "prompt": }', headers={"content-type": "application/json"})
+        r = c.post(
+            "/v1/completions", content='{"model": "m",\n "prompt": }', headers={"content-type": "application/json"}
+        )
         assert r.status_code == 422
         err = r.json()["error"]
         assert err["code"] == "validation_failed" and err["param"] == "body"

@@ -11,10 +11,13 @@ from chaining.backward.evaluator import ClipsEvaluator
 
 
 def test_timeout_inside_clips_evaluation_names_limit_and_goal(monkeypatch):
-    kb = rules.knowledge_base_from_text("count", """
+    kb = rules.knowledge_base_from_text(
+        "count",
+        """
 (deffacts start (num 0))
 (defrule up (num ?n) (test (< ?n 1000000)) => (assert (num (+ ?n 1))))
-""")
+""",
+    )
     calls = {"n": 0}
     original = ClipsEvaluator.eval_text
 
@@ -25,6 +28,8 @@ def test_timeout_inside_clips_evaluation_names_limit_and_goal(monkeypatch):
         return original(self, text)
 
     monkeypatch.setattr(ClipsEvaluator, "eval_text", halted_on_third)
-    with pytest.raises(ProofTimeout, match=r"proof ran past 0.3 s while proving \(num .*CLIPS was evaluating \(<") as err:
+    with pytest.raises(
+        ProofTimeout, match=r"proof ran past 0.3 s while proving \(num .*CLIPS was evaluating \(<"
+    ) as err:
         Session(kb, config=ProverConfig(timeout=0.3)).prove_sync("(num 5000000)")
     assert err.value.goal.startswith("(num")

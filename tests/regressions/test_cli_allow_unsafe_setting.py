@@ -21,7 +21,9 @@ def test_setting_allows_unsafe_functions(tmp_path: Path, monkeypatch, command) -
     f = tmp_path / "u.clp"
     f.write_text(UNSAFE)
     r = runner.invoke(app, [*command, str(f)])
-    assert r.exit_code == 1 and "unsafe function 'save-facts'" in r.output and "WORKBENCH_ALLOW_UNSAFE_RULES" in r.output
+    assert (
+        r.exit_code == 1 and "unsafe function 'save-facts'" in r.output and "WORKBENCH_ALLOW_UNSAFE_RULES" in r.output
+    )
     monkeypatch.setenv("WORKBENCH_ALLOW_UNSAFE_RULES", "true")
     get_settings.cache_clear()
     r = runner.invoke(app, [*command, str(f)])

@@ -6,7 +6,9 @@ import pytest
 from workbench.config import ConfigError, load_settings
 
 
-@pytest.mark.parametrize("var", ["WORKBENCH_DEMO_LM", "WORKBENCH_TUI_API_KEY", "WORKBENCH_BENCH_THREADS", "WORKBENCH_ONNX_CACHE"])
+@pytest.mark.parametrize(
+    "var", ["WORKBENCH_DEMO_LM", "WORKBENCH_TUI_API_KEY", "WORKBENCH_BENCH_THREADS", "WORKBENCH_ONNX_CACHE"]
+)
 def test_variables_read_outside_settings_are_accepted(monkeypatch, var):
     monkeypatch.setenv(var, "1")
     load_settings()

@@ -27,7 +27,9 @@ def test_explain_a_fact_of_another_module(tmp_path: Path):
     kb.write_text(KB)
     facts = tmp_path / "facts.json"
     facts.write_text(json.dumps([{"template": "go", "slots": {"to": "B"}}]))
-    result = CliRunner().invoke(app, ["kb", "explain", str(kb), "--facts", str(facts), "--fact", "(out (y 6))", "--json"])
+    result = CliRunner().invoke(
+        app, ["kb", "explain", str(kb), "--facts", str(facts), "--fact", "(out (y 6))", "--json"]
+    )
     assert result.exit_code == 0, result.output[-2000:]
     doc = json.loads(result.output)
     [fact] = doc["facts"]

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -21,8 +20,8 @@ from rules.facts import Fact, FactError, facts_from_json
 from workbench.cli.app import app
 
 runner = CliRunner()
-ORDERED_KB = '(defrule r (foo $?v) => (printout t ?v crlf))\n'
-TEMPLATE_KB = '(deftemplate item (slot v))\n(defrule r (item (v ?v)) => (printout t ?v crlf))\n'
+ORDERED_KB = "(defrule r (foo $?v) => (printout t ?v crlf))\n"
+TEMPLATE_KB = "(deftemplate item (slot v))\n(defrule r (item (v ?v)) => (printout t ?v crlf))\n"
 
 
 def _files(tmp_path: Path, kb: str, facts_text: str | bytes) -> tuple[str, str]:
@@ -33,22 +32,39 @@ def _files(tmp_path: Path, kb: str, facts_text: str | bytes) -> tuple[str, str]:
     return str(k), str(f)
 
 
-@pytest.mark.parametrize("kb, facts, expected", [
-    (TEMPLATE_KB, '[{"template": "item", "slots": {"v": 123456789012345678901234567890}}]',
-     "facts[0].slots.v: integer 123456789012345678901234567890 is outside CLIPS's 64-bit range"),
-    (ORDERED_KB, '[{"template": "foo", "values": [-123456789012345678901234567890]}]',
-     "facts[0].values[0]: integer -123456789012345678901234567890 is outside"),
-    (ORDERED_KB, '[{"template": "foo", "values": [1e400]}]', "facts[0].values[0]: inf is not a finite number"),
-    (TEMPLATE_KB, '[{"template": "item", "slots": {"v": NaN}}]', "facts[0].slots.v: nan is not a finite number"),
-    (ORDERED_KB, '[{"template": "foo bar", "values": [1]}]', "facts[0].template: 'foo bar' is not a CLIPS symbol"),
-    (ORDERED_KB, '[{"template": "foo) (bar", "values": [1]}]', "facts[0].template: 'foo) (bar' is not a CLIPS symbol"),
-    (ORDERED_KB, '[{"template": "foo", "id": "x", "values": [1]}]', "facts[0].id: expected a fact id"),
-    (ORDERED_KB, b'[{"template": "foo", "values": ["caf\xe9"]}]', "not UTF-8 text (byte 36"),
-])
+@pytest.mark.parametrize(
+    "kb, facts, expected",
+    [
+        (
+            TEMPLATE_KB,
+            '[{"template": "item", "slots": {"v": 123456789012345678901234567890}}]',
+            "facts[0].slots.v: integer 123456789012345678901234567890 is outside CLIPS's 64-bit range",
+        ),
+        (
+            ORDERED_KB,
+            '[{"template": "foo", "values": [-123456789012345678901234567890]}]',
+            "facts[0].values[0]: integer -123456789012345678901234567890 is outside",
+        ),
+        (ORDERED_KB, '[{"template": "foo", "values": [1e400]}]', "facts[0].values[0]: inf is not a finite number"),
+        (TEMPLATE_KB, '[{"template": "item", "slots": {"v": NaN}}]', "facts[0].slots.v: nan is not a finite number"),
+        (ORDERED_KB, '[{"template": "foo bar", "values": [1]}]', "facts[0].template: 'foo bar' is not a CLIPS symbol"),
+        (
+            ORDERED_KB,
+            '[{"template": "foo) (bar", "values": [1]}]',
+            "facts[0].template: 'foo) (bar' is not a CLIPS symbol",
+        ),
+        (ORDERED_KB, '[{"template": "foo", "id": "x", "values": [1]}]', "facts[0].id: expected a fact id"),
+        (ORDERED_KB, b'[{"template": "foo", "values": ["caf\xe9"]}]', "not UTF-8 text (byte 36"),
+    ],
+)
 @pytest.mark.parametrize("command", ["run", "ask", "explain"])
 def test_bad_fact_values_are_located_errors(tmp_path: Path, command: str, kb: str, facts, expected: str) -> None:
     k, f = _files(tmp_path, kb, facts)
-    args = {"run": ["kb", "run", k], "ask": ["kb", "ask", k, "(foo ?x)"], "explain": ["kb", "explain", k, "--fact", "(foo ?x)"]}
+    args = {
+        "run": ["kb", "run", k],
+        "ask": ["kb", "ask", k, "(foo ?x)"],
+        "explain": ["kb", "explain", k, "--fact", "(foo ?x)"],
+    }
     r = runner.invoke(app, [*args[command], "--facts", f])
     assert r.exit_code == 1, r.output
     assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
@@ -65,11 +81,17 @@ def test_python_facts_refuse_out_of_range_integers_and_bad_names() -> None:
     assert facts_from_json([{"template": "item", "slots": {"v": 1.5e308}}])[0].slots["v"] == 1.5e308
 
 
-@pytest.mark.parametrize("facts, expected", [
-    ('[{"template": "nosuch", "slots": {"a": 1}}]', "facts[0]: template 'nosuch' is not defined in this knowledge base"),
-    ('[{"template": "item", "slots": {"w": 1}}]', "facts[0].slots.w: template 'item' has no slot 'w'"),
-    ('[{"template": "item", "values": [1]}]', "facts[0]: 'item' is a deftemplate with slots ['v']; give 'slots'"),
-])
+@pytest.mark.parametrize(
+    "facts, expected",
+    [
+        (
+            '[{"template": "nosuch", "slots": {"a": 1}}]',
+            "facts[0]: template 'nosuch' is not defined in this knowledge base",
+        ),
+        ('[{"template": "item", "slots": {"w": 1}}]', "facts[0].slots.w: template 'item' has no slot 'w'"),
+        ('[{"template": "item", "values": [1]}]', "facts[0]: 'item' is a deftemplate with slots ['v']; give 'slots'"),
+    ],
+)
 def test_ask_names_the_fact_that_does_not_fit(tmp_path: Path, facts: str, expected: str) -> None:
     k, f = _files(tmp_path, TEMPLATE_KB, facts)
     for args in (["kb", "ask", k, "(item (v ?x))"], ["kb", "run", k]):

@@ -63,10 +63,12 @@ def test_bounded_handler_recursion_prints_what_clips_prints():
             printed.append(message)
 
     env.add_router(Capture("capture", 50))
-    for construct in ("(defclass COUNTER (is-a USER))",
-                      "(defmessage-handler COUNTER down (?k) (printout t \"at \" ?k crlf) (if (> ?k 0) then (send ?self down (- ?k 1))))",
-                      "(deffunction kick (?x ?k) (send ?x down ?k))",
-                      "(defrule start => (make-instance c of COUNTER) (kick [c] 3) (printout t \"done\" crlf))"):
+    for construct in (
+        "(defclass COUNTER (is-a USER))",
+        '(defmessage-handler COUNTER down (?k) (printout t "at " ?k crlf) (if (> ?k 0) then (send ?self down (- ?k 1))))',
+        "(deffunction kick (?x ?k) (send ?x down ?k))",
+        '(defrule start => (make-instance c of COUNTER) (kick [c] 3) (printout t "done" crlf))',
+    ):
         env.build(construct)
     env.reset()
     env.run()

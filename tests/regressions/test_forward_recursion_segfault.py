@@ -29,14 +29,22 @@ def _kb_run(tmp_path: Path, text: str, *args: str) -> subprocess.CompletedProces
     f = tmp_path / "kb.clp"
     f.write_text(text)
     code = "import sys; from workbench.cli.app import app; sys.argv = ['workbench'] + sys.argv[1:]; app()"
-    return subprocess.run([sys.executable, "-c", code, "kb", "run", str(f), *args], capture_output=True, text=True,
-                          timeout=120, cwd=Path(__file__).resolve().parents[2])
+    return subprocess.run(
+        [sys.executable, "-c", code, "kb", "run", str(f), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+    )
 
 
-@pytest.mark.parametrize("text, expected", [
-    (SPIN, "recursion too deep: spin reached call depth 1001 (limit 1000)"),
-    (GENERIC_AT_BUILD, "kb.clp:3:1: building this defglobal: recursion too deep: h reached call depth 1001"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (SPIN, "recursion too deep: spin reached call depth 1001 (limit 1000)"),
+        (GENERIC_AT_BUILD, "kb.clp:3:1: building this defglobal: recursion too deep: h reached call depth 1001"),
+    ],
+)
 def test_endless_recursion_is_an_error_not_a_crash(tmp_path: Path, text: str, expected: str) -> None:
     r = _kb_run(tmp_path, text)
     assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
@@ -53,8 +61,13 @@ def _kb_ask(tmp_path: Path, text: str, *args: str) -> subprocess.CompletedProces
     f = tmp_path / "kb.clp"
     f.write_text(text)
     code = "import sys; from workbench.cli.app import app; sys.argv = ['workbench'] + sys.argv[1:]; app()"
-    return subprocess.run([sys.executable, "-c", code, "kb", "ask", str(f), *args], capture_output=True, text=True,
-                          timeout=120, cwd=Path(__file__).resolve().parents[2])
+    return subprocess.run(
+        [sys.executable, "-c", code, "kb", "ask", str(f), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+    )
 
 
 def test_backward_prover_survives_endless_recursion_and_loops(tmp_path: Path) -> None:
@@ -66,4 +79,8 @@ def test_backward_prover_survives_endless_recursion_and_loops(tmp_path: Path) ->
     assert "recursion too deep: spin reached call depth 1001" in r.stderr and "no: (b ?x) cannot be proved" in r.stdout
     loop = "(deffunction spin (?x) (while TRUE do (bind ?y 1)))\n" + rec.split("\n", 1)[1]
     r = _kb_ask(tmp_path, loop, "(b ?x)", "--timeout", "0.5")
-    assert r.returncode == 1 and "proof ran past 0.5 s while proving (b ?x)" in r.stderr and "CLIPS was evaluating (spin 1)" in r.stderr, r.stderr[-2000:]
+    assert (
+        r.returncode == 1
+        and "proof ran past 0.5 s while proving (b ?x)" in r.stderr
+        and "CLIPS was evaluating (spin 1)" in r.stderr
+    ), r.stderr[-2000:]

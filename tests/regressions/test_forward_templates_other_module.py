@@ -23,5 +23,6 @@ def test_templates_filter_finds_templates_of_every_module():
         assert [f.slots for f in outs] == [{"y": 5}]
         assert engine.evaluate([{"template": "a", "slots": {"x": 5}}], templates=("out",)).facts == outs
         assert engine.evaluate([{"template": "a", "slots": {"x": 5}}], templates=("B::out",)).facts == outs
-        assert [f.slots for f in engine.evaluate([{"template": "a", "slots": {"x": 5}}], templates=("a", "out")).facts] == \
-            [{"x": 5}, {"y": 5}]
+        assert [
+            f.slots for f in engine.evaluate([{"template": "a", "slots": {"x": 5}}], templates=("a", "out")).facts
+        ] == [{"x": 5}, {"y": 5}]

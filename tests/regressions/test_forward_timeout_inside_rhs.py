@@ -20,10 +20,13 @@ from chaining.forward import EngineConfig, EvaluationTimeout, ForwardEngine, Kno
 from workbench.cli.app import app
 
 SPIN = "(deffunction spin () (while TRUE do (bind ?x 1)))\n"
-KB = SPIN + """
+KB = (
+    SPIN
+    + """
 (defrule loop-when-asked (go) => (printout t "looping" crlf) (spin))
 (defrule hello (name ?n) => (printout t "hello " ?n crlf))
 """
+)
 
 
 def test_timeout_interrupts_an_endless_right_hand_side_and_engine_stays_usable() -> None:
@@ -42,10 +45,13 @@ def test_timeout_interrupts_an_endless_right_hand_side_and_engine_stays_usable()
         engine.close()
 
 
-@pytest.mark.parametrize("body", [
-    "(deffacts f (x (spin)))",
-    "(defrule r (x ?) (test (spin)) => )\n(deffacts f (x 1))",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "(deffacts f (x (spin)))",
+        "(defrule r (x ?) (test (spin)) => )\n(deffacts f (x 1))",
+    ],
+)
 def test_timeout_interrupts_endless_reset_or_test(body: str) -> None:
     kb = rules.knowledge_base_from_text("spin", SPIN + body)
     config = EngineConfig(workers=1, timeout=0.3)

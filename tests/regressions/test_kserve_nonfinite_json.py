@@ -14,18 +14,25 @@ from api.kserve_codec import TensorCodecError, decode_request
 
 
 def _body(data, dt="FP32"):
-    return ('{"inputs":[{"name":"x","shape":[1,%d],"datatype":"%s","data":[%s]}]}' % (len(data), dt, ",".join(data))).encode()
+    return (
+        '{"inputs":[{"name":"x","shape":[1,%d],"datatype":"%s","data":[%s]}]}' % (len(data), dt, ",".join(data))
+    ).encode()
 
 
-@pytest.mark.parametrize("data,dt,bad", [
-    (["1.0", "Infinity"], "FP32", 1),
-    (["NaN", "0"], "FP64", 0),
-    (["0", "-Infinity"], "FP16", 1),
-    (["1e300", "0"], "FP32", 0),
-    (["0", "70000"], "FP16", 1),
-])
+@pytest.mark.parametrize(
+    "data,dt,bad",
+    [
+        (["1.0", "Infinity"], "FP32", 1),
+        (["NaN", "0"], "FP64", 0),
+        (["0", "-Infinity"], "FP16", 1),
+        (["1e300", "0"], "FP32", 0),
+        (["0", "70000"], "FP16", 1),
+    ],
+)
 def test_non_finite_or_overflowing_float_is_refused(data, dt, bad):
-    with pytest.raises(TensorCodecError, match=rf"inputs\[0\] \('x'\)\.data\[{bad}\]: .* is not a finite number in the range of {dt}"):
+    with pytest.raises(
+        TensorCodecError, match=rf"inputs\[0\] \('x'\)\.data\[{bad}\]: .* is not a finite number in the range of {dt}"
+    ):
         decode_request(_body(data, dt), None, None)
 
 

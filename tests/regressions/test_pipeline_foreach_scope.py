@@ -13,8 +13,12 @@ def test_foreach_names_validate_and_absent_templates_are_none(tmp_path):
     kb.mkdir()
     (kb / "pairs.clp").write_text("(defrule link (edge ?a ?b) (edge ?b ?c) => (assert (path ?a ?c)))\n")
     p = Pipeline("pairs")
-    p.add_node("req", "input", schema={"type": "object", "properties": {"edges": {"type": "array"}}},
-               facts=[{"template": "edge", "foreach": "input.edges", "values": ["value[0]", "value[1]"]}])
+    p.add_node(
+        "req",
+        "input",
+        schema={"type": "object", "properties": {"edges": {"type": "array"}}},
+        facts=[{"template": "edge", "foreach": "input.edges", "values": ["value[0]", "value[1]"]}],
+    )
     p.add_node("link", "rules", knowledge_base="pairs")
     p.add_node("out", "output", fields={"first": "path[0]", "n": "count('path')"})
     p.chain("req", "link", "out")

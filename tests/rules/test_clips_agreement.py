@@ -12,8 +12,11 @@ import pytest
 import rules
 
 ROOT = Path(__file__).resolve().parents[2]
-FILES = sorted(p for p in ROOT.rglob("*.clp")
-               if ".venv" not in p.parts and "malformed" not in p.parts and "node_modules" not in p.parts)
+FILES = sorted(
+    p
+    for p in ROOT.rglob("*.clp")
+    if ".venv" not in p.parts and "malformed" not in p.parts and "node_modules" not in p.parts
+)
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
@@ -48,7 +51,7 @@ def test_mutated_files_never_rejected_when_clips_loads_them(tmp_path: Path) -> N
         r = rng.random()
         repl = "" if r < 0.4 else (rng.choice(extra) if r < 0.6 else rng.choice(toks).group())
         path = tmp_path / f"m{i}.clp"
-        path.write_text(src[:m.start()] + repl + src[m.end():])
+        path.write_text(src[: m.start()] + repl + src[m.end() :])
         env = clips.Environment()
         try:
             env.load(str(path))

@@ -66,12 +66,41 @@ def test_every_construct_and_element_is_modelled() -> None:
                 seen.add(f"atom:{node.kind}")
             if isinstance(node, ast.RuleDef) and node.salience != 0:
                 seen.add("salience")
-    needed = {"TemplateDef", "FactsDef", "RuleDef", "FunctionDef", "GlobalDef", "ModuleDef", "OpaqueConstruct",
-              "Pattern", "Test", "Not", "Exists", "Forall", "Or", "And", "Logical", "Wildcard",
-              "term:constant", "term:variable", "term:mf_variable", "term:predicate", "term:return_value",
-              "term:constant:negated", "term:variable:negated", "or-connective", "and-connective", "fact-address",
-              "salience", "atom:mf_variable", "atom:global", "atom:string", "atom:float", "atom:integer",
-              "atom:instance_name"}
+    needed = {
+        "TemplateDef",
+        "FactsDef",
+        "RuleDef",
+        "FunctionDef",
+        "GlobalDef",
+        "ModuleDef",
+        "OpaqueConstruct",
+        "Pattern",
+        "Test",
+        "Not",
+        "Exists",
+        "Forall",
+        "Or",
+        "And",
+        "Logical",
+        "Wildcard",
+        "term:constant",
+        "term:variable",
+        "term:mf_variable",
+        "term:predicate",
+        "term:return_value",
+        "term:constant:negated",
+        "term:variable:negated",
+        "or-connective",
+        "and-connective",
+        "fact-address",
+        "salience",
+        "atom:mf_variable",
+        "atom:global",
+        "atom:string",
+        "atom:float",
+        "atom:integer",
+        "atom:instance_name",
+    }
     assert needed <= seen, needed - seen
 
 
@@ -87,11 +116,13 @@ def test_positions_are_one_based_and_exact() -> None:
     assert (pat.template_pos.line, pat.template_pos.column) == (4, 11)
     pred = pat.slots[0].fields[0].terms[1]
     assert pred.kind == "predicate" and (pred.value.pos.line, pred.value.pos.column) == (4, 20)
-    assert rule.text == text[text.index("(defrule"):].rstrip("\n")
+    assert rule.text == text[text.index("(defrule") :].rstrip("\n")
 
 
 def test_reads_and_writes() -> None:
-    kb = rules.knowledge_base_from_text("rw", """
+    kb = rules.knowledge_base_from_text(
+        "rw",
+        """
 (deftemplate order (slot id) (slot state))
 (deftemplate audit (slot id))
 (defrule ship
@@ -102,7 +133,8 @@ def test_reads_and_writes() -> None:
    (modify ?o (state shipped))
    (retract ?s)
    (assert (audit (id ?i))))
-""")
+""",
+    )
     r = kb.rules["ship"]
     assert r.reads == {"order", "hold", "stock"}
     assert r.asserts == {"audit"} and r.modifies == {"order"} and r.retracts == {"stock"}

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -27,8 +27,11 @@ def workbench(workspace: Path):
     """A real `Workbench` over the workspace, with the per-test SQLite store from tests/conftest.py."""
     from workbench import Workbench
 
-    wb = Workbench(knowledge_base_dir=workspace / "knowledge_bases", pipeline_dir=workspace / "pipelines",
-                   model_catalog=workspace / "catalog.yaml")
+    wb = Workbench(
+        knowledge_base_dir=workspace / "knowledge_bases",
+        pipeline_dir=workspace / "pipelines",
+        model_catalog=workspace / "catalog.yaml",
+    )
     yield wb
     wb.close()
 

@@ -46,8 +46,9 @@ async def test_answer_a_consultation_using_why_and_how(backend, helpers):
         await answer(pilot, "maybe")  # not an allowed answer: refused, the question stays open
         assert screen.question is not None and any("answer one of" in n.message for n in app._notifications)
         await answer(pilot, "no")
-        await helpers.wait_until(pilot, lambda: screen.question is not None and "fur" in screen.question.text,
-                                 what="the question about fur")
+        await helpers.wait_until(
+            pilot, lambda: screen.question is not None and "fur" in screen.question.text, what="the question about fur"
+        )
         await answer(pilot, "why")
         text = transcript(screen)
         assert "WHY is this asked?" in text

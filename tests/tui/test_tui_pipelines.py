@@ -50,10 +50,14 @@ async def test_build_validate_and_save_a_pipeline(backend, helpers):
         # input node: a schema and the fact it asserts
         await pilot.press("enter")
         await pilot.pause()
-        await fill_node(pilot, app, {
-            "schema": "{type: object, required: [name, income, debt], properties: {name: {type: string}, income: {type: number}, debt: {type: number}}}",
-            "facts": "[{template: applicant, slots: {name: input.name, income: input.income, debt: input.debt}}]",
-        })
+        await fill_node(
+            pilot,
+            app,
+            {
+                "schema": "{type: object, required: [name, income, debt], properties: {name: {type: string}, income: {type: number}, debt: {type: number}}}",
+                "facts": "[{template: applicant, slots: {name: input.name, income: input.income, debt: input.debt}}]",
+            },
+        )
         # add a rules node after it, pointing at a knowledge base that does not exist (fixed below)
         await pilot.press("a")
         await pilot.pause()
@@ -61,7 +65,12 @@ async def test_build_validate_and_save_a_pipeline(backend, helpers):
         assert dag.selected == "policy"
         await pilot.press("a")
         await pilot.pause()
-        await fill_node(pilot, app, {"id": "result", "fields": "{action: {expr: decision.action, default: none}}"}, node_type="output")
+        await fill_node(
+            pilot,
+            app,
+            {"id": "result", "fields": "{action: {expr: decision.action, default: none}}"},
+            node_type="output",
+        )
         assert [(e["from"], e["to"]) for e in screen.doc["edges"]] == [("input", "policy"), ("policy", "result")]
         assert "[result·output]" in str(dag.render())
 

@@ -57,7 +57,10 @@ async def test_run_a_pipeline_and_open_the_explanation(backend, helpers):
         await pilot.press("ctrl+r")
         await helpers.settle(pilot)
         result = app.events[-1].result
-        assert result["status"] == "succeeded" and result["outputs"] == {"action": "review", "reason": "income below 50000"}
+        assert result["status"] == "succeeded" and result["outputs"] == {
+            "action": "review",
+            "reason": "income below 50000",
+        }
 
         await pilot.press("f3")
         await pilot.pause()
@@ -65,11 +68,17 @@ async def test_run_a_pipeline_and_open_the_explanation(backend, helpers):
         assert screen.query_one("#run-tabs").active == "tab-explanation"
         shown = labels(tree)
         assert "gate screen chose assess by rule affordable" in shown
-        assert any(s.startswith('(decision (action review)') and "← rule review-low-income" in s for s in shown)
+        assert any(s.startswith("(decision (action review)") and "← rule review-low-income" in s for s in shown)
         # derivations expand down to the input fact
         assert any("(applicant" in s and "← input" in s for s in shown)
         timing = screen.query_one("#run-timing", DataTable)
-        assert {timing.get_row_at(i)[0] for i in range(timing.row_count)} >= {"applicant", "screen", "policy", "result", "total"}
+        assert {timing.get_row_at(i)[0] for i in range(timing.row_count)} >= {
+            "applicant",
+            "screen",
+            "policy",
+            "result",
+            "total",
+        }
 
 
 async def test_open_a_history_entry_and_replay_it_with_an_edited_kb(backend, helpers):
@@ -109,7 +118,10 @@ async def test_open_a_history_entry_and_replay_it_with_an_edited_kb(backend, hel
         await pilot.press("ctrl+r")
         await helpers.settle(pilot)
         replayed = [e for e in app.events if isinstance(e, RunReplayed)][-1].result
-        assert replayed["changed"] and replayed["changes"]["outputs"]["action"] == {"before": "approve", "after": "review"}
+        assert replayed["changed"] and replayed["changes"]["outputs"]["action"] == {
+            "before": "approve",
+            "after": "review",
+        }
         changes = detail.query_one("#detail-changes", DataTable)
         rows = [changes.get_row_at(i) for i in range(changes.row_count)]
         assert ["output action", '"approve"', '"review"'] in [list(map(str, r)) for r in rows]

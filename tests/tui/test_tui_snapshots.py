@@ -78,7 +78,9 @@ def test_pipelines_screen(snap_compare, stable):
 
 
 def test_rules_screen_with_an_error(snap_compare, stable, workspace):
-    text = (workspace / "knowledge_bases" / "loan_policy.clp").read_text().replace("(>= ?i 50000)))", "(>= ?i 50000))", 1)
+    text = (
+        (workspace / "knowledge_bases" / "loan_policy.clp").read_text().replace("(>= ?i 50000)))", "(>= ?i 50000))", 1)
+    )
     (workspace / "knowledge_bases" / "loan_policy.clp").write_text(text)
 
     async def open_and_check(pilot):

@@ -10,10 +10,12 @@ from workbench.bench.report import PIPE_WIDTH, print_rows, report_console
 
 
 def test_rows_of_different_shapes_get_their_own_tables():
-    rows = [{"program": "manners-16", "engine": "clips", "seconds": 0.002},
-            {"program": "manners-16", "engine": "workbench", "seconds": 0.003, "vs_clips": 1.5},
-            {"program": "gating", "engine": "workbench", "evals_per_s": 9000, "first_10k_per_s": 9100},
-            {"program": "gating", "engine": "clips", "evals_per_s": 400, "loop": "builder"}]
+    rows = [
+        {"program": "manners-16", "engine": "clips", "seconds": 0.002},
+        {"program": "manners-16", "engine": "workbench", "seconds": 0.003, "vs_clips": 1.5},
+        {"program": "gating", "engine": "workbench", "evals_per_s": 9000, "first_10k_per_s": 9100},
+        {"program": "gating", "engine": "clips", "evals_per_s": 400, "loop": "builder"},
+    ]
     buf = io.StringIO()
     print_rows("rules", rows, Console(file=buf, width=300))
     text = buf.getvalue()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 
@@ -59,7 +58,9 @@ def _doctor(env_extra: dict[str, str], monkeypatch) -> subprocess.CompletedProce
         monkeypatch.setenv(k, v)
     import os
 
-    return subprocess.run([sys.executable, "-m", "workbench", "doctor"], capture_output=True, text=True, env=dict(os.environ), timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", "doctor"], capture_output=True, text=True, env=dict(os.environ), timeout=300
+    )
 
 
 def test_doctor_creates_and_migrates_new_sqlite_file(tmp_path, monkeypatch):

@@ -17,7 +17,15 @@ def test_migrations_create_schema_on_fresh_file(tmp_path):
     assert path.exists()
     assert store.revision() == head_revision()
     tables = set(inspect(store.engine).get_table_names())
-    assert {"knowledge_bases", "models", "pipelines", "pipeline_stages", "runs", "trace_events", "alembic_version"} <= tables
+    assert {
+        "knowledge_bases",
+        "models",
+        "pipelines",
+        "pipeline_stages",
+        "runs",
+        "trace_events",
+        "alembic_version",
+    } <= tables
     mode = sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0]
     assert mode == "wal"
     # opening again is a no-op migration
@@ -49,7 +57,9 @@ def test_run_with_trace_round_trips(db_url):
     run_id = store.record_run(_run(), events)
     got = store.get_run(run_id)
     assert got is not None and got.outputs == {"y": 2} and got.model_versions == {"m": "def"}
-    assert [(e.seq, e.kind, e.node, e.payload) for e in got.events] == [(i, e.kind, e.node, e.payload) for i, e in enumerate(events)]
+    assert [(e.seq, e.kind, e.node, e.payload) for e in got.events] == [
+        (i, e.kind, e.node, e.payload) for i, e in enumerate(events)
+    ]
     assert store.get_run(run_id[:8]).id == run_id
     assert [r.id for r in store.list_runs(pipeline="p")] == [run_id]
     assert store.list_runs(pipeline="other") == []

@@ -49,13 +49,26 @@ def postgres_url():
         prefix = ["runuser", "-u", "postgres", "--"]
         os.chmod(base, 0o777)
     port = _free_port()
-    subprocess.run([*prefix, initdb, "-D", str(data), "-U", "wb", "--auth=trust", "-E", "UTF8"], check=True, capture_output=True)
+    subprocess.run(
+        [*prefix, initdb, "-D", str(data), "-U", "wb", "--auth=trust", "-E", "UTF8"], check=True, capture_output=True
+    )
     log = base / "log.txt"
     if prefix:
         log.touch()
         shutil.chown(log, "postgres")
     subprocess.run(
-        [*prefix, pg_ctl, "-D", str(data), "-l", str(log), "-w", "-o", f"-p {port} -k {base} -c listen_addresses=127.0.0.1", "start"],
+        [
+            *prefix,
+            pg_ctl,
+            "-D",
+            str(data),
+            "-l",
+            str(log),
+            "-w",
+            "-o",
+            f"-p {port} -k {base} -c listen_addresses=127.0.0.1",
+            "start",
+        ],
         check=True,
         capture_output=True,
     )
@@ -81,7 +94,10 @@ def test_postgres_migrates_and_round_trips(postgres_url):
     assert store.revision() == head_revision()
     run_id = store.record_run(
         RunRow(pipeline_name="p", pipeline_version="v", inputs={"a": [1, 2]}, outputs={"b": "x"}, status="succeeded"),
-        [TraceEvent("rule_firing", "rules", {"rule": "r", "facts": [1]}), TraceEvent("model_call", "m", {"batch_size": 3})],
+        [
+            TraceEvent("rule_firing", "rules", {"rule": "r", "facts": [1]}),
+            TraceEvent("model_call", "m", {"batch_size": 3}),
+        ],
     )
     got = store.get_run(run_id)
     assert got.inputs == {"a": [1, 2]} and [e.kind for e in got.events] == ["rule_firing", "model_call"]

@@ -96,8 +96,15 @@ answer) to see the proof. **Esc** ends a consultation.
         self.log_line(f"goal {request.goal}  ·  knowledge base {request.knowledge_base}", "bold")
         self.query_one("#ask-status", Static).update(f"consulting: {escape(request.goal)}")
         try:
-            result = await self.call("consultation", self.backend.consult, request.knowledge_base, request.goal,
-                                     request.facts, self._ask, all_answers=True)
+            result = await self.call(
+                "consultation",
+                self.backend.consult,
+                request.knowledge_base,
+                request.goal,
+                request.facts,
+                self._ask,
+                all_answers=True,
+            )
         finally:
             self.running = False
             self._set_question(None)
@@ -106,7 +113,9 @@ answer) to see the proof. **Esc** ends a consultation.
         if answers:
             self.log_line(f"{len(answers)} answer(s):", "bold green")
             for i, a in enumerate(answers, start=1):
-                bindings = " ".join(f"?{k}={v}" for k, v in (a.get("bindings") or {}).items()) or a.get("fact") or "(proved)"
+                bindings = (
+                    " ".join(f"?{k}={v}" for k, v in (a.get("bindings") or {}).items()) or a.get("fact") or "(proved)"
+                )
                 cf = f"  certainty {a['certainty']:.3f}" if isinstance(a.get("certainty"), (int, float)) else ""
                 self.log_line(f"  {i}. {bindings}{cf}")
             self.log_line("type 'how' (or 'how N') to see a proof", "dim")
@@ -191,5 +200,5 @@ answer) to see the proof. **Esc** ends a consultation.
             return
         self.log_line(f"HOW answer {index + 1} was proved:", "bold green")
         lines = answer.get("how")
-        for line in (lines.splitlines() if isinstance(lines, str) and lines else render_proof(answer.get("proof"))):
+        for line in lines.splitlines() if isinstance(lines, str) and lines else render_proof(answer.get("proof")):
             self.log_line(f"  {line}", "green")

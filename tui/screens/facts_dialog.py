@@ -49,15 +49,24 @@ class FactsDialog(ModalScreen[RunRequest | None]):
     #facts-text { height: 1fr; }
     """
 
-    def __init__(self, knowledge_base: str, facts_text: str = "", *, with_goal: bool = False, goal: str = "",
-                 choices: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        knowledge_base: str,
+        facts_text: str = "",
+        *,
+        with_goal: bool = False,
+        goal: str = "",
+        choices: list[str] | None = None,
+    ) -> None:
         super().__init__()
         self.knowledge_base, self.facts_text, self.with_goal, self.goal = knowledge_base, facts_text, with_goal, goal
         self.choices = choices or []
 
     def compose(self) -> ComposeResult:
         with Vertical(id="facts-box"):
-            yield Static(f"[b]{'Consult' if self.with_goal else 'Run rules'}[/b] — Ctrl+R {'start' if self.with_goal else 'run'} · Esc cancel")
+            yield Static(
+                f"[b]{'Consult' if self.with_goal else 'Run rules'}[/b] — Ctrl+R {'start' if self.with_goal else 'run'} · Esc cancel"
+            )
             known = f" — one of: {', '.join(self.choices)}" if self.choices else ""
             yield Label(f"Knowledge base{known}"[:70])
             yield Input(self.knowledge_base, id="facts-kb")

@@ -77,15 +77,23 @@ replays it with an edited knowledge base. **r** here reloads the list.
     async def reload(self) -> None:
         pipeline, status, since = self._filters()
         table = self.query_one("#hist-table", DataTable)
-        self.runs = await self.call("list runs", self.backend.list_runs, pipeline=pipeline, status=status,
-                                    since_s=since, busy=table)
+        self.runs = await self.call(
+            "list runs", self.backend.list_runs, pipeline=pipeline, status=status, since_s=since, busy=table
+        )
         table.clear()
         for r in self.runs:
             started = str(r.get("started_at") or "")[:19].replace("T", " ")
             ms = f"{float(r.get('duration_s') or 0) * 1000:.1f}"
             status_text = r.get("status") or ""
-            table.add_row(str(r.get("run_id"))[:8], r.get("pipeline") or "", str(r.get("version") or "")[:8],
-                          status_text, started, ms, key=str(r.get("run_id")))
+            table.add_row(
+                str(r.get("run_id"))[:8],
+                r.get("pipeline") or "",
+                str(r.get("version") or "")[:8],
+                status_text,
+                started,
+                ms,
+                key=str(r.get("run_id")),
+            )
         shown = [x for x in (pipeline, status) if x]
         where = f" ({', '.join(shown)})" if shown else ""
         self.query_one("#hist-count", Static).update(f"{len(self.runs)} run(s){where} — Enter opens one")

@@ -235,8 +235,13 @@ rules on facts you type as JSON and shows the firings, the final working memory 
 
     @work(exclusive=True, group="kb-run", exit_on_error=False)
     async def run_rules(self, request: RunRequest) -> None:
-        result = await self.call(f"run {request.knowledge_base}", self.backend.run_kb, request.knowledge_base,
-                                 request.facts, busy=self.query_one(TabbedContent))
+        result = await self.call(
+            f"run {request.knowledge_base}",
+            self.backend.run_kb,
+            request.knowledge_base,
+            request.facts,
+            busy=self.query_one(TabbedContent),
+        )
         self.show_result(result)
         self.post_message(KnowledgeBaseRan(request.knowledge_base, result))
 
@@ -253,7 +258,9 @@ rules on facts you type as JSON and shows the firings, the final working memory 
             slots = fact.get("slots")
             shown = " ".join(f"({k} {_atom(v)})" for k, v in slots.items()) if isinstance(slots, dict) else _atom(slots)
             memory.add_row(f"f-{fact.get('id')}", str(fact.get("template", "")), shown)
-        self.query_one("#kb-output", Static).update(escape(result.get("output") or "") or "[dim](the rules printed nothing)[/]")
+        self.query_one("#kb-output", Static).update(
+            escape(result.get("output") or "") or "[dim](the rules printed nothing)[/]"
+        )
         self.query_one(TabbedContent).active = "tab-firings"
         self.notify(f"{len(result.get('firings', []))} firings, {len(result.get('facts', []))} facts in working memory")
 

@@ -74,8 +74,15 @@ mean batch size over each interval as sparklines, and KV-cache usage for generat
         cursor = table.cursor_row
         table.clear()
         for m in self.models:
-            table.add_row(m["name"], str(m.get("version") or "")[:10], m.get("format") or "", m.get("task") or "",
-                          m.get("device") or "", "● yes" if m.get("loaded") else "no", key=m["name"])
+            table.add_row(
+                m["name"],
+                str(m.get("version") or "")[:10],
+                m.get("format") or "",
+                m.get("task") or "",
+                m.get("device") or "",
+                "● yes" if m.get("loaded") else "no",
+                key=m["name"],
+            )
         if self.models:
             table.move_cursor(row=min(cursor, len(self.models) - 1))
             self._highlight(self.models[table.cursor_row]["name"])
@@ -93,7 +100,8 @@ mean batch size over each interval as sparklines, and KV-cache usage for generat
             spark.reset()
         row = next((m for m in self.models if m["name"] == name), {})
         self.query_one("#models-detail", Static).update(
-            escape(f"{name} · {row.get('device') or '?'} · {'loaded' if row.get('loaded') else 'not loaded'}"))
+            escape(f"{name} · {row.get('device') or '?'} · {'loaded' if row.get('loaded') else 'not loaded'}")
+        )
 
     def action_toggle(self) -> None:
         row = next((m for m in self.models if m["name"] == self.current), None)
@@ -109,8 +117,9 @@ mean batch size over each interval as sparklines, and KV-cache usage for generat
     @work(exclusive=True, group="models-load", exit_on_error=False)
     async def set_loaded(self, name: str, loaded: bool) -> None:
         verb = "load" if loaded else "unload"
-        await self.call(f"{verb} {name}", self.backend.set_model_loaded, name, loaded,
-                        busy=self.query_one("#models-table"))
+        await self.call(
+            f"{verb} {name}", self.backend.set_model_loaded, name, loaded, busy=self.query_one("#models-table")
+        )
         self.notify(f"{name} {verb}ed")
         self.current = None
         self.load_models()
@@ -133,8 +142,14 @@ mean batch size over each interval as sparklines, and KV-cache usage for generat
         requests/s, mean request latency and mean batch size over the interval between them."""
         name = self.current or ""
         # a model that has served nothing yet has no series: count it as zeros
-        s = stats.get(name) or {"requests": 0.0, "latency_sum_s": 0.0, "latency_count": 0.0, "batch_sum": 0.0,
-                                "batch_count": 0.0, "kv_cache_usage": None}
+        s = stats.get(name) or {
+            "requests": 0.0,
+            "latency_sum_s": 0.0,
+            "latency_count": 0.0,
+            "batch_sum": 0.0,
+            "batch_count": 0.0,
+            "kv_cache_usage": None,
+        }
         before = self.last.get(name)
         self.last[name] = (now, dict(s))
         kv = s.get("kv_cache_usage")

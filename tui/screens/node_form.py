@@ -34,7 +34,11 @@ def to_text(value: Any) -> str:
         return ""
     if isinstance(value, str):
         # plain strings stay unquoted unless YAML would read them as something else
-        return value if yaml.safe_load(value) == value and "\n" not in value else yaml.safe_dump(value, default_flow_style=True, width=math.inf).strip().removesuffix("\n...")
+        return (
+            value
+            if yaml.safe_load(value) == value and "\n" not in value
+            else yaml.safe_dump(value, default_flow_style=True, width=math.inf).strip().removesuffix("\n...")
+        )
     return yaml.safe_dump(value, default_flow_style=True, width=math.inf, sort_keys=False).strip()
 
 
@@ -68,14 +72,18 @@ class NodeForm(ModalScreen[dict | None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="node-box"):
-            yield Static(f"[b]{escape(self.title_text)}[/b] — Ctrl+S apply · Esc cancel · fields are YAML", id="node-title")
+            yield Static(
+                f"[b]{escape(self.title_text)}[/b] — Ctrl+S apply · Esc cancel · fields are YAML", id="node-title"
+            )
             yield Static("", id="node-issues")
             with Horizontal(classes="form-row"):
                 yield Label("id *")
                 yield Input(str(self.node.get("id", "")), id="f-id")
             with Horizontal(classes="form-row"):
                 yield Label("type *")
-                yield Select([(t, t) for t in NODE_TYPES], value=self.node.get("type", "rules"), allow_blank=False, id="f-type")
+                yield Select(
+                    [(t, t) for t in NODE_TYPES], value=self.node.get("type", "rules"), allow_blank=False, id="f-type"
+                )
             yield VerticalScroll(id="node-fields")
 
     async def on_mount(self) -> None:
@@ -89,9 +97,11 @@ class NodeForm(ModalScreen[dict | None]):
         required = REQUIRED_FIELDS.get(self.node.get("type", ""), ())
         rows = []
         for name in self.fields():
-            row = Horizontal(Label(f"{name}{' *' if name in required else ''}"),
-                             Input(to_text(self.node.get(name)), id=f"f-{name}", placeholder="(unset)"),
-                             classes="form-row")
+            row = Horizontal(
+                Label(f"{name}{' *' if name in required else ''}"),
+                Input(to_text(self.node.get(name)), id=f"f-{name}", placeholder="(unset)"),
+                classes="form-row",
+            )
             rows.append(row)
         await box.mount_all(rows)
 

@@ -65,7 +65,9 @@ the `production` or `staging` stage at the highlighted one (rollback is promotin
                 yield Static("Versions", classes="pane-title")
                 yield OptionList(id="pl-versions")
             with Vertical(id="pl-main"):
-                yield Static("no pipeline open — Enter on one, or n for a new one", id="pl-status", classes="pane-title")
+                yield Static(
+                    "no pipeline open — Enter on one, or n for a new one", id="pl-status", classes="pane-title"
+                )
                 with ScrollableContainer(id="pl-graph"):
                     yield DagView(id="pl-dag")
                 yield Static("", id="pl-node")
@@ -131,7 +133,11 @@ the `production` or `staging` stage at the highlighted one (rollback is promotin
         problems = self.query_one("#pl-problems", OptionList)
         problems.clear_options()
         for k, issue in enumerate(self.issues):
-            where = f"{issue['node']}.{issue.get('field') or ''}" if issue.get("node") else (issue.get("field") or "pipeline")
+            where = (
+                f"{issue['node']}.{issue.get('field') or ''}"
+                if issue.get("node")
+                else (issue.get("field") or "pipeline")
+            )
             problems.add_option(Option(Text(f"✗ {where}: {issue['message']}"), id=str(k)))
         problems.display = bool(self.issues)
 
@@ -157,9 +163,15 @@ the `production` or `staging` stage at the highlighted one (rollback is promotin
             return
         fields = [f"{k}={to_text(v)}" for k, v in node.items() if k not in ("id", "type")]
         ins = [e["from"] for e in self.doc["edges"] if e.get("to") == node_id]  # type: ignore[index]
-        outs = [e["to"] + (f" (when {e['when']})" if e.get("when") else "") for e in self.doc["edges"] if e.get("from") == node_id]  # type: ignore[index]
-        text = (f"[b]{escape(node_id)}[/b] · {escape(str(node.get('type')))}  ← {escape(', '.join(ins) or '-')}"
-                f"  → {escape(', '.join(outs) or '-')}\n[dim]{escape('  '.join(fields))}[/]")
+        outs = [
+            e["to"] + (f" (when {e['when']})" if e.get("when") else "")
+            for e in self.doc["edges"]
+            if e.get("from") == node_id
+        ]  # type: ignore[index]
+        text = (
+            f"[b]{escape(node_id)}[/b] · {escape(str(node.get('type')))}  ← {escape(', '.join(ins) or '-')}"
+            f"  → {escape(', '.join(outs) or '-')}\n[dim]{escape('  '.join(fields))}[/]"
+        )
         self.query_one("#pl-node", Static).update(text)
 
     def _node(self, node_id: str | None) -> dict | None:
@@ -259,7 +271,11 @@ the `production` or `staging` stage at the highlighted one (rollback is promotin
         if source is None:
             return
         have = {e.get("to") for e in self.doc["edges"] if e.get("from") == source}
-        targets = [(n["id"], f"{n['id']} · {n.get('type')}") for n in self.doc["nodes"] if n["id"] != source and n["id"] not in have]
+        targets = [
+            (n["id"], f"{n['id']} · {n.get('type')}")
+            for n in self.doc["nodes"]
+            if n["id"] != source and n["id"] not in have
+        ]
         if not targets:
             self.notify(f"{source} already connects to every other node", severity="warning")
             return
@@ -276,8 +292,9 @@ the `production` or `staging` stage at the highlighted one (rollback is promotin
 
         def chosen(target: str | None) -> None:
             if target is not None and source_type == "gate":
-                self.app.push_screen(PromptDialog(f"Branch for {source} → {target} (empty: always)"),
-                                     lambda when: add_edge(target, when))
+                self.app.push_screen(
+                    PromptDialog(f"Branch for {source} → {target} (empty: always)"), lambda when: add_edge(target, when)
+                )
             else:
                 add_edge(target)
 
@@ -288,8 +305,11 @@ the `production` or `staging` stage at the highlighted one (rollback is promotin
             return
         assert self.doc is not None
         node_id = self.query_one(DagView).selected
-        edges = [(str(k), f"{e['from']} → {e['to']}" + (f" (when {e['when']})" if e.get("when") else ""))
-                 for k, e in enumerate(self.doc["edges"]) if node_id in (e.get("from"), e.get("to"))]
+        edges = [
+            (str(k), f"{e['from']} → {e['to']}" + (f" (when {e['when']})" if e.get("when") else ""))
+            for k, e in enumerate(self.doc["edges"])
+            if node_id in (e.get("from"), e.get("to"))
+        ]
         if not edges:
             self.notify(f"{node_id} has no edges", severity="warning")
             return
@@ -318,8 +338,10 @@ the `production` or `staging` stage at the highlighted one (rollback is promotin
             self.notify("highlight a stored version in the Versions list first", severity="warning")
             return
         version = str(option.id)
-        self.app.push_screen(ChoiceDialog(f"Point a stage at {version[:10]}", [("production", "production"), ("staging", "staging")]),
-                             lambda stage: stage and self.promote(self.doc["name"], version, stage))
+        self.app.push_screen(
+            ChoiceDialog(f"Point a stage at {version[:10]}", [("production", "production"), ("staging", "staging")]),
+            lambda stage: stage and self.promote(self.doc["name"], version, stage),
+        )
 
     @work(exclusive=True, group="pl-promote", exit_on_error=False)
     async def promote(self, name: str, version: str, stage: str) -> None:

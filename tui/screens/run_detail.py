@@ -93,14 +93,18 @@ One recorded run. **Provenance** names the exact pipeline, knowledge-base and mo
 
     @work(exclusive=True, group="detail", exit_on_error=False)
     async def load(self) -> None:
-        run = await self.call(f"open run {self.run_id[:8]}", self.backend.get_run, self.run_id,
-                              busy=self.query_one(TabbedContent))
+        run = await self.call(
+            f"open run {self.run_id[:8]}", self.backend.get_run, self.run_id, busy=self.query_one(TabbedContent)
+        )
         self.show_run(run)
 
     def show_run(self, run: dict[str, Any]) -> None:
         self.run = run
         self.query_one("#detail-status", Static).update(
-            escape(f"run {str(run.get('run_id'))[:8]} · {run.get('pipeline')} · {run.get('status')} — r replay · Esc back"))
+            escape(
+                f"run {str(run.get('run_id'))[:8]} · {run.get('pipeline')} · {run.get('status')} — r replay · Esc back"
+            )
+        )
         self.query_one("#detail-provenance", Static).update(provenance_text(run))
         self.query_one(ExplanationTree).show(run.get("explanation"))
         self.query_one(TimingTable).show(*TimingTable.from_run(run))
@@ -123,20 +127,29 @@ One recorded run. **Provenance** names the exact pipeline, knowledge-base and mo
         if len(names) == 1:
             self.edit_kb(names[0])
         else:
-            self.app.push_screen(ChoiceDialog("Replay with an edited knowledge base", [(n, n) for n in names]),
-                                 lambda name: name and self.edit_kb(name))
+            self.app.push_screen(
+                ChoiceDialog("Replay with an edited knowledge base", [(n, n) for n in names]),
+                lambda name: name and self.edit_kb(name),
+            )
 
     @work(exclusive=True, group="detail-kb", exit_on_error=False)
     async def edit_kb(self, name: str) -> None:
         assert self.run is not None
         version = (self.run.get("knowledge_base_versions") or {}).get(name)
         text = await self.call(f"read {name}", self.backend.kb_source, name, version)
-        self.app.push_screen(ReplayDialog(name, text), lambda edited: edited is not None and self.replay({name: edited}))
+        self.app.push_screen(
+            ReplayDialog(name, text), lambda edited: edited is not None and self.replay({name: edited})
+        )
 
     @work(exclusive=True, group="detail-replay", exit_on_error=False)
     async def replay(self, kb_sources: dict[str, str]) -> None:
-        result = await self.call(f"replay {self.run_id[:8]}", self.backend.replay_run, self.run_id, kb_sources,
-                                 busy=self.query_one(TabbedContent))
+        result = await self.call(
+            f"replay {self.run_id[:8]}",
+            self.backend.replay_run,
+            self.run_id,
+            kb_sources,
+            busy=self.query_one(TabbedContent),
+        )
         self.replayed = result
         self.show_changes(result)
         self.post_message(RunReplayed(self.run_id, result))
@@ -153,8 +166,11 @@ One recorded run. **Provenance** names the exact pipeline, knowledge-base and mo
         for node, value in (changes.get("gates") or {}).items():
             table.add_row(f"gate {node}", json.dumps(value.get("before")), json.dumps(value.get("after")))
         for node, value in (changes.get("rules") or {}).items():
-            table.add_row(f"rules in {node}", ", ".join(value.get("removed") or []) or "-",
-                          ", ".join(value.get("added") or []) or "-")
+            table.add_row(
+                f"rules in {node}",
+                ", ".join(value.get("removed") or []) or "-",
+                ", ".join(value.get("added") or []) or "-",
+            )
         for name, value in (changes.get("knowledge_base_versions") or {}).items():
             table.add_row(f"kb {name}", str(value.get("before"))[:12], str(value.get("after"))[:12])
         if not table.row_count:

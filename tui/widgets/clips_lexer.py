@@ -15,8 +15,12 @@ CONSTRUCT_KEYWORDS = frozenset(
     "deftemplate deffacts defrule deffunction defglobal defmodule defclass defgeneric defmethod "
     "definstances defmessage-handler".split()
 )
-CE_KEYWORDS = frozenset("test not and or exists forall logical declare salience auto-focus slot multislot field".split())
-SPECIAL_FORMS = frozenset("if then else while loop-for-count progn$ foreach switch case default bind return break".split())
+CE_KEYWORDS = frozenset(
+    "test not and or exists forall logical declare salience auto-focus slot multislot field".split()
+)
+SPECIAL_FORMS = frozenset(
+    "if then else while loop-for-count progn$ foreach switch case default bind return break".split()
+)
 CONSTANTS = frozenset({"TRUE", "FALSE", "nil", "crlf"})
 
 # Order matters: the first alternative that matches at a position wins.

@@ -15,13 +15,31 @@ from rich.text import Text
 
 UP, DOWN, LEFT, RIGHT = 1, 2, 4, 8
 _BOX = {
-    UP | DOWN: "│", LEFT | RIGHT: "─", UP | RIGHT: "└", UP | LEFT: "┘", DOWN | RIGHT: "┌", DOWN | LEFT: "┐",
-    UP | DOWN | RIGHT: "├", UP | DOWN | LEFT: "┤", LEFT | RIGHT | DOWN: "┬", LEFT | RIGHT | UP: "┴",
-    UP | DOWN | LEFT | RIGHT: "┼", UP: "│", DOWN: "│", LEFT: "─", RIGHT: "─",
+    UP | DOWN: "│",
+    LEFT | RIGHT: "─",
+    UP | RIGHT: "└",
+    UP | LEFT: "┘",
+    DOWN | RIGHT: "┌",
+    DOWN | LEFT: "┐",
+    UP | DOWN | RIGHT: "├",
+    UP | DOWN | LEFT: "┤",
+    LEFT | RIGHT | DOWN: "┬",
+    LEFT | RIGHT | UP: "┴",
+    UP | DOWN | LEFT | RIGHT: "┼",
+    UP: "│",
+    DOWN: "│",
+    LEFT: "─",
+    RIGHT: "─",
 }
 TYPE_STYLES = {
-    "input": "bold cyan", "output": "bold cyan", "model": "bold magenta", "rules": "bold green",
-    "gate": "bold yellow", "postprocess": "bold green", "goal": "bold blue", "explain": "bold white",
+    "input": "bold cyan",
+    "output": "bold cyan",
+    "model": "bold magenta",
+    "rules": "bold green",
+    "gate": "bold yellow",
+    "postprocess": "bold green",
+    "goal": "bold blue",
+    "explain": "bold white",
 }
 GAP = 2
 
@@ -66,8 +84,13 @@ def layers_of(nodes: list[str], edges: list[tuple[str, str]]) -> dict[str, int]:
     return layer
 
 
-def draw_dag(nodes: list[tuple[str, str]], edges: list[tuple[str, str, str | None]], *,
-             selected: str | None = None, bad: set[str] | frozenset[str] = frozenset()) -> Text:
+def draw_dag(
+    nodes: list[tuple[str, str]],
+    edges: list[tuple[str, str, str | None]],
+    *,
+    selected: str | None = None,
+    bad: set[str] | frozenset[str] = frozenset(),
+) -> Text:
     """Render nodes `(id, type)` and edges `(source, target, when)` as a multi-line rich Text.
 
     The selected node is drawn reversed, nodes in `bad` red with a ✗. Edge branch labels
@@ -111,8 +134,14 @@ def draw_dag(nodes: list[tuple[str, str]], edges: list[tuple[str, str, str | Non
             row.sort(key=lambda p: order.get(p.key, 0))
         else:
             index = {p.key: i for i, p in enumerate(rows[L - 1])}
-            row.sort(key=lambda p: (sum(index[q] for q in preds.get(p.key, [])) / max(1, len(preds.get(p.key, [])))
-                                    if preds.get(p.key) else len(index), order.get(p.key, len(order))))
+            row.sort(
+                key=lambda p: (
+                    sum(index[q] for q in preds.get(p.key, [])) / max(1, len(preds.get(p.key, [])))
+                    if preds.get(p.key)
+                    else len(index),
+                    order.get(p.key, len(order)),
+                )
+            )
     widths = [sum(p.width for p in row) + GAP * (len(row) - 1) for row in rows]
     total = max(widths)
     for row, w in zip(rows, widths):
@@ -144,7 +173,10 @@ def draw_dag(nodes: list[tuple[str, str]], edges: list[tuple[str, str, str | Non
             chars[r + 1][tx] = "▼"
             if when:
                 label = f" {when}"
-                free = all(chars[r + 1][x] is None and cells[r + 1][x] == 0 for x in range(tx + 1, min(total + 1, tx + 1 + len(label))))
+                free = all(
+                    chars[r + 1][x] is None and cells[r + 1][x] == 0
+                    for x in range(tx + 1, min(total + 1, tx + 1 + len(label)))
+                )
                 if free and tx + len(label) <= total:
                     for j, ch in enumerate(label):
                         chars[r + 1][tx + 1 + j] = ch

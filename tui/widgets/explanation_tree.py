@@ -66,7 +66,9 @@ class ExplanationTree(Tree[Any]):
         if gates:
             node = root.add(f"Gate decisions ({len(gates)})", expand=True)
             for g in gates:
-                label = Text(f"{g.get('node')} chose {', '.join(g.get('branches') or []) or 'no branch'}", style="bold yellow")
+                label = Text(
+                    f"{g.get('node')} chose {', '.join(g.get('branches') or []) or 'no branch'}", style="bold yellow"
+                )
                 if g.get("default_used"):
                     label.append("  (default branch)", style="dim")
                 gate = node.add(label, expand=True)
@@ -78,7 +80,10 @@ class ExplanationTree(Tree[Any]):
             node = root.add(f"Model calls ({len(calls)})", expand=True)
             for c in calls:
                 label = Text(f"{c.get('model')}@{str(c.get('version') or '')[:12]}", style="bold magenta")
-                label.append(f"  node {c.get('node')} · batch {c.get('batch_size')} · queue {c.get('queue_ms')} ms · compute {c.get('compute_ms')} ms", style="dim")
+                label.append(
+                    f"  node {c.get('node')} · batch {c.get('batch_size')} · queue {c.get('queue_ms')} ms · compute {c.get('compute_ms')} ms",
+                    style="dim",
+                )
                 call = node.add(label)
                 for f in c.get("facts") or []:
                     call.add_leaf(f"→ {f}")

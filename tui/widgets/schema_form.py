@@ -46,12 +46,19 @@ class SchemaForm(VerticalScroll):
             label = Label(f"{name}{' *' if name in required else ''}")
             kind, current = _kind(spec), values.get(name, spec.get("default"))
             if "enum" in spec:
-                widget: Any = Select([(str(v), json.dumps(v)) for v in spec["enum"]], id=f"in-{name}",
-                                     value=json.dumps(current) if current is not None else Select.NULL)
+                widget: Any = Select(
+                    [(str(v), json.dumps(v)) for v in spec["enum"]],
+                    id=f"in-{name}",
+                    value=json.dumps(current) if current is not None else Select.NULL,
+                )
             elif kind == "boolean":
                 widget = Switch(bool(current), id=f"in-{name}")
             else:
-                text = "" if current is None else (current if kind == "string" and isinstance(current, str) else json.dumps(current))
+                text = (
+                    ""
+                    if current is None
+                    else (current if kind == "string" and isinstance(current, str) else json.dumps(current))
+                )
                 restrict = {"number": "number", "integer": "integer"}.get(kind, "text")
                 hint = spec.get("description") or (kind if name in required else f"{kind}, optional")
                 widget = Input(text, id=f"in-{name}", type=restrict, placeholder=hint)

@@ -6,7 +6,7 @@ Template names with hyphens map to these classes through `FACT_TYPES`.
 
 from __future__ import annotations
 
-from experta import AS, EXISTS, MATCH, NOT, TEST, L, DefFacts, Fact, KnowledgeEngine, Rule
+from experta import AS, EXISTS, MATCH, NOT, TEST, DefFacts, Fact, KnowledgeEngine, L, Rule
 
 # --- gating (knowledge_bases/bench/gating.clp) -----------------------------------------------
 
@@ -115,8 +115,15 @@ class count(Fact):
     pass
 
 
-MANNERS_FACT_TYPES = {"guest": guest, "last-seat": LastSeat, "seating": seating, "context": context,
-                      "path": path, "chosen": chosen, "count": count}
+MANNERS_FACT_TYPES = {
+    "guest": guest,
+    "last-seat": LastSeat,
+    "seating": seating,
+    "context": context,
+    "path": path,
+    "chosen": chosen,
+    "count": count,
+}
 
 
 def _s(**slots):
@@ -139,7 +146,16 @@ class Manners(KnowledgeEngine):
 
     @Rule(
         AS.ctx << context(state="assign-seats"),
-        seating(**{"seat1": MATCH.seat1, "seat2": MATCH.seat2, "name2": MATCH.n2, "id": MATCH.id, "pid": MATCH.pid, "path-done": "yes"}),
+        seating(
+            **{
+                "seat1": MATCH.seat1,
+                "seat2": MATCH.seat2,
+                "name2": MATCH.n2,
+                "id": MATCH.id,
+                "pid": MATCH.pid,
+                "path-done": "yes",
+            }
+        ),
         guest(name=MATCH.n2, sex=MATCH.s1, hobby=MATCH.h1),
         guest(name=MATCH.g2, sex=~MATCH.s1, hobby=MATCH.h1),
         AS.cnt << count(c=MATCH.c),
@@ -177,8 +193,12 @@ class Manners(KnowledgeEngine):
     def continue_(self, ctx):
         self.modify(ctx, state="assign-seats")
 
-    @Rule(context(state="print-results"), seating(id=MATCH.id, seat2=MATCH.s2), LastSeat(seat=MATCH.s2),
-          AS.p << path(id=MATCH.id, name=MATCH.n, seat=MATCH.s))
+    @Rule(
+        context(state="print-results"),
+        seating(id=MATCH.id, seat2=MATCH.s2),
+        LastSeat(seat=MATCH.s2),
+        AS.p << path(id=MATCH.id, name=MATCH.n, seat=MATCH.s),
+    )
     def print_results(self, p, n, s, **_):
         self.retract(p)
         print(f"{n} {s}")
@@ -249,15 +269,26 @@ class Waltz(KnowledgeEngine):
             made.append(self.declare(elabel(junction=j, to=k, label=x, partner=PARTNER[x], cid=cid)))
         self._by_cid[cid] = made
 
-    @Rule(border(**{"from": MATCH.j, "to": MATCH.k}), elabel(junction=MATCH.j, to=MATCH.k, label=~L("out"), cid=MATCH.cid), salience=10)
+    @Rule(
+        border(**{"from": MATCH.j, "to": MATCH.k}),
+        elabel(junction=MATCH.j, to=MATCH.k, label=~L("out"), cid=MATCH.cid),
+        salience=10,
+    )
     def outline_leaving(self, cid, **_):
         self._drop(cid)
 
-    @Rule(border(**{"from": MATCH.k, "to": MATCH.j}), elabel(junction=MATCH.j, to=MATCH.k, label=~L("in"), cid=MATCH.cid), salience=10)
+    @Rule(
+        border(**{"from": MATCH.k, "to": MATCH.j}),
+        elabel(junction=MATCH.j, to=MATCH.k, label=~L("in"), cid=MATCH.cid),
+        salience=10,
+    )
     def outline_arriving(self, cid, **_):
         self._drop(cid)
 
-    @Rule(elabel(junction=MATCH.j, to=MATCH.k, partner=MATCH.p, cid=MATCH.cid), NOT(elabel(junction=MATCH.k, to=MATCH.j, label=MATCH.p)))
+    @Rule(
+        elabel(junction=MATCH.j, to=MATCH.k, partner=MATCH.p, cid=MATCH.cid),
+        NOT(elabel(junction=MATCH.k, to=MATCH.j, label=MATCH.p)),
+    )
     def waltz_filter(self, cid, **_):
         self._drop(cid)
 

@@ -64,10 +64,15 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
                     lat, errors, wall = asyncio.run(_drive(url, method, path, payloads, c, duration_s))
                     rows.append(_row(endpoint, c, lat, errors, wall))
                     EXTRA.setdefault("requests", {})[f"{endpoint} c={c}"] = len(lat)
-            EXTRA.update({
-                "seconds_per_level": duration_s, "server": "uvicorn, 1 worker, separate process", "client": "httpx.AsyncClient, closed loop",
-                "pipeline_input": "8-digit held-out ID numbers (8 images of 64 pixels)", "load_avg_1m": os.getloadavg()[0],
-            })
+            EXTRA.update(
+                {
+                    "seconds_per_level": duration_s,
+                    "server": "uvicorn, 1 worker, separate process",
+                    "client": "httpx.AsyncClient, closed loop",
+                    "pipeline_input": "8-digit held-out ID numbers (8 images of 64 pixels)",
+                    "load_avg_1m": os.getloadavg()[0],
+                }
+            )
             return rows
         finally:
             proc.terminate()
@@ -85,10 +90,16 @@ def _pipeline_inputs() -> list[dict[str, Any]]:
 
 def _infer_body(x: dict[str, Any]) -> dict[str, Any]:
     images = np.asarray(x["images"], dtype=np.float32)
-    return {"inputs": [{"name": "pixels", "shape": [1, *images.shape], "datatype": "FP32", "data": images.reshape(-1).tolist()}]}
+    return {
+        "inputs": [
+            {"name": "pixels", "shape": [1, *images.shape], "datatype": "FP32", "data": images.reshape(-1).tolist()}
+        ]
+    }
 
 
-async def _drive(url: str, method: str, path: str, payloads: list[Any], concurrency: int, duration_s: float) -> tuple[list[float], int, float]:
+async def _drive(
+    url: str, method: str, path: str, payloads: list[Any], concurrency: int, duration_s: float
+) -> tuple[list[float], int, float]:
     """Closed loop for `duration_s` seconds: `concurrency` workers each send a request as soon as
     their previous one is answered (requests in flight at the deadline still count)."""
     import httpx
@@ -131,9 +142,13 @@ async def _drive(url: str, method: str, path: str, payloads: list[Any], concurre
 def _row(endpoint: str, concurrency: int, latencies: list[float], errors: int, wall: float) -> dict[str, Any]:
     ms = np.asarray(latencies) * 1000.0
     return {
-        "endpoint": endpoint, "concurrency": concurrency, "rps": round(len(latencies) / wall, 1),
-        "p50_ms": round(float(np.percentile(ms, 50)), 2), "p95_ms": round(float(np.percentile(ms, 95)), 2),
-        "p99_ms": round(float(np.percentile(ms, 99)), 2), "errors": errors,
+        "endpoint": endpoint,
+        "concurrency": concurrency,
+        "rps": round(len(latencies) / wall, 1),
+        "p50_ms": round(float(np.percentile(ms, 50)), 2),
+        "p95_ms": round(float(np.percentile(ms, 95)), 2),
+        "p99_ms": round(float(np.percentile(ms, 99)), 2),
+        "errors": errors,
     }
 
 
@@ -147,7 +162,9 @@ def _start_server(tmp: Path, port: int) -> tuple[subprocess.Popen, Path]:
     env = {**os.environ, "WORKBENCH_DATABASE_URL": f"sqlite:///{tmp / 'bench.sqlite3'}", "HF_HUB_OFFLINE": "1"}
     log_file = tmp / "server.log"
     with open(log_file, "wb") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "workbench.bench.api", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "workbench.bench.api", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT
+        )
     return proc, log_file
 
 

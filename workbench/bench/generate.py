@@ -61,7 +61,9 @@ def workload(tokenizer, n: int, quick: bool) -> list[tuple[list[int], int]]:
     return out
 
 
-def _row(engine: str, total_tokens: int, seconds: float, ttft: list[float], tpot: list[float], reserved: float, used: float) -> dict:
+def _row(
+    engine: str, total_tokens: int, seconds: float, ttft: list[float], tpot: list[float], reserved: float, used: float
+) -> dict:
     return {
         "engine": engine,
         "output_tokens_per_s": round(total_tokens / seconds, 1),
@@ -97,8 +99,14 @@ def _hf_generate(model, batch: list[tuple[list[int], int]], pad_id: int) -> tupl
     clock = _StepClock()
     n = max(o for _, o in batch)
     with torch.inference_mode():
-        out = model.generate(ids, attention_mask=mask, max_new_tokens=n, do_sample=False, pad_token_id=pad_id,
-                             logits_processor=LogitsProcessorList([clock]))
+        out = model.generate(
+            ids,
+            attention_mask=mask,
+            max_new_tokens=n,
+            do_sample=False,
+            pad_token_id=pad_id,
+            logits_processor=LogitsProcessorList([clock]),
+        )
     return [out[i, width : width + o].tolist() for i, (_, o) in enumerate(batch)], clock.times
 
 
@@ -121,7 +129,9 @@ def run_hf(model, reqs, batch_size: int, bytes_per_token: int) -> tuple[dict, li
     seconds = time.perf_counter() - t0
     total = sum(o for _, o in reqs)
     name = "hf_sequential" if batch_size == 1 else "hf_static"
-    return _row(name, total, seconds, ttft, tpot, statistics.fmean(reserved_steps), statistics.fmean(used_steps)), tokens
+    return _row(
+        name, total, seconds, ttft, tpot, statistics.fmean(reserved_steps), statistics.fmean(used_steps)
+    ), tokens
 
 
 def run_ours(engine, reqs, bytes_per_token: int) -> tuple[dict, list[list[int]]]:
@@ -148,8 +158,9 @@ def run_ours(engine, reqs, bytes_per_token: int) -> tuple[dict, list[list[int]]]
     EXTRA["workbench_preemptions"] = engine.scheduler.num_preemptions
     EXTRA["workbench_prefix_cache_hit_rate"] = round(engine.block_manager.hit_rate, 4)
     total = sum(len(o.token_ids) for o in outs)
-    return _row("workbench", total, seconds, ttft, tpot, statistics.fmean(reserved_steps), statistics.fmean(used_steps)), \
-        [o.token_ids for o in outs]
+    return _row(
+        "workbench", total, seconds, ttft, tpot, statistics.fmean(reserved_steps), statistics.fmean(used_steps)
+    ), [o.token_ids for o in outs]
 
 
 def run_prefix_sharing(tokenizer, quick: bool) -> dict:
@@ -160,11 +171,20 @@ def run_prefix_sharing(tokenizer, quick: bool) -> dict:
     shared = reqs[0][0][:32] * 6  # 192 tokens
     result = {}
     for caching in (True, False):
-        engine = LLMEngine(DEMO_LM_DIR, EngineConfig(device="cpu", block_size=BLOCK_SIZE, max_num_seqs=MAX_BATCH,
-                                                     max_model_len=512, enable_prefix_caching=caching))
+        engine = LLMEngine(
+            DEMO_LM_DIR,
+            EngineConfig(
+                device="cpu",
+                block_size=BLOCK_SIZE,
+                max_num_seqs=MAX_BATCH,
+                max_model_len=512,
+                enable_prefix_caching=caching,
+            ),
+        )
         t0 = time.perf_counter()
-        outs = engine.generate([shared + p[:48] for p, _ in reqs],
-                               SamplingParams(temperature=0, max_tokens=32, ignore_eos=True))
+        outs = engine.generate(
+            [shared + p[:48] for p, _ in reqs], SamplingParams(temperature=0, max_tokens=32, ignore_eos=True)
+        )
         seconds = time.perf_counter() - t0
         result["on" if caching else "off"] = {
             "seconds": round(seconds, 3),
@@ -184,9 +204,17 @@ def run(quick: bool = False) -> list[dict]:
     torch.set_num_threads(THREADS)
     n = 8 if quick else NUM_REQUESTS
     max_model_len = 512
-    engine = LLMEngine(DEMO_LM_DIR, EngineConfig(device="cpu", block_size=BLOCK_SIZE, max_num_seqs=MAX_BATCH,
-                                                 max_num_batched_tokens=2048, max_model_len=max_model_len,
-                                                 enable_prefix_caching=True))
+    engine = LLMEngine(
+        DEMO_LM_DIR,
+        EngineConfig(
+            device="cpu",
+            block_size=BLOCK_SIZE,
+            max_num_seqs=MAX_BATCH,
+            max_num_batched_tokens=2048,
+            max_model_len=max_model_len,
+            enable_prefix_caching=True,
+        ),
+    )
     spec = engine.spec
     bytes_per_token = spec.kv_bytes_per_token * 4  # float32
     reqs = workload(engine.tokenizer, n, quick)
@@ -199,22 +227,24 @@ def run(quick: bool = False) -> list[dict]:
     seq, seq_tokens = run_hf(hf, reqs, 1, bytes_per_token)
     rows = [seq, static, ours]
     EXTRA["prefix_sharing_192_tokens"] = run_prefix_sharing(engine.tokenizer, quick)
-    EXTRA.update({
-        "requests": n,
-        "max_batch_size": MAX_BATCH,
-        "threads": THREADS,
-        "block_size": BLOCK_SIZE,
-        "model": str(DEMO_LM_DIR.name),
-        "output_tokens": sum(o for _, o in reqs),
-        "prompt_tokens": sum(len(p) for p, _ in reqs),
-        "kv_bytes_per_token": bytes_per_token,
-        "workbench_kv_pool_bytes": engine.runner.kv_cache_bytes,
-        "contiguous_prealloc_bytes": MAX_BATCH * max_model_len * bytes_per_token,
-        "workbench_kv_unused_fraction": round(1 - ours["kv_used_bytes"] / ours["kv_reserved_bytes"], 4),
-        "hf_static_kv_unused_fraction": round(1 - static["kv_used_bytes"] / static["kv_reserved_bytes"], 4),
-        "speedup_vs_hf_sequential": round(ours["output_tokens_per_s"] / seq["output_tokens_per_s"], 2),
-        "speedup_vs_hf_static": round(ours["output_tokens_per_s"] / static["output_tokens_per_s"], 2),
-        "greedy_tokens_equal_hf_sequential": sum(a == b for a, b in zip(our_tokens, seq_tokens)),
-        "hf_static_tokens_equal_hf_sequential": sum(a == b for a, b in zip(static_tokens, seq_tokens)),
-    })
+    EXTRA.update(
+        {
+            "requests": n,
+            "max_batch_size": MAX_BATCH,
+            "threads": THREADS,
+            "block_size": BLOCK_SIZE,
+            "model": str(DEMO_LM_DIR.name),
+            "output_tokens": sum(o for _, o in reqs),
+            "prompt_tokens": sum(len(p) for p, _ in reqs),
+            "kv_bytes_per_token": bytes_per_token,
+            "workbench_kv_pool_bytes": engine.runner.kv_cache_bytes,
+            "contiguous_prealloc_bytes": MAX_BATCH * max_model_len * bytes_per_token,
+            "workbench_kv_unused_fraction": round(1 - ours["kv_used_bytes"] / ours["kv_reserved_bytes"], 4),
+            "hf_static_kv_unused_fraction": round(1 - static["kv_used_bytes"] / static["kv_reserved_bytes"], 4),
+            "speedup_vs_hf_sequential": round(ours["output_tokens_per_s"] / seq["output_tokens_per_s"], 2),
+            "speedup_vs_hf_static": round(ours["output_tokens_per_s"] / static["output_tokens_per_s"], 2),
+            "greedy_tokens_equal_hf_sequential": sum(a == b for a, b in zip(our_tokens, seq_tokens)),
+            "hf_static_tokens_equal_hf_sequential": sum(a == b for a, b in zip(static_tokens, seq_tokens)),
+        }
+    )
     return rows

@@ -95,8 +95,13 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     cache = Path(os.environ.get("WORKBENCH_ONNX_CACHE") or Path(tempfile.gettempdir()) / "workbench-onnx-cache")
     entries = {
         "torch": register_minilm(registry, device="cpu" if quick else None),
-        "onnxruntime": register_minilm(registry, backend="onnxruntime", onnx_cache_dir=cache, intra_op_threads=threads,
-                                       device="cpu" if quick else None),
+        "onnxruntime": register_minilm(
+            registry,
+            backend="onnxruntime",
+            onnx_cache_dir=cache,
+            intra_op_threads=threads,
+            device="cpu" if quick else None,
+        ),
     }
     rows: list[dict[str, Any]] = []
     compute: dict[tuple[str, int], float] = {}
@@ -109,35 +114,55 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     for backend, entry in entries.items():
         prepared = [entry.runner.prepare(t) for t in texts]
         for mode in ("sequential", "dynamic"):
-            cfg = BatcherConfig(max_batch_size=1 if mode == "sequential" else MAX_BATCH,
-                                max_queue_delay_ms=0.0 if mode == "sequential" else MAX_DELAY_MS,
-                                max_queue_size=4096, buckets=BUCKETS if on_gpu else None, pad_to_bucket=True)
-            batcher = DynamicBatcher(f"bench-{backend}-{mode}", entry.runner.run_batch, cfg, length_fn=entry.runner.item_length)
+            cfg = BatcherConfig(
+                max_batch_size=1 if mode == "sequential" else MAX_BATCH,
+                max_queue_delay_ms=0.0 if mode == "sequential" else MAX_DELAY_MS,
+                max_queue_size=4096,
+                buckets=BUCKETS if on_gpu else None,
+                pad_to_bucket=True,
+            )
+            batcher = DynamicBatcher(
+                f"bench-{backend}-{mode}", entry.runner.run_batch, cfg, length_fn=entry.runner.item_length
+            )
             asyncio.run(_drive(batcher, prepared[:16], 4))  # warm-up: allocator, thread pools, kernels
             for c in levels:
                 batcher.reset_stats()
                 wall, lat = asyncio.run(_drive(batcher, prepared, c))
-                rows.append({
-                    "mode": mode, "backend": backend, "concurrency": c,
-                    "throughput_rps": round(len(prepared) / wall, 2),
-                    "p50_ms": round(1000 * _pct(lat, 0.50), 2), "p95_ms": round(1000 * _pct(lat, 0.95), 2),
-                    "p99_ms": round(1000 * _pct(lat, 0.99), 2),
-                    "mean_batch_size": round(batcher.stats.mean_batch_size, 2),
-                })
+                rows.append(
+                    {
+                        "mode": mode,
+                        "backend": backend,
+                        "concurrency": c,
+                        "throughput_rps": round(len(prepared) / wall, 2),
+                        "p50_ms": round(1000 * _pct(lat, 0.50), 2),
+                        "p95_ms": round(1000 * _pct(lat, 0.95), 2),
+                        "p99_ms": round(1000 * _pct(lat, 0.99), 2),
+                        "mean_batch_size": round(batcher.stats.mean_batch_size, 2),
+                    }
+                )
                 if mode == "dynamic":
                     compute[(backend, c)] = statistics.median(r.compute_s for r in batcher.batch_log)
             batcher.close()
     registry.close()
     _goals(rows, compute, levels)
     EXTRA["ceiling"] = _ceiling(rows, threads, lengths)
-    EXTRA.update({
-        "config": {"max_batch_size": MAX_BATCH, "max_queue_delay_ms": MAX_DELAY_MS, "buckets": list(BUCKETS),
-                   "buckets_used": on_gpu, "micro_batch_overhead_tokens": {b: e.runner.micro_batch_overhead_tokens for b, e in entries.items()},
-                   "threads": threads, "sentences": len(texts),
-                   "tokens_min_median_max": [min(lengths), int(statistics.median(lengths)), max(lengths)],
-                   "device": entries["torch"].device, "onnx_providers": entries["onnxruntime"].backend.providers},
-        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
-    })
+    EXTRA.update(
+        {
+            "config": {
+                "max_batch_size": MAX_BATCH,
+                "max_queue_delay_ms": MAX_DELAY_MS,
+                "buckets": list(BUCKETS),
+                "buckets_used": on_gpu,
+                "micro_batch_overhead_tokens": {b: e.runner.micro_batch_overhead_tokens for b, e in entries.items()},
+                "threads": threads,
+                "sentences": len(texts),
+                "tokens_min_median_max": [min(lengths), int(statistics.median(lengths)), max(lengths)],
+                "device": entries["torch"].device,
+                "onnx_providers": entries["onnxruntime"].backend.providers,
+            },
+            "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
+        }
+    )
     return rows
 
 
@@ -178,13 +203,20 @@ def _ceiling(rows: list[dict[str, Any]], threads: int, lengths: list[int]) -> di
     full = _gemm_gflops(median * MAX_BATCH, 384, 1536)
     for r in rows:
         r["achieved_gflops"] = round(r["throughput_rps"] * flops / 1e9, 1)
-    out: dict[str, Any] = {"threads": threads, "model_gflop_per_request_mean": round(flops / 1e9, 3),
-                           "gemm_gflops_one_request": round(one, 1), "gemm_gflops_full_batch": round(full, 1)}
+    out: dict[str, Any] = {
+        "threads": threads,
+        "model_gflop_per_request_mean": round(flops / 1e9, 3),
+        "gemm_gflops_one_request": round(one, 1),
+        "gemm_gflops_full_batch": round(full, 1),
+    }
     for backend in ("torch", "onnxruntime"):
         seq = [r for r in rows if r["backend"] == backend and r["mode"] == "sequential"]
         best = max(r["achieved_gflops"] for r in seq)
-        out[backend] = {"sequential_gflops": best, "sequential_share_of_full_batch_rate": round(best / full, 2),
-                        "max_speedup_if_batches_ran_at_full_batch_rate": round(full / best, 2)}
+        out[backend] = {
+            "sequential_gflops": best,
+            "sequential_share_of_full_batch_rate": round(best / full, 2),
+            "max_speedup_if_batches_ran_at_full_batch_rate": round(full / best, 2),
+        }
     return out
 
 
@@ -197,8 +229,12 @@ def _goals(rows: list[dict[str, Any]], compute: dict[tuple[str, int], float], le
         speedup = dyn["throughput_rps"] / seq["throughput_rps"]
         bound = MAX_DELAY_MS + 2 * 1000 * compute[(backend, c)]
         goals[backend] = {
-            "concurrency": c, "speedup": round(speedup, 2), "speedup_goal_4x_met": speedup >= 4.0,
-            "p99_ms": dyn["p99_ms"], "median_batch_compute_ms": round(1000 * compute[(backend, c)], 2),
-            "p99_bound_ms": round(bound, 2), "p99_goal_met": dyn["p99_ms"] <= bound,
+            "concurrency": c,
+            "speedup": round(speedup, 2),
+            "speedup_goal_4x_met": speedup >= 4.0,
+            "p99_ms": dyn["p99_ms"],
+            "median_batch_compute_ms": round(1000 * compute[(backend, c)], 2),
+            "p99_bound_ms": round(bound, 2),
+            "p99_goal_met": dyn["p99_ms"] <= bound,
         }
     EXTRA["goals"] = goals

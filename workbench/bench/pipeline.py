@@ -30,8 +30,10 @@ RULES = """
 (defrule negative (embedding-stats (first ?f&:(< ?f 0))) => (assert (decision (action flip))))
 """
 
-WORDS = ("the parcel never arrived and I would like a refund for the order placed last week please advise "
-         "what time does the shop open on sunday can I change my delivery address to the office").split()
+WORDS = (
+    "the parcel never arrived and I would like a refund for the order placed last week please advise "
+    "what time does the shop open on sunday can I change my delivery address to the office"
+).split()
 
 
 def _sentences(n: int) -> list[str]:
@@ -45,11 +47,25 @@ def _pipeline():
     from workbench.pipeline import Pipeline
 
     p = Pipeline("bench_pipeline")
-    p.add_node("msg", "input", schema={"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}},
-               facts=[{"template": "message", "slots": {"length": "len(input.text)"}}])
+    p.add_node(
+        "msg",
+        "input",
+        schema={"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}},
+        facts=[{"template": "message", "slots": {"length": "len(input.text)"}}],
+    )
     p.add_node("gate", "gate", knowledge_base="bench")
-    p.add_node("embed", "model", model="all-MiniLM-L6-v2", inputs={"text": "input.text"},
-               facts=[{"template": "embedding-stats", "slots": {"norm": "norm(sentence_embedding)", "first": "sentence_embedding[0]"}}])
+    p.add_node(
+        "embed",
+        "model",
+        model="all-MiniLM-L6-v2",
+        inputs={"text": "input.text"},
+        facts=[
+            {
+                "template": "embedding-stats",
+                "slots": {"norm": "norm(sentence_embedding)", "first": "sentence_embedding[0]"},
+            }
+        ],
+    )
     p.add_node("post", "postprocess", knowledge_base="bench", emit=["decision"])
     p.add_node("out", "output", fields={"action": {"expr": "decision.action", "default": "refused"}})
     p.connect("msg", "gate")
@@ -78,20 +94,25 @@ async def _measure(call, items: list[str], concurrency: int) -> tuple[list[float
 def _row(mode: str, c: int, lat: list[float], wall: float) -> dict[str, Any]:
     lat = sorted(lat)
     p99 = lat[min(len(lat) - 1, int(round(0.99 * (len(lat) - 1))))]
-    return {"mode": mode, "concurrency": c, "p50_ms": round(statistics.median(lat) * 1000, 3), "p99_ms": round(p99 * 1000, 3),
-            "throughput_rps": round(len(lat) / wall, 2)}
+    return {
+        "mode": mode,
+        "concurrency": c,
+        "p50_ms": round(statistics.median(lat) * 1000, 3),
+        "p99_ms": round(p99 * 1000, 3),
+        "throughput_rps": round(len(lat) / wall, 2),
+    }
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
     """Measure both modes at concurrency 1 and 32; returns the rows (see module docstring)."""
+    import os
+
     import torch
 
     from neural.batching import BatcherConfig
     from workbench import Workbench
     from workbench.config import load_settings
     from workbench.pipeline.catalog import MINILM
-
-    import os
 
     # Intra-op threads: on a small shared CPU, 2+ OpenMP threads per call made MiniLM ~15x slower
     # here (785 ms vs 54 ms per sentence at load 9 on 2 cores); one thread per core pair is steadier.
@@ -100,14 +121,20 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     (work / "kb").mkdir()
     (work / "kb" / "bench.clp").write_text(RULES)
     settings = load_settings(database_url=f"sqlite:///{work / 'bench.sqlite3'}")
-    wb = Workbench(settings, knowledge_base_dir=work / "kb", pipeline_dir=work / "pipelines", model_catalog=work / "none.yaml")
+    wb = Workbench(
+        settings, knowledge_base_dir=work / "kb", pipeline_dir=work / "pipelines", model_catalog=work / "none.yaml"
+    )
     rows: list[dict[str, Any]] = []
     try:
         from neural import loaders
 
         spec = wb.catalog.specs()[MINILM]
-        entry = loaders.load_hf_dir(spec.path, name=MINILM, task="embedding",
-                                    batcher_config=BatcherConfig(max_batch_size=32, max_queue_delay_ms=2.0))
+        entry = loaders.load_hf_dir(
+            spec.path,
+            name=MINILM,
+            task="embedding",
+            batcher_config=BatcherConfig(max_batch_size=32, max_queue_delay_ms=2.0),
+        )
         wb.register_model_entry(entry)
         p = _pipeline()
         wb.check(p)
@@ -132,7 +159,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
                     await _measure(call, sents[:8], min(c, 8))  # warm-up
                 # alternate the modes in rounds so that a change of machine load hits both alike
                 for r in range(rounds):
-                    chunk = sents[r * n // rounds:(r + 1) * n // rounds]
+                    chunk = sents[r * n // rounds : (r + 1) * n // rounds]
                     for mode, call in (("bare_model", bare), ("pipeline", piped)):
                         l, w = await _measure(call, chunk, c)
                         lat[mode] += l
@@ -146,9 +173,15 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
             b = next(r for r in rows if r["mode"] == "bare_model" and r["concurrency"] == c)
             q = next(r for r in rows if r["mode"] == "pipeline" and r["concurrency"] == c)
             overhead[str(c)] = round(100.0 * (q["p50_ms"] - b["p50_ms"]) / b["p50_ms"], 1)
-        EXTRA.update({"model": MINILM, "torch_threads": torch.get_num_threads(), "overhead_p50_pct": overhead,
-                      "goal": "pipeline p50 overhead <= 15% of the bare model p50",
-                      "note": "pipeline mode records every run and its trace in SQLite (WAL) before returning"})
+        EXTRA.update(
+            {
+                "model": MINILM,
+                "torch_threads": torch.get_num_threads(),
+                "overhead_p50_pct": overhead,
+                "goal": "pipeline p50 overhead <= 15% of the bare model p50",
+                "note": "pipeline mode records every run and its trace in SQLite (WAL) before returning",
+            }
+        )
     finally:
         wb.close()
     return rows

@@ -73,7 +73,12 @@ def print_rows(name: str, rows: list[dict[str, Any]], console: Console | None = 
 
 def write_json(name: str, rows: list[dict[str, Any]], out: Path, extra: dict[str, Any] | None = None) -> None:
     """Write `{"bench": name, "machine": {...}, "rows": rows, ...extra}` to `out` (parents created)."""
-    doc: dict[str, Any] = {"bench": name, "machine": machine_info(), "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "rows": rows}
+    doc: dict[str, Any] = {
+        "bench": name,
+        "machine": machine_info(),
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "rows": rows,
+    }
     if extra:
         doc.update(extra)
     out.parent.mkdir(parents=True, exist_ok=True)

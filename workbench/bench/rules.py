@@ -85,7 +85,10 @@ def waltz_facts(cubes: int) -> list[dict]:
 def gating_facts(i: int) -> list[dict]:
     """The five facts of request number `i` (deterministic, varied so every rule fires sometimes)."""
     return [
-        {"template": "request", "slots": {"id": i, "channel": ("api", "email", "web")[i % 3], "length": 100 + (i * 37) % 600}},
+        {
+            "template": "request",
+            "slots": {"id": i, "channel": ("api", "email", "web")[i % 3], "length": 100 + (i * 37) % 600},
+        },
         {"template": "prediction", "slots": {"label": ("spam", "ham")[i % 2], "score": ((i * 53) % 100) / 100}},
         {"template": "user", "slots": {"tier": ("gold", "basic", "basic")[i % 3], "strikes": (i * 7) % 5}},
         {"template": "limits", "slots": {"min-score": 0.3, "max-length": 450}},
@@ -96,16 +99,21 @@ def gating_facts(i: int) -> list[dict]:
 # --- engines ----------------------------------------------------------------------------------
 
 
-def _workbench(path: Path, facts: list, trace_facts: bool, read_back: bool = True, native: bool | None = None) -> tuple[float, int, float]:
+def _workbench(
+    path: Path, facts: list, trace_facts: bool, read_back: bool = True, native: bool | None = None
+) -> tuple[float, int, float]:
     import rules
     from chaining import EngineConfig, ForwardEngine
     from rules.facts import facts_from_json
 
-    engine = ForwardEngine.from_knowledge_base(rules.load_knowledge_base([path]),
-                                               config=EngineConfig(trace_facts=trace_facts, max_firings=None, timeout=None, workers=1,
-                                                                   native=native))
+    engine = ForwardEngine.from_knowledge_base(
+        rules.load_knowledge_base([path]),
+        config=EngineConfig(trace_facts=trace_facts, max_firings=None, timeout=None, workers=1, native=native),
+    )
     data = facts_from_json(facts)
-    engine.evaluate(data, templates=None if read_back else ())  # warm-up (like the raw run's): the timed run is the second
+    engine.evaluate(
+        data, templates=None if read_back else ()
+    )  # warm-up (like the raw run's): the timed run is the second
     t, c = time.perf_counter(), time.process_time()
     result = engine.evaluate(data, templates=None if read_back else ())
     seconds, cpu = time.perf_counter() - t, time.process_time() - c
@@ -179,7 +187,9 @@ class _ExpertaBudget:
         return seconds, len(result.firings), capped, note
 
 
-def _program_rows(program: str, path: Path, facts: list, experta: tuple | None, budget: _ExpertaBudget, repeats: int) -> list[dict]:
+def _program_rows(
+    program: str, path: Path, facts: list, experta: tuple | None, budget: _ExpertaBudget, repeats: int
+) -> list[dict]:
     """Raw CLIPS and our three variants, run in interleaved rounds (the machine's speed drifts
     over seconds; interleaving keeps that drift out of the ratios); the best round of each counts."""
     rows = []
@@ -187,7 +197,11 @@ def _program_rows(program: str, path: Path, facts: list, experta: tuple | None, 
     # "all": also the final working memory returned as data (what `kb run --json` prints).
     # native: the engine's default (its C parts when built), and the Python-only engine beside it.
     default = _native_parts()
-    variants = ((True, "firings+facts", False, None), (False, "firings", True, None), (True, "firings+facts", True, None))
+    variants = (
+        (True, "firings+facts", False, None),
+        (False, "firings", True, None),
+        (True, "firings+facts", True, None),
+    )
     if default != "none":
         variants += ((True, "firings+facts", False, False),)
     raw: list[tuple] = []
@@ -197,18 +211,46 @@ def _program_rows(program: str, path: Path, facts: list, experta: tuple | None, 
         for k, (trace_facts, _label, read_back, native) in enumerate(variants):
             ours[k].append(_workbench(path, facts, trace_facts, read_back, native))
     s, n, cpu, run_s = min(raw, key=lambda r: r[0])
-    rows.append({"program": program, "engine": "clips", "seconds": round(s, 4), "cpu_seconds": round(cpu, 4), "firings": n,
-                 "trace": "none", "capped": False, "run_seconds": round(run_s, 4)})
+    rows.append(
+        {
+            "program": program,
+            "engine": "clips",
+            "seconds": round(s, 4),
+            "cpu_seconds": round(cpu, 4),
+            "firings": n,
+            "trace": "none",
+            "capped": False,
+            "run_seconds": round(run_s, 4),
+        }
+    )
     for (trace_facts, label, read_back, native), results in zip(variants, ours):
         s2, n2, cpu2 = min(results, key=lambda r: r[0])
-        rows.append({"program": program, "engine": "workbench", "seconds": round(s2, 4), "cpu_seconds": round(cpu2, 4), "firings": n2,
-                     "trace": label, "native": default if native is None else "none",
-                     "read_back": "all" if read_back else "none", "capped": False, "vs_clips": round(s2 / s, 2),
-                     "cpu_vs_clips": round(cpu2 / cpu, 2) if cpu else None, "vs_clips_run": round(s2 / run_s, 2)})
+        rows.append(
+            {
+                "program": program,
+                "engine": "workbench",
+                "seconds": round(s2, 4),
+                "cpu_seconds": round(cpu2, 4),
+                "firings": n2,
+                "trace": label,
+                "native": default if native is None else "none",
+                "read_back": "all" if read_back else "none",
+                "capped": False,
+                "vs_clips": round(s2 / s, 2),
+                "cpu_vs_clips": round(cpu2 / cpu, 2) if cpu else None,
+                "vs_clips_run": round(s2 / run_s, 2),
+            }
+        )
     if experta is not None:
         s3, n3, capped, note = budget.run(program.split("-")[0], *experta, facts)
-        row = {"program": program, "engine": "experta", "seconds": None if s3 is None else round(s3, 3), "firings": n3,
-               "trace": "firings+facts", "capped": capped}
+        row = {
+            "program": program,
+            "engine": "experta",
+            "seconds": None if s3 is None else round(s3, 3),
+            "firings": n3,
+            "trace": "firings+facts",
+            "capped": capped,
+        }
         if note:
             row["note"] = note
         rows.append(row)
@@ -233,28 +275,51 @@ def _gating_rows(evaluations: int, raw_evaluations: int, experta_seconds: float)
     # (trace, read-back): the first row is the full workload (200,000 evaluations); the others
     # show what the firing/fact trace and the read-back of all facts cost.
     default = _native_parts()
-    variants = (("firings", None, None), ("firings", ("decision", "gate"), None), ("firings+facts", None, None),
-                ("none", ("decision", "gate"), None))
+    variants = (
+        ("firings", None, None),
+        ("firings", ("decision", "gate"), None),
+        ("firings+facts", None, None),
+        ("none", ("decision", "gate"), None),
+    )
     if default != "none":
         variants += (("firings", ("decision", "gate"), False),)
     for label, read, native in variants:
-        config = EngineConfig(trace_firings=label != "none", trace_facts=label == "firings+facts", workers=1, native=native)
+        config = EngineConfig(
+            trace_firings=label != "none", trace_facts=label == "firings+facts", workers=1, native=native
+        )
         engine = ForwardEngine.from_knowledge_base(rules.load_knowledge_base([path]), config=config)
         n = evaluations if (label, read, native) == variants[0] else max(window * 2, evaluations // 10)
         marks = _timed_loop(lambda i: engine.evaluate(inputs[i % 1000], templates=read), n, window)
-        rows.append({"program": "gating", "engine": "workbench", "evals_per_s": round(n / marks[2]),
-                     "evals_per_cpu_s": round(n / marks[3]), "evaluations": n,
-                     "first_10k_per_s": round(window / marks[0]), "last_10k_per_s": round(window / (marks[2] - marks[1])),
-                     "trace": label, "native": default if native is None else "none",
-                     "read_back": "all" if read is None else ",".join(read)})
+        rows.append(
+            {
+                "program": "gating",
+                "engine": "workbench",
+                "evals_per_s": round(n / marks[2]),
+                "evals_per_cpu_s": round(n / marks[3]),
+                "evaluations": n,
+                "first_10k_per_s": round(window / marks[0]),
+                "last_10k_per_s": round(window / (marks[2] - marks[1])),
+                "trace": label,
+                "native": default if native is None else "none",
+                "read_back": "all" if read is None else ",".join(read),
+            }
+        )
         engine.close()
 
     # raw clipspy, the issue's loop: reset, Template.assert_fact per fact, run (no tracing)
     env = clips.Environment()
     env.load(str(path))
     templates = {t: env.find_template(t) for t in ("request", "prediction", "user", "limits", "clock")}
-    raw_inputs = [[(templates[f["template"]], {k: (clips.Symbol(v) if isinstance(v, str) else v) for k, v in f["slots"].items()})
-                   for f in gating_facts(i)] for i in range(1000)]
+    raw_inputs = [
+        [
+            (
+                templates[f["template"]],
+                {k: (clips.Symbol(v) if isinstance(v, str) else v) for k, v in f["slots"].items()},
+            )
+            for f in gating_facts(i)
+        ]
+        for i in range(1000)
+    ]
     w = min(window, raw_evaluations // 4)
 
     def raw_eval(i):
@@ -264,10 +329,19 @@ def _gating_rows(evaluations: int, raw_evaluations: int, experta_seconds: float)
         env.run()
 
     marks = _timed_loop(raw_eval, raw_evaluations, w)
-    rows.append({"program": "gating", "engine": "clips", "evals_per_s": round(raw_evaluations / marks[2]),
-                 "evals_per_cpu_s": round(raw_evaluations / marks[3]),
-                 "evaluations": raw_evaluations, "first_10k_per_s": round(w / marks[0]),
-                 "last_10k_per_s": round(w / (marks[2] - marks[1])), "trace": "none", "loop": "Template.assert_fact"})
+    rows.append(
+        {
+            "program": "gating",
+            "engine": "clips",
+            "evals_per_s": round(raw_evaluations / marks[2]),
+            "evals_per_cpu_s": round(raw_evaluations / marks[3]),
+            "evaluations": raw_evaluations,
+            "first_10k_per_s": round(w / marks[0]),
+            "last_10k_per_s": round(w / (marks[2] - marks[1])),
+            "trace": "none",
+            "loop": "Template.assert_fact",
+        }
+    )
 
     # raw CLIPS through the fact builder, nothing retained, nothing read back: the floor of
     # "reset + 5 facts + run" from Python (no trace, no result).
@@ -277,7 +351,10 @@ def _gating_rows(evaluations: int, raw_evaluations: int, experta_seconds: float)
     env2 = clips.Environment()
     env2.load(str(path))
     e2, fb, cv = env2._env, environment_builder(env2._env, "fact"), clips._clips.ffi.new("CLIPSValue *")
-    fb_inputs = [[(f["template"].encode(), [(k.encode(), v) for k, v in f["slots"].items()]) for f in gating_facts(i)] for i in range(1000)]
+    fb_inputs = [
+        [(f["template"].encode(), [(k.encode(), v) for k, v in f["slots"].items()]) for f in gating_facts(i)]
+        for i in range(1000)
+    ]
 
     def builder_eval(i):
         lib.Reset(e2)
@@ -285,16 +362,32 @@ def _gating_rows(evaluations: int, raw_evaluations: int, experta_seconds: float)
             lib.FBSetDeftemplate(fb, tpl)
             for key, v in slots:
                 t = type(v)
-                cv.value = lib.CreateInteger(e2, v) if t is int else lib.CreateFloat(e2, v) if t is float else lib.CreateSymbol(e2, v.encode())
+                cv.value = (
+                    lib.CreateInteger(e2, v)
+                    if t is int
+                    else lib.CreateFloat(e2, v)
+                    if t is float
+                    else lib.CreateSymbol(e2, v.encode())
+                )
                 lib.FBPutSlot(fb, key, cv)
             lib.FBAssert(fb)
         lib.Run(e2, -1)
 
     n = max(window * 2, evaluations // 10)
     marks = _timed_loop(builder_eval, n, window)
-    rows.append({"program": "gating", "engine": "clips", "evals_per_s": round(n / marks[2]), "evals_per_cpu_s": round(n / marks[3]),
-                 "evaluations": n, "first_10k_per_s": round(window / marks[0]), "last_10k_per_s": round(window / (marks[2] - marks[1])),
-                 "trace": "none", "loop": "fact builder, no read-back"})
+    rows.append(
+        {
+            "program": "gating",
+            "engine": "clips",
+            "evals_per_s": round(n / marks[2]),
+            "evals_per_cpu_s": round(n / marks[3]),
+            "evaluations": n,
+            "first_10k_per_s": round(window / marks[0]),
+            "last_10k_per_s": round(window / (marks[2] - marks[1])),
+            "trace": "none",
+            "loop": "fact builder, no read-back",
+        }
+    )
 
     engine = ExpertaEngine(Gating, fact_types=GATING_FACT_TYPES)
     n = 0
@@ -302,9 +395,18 @@ def _gating_rows(evaluations: int, raw_evaluations: int, experta_seconds: float)
     while time.perf_counter() - t0 < experta_seconds:
         engine.evaluate(inputs[n % 1000])
         n += 1
-    rows.append({"program": "gating", "engine": "experta", "evals_per_s": round(n / (time.perf_counter() - t0)),
-                 "evals_per_cpu_s": round(n / (time.process_time() - c0)), "evaluations": n,
-                 "first_10k_per_s": None, "last_10k_per_s": None, "trace": "firings+facts"})
+    rows.append(
+        {
+            "program": "gating",
+            "engine": "experta",
+            "evals_per_s": round(n / (time.perf_counter() - t0)),
+            "evals_per_cpu_s": round(n / (time.process_time() - c0)),
+            "evaluations": n,
+            "first_10k_per_s": None,
+            "last_10k_per_s": None,
+            "trace": "firings+facts",
+        }
+    )
     return rows
 
 
@@ -313,7 +415,9 @@ def _native_parts() -> str:
     "assert" or "none"."""
     from chaining.forward import native_facts, native_trace
 
-    return "+".join(name for name, part in (("trace", native_trace), ("assert", native_facts)) if part.AVAILABLE) or "none"
+    return (
+        "+".join(name for name, part in (("trace", native_trace), ("assert", native_facts)) if part.AVAILABLE) or "none"
+    )
 
 
 def _goals(rows: list[dict]) -> dict:
@@ -322,17 +426,26 @@ def _goals(rows: list[dict]) -> dict:
     programs = {}
     for r in rows:
         if r["engine"] == "workbench" and r["program"] != "gating":
-            key = f'{r["trace"]}, read_back={r["read_back"]}, native={r["native"]}'
-            programs.setdefault(r["program"], {})[key] = {"vs_clips": r["vs_clips"], "vs_clips_run": r["vs_clips_run"],
-                                                           "met": r["vs_clips"] <= 1.3}
+            key = f"{r['trace']}, read_back={r['read_back']}, native={r['native']}"
+            programs.setdefault(r["program"], {})[key] = {
+                "vs_clips": r["vs_clips"],
+                "vs_clips_run": r["vs_clips_run"],
+                "met": r["vs_clips"] <= 1.3,
+            }
     gating = {}
     for r in rows:
         if r["program"] == "gating" and r["engine"] == "workbench":
-            gating[f'{r["trace"]}, read_back={r["read_back"]}, native={r["native"]}'] = {
-                "evals_per_cpu_s": r["evals_per_cpu_s"], "met": r["evals_per_cpu_s"] >= 20_000,
-                "last_vs_first_10k": round(r["last_10k_per_s"] / r["first_10k_per_s"], 2)}
-    return {"workbench_vs_clips_goal": "<= 1.3x with tracing on", "programs": programs,
-            "gating_goal": ">= 20,000 evals/s on one core, flat from the first 10,000 to the last", "gating": gating}
+            gating[f"{r['trace']}, read_back={r['read_back']}, native={r['native']}"] = {
+                "evals_per_cpu_s": r["evals_per_cpu_s"],
+                "met": r["evals_per_cpu_s"] >= 20_000,
+                "last_vs_first_10k": round(r["last_10k_per_s"] / r["first_10k_per_s"], 2),
+            }
+    return {
+        "workbench_vs_clips_goal": "<= 1.3x with tracing on",
+        "programs": programs,
+        "gating_goal": ">= 20,000 evals/s on one core, flat from the first 10,000 to the last",
+        "gating": gating,
+    }
 
 
 def _timed_loop(fn, n: int, window: int) -> tuple[float, float, float, float]:
@@ -361,16 +474,26 @@ def run(quick: bool = False) -> list[dict]:
     EXTRA["load_average_before"] = os.getloadavg()
     from chaining.forward import native_facts, native_trace
 
-    EXTRA["native"] = {"default": _native_parts(), "trace": native_trace.UNAVAILABLE or "built",
-                       "assert": native_facts.UNAVAILABLE or "built"}
+    EXTRA["native"] = {
+        "default": _native_parts(),
+        "trace": native_trace.UNAVAILABLE or "built",
+        "assert": native_facts.UNAVAILABLE or "built",
+    }
     budget = _ExpertaBudget(5.0 if quick else EXPERTA_CAP_S, 2.5 if quick else EXPERTA_RUN_CAP_S)
     rows: list[dict] = []
-    for guests in ((8, 16) if quick else (16, 32, 64, 128)):
-        rows += _program_rows(f"manners-{guests}", BENCH_KB / "manners.clp", manners_facts(guests),
-                              (Manners, MANNERS_FACT_TYPES), budget, 5 if guests <= 64 else 3)
-    for cubes in ((2,) if quick else (25, 100)):
-        rows += _program_rows(f"waltz-{cubes}", BENCH_KB / "waltz.clp", waltz_facts(cubes), (Waltz, WALTZ_FACT_TYPES), budget,
-                              5)
+    for guests in (8, 16) if quick else (16, 32, 64, 128):
+        rows += _program_rows(
+            f"manners-{guests}",
+            BENCH_KB / "manners.clp",
+            manners_facts(guests),
+            (Manners, MANNERS_FACT_TYPES),
+            budget,
+            5 if guests <= 64 else 3,
+        )
+    for cubes in (2,) if quick else (25, 100):
+        rows += _program_rows(
+            f"waltz-{cubes}", BENCH_KB / "waltz.clp", waltz_facts(cubes), (Waltz, WALTZ_FACT_TYPES), budget, 5
+        )
     rows += _gating_rows(2_000 if quick else 200_000, 1_000 if quick else 20_000, 1.0 if quick else 10.0)
     EXTRA["load_average_after"] = os.getloadavg()
     EXTRA["experta_cap_s"] = {"total": 5.0 if quick else EXPERTA_CAP_S, "per_run": 2.5 if quick else EXPERTA_RUN_CAP_S}

@@ -29,13 +29,27 @@ def _mount() -> None:
     app.add_typer(bench.app, name="bench", help="Benchmarks: print a table, --out writes JSON.")
     app.add_typer(kb.app, name="kb")
     # -- command groups added by the rooms below this line --
-    from . import model; app.add_typer(model.app, name="model")  # noqa: E702
-    from . import pipeline; app.add_typer(pipeline.app, name="pipeline")  # noqa: E702
-    from . import run; run.register(app)  # noqa: E702
-    from . import runs; app.add_typer(runs.app, name="runs")  # noqa: E702
-    from . import serve; serve.register(app)  # noqa: E702
-    from . import tui; tui.register(app)  # noqa: E702
-    from . import demo; app.add_typer(demo.app, name="demo")  # noqa: E702
+    from . import model
+
+    app.add_typer(model.app, name="model")  # noqa: E702
+    from . import pipeline
+
+    app.add_typer(pipeline.app, name="pipeline")  # noqa: E702
+    from . import run
+
+    run.register(app)  # noqa: E702
+    from . import runs
+
+    app.add_typer(runs.app, name="runs")  # noqa: E702
+    from . import serve
+
+    serve.register(app)  # noqa: E702
+    from . import tui
+
+    tui.register(app)  # noqa: E702
+    from . import demo
+
+    app.add_typer(demo.app, name="demo")  # noqa: E702
 
 
 _mount()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -21,12 +21,14 @@ app = typer.Typer(no_args_is_help=True)
 
 def available() -> list[str]:
     """Names of the benchmark modules present in `workbench.bench`."""
-    return sorted(m.name for m in pkgutil.iter_modules(bench_pkg.__path__) if m.name != "report" and not m.name.startswith("_"))
+    return sorted(
+        m.name for m in pkgutil.iter_modules(bench_pkg.__path__) if m.name != "report" and not m.name.startswith("_")
+    )
 
 
 def _make_command(name: str) -> None:
     def command(
-        out: Annotated[Optional[Path], typer.Option("--out", help="Write the rows as JSON to this file.")] = None,
+        out: Annotated[Path | None, typer.Option("--out", help="Write the rows as JSON to this file.")] = None,
         quick: Annotated[bool, typer.Option("--quick", help="A short smoke run (not for reported numbers).")] = False,
     ) -> None:
         module = importlib.import_module(f"workbench.bench.{name}")

@@ -5,24 +5,36 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Optional
 
 import typer
 
-app = typer.Typer(help="Run the demo pipelines (digits, intents, generation) on real held-out data and print a summary.",
-                  invoke_without_command=True, no_args_is_help=False)
+app = typer.Typer(
+    help="Run the demo pipelines (digits, intents, generation) on real held-out data and print a summary.",
+    invoke_without_command=True,
+    no_args_is_help=False,
+)
 
 
 @app.callback(invoke_without_command=True)
 def demo(
-    only: Optional[list[str]] = typer.Option(None, "--only", help="Run only these parts: digits, intents, generate (repeatable)."),
+    only: list[str] | None = typer.Option(
+        None, "--only", help="Run only these parts: digits, intents, generate (repeatable)."
+    ),
     quick: bool = typer.Option(False, "--quick", help="A few inputs per pipeline instead of the whole held-out sets."),
-    concurrency: int = typer.Option(32, "--concurrency", min=1, help="Runs in flight per pipeline (model calls batch together)."),
-    stream: bool = typer.Option(False, "--stream", help="Print the first generation's text as it streams through the rails."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the report as JSON to this file."),
+    concurrency: int = typer.Option(
+        32, "--concurrency", min=1, help="Runs in flight per pipeline (model calls batch together)."
+    ),
+    stream: bool = typer.Option(
+        False, "--stream", help="Print the first generation's text as it streams through the rails."
+    ),
+    json_out: Path | None = typer.Option(None, "--json", help="Also write the report as JSON to this file."),
     examples: int = typer.Option(4, "--examples", min=0, help="Explained examples shown per pipeline."),
-    write_inputs: Optional[Path] = typer.Option(None, "--write-inputs", help="Write the held-out inputs as JSONL files "
-                                                "(for `workbench run PIPELINE --input-file`, the API, the TUI) into this folder and exit."),
+    write_inputs: Path | None = typer.Option(
+        None,
+        "--write-inputs",
+        help="Write the held-out inputs as JSONL files "
+        "(for `workbench run PIPELINE --input-file`, the API, the TUI) into this folder and exit.",
+    ),
 ) -> None:
     """Run the demo pipelines through the Workbench (every run recorded in the store), then print
     per pipeline: inputs, outcomes, model-alone vs model+rules accuracy, latency p50/p99, batch

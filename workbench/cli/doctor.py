@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import io
 import importlib.metadata as md
+import io
 import platform
 import sys
 from dataclasses import dataclass
@@ -14,7 +14,19 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-REQUIRED = ["torch", "onnxruntime", "clips", "experta", "textual", "sqlalchemy", "networkx", "fastapi", "lark", "tokenizers", "safetensors"]
+REQUIRED = [
+    "torch",
+    "onnxruntime",
+    "clips",
+    "experta",
+    "textual",
+    "sqlalchemy",
+    "networkx",
+    "fastapi",
+    "lark",
+    "tokenizers",
+    "safetensors",
+]
 DISTRIBUTIONS = {
     "torch": "torch",
     "onnxruntime": "onnxruntime-gpu",
@@ -110,8 +122,10 @@ def check_rule_engine_c_parts() -> Check:
     try:
         from chaining.forward import native_facts, native_trace
 
-        parts = [f"{name}: {'built' if part.AVAILABLE else part.UNAVAILABLE}"
-                 for name, part in (("trace recorder", native_trace), ("fact I/O", native_facts))]
+        parts = [
+            f"{name}: {'built' if part.AVAILABLE else part.UNAVAILABLE}"
+            for name, part in (("trace recorder", native_trace), ("fact I/O", native_facts))
+        ]
         return Check("rule engine C parts", True, "; ".join(parts))
     except Exception as exc:  # noqa: BLE001 - doctor reports, never crashes
         return Check("rule engine C parts", True, f"unknown ({type(exc).__name__}: {exc}); Python code is used")

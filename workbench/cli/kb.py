@@ -7,6 +7,12 @@ import typer
 app = typer.Typer(no_args_is_help=True, help="Knowledge bases: check, run (forward), ask (backward), explain.")
 
 # Each command module defines `register(app)`; one line per module below.
-from . import kb_check; kb_check.register(app)  # noqa: E402
-from . import kb_ask; kb_ask.register(app)  # noqa: E402
-from . import kb_run; kb_run.register(app)  # noqa: E402
+from . import kb_check
+
+kb_check.register(app)  # noqa: E402
+from . import kb_ask
+
+kb_ask.register(app)  # noqa: E402
+from . import kb_run
+
+kb_run.register(app)  # noqa: E402

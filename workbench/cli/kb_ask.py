@@ -22,13 +22,15 @@ import asyncio
 import json as jsonlib
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
-FACTS_HELP = ("JSON list of facts ({\"template\": \"person\", \"slots\": {...}} or {\"template\": \"parent\", "
-              "\"values\": [...]}), as for `kb run`; '-' reads stdin.")
+FACTS_HELP = (
+    'JSON list of facts ({"template": "person", "slots": {...}} or {"template": "parent", '
+    "\"values\": [...]}), as for `kb run`; '-' reads stdin."
+)
 
 
 def _fail(message: str) -> None:
@@ -49,7 +51,7 @@ def _load(files: list[Path], allow_unsafe: bool):
         _fail(f"{len(exc.diagnostics)} error(s) in the knowledge base")
 
 
-def _facts(path: Optional[Path]) -> list:
+def _facts(path: Path | None) -> list:
     import rules
 
     if path is None:
@@ -78,7 +80,9 @@ def _terminal_provider(console: Console):
     from chaining.explain import why_tree
 
     def ask(q) -> Any:
-        allowed = [str(a) for a in q.allowed] if q.allowed is not None else (["yes", "no"] if q.ask_slot is None else None)
+        allowed = (
+            [str(a) for a in q.allowed] if q.allowed is not None else (["yes", "no"] if q.ask_slot is None else None)
+        )
         choices = f" ({'/'.join(allowed)}/unknown/why)" if allowed else " (a value, unknown or why)"
         while True:
             answer = typer.prompt(q.text + choices, err=True).strip()
@@ -94,11 +98,14 @@ def _terminal_provider(console: Console):
 
 
 def ask(
-    files_and_goal: Annotated[list[str], typer.Argument(metavar="FILE... GOAL",
-                                                        help="Rule files, then the goal, e.g. '(ancestor ?x otto)'.")],
-    facts: Annotated[Optional[Path], typer.Option("--facts", help=FACTS_HELP)] = None,
+    files_and_goal: Annotated[
+        list[str], typer.Argument(metavar="FILE... GOAL", help="Rule files, then the goal, e.g. '(ancestor ?x otto)'.")
+    ],
+    facts: Annotated[Path | None, typer.Option("--facts", help=FACTS_HELP)] = None,
     all_answers: Annotated[bool, typer.Option("--all", help="All answers (default: the first).")] = False,
-    answers: Annotated[Optional[Path], typer.Option("--answers", help="JSON object scripting the answers to questions.")] = None,
+    answers: Annotated[
+        Path | None, typer.Option("--answers", help="JSON object scripting the answers to questions.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     max_depth: Annotated[int, typer.Option("--max-depth", min=1, help="Most nested subgoals.")] = 200,
     timeout: Annotated[float, typer.Option("--timeout", min=0.001, help="Seconds before giving up.")] = 30.0,
@@ -116,7 +123,9 @@ def ask(
     console = Console()
     try:
         provider = ScriptedProvider.from_json_file(answers) if answers else _terminal_provider(console)
-        session = Session(kb, facts=fact_list, provider=provider, config=ProverConfig(max_depth=max_depth, timeout=timeout))
+        session = Session(
+            kb, facts=fact_list, provider=provider, config=ProverConfig(max_depth=max_depth, timeout=timeout)
+        )
         result = session.prove_sync(goal, limit=None if all_answers else 1)
     except BackwardError as exc:
         _fail(_located(facts, exc))
@@ -143,10 +152,10 @@ def ask(
 def explain(
     files: Annotated[list[Path], typer.Argument(help="Rule files (.clp), loaded in order as one knowledge base.")],
     fact: Annotated[str, typer.Option("--fact", help="Pattern of the fact to explain, e.g. '(ancestor adam ?x)'.")],
-    facts: Annotated[Optional[Path], typer.Option("--facts", help=FACTS_HELP)] = None,
+    facts: Annotated[Path | None, typer.Option("--facts", help=FACTS_HELP)] = None,
     why_not: Annotated[bool, typer.Option("--why-not", help="Explain why no such fact was derived.")] = False,
     backward: Annotated[bool, typer.Option("--backward", help="Explain with the backward prover instead.")] = False,
-    answers: Annotated[Optional[Path], typer.Option("--answers", help="Scripted answers (with --backward).")] = None,
+    answers: Annotated[Path | None, typer.Option("--answers", help="Scripted answers (with --backward).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     allow_unsafe: Annotated[bool, typer.Option("--allow-unsafe", help="Permit functions that reach the OS.")] = False,
 ) -> None:
@@ -166,8 +175,14 @@ def explain(
                 _emit(console, as_json, w.to_dict(), w.tree())
                 return
             result = session.prove_sync(fact)
-            doc = {"pattern": fact, "direction": "backward", "facts": [
-                {"fact": a.proof.fact and ex.fact_text(a.proof.fact), "proof": a.proof.to_dict()} for a in result.answers]}
+            doc = {
+                "pattern": fact,
+                "direction": "backward",
+                "facts": [
+                    {"fact": a.proof.fact and ex.fact_text(a.proof.fact), "proof": a.proof.to_dict()}
+                    for a in result.answers
+                ],
+            }
             trees = [ex.how_tree(a.proof) for a in result.answers]
             _emit_many(console, as_json, doc, trees, f"no proof of {fact}")
             return
@@ -188,15 +203,20 @@ def explain(
         matching = _matching_fact_ids(kb, result, fact)
         derivations = [ex.forward_derivation(result, fid) for fid in matching]
         doc = {"pattern": fact, "direction": "forward", "facts": [d.to_dict() for d in derivations]}
-        _emit_many(console, as_json, doc, [d.tree() for d in derivations],
-                   f"no fact matching {fact} in the final working memory (try --why-not)")
+        _emit_many(
+            console,
+            as_json,
+            doc,
+            [d.tree() for d in derivations],
+            f"no fact matching {fact} in the final working memory (try --why-not)",
+        )
     except BackwardError as exc:
         _fail(_located(facts, exc))
     except ValueError as exc:
         _fail(str(exc))
 
 
-def _located(facts: Optional[Path], exc: Exception) -> str:
+def _located(facts: Path | None, exc: Exception) -> str:
     """The error message, prefixed with the facts file when it names one of its facts (`facts[2]...`)."""
     msg = str(exc)
     if facts is not None and msg.startswith("facts["):

@@ -51,8 +51,10 @@ def check(
         if names or key in ("templates", "rules"):
             typer.echo(f"{key} ({len(names)}): {', '.join(names)}")
     for rule in kb.rules.values():
-        typer.echo(f"  rule {rule.name}: salience {rule.salience if isinstance(rule.salience, int) else 'dynamic'}, "
-                   f"reads {sorted(rule.reads)}, writes {sorted(rule.writes)}")
+        typer.echo(
+            f"  rule {rule.name}: salience {rule.salience if isinstance(rule.salience, int) else 'dynamic'}, "
+            f"reads {sorted(rule.reads)}, writes {sorted(rule.writes)}"
+        )
 
 
 def register(app: typer.Typer) -> None:

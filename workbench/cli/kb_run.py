@@ -11,26 +11,36 @@ from __future__ import annotations
 import json as jsonlib
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
 FACTS_HELP = (
-    "JSON file with a list of facts: {\"template\": \"person\", \"slots\": {\"name\": \"ann\"}} for template "
-    "facts, {\"template\": \"parent\", \"values\": [\"tom\", \"bob\"]} for ordered facts ('-' reads stdin). "
+    'JSON file with a list of facts: {"template": "person", "slots": {"name": "ann"}} for template '
+    'facts, {"template": "parent", "values": ["tom", "bob"]} for ordered facts (\'-\' reads stdin). '
     "A JSON string becomes a CLIPS symbol when it is one token (dog, big-red) and the slot accepts "
-    "symbols, otherwise a CLIPS string (\"Rex the dog\", or any value of a (type STRING) slot)."
+    'symbols, otherwise a CLIPS string ("Rex the dog", or any value of a (type STRING) slot).'
 )
 
 
 def run(
     files: Annotated[list[Path], typer.Argument(help="Rule files (.clp), loaded in order as one knowledge base.")],
-    facts: Annotated[Optional[Path], typer.Option("--facts", help=FACTS_HELP)] = None,
-    strategy: Annotated[str, typer.Option("--strategy", help="depth, breadth, simplicity, complexity, lex, mea or random.")] = "depth",
-    max_firings: Annotated[Optional[int], typer.Option("--max-firings", min=0, help="Stop with exit code 2 when more rules would fire.")] = None,
-    timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.001, help="Time limit in seconds (default 60).")] = None,
-    seed: Annotated[Optional[int], typer.Option("--seed", help="Seed CLIPS's random generator (for --strategy random).")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of the program's text.")] = False,
+    facts: Annotated[Path | None, typer.Option("--facts", help=FACTS_HELP)] = None,
+    strategy: Annotated[
+        str, typer.Option("--strategy", help="depth, breadth, simplicity, complexity, lex, mea or random.")
+    ] = "depth",
+    max_firings: Annotated[
+        int | None, typer.Option("--max-firings", min=0, help="Stop with exit code 2 when more rules would fire.")
+    ] = None,
+    timeout: Annotated[
+        float | None, typer.Option("--timeout", min=0.001, help="Time limit in seconds (default 60).")
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Seed CLIPS's random generator (for --strategy random).")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object instead of the program's text.")
+    ] = False,
     allow_unsafe: Annotated[bool, typer.Option("--allow-unsafe", help="Permit functions that reach the OS.")] = False,
 ) -> None:
     """Run knowledge-base files forward (CLIPS) on the given facts and print what the rules print."""
@@ -54,7 +64,9 @@ def run(
         _fail(f"cannot read {exc.filename}: {exc.strerror}")
     fact_list = _read_facts(facts) if facts is not None else []
     try:
-        engine = ForwardEngine.from_knowledge_base(kb, config=EngineConfig(workers=1, max_firings=None, timeout=timeout or 60.0))
+        engine = ForwardEngine.from_knowledge_base(
+            kb, config=EngineConfig(workers=1, max_firings=None, timeout=timeout or 60.0)
+        )
     except ForwardError as exc:
         _fail(str(exc))
     code = 0
@@ -66,7 +78,11 @@ def run(
     except RuleExecutionError as exc:
         result, error, code = exc.partial, str(exc), 1
     except (ForwardError, rules.FactError) as exc:
-        _fail(f"{'stdin' if str(facts) == '-' else facts}: {exc}" if isinstance(exc, FactAssertError) and facts else str(exc))
+        _fail(
+            f"{'stdin' if str(facts) == '-' else facts}: {exc}"
+            if isinstance(exc, FactAssertError) and facts
+            else str(exc)
+        )
     finally:
         engine.close()
     if as_json:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -14,7 +14,7 @@ app = typer.Typer(no_args_is_help=True, help="Models: list the catalogue, descri
 console = Console()
 
 
-def _load(name_or_path: str, device: Optional[str]):
+def _load(name_or_path: str, device: str | None):
     from neural import ModelRegistry
     from neural.catalog import load
 
@@ -40,9 +40,16 @@ def list_models(as_json: Annotated[bool, typer.Option("--json", help="Print JSON
     for item in catalog():
         path = item.path()
         weights = sorted(path.glob("*.safetensors")) if path.is_dir() else [path]
-        rows.append({"name": item.name, "task": item.task, "format": item.format,
-                     "weights_version": hash_files(weights, path if path.is_dir() else path.parent)[:12],
-                     "source": str(path), "description": item.description})
+        rows.append(
+            {
+                "name": item.name,
+                "task": item.task,
+                "format": item.format,
+                "weights_version": hash_files(weights, path if path.is_dir() else path.parent)[:12],
+                "source": str(path),
+                "description": item.description,
+            }
+        )
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
@@ -53,13 +60,15 @@ def list_models(as_json: Annotated[bool, typer.Option("--json", help="Print JSON
     for row in rows:
         table.add_row(*(row[c] for c in ("name", "task", "format", "weights_version", "description")))
     console.print(table)
-    console.print("Any HF directory, .onnx, .pt2 or TorchScript file also works as NAME in `model info` / `model export`.")
+    console.print(
+        "Any HF directory, .onnx, .pt2 or TorchScript file also works as NAME in `model info` / `model export`."
+    )
 
 
 @app.command()
 def info(
     name: Annotated[str, typer.Argument(help="Catalogue name or a model path.")],
-    device: Annotated[Optional[str], typer.Option("--device", help="auto | cpu | cuda")] = None,
+    device: Annotated[str | None, typer.Option("--device", help="auto | cpu | cuda")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Load a model and describe it: version, format, task, device, dtype, signature, backend."""

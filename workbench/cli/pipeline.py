@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -32,7 +32,9 @@ def _load(wb, ref: str):
 @app.command()
 def check(
     files: Annotated[list[str], typer.Argument(help="Pipeline YAML files (or stored names).")],
-    load_models: Annotated[bool, typer.Option("--load-models", help="Load models to check inputs/outputs against signatures.")] = False,
+    load_models: Annotated[
+        bool, typer.Option("--load-models", help="Load models to check inputs/outputs against signatures.")
+    ] = False,
 ) -> None:
     """Validate pipelines; prints `file:line:col: node 'X', field 'Y': message` per problem (exit 1 if any)."""
     from workbench.pipeline import NotFoundError, PipelineValidationError
@@ -82,7 +84,9 @@ def show(
 @app.command()
 def save(
     file: Annotated[Path, typer.Argument(help="Pipeline YAML file to record as a version.")],
-    stage: Annotated[Optional[str], typer.Option("--stage", help="Also point this stage (production|staging) at it.")] = None,
+    stage: Annotated[
+        str | None, typer.Option("--stage", help="Also point this stage (production|staging) at it.")
+    ] = None,
 ) -> None:
     """Validate a pipeline file and store it as a version (content hash); prints the version."""
     from workbench.pipeline import PipelineValidationError
@@ -110,8 +114,14 @@ def list_(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     for c in ("name", "versions", "production", "staging", "file", "description"):
         t.add_column(c)
     for i in infos:
-        t.add_row(i.name, str(i.versions), (i.stages.get("production") or "-")[:12], (i.stages.get("staging") or "-")[:12], i.file or "-",
-                  i.description or "")
+        t.add_row(
+            i.name,
+            str(i.versions),
+            (i.stages.get("production") or "-")[:12],
+            (i.stages.get("staging") or "-")[:12],
+            i.file or "-",
+            i.description or "",
+        )
     console.print(t)
 
 

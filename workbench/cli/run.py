@@ -6,7 +6,7 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -17,12 +17,20 @@ def register(app: typer.Typer) -> None:
 
 
 def run(
-    pipeline: Annotated[str, typer.Argument(help="Pipeline name (production version, else pipelines/NAME.yaml) or a YAML file.")],
-    input: Annotated[Optional[str], typer.Option("--input", "-i", help="One input as a JSON object.")] = None,
-    input_file: Annotated[Optional[Path], typer.Option("--input-file", "-f", help="JSON Lines file: one input per line.")] = None,
-    version: Annotated[Optional[str], typer.Option("--version", help="Run this stored version (a unique prefix).")] = None,
+    pipeline: Annotated[
+        str, typer.Argument(help="Pipeline name (production version, else pipelines/NAME.yaml) or a YAML file.")
+    ],
+    input: Annotated[str | None, typer.Option("--input", "-i", help="One input as a JSON object.")] = None,
+    input_file: Annotated[
+        Path | None, typer.Option("--input-file", "-f", help="JSON Lines file: one input per line.")
+    ] = None,
+    version: Annotated[
+        str | None, typer.Option("--version", help="Run this stored version (a unique prefix).")
+    ] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Include the explanation.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the whole run record as JSON (one line per input for files).")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the whole run record as JSON (one line per input for files).")
+    ] = False,
     concurrency: Annotated[int, typer.Option("--concurrency", help="Runs in flight at once for --input-file.")] = 32,
 ) -> None:
     """Run a pipeline on one input or a JSON Lines file (rich progress bar; JSONL results on stdout).
@@ -71,8 +79,16 @@ def _read_jsonl(path: Path) -> tuple[list, list[str]]:
     return items, where
 
 
-async def _main(ref: str, items: list[dict], where: list[str], version: str | None, explain: bool, as_json: bool, concurrency: int,
-                single: bool) -> int:
+async def _main(
+    ref: str,
+    items: list[dict],
+    where: list[str],
+    version: str | None,
+    explain: bool,
+    as_json: bool,
+    concurrency: int,
+    single: bool,
+) -> int:
     from workbench import Workbench
     from workbench.pipeline import NotFoundError, PipelineValidationError
     from workbench.pipeline.render import explanation_tree
@@ -92,10 +108,13 @@ async def _main(ref: str, items: list[dict], where: list[str], version: str | No
         else:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-            with Progress(TextColumn(f"[bold]{p.name}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err) as prog:
+            with Progress(
+                TextColumn(f"[bold]{p.name}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err
+            ) as prog:
                 task = prog.add_task("runs", total=len(items))
-                results = await wb.run_many(p, items, explain=explain, concurrency=concurrency,
-                                            on_result=lambda i, r: prog.advance(task))
+                results = await wb.run_many(
+                    p, items, explain=explain, concurrency=concurrency, on_result=lambda i, r: prog.advance(task)
+                )
         failed = 0
         for i, r in enumerate(results):
             if isinstance(r, BaseException):
@@ -108,8 +127,17 @@ async def _main(ref: str, items: list[dict], where: list[str], version: str | No
                 continue
             failed += 0 if r.ok else 1
             if as_json or not single:
-                d = r.to_dict() if as_json else {"run_id": r.run_id, "status": r.status, "outputs": r.outputs, "error": r.error,
-                                                  **({"explanation": r.explanation} if explain else {})}
+                d = (
+                    r.to_dict()
+                    if as_json
+                    else {
+                        "run_id": r.run_id,
+                        "status": r.status,
+                        "outputs": r.outputs,
+                        "error": r.error,
+                        **({"explanation": r.explanation} if explain else {}),
+                    }
+                )
                 sys.stdout.write(json.dumps(d, default=str) + "\n")
             else:
                 if r.ok:

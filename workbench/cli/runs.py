@@ -5,20 +5,22 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-app = typer.Typer(no_args_is_help=True, help="Recorded runs: list, show with provenance, replay with an edited knowledge base.")
+app = typer.Typer(
+    no_args_is_help=True, help="Recorded runs: list, show with provenance, replay with an edited knowledge base."
+)
 console = Console()
 
 
 @app.command("list")
 def list_(
-    pipeline: Annotated[Optional[str], typer.Option("--pipeline", "-p")] = None,
-    status: Annotated[Optional[str], typer.Option("--status", help="succeeded or failed")] = None,
+    pipeline: Annotated[str | None, typer.Option("--pipeline", "-p")] = None,
+    status: Annotated[str | None, typer.Option("--status", help="succeeded or failed")] = None,
     limit: Annotated[int, typer.Option("--limit", "-n")] = 20,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
@@ -34,8 +36,16 @@ def list_(
     for c in ("run", "started", "pipeline", "version", "status", "ms", "cache", "outputs / error"):
         t.add_column(c)
     for r in runs:
-        t.add_row(r.run_id[:8], r.started_at.strftime("%Y-%m-%d %H:%M:%S") if r.started_at else "-", r.pipeline, r.version[:12], r.status,
-                  f"{r.duration_s * 1000:.1f}", "hit" if r.cache_hit else "", (json.dumps(r.outputs) if r.ok else r.error or "")[:60])
+        t.add_row(
+            r.run_id[:8],
+            r.started_at.strftime("%Y-%m-%d %H:%M:%S") if r.started_at else "-",
+            r.pipeline,
+            r.version[:12],
+            r.status,
+            f"{r.duration_s * 1000:.1f}",
+            "hit" if r.cache_hit else "",
+            (json.dumps(r.outputs) if r.ok else r.error or "")[:60],
+        )
     console.print(t)
 
 
@@ -59,26 +69,35 @@ def show(
     if as_json:
         typer.echo(json.dumps({**r.to_dict(), "trace": trace}, default=str, indent=2))
         return
-    console.print(f"[bold]run {r.run_id}[/] {r.status} {'(cache hit of ' + str(r.cached_from) + ')' if r.cache_hit else ''}")
+    console.print(
+        f"[bold]run {r.run_id}[/] {r.status} {'(cache hit of ' + str(r.cached_from) + ')' if r.cache_hit else ''}"
+    )
     console.print(f"pipeline {r.pipeline} @ {r.version}")
     for name, v in r.knowledge_base_versions.items():
         console.print(f"  knowledge base {name} @ {v[:12]}")
     for name, v in r.model_versions.items():
         console.print(f"  model {name} @ {v[:12]}")
     console.print("inputs:", json.dumps(r.inputs, default=str)[:400], markup=False)
-    console.print("outputs:" if r.ok else "error:", json.dumps(r.outputs, default=str) if r.ok else r.error, markup=False)
+    console.print(
+        "outputs:" if r.ok else "error:", json.dumps(r.outputs, default=str) if r.ok else r.error, markup=False
+    )
     console.print("timings (ms):", ", ".join(f"{k} {v * 1000:.2f}" for k, v in r.timings.items()), markup=False)
     t = Table(title="trace")
     for c in ("#", "at ms", "kind", "node", "detail"):
         t.add_column(c)
     for e in trace:
         p = e["payload"]
-        detail = {"rule_firing": lambda: f"{p.get('rule')} on f-{p.get('facts')} +{p.get('asserted')} -{p.get('retracted')}",
-                  "model_call": lambda: f"{p.get('model')}@{str(p.get('version'))[:12]} batch {p.get('batch_size')} "
-                                        f"queue {1000 * (p.get('queue_s') or 0):.2f} ms compute {1000 * (p.get('compute_s') or 0):.2f} ms",
-                  "gate_decision": lambda: f"branches {p.get('branches')} edges {p.get('edges')}",
-                  "proof": lambda: f"{p.get('goal')}: {'proved' if p.get('proved') else 'not proved'} ({len(p.get('answers', []))} answers)",
-                  }.get(e["kind"], lambda: json.dumps(p, default=str)[:100])()
+        detail = {
+            "rule_firing": lambda: f"{p.get('rule')} on f-{p.get('facts')} +{p.get('asserted')} -{p.get('retracted')}",
+            "model_call": lambda: (
+                f"{p.get('model')}@{str(p.get('version'))[:12]} batch {p.get('batch_size')} "
+                f"queue {1000 * (p.get('queue_s') or 0):.2f} ms compute {1000 * (p.get('compute_s') or 0):.2f} ms"
+            ),
+            "gate_decision": lambda: f"branches {p.get('branches')} edges {p.get('edges')}",
+            "proof": lambda: (
+                f"{p.get('goal')}: {'proved' if p.get('proved') else 'not proved'} ({len(p.get('answers', []))} answers)"
+            ),
+        }.get(e["kind"], lambda: json.dumps(p, default=str)[:100])()
         t.add_row(str(e["seq"]), f"{1000 * (e['at'] or 0):.2f}", e["kind"], e["node"] or "-", detail)
     console.print(t)
     if r.explanation:
@@ -88,9 +107,13 @@ def show(
 @app.command()
 def replay(
     run_id: str,
-    kb: Annotated[Optional[list[str]], typer.Option("--kb", help="NAME=FILE: use this rule file for knowledge base NAME.")] = None,
+    kb: Annotated[
+        list[str] | None, typer.Option("--kb", help="NAME=FILE: use this rule file for knowledge base NAME.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
-    record: Annotated[bool, typer.Option("--record/--no-record", help="Record the replay as a run (replay_of the original).")] = True,
+    record: Annotated[
+        bool, typer.Option("--record/--no-record", help="Record the replay as a run (replay_of the original).")
+    ] = True,
 ) -> None:
     """Re-run a recorded run on its pipeline version, optionally with edited knowledge bases; prints what changed."""
     from workbench import Workbench
@@ -120,7 +143,10 @@ def replay(
     for k, v in ch.get("outputs", {}).items():
         console.print(f"  output {k}: {json.dumps(v['before'])} -> {json.dumps(v['after'])}", markup=False)
     if "status" in ch:
-        console.print(f"  status: {ch['status']['before']} -> {ch['status']['after']} {ch['status'].get('error') or ''}", markup=False)
+        console.print(
+            f"  status: {ch['status']['before']} -> {ch['status']['after']} {ch['status'].get('error') or ''}",
+            markup=False,
+        )
     for node, v in ch.get("gates", {}).items():
         console.print(f"  gate {node}: {v['before']} -> {v['after']}", markup=False)
     for node, v in ch.get("rules", {}).items():

@@ -7,16 +7,24 @@ worker is a separate process with its own models, batchers and generation engine
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 
 def serve(
-    host: Annotated[Optional[str], typer.Option("--host", help="Interface to bind (default: settings, 127.0.0.1).")] = None,
-    port: Annotated[Optional[int], typer.Option("--port", min=1, max=65535, help="TCP port (default: settings, 8000).")] = None,
-    workers: Annotated[Optional[int], typer.Option("--workers", min=1, help="Worker processes (default: settings, 1).")] = None,
-    log_level: Annotated[str, typer.Option("--log-level", help="uvicorn log level: critical|error|warning|info|debug.")] = "info",
+    host: Annotated[
+        str | None, typer.Option("--host", help="Interface to bind (default: settings, 127.0.0.1).")
+    ] = None,
+    port: Annotated[
+        int | None, typer.Option("--port", min=1, max=65535, help="TCP port (default: settings, 8000).")
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option("--workers", min=1, help="Worker processes (default: settings, 1).")
+    ] = None,
+    log_level: Annotated[
+        str, typer.Option("--log-level", help="uvicorn log level: critical|error|warning|info|debug.")
+    ] = "info",
 ) -> None:
     """Serve the REST API (pipelines, knowledge bases, KServe v2 inference, OpenAI-compatible generation).
 
@@ -32,14 +40,25 @@ def serve(
         typer.echo(f"workbench serve: {exc}", err=True)
         raise typer.Exit(2) from None
     if log_level not in ("critical", "error", "warning", "info", "debug"):
-        typer.echo(f"workbench serve: --log-level {log_level!r}: expected critical, error, warning, info or debug", err=True)
+        typer.echo(
+            f"workbench serve: --log-level {log_level!r}: expected critical, error, warning, info or debug", err=True
+        )
         raise typer.Exit(2)
     host = host or settings.server.host
     port = port or settings.server.port
     workers = workers or settings.server.workers
-    typer.echo(f"workbench serve: http://{host}:{port} ({workers} worker{'s' if workers > 1 else ''}); docs at /docs", err=True)
-    uvicorn.run("api.app:create_app", factory=True, host=host, port=port, workers=workers, log_level=log_level,
-                timeout_graceful_shutdown=10)
+    typer.echo(
+        f"workbench serve: http://{host}:{port} ({workers} worker{'s' if workers > 1 else ''}); docs at /docs", err=True
+    )
+    uvicorn.run(
+        "api.app:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level=log_level,
+        timeout_graceful_shutdown=10,
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -16,10 +16,16 @@ def register(app: typer.Typer) -> None:
 
     @app.command("tui")
     def tui(
-        url: str = typer.Option(None, "--url", help="Attach to a running `workbench serve` (e.g. http://127.0.0.1:8000)."),
+        url: str = typer.Option(
+            None, "--url", help="Attach to a running `workbench serve` (e.g. http://127.0.0.1:8000)."
+        ),
         screen: str = typer.Option("pipelines", "--screen", help=f"Screen to open first: {', '.join(SCREENS)}."),
-        api_key: str = typer.Option(None, "--api-key", envvar="WORKBENCH_TUI_API_KEY",
-                                    help="Bearer key for a server with WORKBENCH_API_KEYS set."),
+        api_key: str = typer.Option(
+            None,
+            "--api-key",
+            envvar="WORKBENCH_TUI_API_KEY",
+            help="Bearer key for a server with WORKBENCH_API_KEYS set.",
+        ),
     ) -> None:
         """Terminal UI: build pipelines, edit and run rules, consult, run and explain, watch models, browse runs."""
         if screen not in SCREENS:

@@ -103,10 +103,14 @@ def heldout_sequences(length: int = 8, seed: int = 0, limit: int | None = None) 
         if j is None:
             break
         idx = [*payload, pool.pop(j)]
-        out.append(DigitSequence(
-            id=f"heldout-{len(out):02d}", images=tuple(tuple(float(v) for v in x[i]) for i in idx),
-            digits=tuple(int(y[i]) for i in idx), indices=tuple(idx),
-        ))
+        out.append(
+            DigitSequence(
+                id=f"heldout-{len(out):02d}",
+                images=tuple(tuple(float(v) for v in x[i]) for i in idx),
+                digits=tuple(int(y[i]) for i in idx),
+                indices=tuple(idx),
+            )
+        )
     return out
 
 
@@ -122,5 +126,9 @@ def damaged_sequences(sequences: list[DigitSequence], count: int = 3, seed: int 
         pos = int(rng.integers(len(s.images)))
         images = list(s.images)
         images[pos] = tuple(0.0 for _ in range(64))
-        out.append(DigitSequence(id=f"{s.id}-blank{pos}", images=tuple(images), digits=s.digits, indices=s.indices, damaged=pos))
+        out.append(
+            DigitSequence(
+                id=f"{s.id}-blank{pos}", images=tuple(images), digits=s.digits, indices=s.indices, damaged=pos
+            )
+        )
     return out

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .digits_data import DigitSequence, damaged_sequences, heldout_sequences
 from .summary import PipelineSummary, ratio
@@ -18,8 +19,9 @@ def digits_inputs(quick: bool = False) -> list[DigitSequence]:
     return seqs + damaged_sequences(seqs, count=1 if quick else 3)
 
 
-async def run_digits(wb: Any, *, quick: bool = False, concurrency: int = 32,
-                     progress: Callable[[int, int], None] | None = None) -> PipelineSummary:
+async def run_digits(
+    wb: Any, *, quick: bool = False, concurrency: int = 32, progress: Callable[[int, int], None] | None = None
+) -> PipelineSummary:
     """Run `demo_digits` on every input through the Workbench (all runs recorded) and score it.
 
     Truth: each held-out image's label from the data set; damaged inputs must be rejected by the gate.
@@ -38,7 +40,9 @@ async def run_digits(wb: Any, *, quick: bool = False, concurrency: int = 32,
         if progress:
             progress(done, len(items))
 
-    results = await wb.run_many(PIPELINE, [x.to_input() for x in items], explain=False, concurrency=concurrency, on_result=on_result)
+    results = await wb.run_many(
+        PIPELINE, [x.to_input() for x in items], explain=False, concurrency=concurrency, on_result=on_result
+    )
     s.seconds = time.perf_counter() - t0
     run_ids: list[str] = []
     digits_total = digits_alone = digits_rules = 0

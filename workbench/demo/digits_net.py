@@ -32,7 +32,9 @@ class DigitsNetConfig:
 
     def __post_init__(self) -> None:
         if self.in_features < 1 or self.num_classes < 2:
-            raise ValueError(f"DigitsNetConfig: in_features {self.in_features} / num_classes {self.num_classes} out of range")
+            raise ValueError(
+                f"DigitsNetConfig: in_features {self.in_features} / num_classes {self.num_classes} out of range"
+            )
         if not self.hidden or any(int(h) < 1 for h in self.hidden):
             raise ValueError(f"DigitsNetConfig.hidden must be a non-empty list of positive widths, got {self.hidden!r}")
         if not 0.0 <= self.dropout < 1.0:

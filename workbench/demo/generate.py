@@ -25,9 +25,10 @@ import asyncio
 import hashlib
 import json
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 PIPELINE_NAME = "demo_generate"
 MODEL_NAME = "demo-lm"
@@ -59,7 +60,9 @@ class GenerationDemoConfig:
         if not isinstance(self.max_tokens, int) or self.max_tokens < 1:
             raise ValueError(f"GenerationDemoConfig.max_tokens must be an int >= 1, got {self.max_tokens!r}")
         if self.temperature < 0 or not 0 < self.top_p <= 1:
-            raise ValueError(f"GenerationDemoConfig: temperature {self.temperature} must be >= 0 and top_p {self.top_p} in (0, 1]")
+            raise ValueError(
+                f"GenerationDemoConfig: temperature {self.temperature} must be >= 0 and top_p {self.top_p} in (0, 1]"
+            )
 
 
 @dataclass(slots=True)
@@ -158,7 +161,9 @@ class RailedGenerator:
     @property
     def version(self) -> str:
         """Content hash of (configuration, rails knowledge base version, model version)."""
-        doc = json.dumps({"config": asdict(self.config), "rails": self.kb_version, "model": self.model_version}, sort_keys=True)
+        doc = json.dumps(
+            {"config": asdict(self.config), "rails": self.kb_version, "model": self.model_version}, sort_keys=True
+        )
         return hashlib.sha256(doc.encode()).hexdigest()
 
     def close(self) -> None:
@@ -171,8 +176,14 @@ class RailedGenerator:
 
         result = self._rails.evaluate(facts)
         for f in result.firings:
-            events.append(TraceEvent("rule_firing", "rails", {"rule": f.rule, "facts": list(f.facts), "step": step,
-                                                              "knowledge_base": self.config.rails}, time.perf_counter() - t0))
+            events.append(
+                TraceEvent(
+                    "rule_firing",
+                    "rails",
+                    {"rule": f.rule, "facts": list(f.facts), "step": step, "knowledge_base": self.config.rails},
+                    time.perf_counter() - t0,
+                )
+            )
         rails = result.facts_of("rail")
         if not rails:
             return None, result
@@ -182,8 +193,9 @@ class RailedGenerator:
             return None, result
         return {"action": action, "text": str(slots.get("text", "")), "reason": str(slots.get("reason", ""))}, result
 
-    async def generate(self, prompt: str, *, index: int = 0, on_text: Callable[[str], None] | None = None,
-                       record: bool = True) -> RailedGeneration:
+    async def generate(
+        self, prompt: str, *, index: int = 0, on_text: Callable[[str], None] | None = None, record: bool = True
+    ) -> RailedGeneration:
         """Run one prompt through input rail, streaming generation and output rails.
 
         Args:
@@ -203,8 +215,11 @@ class RailedGenerator:
         res = RailedGeneration(prompt=prompt, outcome="completed", text="")
         verdict, _ = self._rail([Fact("prompt", {"text": String(prompt)})], events, t0, "input")
         res.rail_evaluations += 1
-        gate = {"gate": "input_rail", "branch": "block" if verdict and verdict["action"] == "block" else "generate",
-                "reason": verdict["reason"] if verdict else "no input rail applies"}
+        gate = {
+            "gate": "input_rail",
+            "branch": "block" if verdict and verdict["action"] == "block" else "generate",
+            "reason": verdict["reason"] if verdict else "no input rail applies",
+        }
         events.append(TraceEvent("gate_decision", "input_rail", gate, time.perf_counter() - t0))
         if verdict is not None and verdict["action"] == "block":
             res.outcome, res.text, res.reasons = "blocked", verdict["text"], [verdict["reason"]]
@@ -218,15 +233,27 @@ class RailedGenerator:
             res.run_id = await self._record(res, events, t0)
         return res
 
-    async def _stream(self, prompt: str, index: int, res: RailedGeneration, events: list[Any], t0: float,
-                      on_text: Callable[[str], None] | None) -> None:
+    async def _stream(
+        self,
+        prompt: str,
+        index: int,
+        res: RailedGeneration,
+        events: list[Any],
+        t0: float,
+        on_text: Callable[[str], None] | None,
+    ) -> None:
         from neural.generation import SamplingParams
         from rules.facts import Fact, String
         from workbench.store import TraceEvent
 
         cfg = self.config
-        params = SamplingParams(temperature=cfg.temperature, top_p=cfg.top_p, seed=cfg.seed + index, max_tokens=cfg.max_tokens,
-                                ignore_eos=cfg.ignore_eos)
+        params = SamplingParams(
+            temperature=cfg.temperature,
+            top_p=cfg.top_p,
+            seed=cfg.seed + index,
+            max_tokens=cfg.max_tokens,
+            ignore_eos=cfg.ignore_eos,
+        )
         engine = self.engine
         model_version = self.model_version
         pending = ""
@@ -244,8 +271,15 @@ class RailedGenerator:
                     continue
                 chunk, pending = pending[:cut], pending[cut:]
                 res.raw_text += chunk
-                fact = Fact("completion", {"text": String(res.text + chunk), "delta": String(chunk),
-                                           "tokens": len(out.token_ids), "finished": out.finished})
+                fact = Fact(
+                    "completion",
+                    {
+                        "text": String(res.text + chunk),
+                        "delta": String(chunk),
+                        "tokens": len(out.token_ids),
+                        "finished": out.finished,
+                    },
+                )
                 r0 = time.perf_counter()
                 verdict, _ = self._rail([fact], events, t0, f"token {len(out.token_ids)}")
                 res.rails_s += time.perf_counter() - r0
@@ -270,33 +304,71 @@ class RailedGenerator:
                 res.ttft_s = last.first_token_time - last.arrival_time
                 if res.completion_tokens > 1:
                     res.tpot_s = (time.perf_counter() - last.first_token_time) / (res.completion_tokens - 1)
-        events.append(TraceEvent("model_call", "generate", {
-            "model": MODEL_NAME, "version": model_version, "ok": True, "prompt_tokens": res.prompt_tokens,
-            "completion_tokens": res.completion_tokens, "ttft_s": res.ttft_s, "tpot_s": res.tpot_s,
-            "finish_reason": res.finish_reason, "batch_size": max(res.running_seen) if res.running_seen else 1,
-        }, time.perf_counter() - t0))
+        events.append(
+            TraceEvent(
+                "model_call",
+                "generate",
+                {
+                    "model": MODEL_NAME,
+                    "version": model_version,
+                    "ok": True,
+                    "prompt_tokens": res.prompt_tokens,
+                    "completion_tokens": res.completion_tokens,
+                    "ttft_s": res.ttft_s,
+                    "tpot_s": res.tpot_s,
+                    "finish_reason": res.finish_reason,
+                    "batch_size": max(res.running_seen) if res.running_seen else 1,
+                },
+                time.perf_counter() - t0,
+            )
+        )
 
     async def _record(self, res: RailedGeneration, events: list[Any], t0: float) -> str:
         from workbench.store import RunRow
 
         cfg = self.config
-        inputs = {"prompt": res.prompt, "seed": cfg.seed, "sampling": {"temperature": cfg.temperature, "top_p": cfg.top_p,
-                                                                        "max_tokens": cfg.max_tokens, "ignore_eos": cfg.ignore_eos}}
+        inputs = {
+            "prompt": res.prompt,
+            "seed": cfg.seed,
+            "sampling": {
+                "temperature": cfg.temperature,
+                "top_p": cfg.top_p,
+                "max_tokens": cfg.max_tokens,
+                "ignore_eos": cfg.ignore_eos,
+            },
+        }
         outputs = {"outcome": res.outcome, "text": res.text, "finish_reason": res.finish_reason, "reasons": res.reasons}
-        explanation = {"rails": [{"rule": e.payload["rule"], "step": e.payload["step"]} for e in events if e.kind == "rule_firing"],
-                       "raw_text": res.raw_text, "reasons": res.reasons}
+        explanation = {
+            "rails": [
+                {"rule": e.payload["rule"], "step": e.payload["step"]} for e in events if e.kind == "rule_firing"
+            ],
+            "raw_text": res.raw_text,
+            "reasons": res.reasons,
+        }
         model_versions = {MODEL_NAME: self.model_version} if res.outcome != "blocked" else {}
-        row = RunRow(pipeline_name=PIPELINE_NAME, pipeline_version=self.version, knowledge_base_versions={cfg.rails: self.kb_version},
-                     model_versions=model_versions, inputs=inputs,
-                     input_hash=hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest(), outputs=outputs,
-                     explanation=explanation, status="succeeded",
-                     timings={"rails": round(res.rails_s, 6), "total": round(time.perf_counter() - t0, 6)},
-                     duration=time.perf_counter() - t0)
+        row = RunRow(
+            pipeline_name=PIPELINE_NAME,
+            pipeline_version=self.version,
+            knowledge_base_versions={cfg.rails: self.kb_version},
+            model_versions=model_versions,
+            inputs=inputs,
+            input_hash=hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest(),
+            outputs=outputs,
+            explanation=explanation,
+            status="succeeded",
+            timings={"rails": round(res.rails_s, 6), "total": round(time.perf_counter() - t0, 6)},
+            duration=time.perf_counter() - t0,
+        )
         return await self.wb.recorder.record(row, events)
 
 
-async def generate_many(gen: RailedGenerator, prompts: list[str], *, on_result: Callable[[int, RailedGeneration], None] | None = None,
-                        record: bool = True) -> list[RailedGeneration]:
+async def generate_many(
+    gen: RailedGenerator,
+    prompts: list[str],
+    *,
+    on_result: Callable[[int, RailedGeneration], None] | None = None,
+    record: bool = True,
+) -> list[RailedGeneration]:
     """Run all prompts concurrently (the engine batches them continuously); results in prompt order."""
 
     async def one(i: int, p: str) -> RailedGeneration:

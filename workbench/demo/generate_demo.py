@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .prompts import PROMPTS
 from .summary import PipelineSummary, percentile_ms
@@ -23,8 +24,13 @@ def generation_unavailable() -> str | None:
     return None
 
 
-async def run_generate(wb: Any, *, quick: bool = False, progress: Callable[[int, int], None] | None = None,
-                       on_text: Callable[[int, str], None] | None = None) -> PipelineSummary:
+async def run_generate(
+    wb: Any,
+    *,
+    quick: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+    on_text: Callable[[int, str], None] | None = None,
+) -> PipelineSummary:
     """Generate for every demo prompt concurrently (continuous batching), through the rails.
 
     Checks the input rail against the prompts' known outcomes (`blocked`), and counts outcomes,
@@ -97,8 +103,11 @@ async def run_generate(wb: Any, *, quick: bool = False, progress: Callable[[int,
                 tpot.append(r.tpot_s)
         _maybe_example(s, r)
     s.metrics = {
-        "input rail blocked the prompts it must block": {"value": blocked_right / blocked_expected if blocked_expected else None,
-                                                        "count": blocked_right, "of": blocked_expected},
+        "input rail blocked the prompts it must block": {
+            "value": blocked_right / blocked_expected if blocked_expected else None,
+            "count": blocked_right,
+            "of": blocked_expected,
+        },
         "rail verdicts by kind": dict(reasons),
         "redacted chunks": redactions,
         "output tokens": tokens,
@@ -126,5 +135,7 @@ def _maybe_example(s: PipelineSummary, r: Any) -> None:
     lines = [f"shown: {r.text.strip()[:300]!r}"]
     if r.raw_text and r.raw_text != r.text:
         lines.append(f"model: {r.raw_text.strip()[:300]!r}")
-    lines.append("rails: " + ("; ".join(r.reasons) if r.reasons else "none fired (finish: " + str(r.finish_reason) + ")"))
+    lines.append(
+        "rails: " + ("; ".join(r.reasons) if r.reasons else "none fired (finish: " + str(r.finish_reason) + ")")
+    )
     s.examples.append({"kind": kind, "title": f"prompt {prompt!r} -> {r.outcome}", "lines": lines, "run_id": r.run_id})

@@ -25,7 +25,9 @@ def write_demo_inputs(folder: str | Path) -> dict[str, int]:
         "demo_digits.jsonl": [s.to_input() for s in seqs],
         "demo_digits.labels.jsonl": [{"id": s.id, "number": s.number, "damaged": s.damaged} for s in seqs],
         "demo_intents.jsonl": [{"id": f"heldout-{i:03d}", "text": r["text"]} for i, r in enumerate(rows)],
-        "demo_intents.labels.jsonl": [{"id": f"heldout-{i:03d}", "intent": r["intent"], "action": r["action"]} for i, r in enumerate(rows)],
+        "demo_intents.labels.jsonl": [
+            {"id": f"heldout-{i:03d}", "intent": r["intent"], "action": r["action"]} for i, r in enumerate(rows)
+        ],
         "demo_generate.jsonl": PROMPTS,
     }
     written: dict[str, int] = {}

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .summary import PipelineSummary, ratio
 
@@ -31,12 +32,15 @@ def intents_inputs(quick: bool = False) -> list[dict[str, Any]]:
     return picked
 
 
-async def run_intents(wb: Any, *, quick: bool = False, concurrency: int = 32,
-                      progress: Callable[[int, int], None] | None = None) -> PipelineSummary:
+async def run_intents(
+    wb: Any, *, quick: bool = False, concurrency: int = 32, progress: Callable[[int, int], None] | None = None
+) -> PipelineSummary:
     """Run `demo_intents` on the held-out requests (all runs recorded) and score them against
     their labels: the intent (model alone = the router's top intent; model + rules = the intent
     the policy acted on, overrides included) and the expected action."""
-    s = PipelineSummary(PIPELINE, "intents: MiniLM similarity routing with policy rules that gate, override and explain")
+    s = PipelineSummary(
+        PIPELINE, "intents: MiniLM similarity routing with policy rules that gate, override and explain"
+    )
     rows = intents_inputs(quick)
     s.inputs = len(rows)
     done = 0
@@ -48,8 +52,12 @@ async def run_intents(wb: Any, *, quick: bool = False, concurrency: int = 32,
             progress(done, len(rows))
 
     t0 = time.perf_counter()
-    results = await wb.run_many(PIPELINE, [{"id": f"heldout-{i:03d}", "text": r["text"]} for i, r in enumerate(rows)],
-                                concurrency=concurrency, on_result=on_result)
+    results = await wb.run_many(
+        PIPELINE,
+        [{"id": f"heldout-{i:03d}", "text": r["text"]} for i, r in enumerate(rows)],
+        concurrency=concurrency,
+        on_result=on_result,
+    )
     s.seconds = time.perf_counter() - t0
     run_ids: list[str] = []
     in_scope = alone = with_rules = actions_right = overrides = overrides_right = 0
@@ -83,11 +91,23 @@ def _maybe_example(s: PipelineSummary, row: dict[str, Any], out: dict[str, Any],
     kind = "override" if out.get("overridden_from") else str(out.get("action"))
     if kind == "answer" or any(e["kind"] == kind for e in s.examples):
         return
-    lines = [f"decision: {out.get('action')} intent={out.get('intent')} queue={out.get('queue')} -- {out.get('reason')}"]
+    lines = [
+        f"decision: {out.get('action')} intent={out.get('intent')} queue={out.get('queue')} -- {out.get('reason')}"
+    ]
     if out.get("similarity") is not None:
-        lines.append(f"evidence: nearest labelled example \"{out.get('evidence')}\"; similarity {out['similarity']:.3f}, "
-                     f"margin {out.get('margin') or 0:.3f} over the runner-up")
+        lines.append(
+            f'evidence: nearest labelled example "{out.get("evidence")}"; similarity {out["similarity"]:.3f}, '
+            f"margin {out.get('margin') or 0:.3f} over the runner-up"
+        )
     if out.get("overridden_from"):
-        lines.append(f"override: the model said {out['overridden_from']}; a policy rule changed it to {out.get('intent')}")
-    s.examples.append({"kind": kind, "title": f"\"{row['text']}\" (labelled {row['intent']} / {row['action']})",
-                       "lines": lines, "run_id": r.run_id})
+        lines.append(
+            f"override: the model said {out['overridden_from']}; a policy rule changed it to {out.get('intent')}"
+        )
+    s.examples.append(
+        {
+            "kind": kind,
+            "title": f'"{row["text"]}" (labelled {row["intent"]} / {row["action"]})',
+            "lines": lines,
+            "run_id": r.run_id,
+        }
+    )

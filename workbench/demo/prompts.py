@@ -6,8 +6,10 @@ over-long prompt) and None where the sampled text decides (completed or stopped 
 
 from __future__ import annotations
 
-_LONG = ("Now is the winter of our discontent made glorious summer by this sun of York; and all the clouds "
-         "that lour'd upon our house in the deep bosom of the ocean buried. ") * 3
+_LONG = (
+    "Now is the winter of our discontent made glorious summer by this sun of York; and all the clouds "
+    "that lour'd upon our house in the deep bosom of the ocean buried. "
+) * 3
 
 PROMPTS: list[dict] = [
     {"prompt": "ROMEO:\n", "expect": None},

@@ -28,9 +28,17 @@ def _fmt_metric(v: Any) -> str:
 def summary_table(report: DemoReport) -> Table:
     """One row per pipeline: inputs, outcomes, headline accuracy, latency, batches, firings, model calls."""
     t = Table(title="workbench demo", title_justify="left", show_lines=False)
-    for col, just in (("pipeline", "left"), ("inputs", "right"), ("outcomes", "left"), ("accuracy: model -> model+rules", "left"),
-                      ("p50 ms", "right"), ("p99 ms", "right"), ("batch sizes", "left"), ("rule firings", "right"),
-                      ("model calls (skipped by gates)", "right")):
+    for col, just in (
+        ("pipeline", "left"),
+        ("inputs", "right"),
+        ("outcomes", "left"),
+        ("accuracy: model -> model+rules", "left"),
+        ("p50 ms", "right"),
+        ("p99 ms", "right"),
+        ("batch sizes", "left"),
+        ("rule firings", "right"),
+        ("model calls (skipped by gates)", "right"),
+    ):
         t.add_column(col, justify=just)  # type: ignore[arg-type]
     for s in report.summaries:
         if s.unavailable:
@@ -39,8 +47,17 @@ def summary_table(report: DemoReport) -> Table:
         outcomes = ", ".join(f"{k} {v}" for k, v in sorted(s.outcomes.items(), key=lambda kv: -kv[1]))
         if s.failed:
             outcomes += f", [red]failed {s.failed}[/red]"
-        t.add_row(s.name, str(s.inputs), outcomes, headline(s), _fmt_ms(s.p50_ms), _fmt_ms(s.p99_ms), s.batch_text(),
-                  str(s.rule_firings), f"{s.model_calls} ({s.model_calls_skipped})")
+        t.add_row(
+            s.name,
+            str(s.inputs),
+            outcomes,
+            headline(s),
+            _fmt_ms(s.p50_ms),
+            _fmt_ms(s.p99_ms),
+            s.batch_text(),
+            str(s.rule_firings),
+            f"{s.model_calls} ({s.model_calls_skipped})",
+        )
     return t
 
 
@@ -53,11 +70,15 @@ def headline(s: PipelineSummary) -> str:
         return "-" if not isinstance(v, dict) or v.get("value") is None else f"{100 * v['value']:.1f}%"
 
     if s.name == "demo_digits":
-        return f"IDs {pct('model alone: ID numbers read right')} -> {pct('model + rules: auto-decided ID numbers right')} " \
-               f"(review {pct('share sent to review')})"
+        return (
+            f"IDs {pct('model alone: ID numbers read right')} -> {pct('model + rules: auto-decided ID numbers right')} "
+            f"(review {pct('share sent to review')})"
+        )
     if s.name == "demo_intents":
-        return f"intent {pct('model alone: intent accuracy')} -> {pct('model + rules: intent accuracy')} " \
-               f"(action {pct('model + rules: action as labelled')})"
+        return (
+            f"intent {pct('model alone: intent accuracy')} -> {pct('model + rules: intent accuracy')} "
+            f"(action {pct('model + rules: action as labelled')})"
+        )
     return f"input rail {pct('input rail blocked the prompts it must block')}; TTFT p50 {m.get('TTFT p50 ms')} ms"
 
 
@@ -86,4 +107,6 @@ def print_report(report: DemoReport, console: Console | None = None, examples: i
     recorded = sum(s.runs_recorded for s in report.summaries)
     load = "" if report.load_average is None else f", load average {report.load_average[0]} -> {report.load_average[1]}"
     console.print(f"\n{recorded} runs recorded in {report.store_url} (workbench runs list)")
-    console.print(f"model loading {report.setup_s:.1f} s, total {report.total_s:.1f} s wall, {report.cpu_s:.1f} s CPU{load}")
+    console.print(
+        f"model loading {report.setup_s:.1f} s, total {report.total_s:.1f} s wall, {report.cpu_s:.1f} s CPU{load}"
+    )

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
-from rich.text import Text
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 from .summary import PipelineSummary
 
@@ -69,9 +69,15 @@ class DemoReport:
         return all(s.unavailable is None and s.failed == 0 for s in self.summaries)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "setup_s": round(self.setup_s, 3), "total_s": round(self.total_s, 3), "cpu_s": round(self.cpu_s, 3),
-                "load_average": self.load_average, "store": self.store_url,
-                "pipelines": [s.to_dict() for s in self.summaries]}
+        return {
+            "ok": self.ok,
+            "setup_s": round(self.setup_s, 3),
+            "total_s": round(self.total_s, 3),
+            "cpu_s": round(self.cpu_s, 3),
+            "load_average": self.load_average,
+            "store": self.store_url,
+            "pipelines": [s.to_dict() for s in self.summaries],
+        }
 
 
 async def run_demo(wb: Any, options: DemoOptions, console: Console | None = None) -> DemoReport:
@@ -83,7 +89,13 @@ async def run_demo(wb: Any, options: DemoOptions, console: Console | None = None
     console = console or Console()
     report = DemoReport(store_url=wb.store.url)
     t0, cpu0, load0 = time.perf_counter(), time.process_time(), _load_average()
-    columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    columns = (
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, console=console, transient=False) as progress:
         # Models load in worker threads while earlier parts run; each part waits for its own.
         loads: dict[str, asyncio.Task] = {}
@@ -105,8 +117,9 @@ async def run_demo(wb: Any, options: DemoOptions, console: Console | None = None
                 elif part == "intents":
                     s = await run_intents(wb, quick=options.quick, concurrency=options.concurrency, progress=bar)
                 else:
-                    s = await run_generate(wb, quick=options.quick, progress=bar,
-                                           on_text=_streamer(console) if options.stream else None)
+                    s = await run_generate(
+                        wb, quick=options.quick, progress=bar, on_text=_streamer(console) if options.stream else None
+                    )
             except Exception as exc:  # one part failing must not hide the others' results
                 s = PipelineSummary(_name(part), unavailable=f"failed: {type(exc).__name__}: {exc}")
             if s.unavailable:
@@ -159,7 +172,9 @@ def _streamer(console: Console):
     return on_text
 
 
-def run_demo_sync(options: DemoOptions | None = None, *, console: Console | None = None, workbench: Any = None) -> DemoReport:
+def run_demo_sync(
+    options: DemoOptions | None = None, *, console: Console | None = None, workbench: Any = None
+) -> DemoReport:
     """`run_demo` for scripts: opens a `Workbench` from the settings unless one is given."""
     options = options or DemoOptions()
     if workbench is not None:

@@ -91,13 +91,22 @@ class PipelineSummary:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "pipeline": self.name, "title": self.title, "inputs": self.inputs, "failed": self.failed,
-            "outcomes": dict(self.outcomes), "metrics": self.metrics,
-            "latency_p50_ms": self.p50_ms, "latency_p99_ms": self.p99_ms,
+            "pipeline": self.name,
+            "title": self.title,
+            "inputs": self.inputs,
+            "failed": self.failed,
+            "outcomes": dict(self.outcomes),
+            "metrics": self.metrics,
+            "latency_p50_ms": self.p50_ms,
+            "latency_p99_ms": self.p99_ms,
             "batch_sizes": {str(k): v for k, v in sorted(self.batch_sizes.items())},
-            "rule_firings": self.rule_firings, "model_calls": self.model_calls,
-            "model_calls_skipped_by_gates": self.model_calls_skipped, "runs_recorded": self.runs_recorded,
-            "examples": self.examples, "unavailable": self.unavailable, "seconds": round(self.seconds, 3),
+            "rule_firings": self.rule_firings,
+            "model_calls": self.model_calls,
+            "model_calls_skipped_by_gates": self.model_calls_skipped,
+            "runs_recorded": self.runs_recorded,
+            "examples": self.examples,
+            "unavailable": self.unavailable,
+            "seconds": round(self.seconds, 3),
             "errors": self.errors,
         }
 
@@ -118,9 +127,12 @@ class PipelineSummary:
             for start in range(0, len(run_ids), 500):
                 ids = run_ids[start : start + 500]
                 where = TraceEventRow.run_id.in_(ids)
-                self.rule_firings += session.scalar(
-                    select(func.count()).where(where, TraceEventRow.kind == "rule_firing")) or 0
-                for (payload,) in session.execute(select(TraceEventRow.payload).where(where, TraceEventRow.kind == "model_call")):
+                self.rule_firings += (
+                    session.scalar(select(func.count()).where(where, TraceEventRow.kind == "rule_firing")) or 0
+                )
+                for (payload,) in session.execute(
+                    select(TraceEventRow.payload).where(where, TraceEventRow.kind == "model_call")
+                ):
                     self.model_calls += 1
                     size = (payload or {}).get("batch_size")
                     if size:
@@ -142,4 +154,7 @@ def rule_chain(trace: list[dict[str, Any]]) -> str:
             runs[-1][1] += 1
         else:
             runs.append([rule, 1])
-    return " | ".join(f"{node}: " + ", ".join(r if n == 1 else f"{r} x{n}" for r, n in runs) for node, runs in groups) or "none"
+    return (
+        " | ".join(f"{node}: " + ", ".join(r if n == 1 else f"{r} x{n}" for r, n in runs) for node, runs in groups)
+        or "none"
+    )

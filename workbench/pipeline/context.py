@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from rules.facts import Fact
 from workbench.store import TraceEvent
@@ -42,7 +43,7 @@ class Plan:
     memo: dict[Any, Any] = field(default_factory=dict)  # per-version derived data (e.g. templates read by outputs)
 
     @classmethod
-    def build(cls, pipeline: Pipeline) -> "Plan":
+    def build(cls, pipeline: Pipeline) -> Plan:
         import networkx as nx
 
         g = pipeline.graph
@@ -59,8 +60,15 @@ class Plan:
 class RunContext:
     """Everything one run reads and writes. Not shared between runs."""
 
-    def __init__(self, pipeline: Pipeline, inputs: dict[str, Any], *, base_dir: str | None = None, plan: Plan | None = None,
-                 explain: bool = False):
+    def __init__(
+        self,
+        pipeline: Pipeline,
+        inputs: dict[str, Any],
+        *,
+        base_dir: str | None = None,
+        plan: Plan | None = None,
+        explain: bool = False,
+    ):
         self.pipeline = pipeline
         self.explain = explain  # the caller asked for the explanation: also compute the costlier parts (gate WHY NOT)
         self.plan = plan or Plan.build(pipeline)
@@ -164,7 +172,7 @@ class FactScope:
         for f in facts:
             self.by_template.setdefault(f.template, []).append(f)
 
-    def view(self, template: str) -> "FactView | None":
+    def view(self, template: str) -> FactView | None:
         fs = self.by_template.get(template)
         return FactView(fs[-1]) if fs else None
 
@@ -176,7 +184,7 @@ class FactScope:
             "count": lambda t: len(self.by_template.get(t, [])),
         }
 
-    def names(self) -> dict[str, "FactView"]:
+    def names(self) -> dict[str, FactView]:
         return {t: FactView(fs[-1]) for t, fs in self.by_template.items() if fs}
 
 

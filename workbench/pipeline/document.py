@@ -30,7 +30,9 @@ def load_yaml(text: str, filename: str | None = None) -> tuple[Any, dict[Path, t
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
-        raise PipelineValidationError([Issue(None, "", f"not valid YAML: {exc.problem or exc}", filename, line, col)]) from None
+        raise PipelineValidationError(
+            [Issue(None, "", f"not valid YAML: {exc.problem or exc}", filename, line, col)]
+        ) from None
     except yaml.YAMLError as exc:
         raise PipelineValidationError([Issue(None, "", f"not valid YAML: {exc}", filename)]) from None
     positions: dict[Path, tuple[int, int]] = {}

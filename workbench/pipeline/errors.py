@@ -58,12 +58,23 @@ class Issue:
     column: int = 0
 
     def __str__(self) -> str:
-        where = f"{self.file or '<pipeline>'}:{self.line}:{self.column}: " if self.line else (f"{self.file}: " if self.file else "")
+        where = (
+            f"{self.file or '<pipeline>'}:{self.line}:{self.column}: "
+            if self.line
+            else (f"{self.file}: " if self.file else "")
+        )
         subject = f"node {self.node!r}, field {self.field!r}" if self.node else f"field {self.field!r}"
         return f"{where}{subject}: {self.message}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"node": self.node, "field": self.field, "message": self.message, "file": self.file, "line": self.line, "column": self.column}
+        return {
+            "node": self.node,
+            "field": self.field,
+            "message": self.message,
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+        }
 
 
 class PipelineValidationError(WorkbenchError, ValueError):

@@ -28,9 +28,9 @@ from .errors import InputValidationError, NodeExecutionError
 from .explanation import assemble
 from .knowledge import KnowledgeBaseLibrary
 from .nodes import HANDLERS
-from .schema import check_json_numbers, check_schema
 from .recorder import RunRecorder
 from .result import RunResult
+from .schema import check_json_numbers, check_schema
 from .spec import Pipeline
 
 
@@ -71,8 +71,17 @@ class Executor:
             plan = self._plans[key] = Plan.build(pipeline)
         return plan
 
-    async def run(self, pipeline: Pipeline, inputs: dict[str, Any], *, explain: bool = False, record: bool = True,
-                  base_dir: str | None = None, replay_of: str | None = None, use_cache: bool | None = None) -> RunResult:
+    async def run(
+        self,
+        pipeline: Pipeline,
+        inputs: dict[str, Any],
+        *,
+        explain: bool = False,
+        record: bool = True,
+        base_dir: str | None = None,
+        replay_of: str | None = None,
+        use_cache: bool | None = None,
+    ) -> RunResult:
         """Run `pipeline` on one input.
 
         Args:
@@ -134,7 +143,9 @@ class Executor:
                 if err is not None and failure is None:
                     failure = err
         duration = time.perf_counter() - t0
-        return await self._finish(ctx, pipeline, version, inputs, ihash, failure, started, duration, explain, record, replay_of)
+        return await self._finish(
+            ctx, pipeline, version, inputs, ihash, failure, started, duration, explain, record, replay_of
+        )
 
     def _skip_reason(self, ctx: RunContext, nid: str) -> str | None:
         incoming = ctx.incoming(nid)
@@ -178,9 +189,20 @@ class Executor:
         ctx.event("node", st.node.id, {"type": st.node.type, "status": "failed", "error": str(err)})
         return err
 
-    async def _finish(self, ctx: RunContext, pipeline: Pipeline, version: str, inputs: dict[str, Any], ihash: str,
-                      failure: NodeExecutionError | None, started: Any, duration: float, explain: bool, record: bool,
-                      replay_of: str | None) -> RunResult:
+    async def _finish(
+        self,
+        ctx: RunContext,
+        pipeline: Pipeline,
+        version: str,
+        inputs: dict[str, Any],
+        ihash: str,
+        failure: NodeExecutionError | None,
+        started: Any,
+        duration: float,
+        explain: bool,
+        record: bool,
+        replay_of: str | None,
+    ) -> RunResult:
         outs = [s for s in ctx.states.values() if s.node.type == "output" and s.status == SUCCEEDED]
         outputs: dict[str, Any] | None = None
         if failure is None:
@@ -194,11 +216,22 @@ class Executor:
         skipped = [nid for nid, s in ctx.states.items() if s.status == SKIPPED]
         status = "failed" if failure else "succeeded"
         result = RunResult(
-            run_id=None, pipeline=pipeline.name, version=version, status=status, inputs=inputs, outputs=outputs,
-            error=str(failure) if failure else None, failed_node=failure.node if failure else None,
-            explanation=explanation if (explain or explain_nodes) else None, timings=timings, skipped=skipped,
-            knowledge_base_versions=dict(ctx.kb_versions), model_versions=dict(ctx.model_versions), started_at=started,
-            duration_s=duration, replay_of=replay_of,
+            run_id=None,
+            pipeline=pipeline.name,
+            version=version,
+            status=status,
+            inputs=inputs,
+            outputs=outputs,
+            error=str(failure) if failure else None,
+            failed_node=failure.node if failure else None,
+            explanation=explanation if (explain or explain_nodes) else None,
+            timings=timings,
+            skipped=skipped,
+            knowledge_base_versions=dict(ctx.kb_versions),
+            model_versions=dict(ctx.model_versions),
+            started_at=started,
+            duration_s=duration,
+            replay_of=replay_of,
         )
         fired = sum(1 for e in ctx.events if e.kind == "rule_firing")
         if fired:
@@ -208,10 +241,22 @@ class Executor:
             if failure:
                 stored_timings["_failed_node"] = failure.node
             row = dict(
-                id=str(uuid.uuid4()), pipeline_name=pipeline.name, pipeline_version=version, knowledge_base_versions=dict(ctx.kb_versions),
-                model_versions=dict(ctx.model_versions), inputs=inputs, input_hash=ihash, outputs=outputs,
-                explanation=explanation, status=status, error=result.error, timings=stored_timings, cache_hit=False,
-                replay_of=replay_of, started_at=started, duration=duration,
+                id=str(uuid.uuid4()),
+                pipeline_name=pipeline.name,
+                pipeline_version=version,
+                knowledge_base_versions=dict(ctx.kb_versions),
+                model_versions=dict(ctx.model_versions),
+                inputs=inputs,
+                input_hash=ihash,
+                outputs=outputs,
+                explanation=explanation,
+                status=status,
+                error=result.error,
+                timings=stored_timings,
+                cache_hit=False,
+                replay_of=replay_of,
+                started_at=started,
+                duration=duration,
             )
             result.run_id = await self._record(row, ctx.events)
         metrics.RUNS.labels(pipeline.name, status).inc()
@@ -228,24 +273,57 @@ class Executor:
         fut.add_done_callback(_count_failure)
         return row["id"]
 
-    async def _cache_hit(self, pipeline: Pipeline, version: str, inputs: dict[str, Any], ihash: str, hit: RunRow, started: Any, t0: float,
-                         record: bool, explain: bool) -> RunResult:
+    async def _cache_hit(
+        self,
+        pipeline: Pipeline,
+        version: str,
+        inputs: dict[str, Any],
+        ihash: str,
+        hit: RunRow,
+        started: Any,
+        t0: float,
+        record: bool,
+        explain: bool,
+    ) -> RunResult:
         duration = time.perf_counter() - t0
         metrics.CACHE_HITS.labels(pipeline.name).inc()
         timings = {"total": round(duration, 6)}
         result = RunResult(
-            run_id=None, pipeline=pipeline.name, version=version, status="succeeded", inputs=inputs, outputs=hit.outputs,
-            explanation=hit.explanation if explain else None, timings=timings, cache_hit=True, cached_from=hit.id,
-            knowledge_base_versions=dict(hit.knowledge_base_versions or {}), model_versions=dict(hit.model_versions or {}),
-            started_at=started, duration_s=duration,
+            run_id=None,
+            pipeline=pipeline.name,
+            version=version,
+            status="succeeded",
+            inputs=inputs,
+            outputs=hit.outputs,
+            explanation=hit.explanation if explain else None,
+            timings=timings,
+            cache_hit=True,
+            cached_from=hit.id,
+            knowledge_base_versions=dict(hit.knowledge_base_versions or {}),
+            model_versions=dict(hit.model_versions or {}),
+            started_at=started,
+            duration_s=duration,
         )
         if record and self.rt.recorder is not None:
             row = dict(
-                id=str(uuid.uuid4()), pipeline_name=pipeline.name, pipeline_version=version, knowledge_base_versions=result.knowledge_base_versions,
-                model_versions=result.model_versions, inputs=inputs, input_hash=ihash, outputs=hit.outputs, explanation=hit.explanation,
-                status="succeeded", error=None, timings=dict(timings, _cached_from=hit.id), cache_hit=True, started_at=started,
+                id=str(uuid.uuid4()),
+                pipeline_name=pipeline.name,
+                pipeline_version=version,
+                knowledge_base_versions=result.knowledge_base_versions,
+                model_versions=result.model_versions,
+                inputs=inputs,
+                input_hash=ihash,
+                outputs=hit.outputs,
+                explanation=hit.explanation,
+                status="succeeded",
+                error=None,
+                timings=dict(timings, _cached_from=hit.id),
+                cache_hit=True,
+                started_at=started,
                 duration=duration,
             )
-            result.run_id = await self._record(row, [TraceEvent("node", None, {"cache_hit": True, "cached_from": hit.id}, 0.0)])
+            result.run_id = await self._record(
+                row, [TraceEvent("node", None, {"cache_hit": True, "cached_from": hit.id}, 0.0)]
+            )
         metrics.RUNS.labels(pipeline.name, "succeeded").inc()
         return result

@@ -9,7 +9,8 @@ calls and overrides are listed beside the derivations.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from rules.facts import Fact
 
@@ -44,12 +45,29 @@ def assemble(ctx: RunContext, targets: Iterable[str] | None = None, at_node: str
             continue
         if "decision" in rec:
             because = [_derive(ctx, nid, fid, 0, set()) for fid in rec["decision"]["decision_facts"]]
-            gates.append({"node": nid, "branches": rec["decision"]["branches"], "default_used": rec["decision"]["default_used"],
-                          "because": because, "edges": rec["decision"]["edges"], "why_not": rec["decision"].get("why_not", {})})
+            gates.append(
+                {
+                    "node": nid,
+                    "branches": rec["decision"]["branches"],
+                    "default_used": rec["decision"]["default_used"],
+                    "because": because,
+                    "edges": rec["decision"]["edges"],
+                    "why_not": rec["decision"].get("why_not", {}),
+                }
+            )
         if "call" in rec:
             c = rec["call"]
-            calls.append({"node": nid, "model": c["model"], "version": c["version"], "batch_size": c["batch_size"],
-                          "queue_ms": _ms(c.get("queue_s")), "compute_ms": _ms(c.get("compute_s")), "facts": rec.get("facts_out", [])})
+            calls.append(
+                {
+                    "node": nid,
+                    "model": c["model"],
+                    "version": c["version"],
+                    "batch_size": c["batch_size"],
+                    "queue_ms": _ms(c.get("queue_s")),
+                    "compute_ms": _ms(c.get("compute_s")),
+                    "facts": rec.get("facts_out", []),
+                }
+            )
         if "overrides" in rec and (rec["overrides"]["removed"] or rec["overrides"]["added"]):
             overrides.append({"node": nid, **rec["overrides"]})
         if "proof" in rec:
@@ -66,8 +84,13 @@ def assemble(ctx: RunContext, targets: Iterable[str] | None = None, at_node: str
                 derivations.append(_origin(ctx, end, f, 0, set()))
     expl = {
         "pipeline": {"name": p.name, "version": ctx.version},
-        "nodes": nodes, "gates": gates, "model_calls": calls, "skipped_models": skipped_models,
-        "overrides": overrides, "proofs": proofs, "derivations": derivations,
+        "nodes": nodes,
+        "gates": gates,
+        "model_calls": calls,
+        "skipped_models": skipped_models,
+        "overrides": overrides,
+        "proofs": proofs,
+        "derivations": derivations,
     }
     expl["summary"] = summary_lines(expl)
     return expl
@@ -122,13 +145,23 @@ def _origin(ctx: RunContext, node_id: str, f: Fact, depth: int, seen: set) -> di
                 return _derive(ctx, src.node.id, fid, depth, seen)
         if t == "model":
             c = src.record.get("call", {})
-            return {"fact": str(f), "node": src.node.id, "source": "model",
-                    "model": c.get("model"), "version": c.get("version"), "batch_size": c.get("batch_size")}
+            return {
+                "fact": str(f),
+                "node": src.node.id,
+                "source": "model",
+                "model": c.get("model"),
+                "version": c.get("version"),
+                "batch_size": c.get("batch_size"),
+            }
         if t == "input":
             return {"fact": str(f), "node": src.node.id, "source": "input"}
         if t == "goal":
             return {"fact": str(f), "node": src.node.id, "source": "goal", "proof": src.record.get("proof")}
-        return _origin(ctx, src.node.id, f, depth + 1, seen) if depth < MAX_DEPTH else {"fact": str(f), "node": src.node.id}
+        return (
+            _origin(ctx, src.node.id, f, depth + 1, seen)
+            if depth < MAX_DEPTH
+            else {"fact": str(f), "node": src.node.id}
+        )
     return {"fact": str(f), "node": node_id, "source": "unknown"}
 
 
@@ -169,7 +202,9 @@ def summary_lines(expl: dict[str, Any]) -> list[str]:
     for m in expl["skipped_models"]:
         lines.append(f"model node {m} was skipped (not called)")
     for c in expl["model_calls"]:
-        lines.append(f"model {c['model']}@{(c['version'] or '')[:12]} (node {c['node']}, batch of {c['batch_size']}) gave {'; '.join(c['facts']) or 'no facts'}")
+        lines.append(
+            f"model {c['model']}@{(c['version'] or '')[:12]} (node {c['node']}, batch of {c['batch_size']}) gave {'; '.join(c['facts']) or 'no facts'}"
+        )
     for o in expl["overrides"]:
         if o["removed"]:
             lines.append(f"{o['node']} overrode {'; '.join(o['removed'])} with {'; '.join(o['added']) or 'nothing'}")

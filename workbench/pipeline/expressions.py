@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import ast
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -195,7 +196,11 @@ def _compile(text: Any, extra_functions: frozenset[str] = frozenset()) -> Expres
             if not isinstance(node.func, ast.Name):
                 raise ExpressionError(text, "only named functions can be called", node.col_offset + 1)
             if node.func.id not in allowed_funcs:
-                raise ExpressionError(text, f"unknown function {node.func.id!r}; known: {', '.join(sorted(allowed_funcs))}", node.col_offset + 1)
+                raise ExpressionError(
+                    text,
+                    f"unknown function {node.func.id!r}; known: {', '.join(sorted(allowed_funcs))}",
+                    node.col_offset + 1,
+                )
             if node.keywords:
                 raise ExpressionError(text, "keyword arguments are not supported", node.col_offset + 1)
             calls.add(node.func.id)
@@ -205,7 +210,11 @@ def _compile(text: Any, extra_functions: frozenset[str] = frozenset()) -> Expres
             if node.attr.startswith("_"):
                 raise ExpressionError(text, f"attribute {node.attr!r} is not accessible", node.col_offset + 1)
         elif not isinstance(node, _ALLOWED_NODES):
-            raise ExpressionError(text, f"{type(node).__name__} is not allowed in pipeline expressions", getattr(node, "col_offset", -1) + 1)
+            raise ExpressionError(
+                text,
+                f"{type(node).__name__} is not allowed in pipeline expressions",
+                getattr(node, "col_offset", -1) + 1,
+            )
     names = _names_used_as_values(tree)  # function names are not free variables
     return Expression(text.strip(), tree, frozenset(names), frozenset(calls))
 
@@ -216,9 +225,28 @@ def _names_used_as_values(tree: ast.AST) -> set[str]:
 
 
 _ALLOWED_NODES = (
-    ast.Expression, ast.Constant, ast.Name, ast.Load, ast.Attribute, ast.Subscript, ast.Slice, ast.List, ast.Tuple,
-    ast.UnaryOp, ast.USub, ast.UAdd, ast.Not, ast.BinOp, ast.BoolOp, ast.And, ast.Or, ast.Compare, ast.IfExp, ast.Call,
-    *_BINOPS, *_CMPOPS,
+    ast.Expression,
+    ast.Constant,
+    ast.Name,
+    ast.Load,
+    ast.Attribute,
+    ast.Subscript,
+    ast.Slice,
+    ast.List,
+    ast.Tuple,
+    ast.UnaryOp,
+    ast.USub,
+    ast.UAdd,
+    ast.Not,
+    ast.BinOp,
+    ast.BoolOp,
+    ast.And,
+    ast.Or,
+    ast.Compare,
+    ast.IfExp,
+    ast.Call,
+    *_BINOPS,
+    *_CMPOPS,
 )
 
 
@@ -240,7 +268,11 @@ class _Eval:
                 return True
             if node.id in ("false", "False"):
                 return False
-            raise ExpressionError(self.text, f"unknown name {node.id!r}; known: {', '.join(sorted(map(str, self.scope)))}", node.col_offset + 1)
+            raise ExpressionError(
+                self.text,
+                f"unknown name {node.id!r}; known: {', '.join(sorted(map(str, self.scope)))}",
+                node.col_offset + 1,
+            )
         if isinstance(node, ast.Attribute):
             return get_member(self.visit(node.value), node.attr)
         if isinstance(node, ast.Subscript):

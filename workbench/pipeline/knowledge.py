@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import rules
 from chaining.forward import EngineConfig, ForwardEngine
@@ -29,8 +30,14 @@ class KnowledgeBaseLibrary:
     Thread-safe. `functions` are Python functions callable from rules (registered with every engine).
     """
 
-    def __init__(self, directory: str | Path | None, *, allow_unsafe: bool = False, functions: Mapping[str, Callable] | None = None,
-                 engine_config: EngineConfig | None = None):
+    def __init__(
+        self,
+        directory: str | Path | None,
+        *,
+        allow_unsafe: bool = False,
+        functions: Mapping[str, Callable] | None = None,
+        engine_config: EngineConfig | None = None,
+    ):
         self.directory = Path(directory) if directory else None
         self.allow_unsafe = allow_unsafe
         self.functions = dict(functions or {})
@@ -127,7 +134,9 @@ class KnowledgeBaseLibrary:
     def from_text(self, name: str, text: str, filename: str | None = None) -> rules.KnowledgeBase:
         """Validate rule text as knowledge base `name`. Raises KnowledgeBaseError with located diagnostics."""
         try:
-            return rules.knowledge_base_from_text(name, text, allow_unsafe=self.allow_unsafe, functions=self.functions, filename=filename)
+            return rules.knowledge_base_from_text(
+                name, text, allow_unsafe=self.allow_unsafe, functions=self.functions, filename=filename
+            )
         except rules.RuleError as exc:
             raise KnowledgeBaseError(name, exc.diagnostics) from exc
 

@@ -16,7 +16,8 @@ import logging
 import queue
 import threading
 import uuid
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy import insert
 
@@ -147,15 +148,34 @@ class RunRecorder:
         runs, events = [], []
         for run, evs, _ in group:
             runs.append(run)
-            events += [{"run_id": run["id"], "seq": i, "kind": e.kind, "node": e.node, "payload": e.payload, "at": e.at} for i, e in enumerate(evs)]
+            events += [
+                {"run_id": run["id"], "seq": i, "kind": e.kind, "node": e.node, "payload": e.payload, "at": e.at}
+                for i, e in enumerate(evs)
+            ]
         with self.store.engine.begin() as conn:  # Core inserts: no ORM bulk machinery on the hot path
             conn.execute(insert(RunRow.__table__), runs)
             if events:
                 conn.execute(insert(TraceEventRow.__table__), events)
 
 
-RUN_COLUMNS = ("id", "pipeline_name", "pipeline_version", "knowledge_base_versions", "model_versions", "inputs", "input_hash", "outputs",
-               "explanation", "status", "error", "timings", "cache_hit", "replay_of", "started_at", "duration")
+RUN_COLUMNS = (
+    "id",
+    "pipeline_name",
+    "pipeline_version",
+    "knowledge_base_versions",
+    "model_versions",
+    "inputs",
+    "input_hash",
+    "outputs",
+    "explanation",
+    "status",
+    "error",
+    "timings",
+    "cache_hit",
+    "replay_of",
+    "started_at",
+    "duration",
+)
 
 
 def _run_dict(run: RunRow | dict[str, Any]) -> dict[str, Any]:

@@ -12,8 +12,16 @@ from rich.tree import Tree
 from .context import Plan
 from .spec import Node, Pipeline
 
-STYLE = {"input": "cyan", "model": "magenta", "rules": "green", "gate": "yellow", "postprocess": "green",
-         "goal": "blue", "explain": "white", "output": "cyan"}
+STYLE = {
+    "input": "cyan",
+    "model": "magenta",
+    "rules": "green",
+    "gate": "yellow",
+    "postprocess": "green",
+    "goal": "blue",
+    "explain": "white",
+    "output": "cyan",
+}
 
 
 def node_label(n: Node) -> Text:
@@ -73,21 +81,39 @@ def explanation_tree(expl: dict[str, Any]) -> Tree:
         for branch, wn in (g.get("why_not") or {}).items():
             w = b.add(Text(f"why not {branch}", style="yellow"))
             for r in wn.get("rules", []):
-                w.add(f"rule {r['rule']}: {r['status']}" + (f" at premise {r['index'] + 1} {r['premise']}" if r.get("premise") else "")
-                      + (f" ({r['detail']})" if r.get("detail") else ""))
+                w.add(
+                    f"rule {r['rule']}: {r['status']}"
+                    + (f" at premise {r['index'] + 1} {r['premise']}" if r.get("premise") else "")
+                    + (f" ({r['detail']})" if r.get("detail") else "")
+                )
     for c in expl.get("model_calls", []):
-        root.add(Text(f"model {c['model']}@{str(c['version'])[:12]} (node {c['node']}, batch {c['batch_size']}, "
-                      f"queue {c['queue_ms']} ms, compute {c['compute_ms']} ms): {'; '.join(c['facts'])}", style="magenta"))
+        root.add(
+            Text(
+                f"model {c['model']}@{str(c['version'])[:12]} (node {c['node']}, batch {c['batch_size']}, "
+                f"queue {c['queue_ms']} ms, compute {c['compute_ms']} ms): {'; '.join(c['facts'])}",
+                style="magenta",
+            )
+        )
     for m in expl.get("skipped_models", []):
         root.add(Text(f"model node {m} skipped (not called)", style="dim"))
     for o in expl.get("overrides", []):
-        root.add(Text(f"{o['node']} overrode {'; '.join(o['removed']) or 'nothing'} → {'; '.join(o['added']) or 'nothing'}", style="green"))
+        root.add(
+            Text(
+                f"{o['node']} overrode {'; '.join(o['removed']) or 'nothing'} → {'; '.join(o['added']) or 'nothing'}",
+                style="green",
+            )
+        )
     if expl.get("derivations"):
         d = root.add("derivations")
         for x in expl["derivations"]:
             _derivation(d, x)
     for pr in expl.get("proofs", []):
-        root.add(Text(f"goal {pr['goal']} in {pr['node']}: {'proved' if pr['proved'] else 'not proved'} ({len(pr['answers'])} answers)", style="blue"))
+        root.add(
+            Text(
+                f"goal {pr['goal']} in {pr['node']}: {'proved' if pr['proved'] else 'not proved'} ({len(pr['answers'])} answers)",
+                style="blue",
+            )
+        )
     return root
 
 
@@ -96,7 +122,9 @@ def _derivation(parent: Tree, d: dict[str, Any]) -> None:
     if src == "rule":
         label = Text(d["fact"]) + Text(f"  ← rule {d['rule']} ({d['node']})", style="green")
     elif src == "model":
-        label = Text(d["fact"]) + Text(f"  ← model {d.get('model')}@{str(d.get('version'))[:12]} (batch {d.get('batch_size')})", style="magenta")
+        label = Text(d["fact"]) + Text(
+            f"  ← model {d.get('model')}@{str(d.get('version'))[:12]} (batch {d.get('batch_size')})", style="magenta"
+        )
     else:
         label = Text(d["fact"]) + Text(f"  ← {src} ({d.get('node')})", style="dim")
     node = parent.add(label)

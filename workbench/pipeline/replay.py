@@ -23,7 +23,12 @@ class ReplayResult:
         return bool(self.changes.get("outputs") or self.changes.get("status"))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"original": self.original.to_dict(), "replay": self.replay.to_dict(), "changes": self.changes, "changed": self.changed}
+        return {
+            "original": self.original.to_dict(),
+            "replay": self.replay.to_dict(),
+            "changes": self.changes,
+            "changed": self.changed,
+        }
 
 
 def _by_node(trace: list[dict[str, Any]], kind: str) -> dict[str, list[dict[str, Any]]]:
@@ -34,7 +39,9 @@ def _by_node(trace: list[dict[str, Any]], kind: str) -> dict[str, list[dict[str,
     return out
 
 
-def diff_runs(before: RunResult, after: RunResult, trace_before: list[dict[str, Any]], trace_after: list[dict[str, Any]]) -> dict[str, Any]:
+def diff_runs(
+    before: RunResult, after: RunResult, trace_before: list[dict[str, Any]], trace_after: list[dict[str, Any]]
+) -> dict[str, Any]:
     """The differences between two runs of the same input (see ReplayResult)."""
     changes: dict[str, Any] = {}
     if before.status != after.status:
@@ -58,12 +65,19 @@ def diff_runs(before: RunResult, after: RunResult, trace_before: list[dict[str, 
         b = [p["rule"] for p in rb.get(node, [])]
         a = [p["rule"] for p in ra.get(node, [])]
         if a != b:
-            rules[node] = {"before": b, "after": a, "added": sorted(set(a) - set(b)), "removed": sorted(set(b) - set(a))}
+            rules[node] = {
+                "before": b,
+                "after": a,
+                "added": sorted(set(a) - set(b)),
+                "removed": sorted(set(b) - set(a)),
+            }
     if rules:
         changes["rules"] = rules
-    kb = {k: {"before": before.knowledge_base_versions.get(k), "after": after.knowledge_base_versions.get(k)}
-          for k in sorted(set(before.knowledge_base_versions) | set(after.knowledge_base_versions))
-          if before.knowledge_base_versions.get(k) != after.knowledge_base_versions.get(k)}
+    kb = {
+        k: {"before": before.knowledge_base_versions.get(k), "after": after.knowledge_base_versions.get(k)}
+        for k in sorted(set(before.knowledge_base_versions) | set(after.knowledge_base_versions))
+        if before.knowledge_base_versions.get(k) != after.knowledge_base_versions.get(k)
+    }
     if kb:
         changes["knowledge_base_versions"] = kb
     skipped = {"before": before.skipped, "after": after.skipped}

@@ -51,26 +51,50 @@ class RunResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (the CLI's `--json` lines and the API's predict response)."""
         return {
-            "run_id": self.run_id, "pipeline": self.pipeline, "version": self.version, "status": self.status,
-            "inputs": self.inputs, "outputs": self.outputs, "error": self.error, "failed_node": self.failed_node,
-            "explanation": self.explanation, "timings": self.timings, "skipped": self.skipped,
-            "cache_hit": self.cache_hit, "cached_from": self.cached_from,
-            "knowledge_base_versions": self.knowledge_base_versions, "model_versions": self.model_versions,
-            "started_at": self.started_at.isoformat() if self.started_at else None, "duration_s": self.duration_s,
+            "run_id": self.run_id,
+            "pipeline": self.pipeline,
+            "version": self.version,
+            "status": self.status,
+            "inputs": self.inputs,
+            "outputs": self.outputs,
+            "error": self.error,
+            "failed_node": self.failed_node,
+            "explanation": self.explanation,
+            "timings": self.timings,
+            "skipped": self.skipped,
+            "cache_hit": self.cache_hit,
+            "cached_from": self.cached_from,
+            "knowledge_base_versions": self.knowledge_base_versions,
+            "model_versions": self.model_versions,
+            "started_at": self.started_at.isoformat() if self.started_at else None,
+            "duration_s": self.duration_s,
             "replay_of": self.replay_of,
         }
 
     @classmethod
-    def from_row(cls, row: Any) -> "RunResult":
+    def from_row(cls, row: Any) -> RunResult:
         """Rebuild from a stored `RunRow` (explanation included when it was recorded)."""
         timings = dict(row.timings or {})
         skipped = timings.pop("_skipped", [])
         cached_from = timings.pop("_cached_from", None)
         failed_node = timings.pop("_failed_node", None)
         return cls(
-            run_id=row.id, pipeline=row.pipeline_name, version=row.pipeline_version, status=row.status, inputs=row.inputs,
-            outputs=row.outputs, error=row.error, failed_node=failed_node, explanation=row.explanation, timings=timings,
-            skipped=list(skipped), cache_hit=bool(row.cache_hit), cached_from=cached_from,
-            knowledge_base_versions=dict(row.knowledge_base_versions or {}), model_versions=dict(row.model_versions or {}),
-            started_at=row.started_at, duration_s=row.duration or 0.0, replay_of=row.replay_of,
+            run_id=row.id,
+            pipeline=row.pipeline_name,
+            version=row.pipeline_version,
+            status=row.status,
+            inputs=row.inputs,
+            outputs=row.outputs,
+            error=row.error,
+            failed_node=failed_node,
+            explanation=row.explanation,
+            timings=timings,
+            skipped=list(skipped),
+            cache_hit=bool(row.cache_hit),
+            cached_from=cached_from,
+            knowledge_base_versions=dict(row.knowledge_base_versions or {}),
+            model_versions=dict(row.model_versions or {}),
+            started_at=row.started_at,
+            duration_s=row.duration or 0.0,
+            replay_of=row.replay_of,
         )

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 import jsonschema
 
@@ -56,7 +57,9 @@ def _compile(schema: Any) -> Predicate | None:
                 if pred is None:
                     return None
                 subs[name] = pred
-            checks.append(lambda v, subs=subs: not isinstance(v, dict) or all(p(v[k]) for k, p in subs.items() if k in v))
+            checks.append(
+                lambda v, subs=subs: not isinstance(v, dict) or all(p(v[k]) for k, p in subs.items() if k in v)
+            )
         elif key == "required":
             checks.append(lambda v, req=tuple(arg): not isinstance(v, dict) or all(k in v for k in req))
         elif key == "additionalProperties":
@@ -66,7 +69,11 @@ def _compile(schema: Any) -> Predicate | None:
             pred = _compile(arg)
             if pred is None:
                 return None
-            checks.append(lambda v, props=props, p=pred: not isinstance(v, dict) or all(p(x) for k, x in v.items() if k not in props))
+            checks.append(
+                lambda v, props=props, p=pred: (
+                    not isinstance(v, dict) or all(p(x) for k, x in v.items() if k not in props)
+                )
+            )
         elif key == "items":
             pred = _compile(arg)
             if pred is None or "prefixItems" in schema:
@@ -75,10 +82,16 @@ def _compile(schema: Any) -> Predicate | None:
         elif key in ("minItems", "maxItems", "minLength", "maxLength"):
             kind = list if key.endswith("Items") else str
             lo = key.startswith("min")
-            checks.append(lambda v, n=arg, kind=kind, lo=lo: not isinstance(v, kind) or (len(v) >= n if lo else len(v) <= n))
+            checks.append(
+                lambda v, n=arg, kind=kind, lo=lo: not isinstance(v, kind) or (len(v) >= n if lo else len(v) <= n)
+            )
         elif key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-            op = {"minimum": lambda a, b: a >= b, "maximum": lambda a, b: a <= b,
-                  "exclusiveMinimum": lambda a, b: a > b, "exclusiveMaximum": lambda a, b: a < b}[key]
+            op = {
+                "minimum": lambda a, b: a >= b,
+                "maximum": lambda a, b: a <= b,
+                "exclusiveMinimum": lambda a, b: a > b,
+                "exclusiveMaximum": lambda a, b: a < b,
+            }[key]
             checks.append(lambda v, n=arg, op=op: not _TYPES["number"](v) or op(v, n))
         elif key == "enum":
             vals = [json.dumps(x, sort_keys=True) for x in arg]

@@ -14,9 +14,10 @@ import copy
 import hashlib
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
-from typing import Any, Iterable
+from typing import Any
 
 import networkx as nx
 
@@ -136,7 +137,9 @@ class Pipeline:
         elif id in self.nodes:
             issues.append(Issue(id, "id", "duplicate node id"))
         if type not in NODE_TYPES:
-            issues.append(Issue(str(id), "type", f"unknown node type {type!r}; expected one of {', '.join(NODE_TYPES)}"))
+            issues.append(
+                Issue(str(id), "type", f"unknown node type {type!r}; expected one of {', '.join(NODE_TYPES)}")
+            )
         if issues:
             raise PipelineValidationError(issues)
         node = Node(id, type, dict(config))
@@ -151,12 +154,14 @@ class Pipeline:
         """
         for end, fld in ((source, "from"), (target, "to")):
             if end not in self.nodes:
-                raise PipelineValidationError([Issue(None, f"edges.{fld}", f"no node {end!r}; nodes: {', '.join(self.nodes)}")])
+                raise PipelineValidationError(
+                    [Issue(None, f"edges.{fld}", f"no node {end!r}; nodes: {', '.join(self.nodes)}")]
+                )
         edge = Edge(source, target, when)
         self.edges.append(edge)
         return edge
 
-    def chain(self, *node_ids: str) -> "Pipeline":
+    def chain(self, *node_ids: str) -> Pipeline:
         """Connect consecutive nodes: `chain("a", "b", "c")` adds a->b and b->c; returns self."""
         for a, b in zip(node_ids, node_ids[1:]):
             self.connect(a, b)
@@ -220,7 +225,9 @@ class Pipeline:
             d["description"] = self.description
         if self.cache:
             d["cache"] = True
-        d["nodes"] = [n.to_data() if copy_values else {"id": n.id, "type": n.type, **n.config} for n in self.nodes.values()]
+        d["nodes"] = [
+            n.to_data() if copy_values else {"id": n.id, "type": n.type, **n.config} for n in self.nodes.values()
+        ]
         d["edges"] = [e.to_data() for e in self.edges]
         return d
 
@@ -256,11 +263,11 @@ class Pipeline:
         p.write_bytes(self.to_yaml().encode("utf-8"))
         return p
 
-    def copy(self) -> "Pipeline":
+    def copy(self) -> Pipeline:
         return Pipeline.from_data(self.to_data())
 
     @classmethod
-    def from_file(cls, path: str | FsPath) -> "Pipeline":
+    def from_file(cls, path: str | FsPath) -> Pipeline:
         """Load a pipeline YAML file (structure checked; see `validate` for references).
 
         Raises:
@@ -270,11 +277,13 @@ class Pipeline:
         try:
             text = p.read_bytes().decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise PipelineValidationError([Issue(None, "", f"not UTF-8 text (byte {exc.start}: {exc.reason})", str(p))]) from None
+            raise PipelineValidationError(
+                [Issue(None, "", f"not UTF-8 text (byte {exc.start}: {exc.reason})", str(p))]
+            ) from None
         return cls.from_yaml(text, filename=str(p))
 
     @classmethod
-    def from_yaml(cls, text: str, filename: str | None = None) -> "Pipeline":
+    def from_yaml(cls, text: str, filename: str | None = None) -> Pipeline:
         """Parse YAML text. Raises PipelineValidationError listing every structural problem."""
         data, positions = load_yaml(text, filename)
         pipe = _parse(data, positions, filename)
@@ -283,7 +292,7 @@ class Pipeline:
         return pipe
 
     @classmethod
-    def from_data(cls, data: dict[str, Any]) -> "Pipeline":
+    def from_data(cls, data: dict[str, Any]) -> Pipeline:
         """Build from plain data (e.g. JSON from the API). Raises PipelineValidationError."""
         return _parse(copy.deepcopy(data), {}, None)
 
@@ -302,20 +311,25 @@ class Pipeline:
 
 # -- parsing ------------------------------------------------------------------------------------
 
+
 def _parse(data: Any, positions: dict[Path, tuple[int, int]], filename: str | None) -> Pipeline:
     def issue(node: str | None, fld: str, msg: str, path: Path) -> Issue:
         line, col = _locate(positions, path)
         return Issue(node, fld, msg, filename, line, col)
 
     if not isinstance(data, dict):
-        raise PipelineValidationError([issue(None, "", f"expected a mapping with {', '.join(TOP_FIELDS)}, got {type(data).__name__}", ())])
+        raise PipelineValidationError(
+            [issue(None, "", f"expected a mapping with {', '.join(TOP_FIELDS)}, got {type(data).__name__}", ())]
+        )
     issues: list[Issue] = []
     for key in data:
         if key not in TOP_FIELDS:
             issues.append(issue(None, str(key), f"unknown field; expected one of {', '.join(TOP_FIELDS)}", (key,)))
     name = data.get("name")
     if not isinstance(name, str) or not NAME_RE.match(name):
-        issues.append(issue(None, "name", f"expected a pipeline name (letters, digits, '_', '-', '.'), got {name!r}", ("name",)))
+        issues.append(
+            issue(None, "name", f"expected a pipeline name (letters, digits, '_', '-', '.'), got {name!r}", ("name",))
+        )
         name = str(name)
     desc = data.get("description")
     if desc is not None and not isinstance(desc, str):
@@ -336,13 +350,27 @@ def _parse(data: Any, positions: dict[Path, tuple[int, int]], filename: str | No
             continue
         nid, ntype = raw.get("id"), raw.get("type")
         if not isinstance(nid, str) or not ID_RE.match(nid):
-            issues.append(issue(str(nid) if nid else None, f"nodes[{i}].id", f"expected an identifier (letters, digits, _), got {nid!r}", ("nodes", i, "id")))
+            issues.append(
+                issue(
+                    str(nid) if nid else None,
+                    f"nodes[{i}].id",
+                    f"expected an identifier (letters, digits, _), got {nid!r}",
+                    ("nodes", i, "id"),
+                )
+            )
             continue
         if nid in pipe.nodes:
             issues.append(issue(nid, "id", "duplicate node id", ("nodes", i, "id")))
             continue
         if ntype not in NODE_TYPES:
-            issues.append(issue(nid, "type", f"unknown node type {ntype!r}; expected one of {', '.join(NODE_TYPES)}", ("nodes", i, "type")))
+            issues.append(
+                issue(
+                    nid,
+                    "type",
+                    f"unknown node type {ntype!r}; expected one of {', '.join(NODE_TYPES)}",
+                    ("nodes", i, "type"),
+                )
+            )
             continue
         pipe.nodes[nid] = Node(nid, ntype, {k: v for k, v in raw.items() if k not in ("id", "type")})
     edges = data.get("edges", [])
@@ -351,7 +379,9 @@ def _parse(data: Any, positions: dict[Path, tuple[int, int]], filename: str | No
         edges = []
     for i, raw in enumerate(edges):
         if not isinstance(raw, dict) or not {"from", "to"} <= set(raw) or set(raw) - {"from", "to", "when"}:
-            issues.append(issue(None, f"edges[{i}]", "expected a mapping with 'from', 'to' and optionally 'when'", ("edges", i)))
+            issues.append(
+                issue(None, f"edges[{i}]", "expected a mapping with 'from', 'to' and optionally 'when'", ("edges", i))
+            )
             continue
         pipe.edges.append(Edge(str(raw["from"]), str(raw["to"]), None if raw.get("when") is None else str(raw["when"])))
     issues += pipe.check_structure()
@@ -370,6 +400,7 @@ def _locate(positions: dict[Path, tuple[int, int]], path: Path) -> tuple[int, in
 
 # -- structural checks per node type ------------------------------------------------------------
 
+
 def _check_node(pipe: Pipeline, n: Node) -> list[Issue]:
     out: list[Issue] = []
 
@@ -379,7 +410,10 @@ def _check_node(pipe: Pipeline, n: Node) -> list[Issue]:
     allowed = COMMON_FIELDS + NODE_FIELDS[n.type]
     for key in n.config:
         if key not in allowed:
-            bad(str(key), f"unknown field for a {n.type} node; expected one of {', '.join(k for k in allowed if k not in ('id', 'type'))}")
+            bad(
+                str(key),
+                f"unknown field for a {n.type} node; expected one of {', '.join(k for k in allowed if k not in ('id', 'type'))}",
+            )
     for key in REQUIRED_FIELDS.get(n.type, ()):
         if n.config.get(key) in (None, "", [], {}):
             bad(key, f"required for a {n.type} node")
@@ -401,7 +435,9 @@ def _check_node(pipe: Pipeline, n: Node) -> list[Issue]:
         out += _check_fact_mappings(pipe, n, c["facts"], MODEL_FUNCTIONS if n.type == "model" else frozenset())
     if "knowledge_base" in c:
         kb = c["knowledge_base"]
-        if not (isinstance(kb, str) and kb) and not (isinstance(kb, list) and kb and all(isinstance(k, str) and k for k in kb)):
+        if not (isinstance(kb, str) and kb) and not (
+            isinstance(kb, list) and kb and all(isinstance(k, str) and k for k in kb)
+        ):
             bad("knowledge_base", "expected a knowledge base name or path, or a list of them")
     for key in ("emit", "targets"):
         if key in c and not (isinstance(c[key], list) and all(isinstance(t, str) for t in c[key])):
@@ -409,13 +445,18 @@ def _check_node(pipe: Pipeline, n: Node) -> list[Issue]:
     for key in ("max_firings", "max_answers", "max_depth"):
         if key in c and not (isinstance(c[key], int) and not isinstance(c[key], bool) and c[key] >= 0):
             bad(key, f"expected a non-negative integer, got {c[key]!r}")
-    if "timeout_s" in c and not (isinstance(c["timeout_s"], (int, float)) and not isinstance(c["timeout_s"], bool) and c["timeout_s"] > 0):
+    if "timeout_s" in c and not (
+        isinstance(c["timeout_s"], (int, float)) and not isinstance(c["timeout_s"], bool) and c["timeout_s"] > 0
+    ):
         bad("timeout_s", f"expected positive seconds, got {c['timeout_s']!r}")
     if "strategy" in c:
         from chaining.forward import STRATEGY_NAMES
 
         if c["strategy"] not in STRATEGY_NAMES:
-            bad("strategy", f"unknown conflict-resolution strategy {c['strategy']!r}; expected one of {', '.join(STRATEGY_NAMES)}")
+            bad(
+                "strategy",
+                f"unknown conflict-resolution strategy {c['strategy']!r}; expected one of {', '.join(STRATEGY_NAMES)}",
+            )
     if "all" in c and not isinstance(c["all"], bool):
         bad("all", "expected true or false")
     if n.type == "model":
@@ -427,11 +468,17 @@ def _check_node(pipe: Pipeline, n: Node) -> list[Issue]:
         elif isinstance(inputs, dict):
             for k, v in inputs.items():
                 _check_expr(out, pipe, n, f"inputs.{k}", v, FACT_FUNCTIONS)
-        if "labels" in c and not (isinstance(c["labels"], list) and all(isinstance(x, (str, int)) for x in c["labels"])):
+        if "labels" in c and not (
+            isinstance(c["labels"], list) and all(isinstance(x, (str, int)) for x in c["labels"])
+        ):
             bad("labels", "expected a list of class labels (strings or integers)")
     if n.type == "gate":
         dec = c.get("decision")
-        if dec is not None and not (isinstance(dec, dict) and set(dec) <= {"template", "slot"} and all(isinstance(v, str) and v for v in dec.values())):
+        if dec is not None and not (
+            isinstance(dec, dict)
+            and set(dec) <= {"template", "slot"}
+            and all(isinstance(v, str) and v for v in dec.values())
+        ):
             bad("decision", "expected {template: NAME, slot: NAME}")
         if "default" in c and not isinstance(c["default"], str):
             bad("default", "expected a branch name")
@@ -460,14 +507,26 @@ def _check_fact_mappings(pipe: Pipeline, n: Node, facts: Any, funcs: frozenset[s
         return [pipe.issue(n.id, "facts", "expected a list of {template, slots, foreach?, when?}")]
     for i, fm in enumerate(facts):
         where = f"facts[{i}]"
-        if not isinstance(fm, dict) or "template" not in fm or set(fm) - {"template", "slots", "values", "foreach", "when"}:
-            out.append(pipe.issue(n.id, where, "expected {template: NAME, slots: {SLOT: EXPRESSION}} (optional foreach, when; or values: [...] for an ordered fact)"))
+        if (
+            not isinstance(fm, dict)
+            or "template" not in fm
+            or set(fm) - {"template", "slots", "values", "foreach", "when"}
+        ):
+            out.append(
+                pipe.issue(
+                    n.id,
+                    where,
+                    "expected {template: NAME, slots: {SLOT: EXPRESSION}} (optional foreach, when; or values: [...] for an ordered fact)",
+                )
+            )
             continue
         if not isinstance(fm["template"], str) or not fm["template"]:
             out.append(pipe.issue(n.id, f"{where}.template", "expected a template name"))
         slots = fm.get("slots", {})
         if "slots" in fm and "values" in fm:
-            out.append(pipe.issue(n.id, where, "give either 'slots' (template fact) or 'values' (ordered fact), not both"))
+            out.append(
+                pipe.issue(n.id, where, "give either 'slots' (template fact) or 'values' (ordered fact), not both")
+            )
         if not isinstance(slots, dict):
             out.append(pipe.issue(n.id, f"{where}.slots", "expected a mapping from slot name to expression"))
         else:
@@ -496,7 +555,15 @@ def _check_edge(pipe: Pipeline, e: Edge, i: int) -> list[Issue]:
     out = []
     for end, fld in ((e.source, "from"), (e.target, "to")):
         if end not in pipe.nodes:
-            out.append(pipe.issue(None, f"edges[{i}].{fld}", f"no node {end!r}; nodes: {', '.join(pipe.nodes)}", ("edges", i, fld)))
+            out.append(
+                pipe.issue(
+                    None, f"edges[{i}].{fld}", f"no node {end!r}; nodes: {', '.join(pipe.nodes)}", ("edges", i, fld)
+                )
+            )
     if e.when is not None and e.source in pipe.nodes and pipe.nodes[e.source].type != "gate":
-        out.append(pipe.issue(e.source, f"edges[{i}].when", "only edges leaving a gate node may have 'when'", ("edges", i, "when")))
+        out.append(
+            pipe.issue(
+                e.source, f"edges[{i}].when", "only edges leaving a gate node may have 'when'", ("edges", i, "when")
+            )
+        )
     return out

@@ -20,8 +20,14 @@ from .spec import FACT_FUNCTIONS, KB_NODE_TYPES, MODEL_FUNCTIONS, Node, Pipeline
 Templates = dict[str, "set[str] | None"]
 
 
-def validate(pipeline: Pipeline, library: KnowledgeBaseLibrary, catalog: ModelCatalog, *, base_dir: str | None = None,
-             load_models: bool = False) -> list[Issue]:
+def validate(
+    pipeline: Pipeline,
+    library: KnowledgeBaseLibrary,
+    catalog: ModelCatalog,
+    *,
+    base_dir: str | None = None,
+    load_models: bool = False,
+) -> list[Issue]:
     """All issues of `pipeline` (empty when it is valid).
 
     Args:
@@ -43,7 +49,13 @@ def validate(pipeline: Pipeline, library: KnowledgeBaseLibrary, catalog: ModelCa
                 for d in exc.diagnostics[:10]:
                     issues.append(pipeline.issue(n.id, "knowledge_base", f"{d}"))
         if n.type == "model":
-            issues += _check_model(pipeline, n, catalog, load_models, nx.ancestors(pipeline.graph, n.id) if not _has_cycle(pipeline) else set())
+            issues += _check_model(
+                pipeline,
+                n,
+                catalog,
+                load_models,
+                nx.ancestors(pipeline.graph, n.id) if not _has_cycle(pipeline) else set(),
+            )
     if any(i.field == "edges" and "cycle" in i.message for i in issues):
         return issues
     produced = _produced_templates(pipeline, kbs)
@@ -53,9 +65,21 @@ def validate(pipeline: Pipeline, library: KnowledgeBaseLibrary, catalog: ModelCa
         kb = kbs.get(n.id)
         t = n.decision["template"]
         if kb is not None and t not in kb.templates and not any(t in r.asserts for r in kb.rules.values()):
-            issues.append(pipeline.issue(n.id, "decision.template", f"knowledge base {kb.name!r} never asserts a {t!r} fact (no such template or rule)"))
+            issues.append(
+                pipeline.issue(
+                    n.id,
+                    "decision.template",
+                    f"knowledge base {kb.name!r} never asserts a {t!r} fact (no such template or rule)",
+                )
+            )
         if kb is not None and t in kb.templates and n.decision["slot"] not in kb.templates[t].slots:
-            issues.append(pipeline.issue(n.id, "decision.slot", f"template {t!r} has no slot {n.decision['slot']!r}; slots: {', '.join(kb.templates[t].slots)}"))
+            issues.append(
+                pipeline.issue(
+                    n.id,
+                    "decision.slot",
+                    f"template {t!r} has no slot {n.decision['slot']!r}; slots: {', '.join(kb.templates[t].slots)}",
+                )
+            )
         whens = {e.when for e in pipeline.outgoing(n.id) if e.when is not None}
         if not whens:
             issues.append(pipeline.issue(n.id, "edges", "a gate needs at least one outgoing edge with 'when: BRANCH'"))
@@ -70,6 +94,7 @@ def check(pipeline: Pipeline, library: KnowledgeBaseLibrary, catalog: ModelCatal
 
 
 # -- graph --------------------------------------------------------------------------------------
+
 
 def _check_graph(p: Pipeline) -> list[Issue]:
     out: list[Issue] = []
@@ -92,7 +117,9 @@ def _check_graph(p: Pipeline) -> list[Issue]:
     for n in p.nodes.values():
         ins = p.incoming(n.id)
         if n.type == "input" and ins:
-            out.append(p.issue(n.id, "edges", f"an input node has no incoming edges (from {', '.join(e.source for e in ins)})"))
+            out.append(
+                p.issue(n.id, "edges", f"an input node has no incoming edges (from {', '.join(e.source for e in ins)})")
+            )
         if n.type != "input" and not ins and len(g) > 1:
             out.append(p.issue(n.id, "edges", "no incoming edge: the node can never run"))
         if n.type == "output" and p.outgoing(n.id):
@@ -107,6 +134,7 @@ def _check_graph(p: Pipeline) -> list[Issue]:
 
 # -- models -------------------------------------------------------------------------------------
 
+
 def _has_cycle(p: Pipeline) -> bool:
     return not nx.is_directed_acyclic_graph(p.graph)
 
@@ -114,7 +142,13 @@ def _has_cycle(p: Pipeline) -> bool:
 def _check_model(p: Pipeline, n: Node, catalog: ModelCatalog, load: bool, ancestors: set[str]) -> list[Issue]:
     name = n.get("model")
     if not catalog.known(name):
-        return [p.issue(n.id, "model", f"no model named {name!r} in the catalogue; known: {', '.join(catalog.names()) or '(none)'}")]
+        return [
+            p.issue(
+                n.id,
+                "model",
+                f"no model named {name!r} in the catalogue; known: {', '.join(catalog.names()) or '(none)'}",
+            )
+        ]
     if not (catalog.is_loaded(name) or load):
         return []
     try:
@@ -128,7 +162,11 @@ def _check_model(p: Pipeline, n: Node, catalog: ModelCatalog, load: bool, ancest
     if sig is not None and is_tensor_model(entry):
         for k in n.get("inputs", {}):
             if k not in sig.input_names:
-                out.append(p.issue(n.id, f"inputs.{k}", f"model {name!r} has no input {k!r}; inputs: {', '.join(sig.input_names)}"))
+                out.append(
+                    p.issue(
+                        n.id, f"inputs.{k}", f"model {name!r} has no input {k!r}; inputs: {', '.join(sig.input_names)}"
+                    )
+                )
         for k in sig.input_names:
             if k not in n.get("inputs", {}):
                 out.append(p.issue(n.id, "inputs", f"model input {k!r} ({sig.input(k).describe()}) is not given"))
@@ -140,7 +178,13 @@ def _check_model(p: Pipeline, n: Node, catalog: ModelCatalog, load: bool, ancest
             for fld, expr in _mapping_exprs(fm):
                 for nm in _free_names(expr):
                     if nm not in known:
-                        out.append(p.issue(n.id, f"facts[{i}].{fld}", f"unknown name {nm!r}; model outputs: {', '.join(sig.output_names)}"))
+                        out.append(
+                            p.issue(
+                                n.id,
+                                f"facts[{i}].{fld}",
+                                f"unknown name {nm!r}; model outputs: {', '.join(sig.output_names)}",
+                            )
+                        )
     return out
 
 
@@ -153,12 +197,18 @@ def _mapping_exprs(fm: dict[str, Any]) -> list[tuple[str, Any]]:
 
 def _free_names(expr: Any) -> set[str]:
     try:
-        return set(compile_expression(expr, FACT_FUNCTIONS | MODEL_FUNCTIONS).names) - {"true", "false", "True", "False"}
+        return set(compile_expression(expr, FACT_FUNCTIONS | MODEL_FUNCTIONS).names) - {
+            "true",
+            "false",
+            "True",
+            "False",
+        }
     except Exception:
         return set()
 
 
 # -- templates on edges ------------------------------------------------------------------------
+
 
 def _mapping_templates(n: Node) -> Templates:
     out: Templates = {}
@@ -210,10 +260,21 @@ def _check_edge_templates(p: Pipeline, kbs: dict[str, Any], produced: dict[str, 
     for e in p.edges:
         target = p.nodes.get(e.target)
         source = p.nodes.get(e.source)
-        if target is not None and source is not None and target.type in KB_NODE_TYPES and source.type in ("input", "model") \
-                and not produced.get(e.source):
-            out.append(p.issue(e.source, "facts", f"edge {e.source} -> {e.target}: a {target.type} node consumes facts, "
-                                                  f"but this {source.type} node declares none (add a 'facts' mapping)"))
+        if (
+            target is not None
+            and source is not None
+            and target.type in KB_NODE_TYPES
+            and source.type in ("input", "model")
+            and not produced.get(e.source)
+        ):
+            out.append(
+                p.issue(
+                    e.source,
+                    "facts",
+                    f"edge {e.source} -> {e.target}: a {target.type} node consumes facts, "
+                    f"but this {source.type} node declares none (add a 'facts' mapping)",
+                )
+            )
         kb = kbs.get(e.target)
         if target is None or kb is None:
             continue
@@ -221,17 +282,28 @@ def _check_edge_templates(p: Pipeline, kbs: dict[str, Any], produced: dict[str, 
             if t in kb.templates:
                 missing = sorted((slots or set()) - set(kb.templates[t].slots))
                 if missing:
-                    out.append(p.issue(e.target, "knowledge_base",
-                                       f"edge {e.source} -> {e.target}: template {t!r} in knowledge base {kb.name!r} has no slot(s) {', '.join(missing)}; "
-                                       f"slots: {', '.join(kb.templates[t].slots)}"))
+                    out.append(
+                        p.issue(
+                            e.target,
+                            "knowledge_base",
+                            f"edge {e.source} -> {e.target}: template {t!r} in knowledge base {kb.name!r} has no slot(s) {', '.join(missing)}; "
+                            f"slots: {', '.join(kb.templates[t].slots)}",
+                        )
+                    )
             elif slots:
-                out.append(p.issue(e.target, "knowledge_base",
-                                   f"edge {e.source} -> {e.target}: template {t!r} (slots {', '.join(sorted(slots))}) is not defined in knowledge base {kb.name!r}; "
-                                   f"add a deftemplate or filter it upstream with 'emit'"))
+                out.append(
+                    p.issue(
+                        e.target,
+                        "knowledge_base",
+                        f"edge {e.source} -> {e.target}: template {t!r} (slots {', '.join(sorted(slots))}) is not defined in knowledge base {kb.name!r}; "
+                        f"add a deftemplate or filter it upstream with 'emit'",
+                    )
+                )
     return out
 
 
 # -- names used in expressions -----------------------------------------------------------------
+
 
 def _check_expressions(p: Pipeline, produced: dict[str, Templates]) -> list[Issue]:
     out: list[Issue] = []
@@ -252,10 +324,20 @@ def _check_expressions(p: Pipeline, produced: dict[str, Templates]) -> list[Issu
         if n.type == "model":
             exprs = [(f"inputs.{k}", v, scope) for k, v in (n.get("inputs") or {}).items()]
         elif n.type == "output":
-            exprs = [(f"fields.{k}", v.get("expr") if isinstance(v, dict) else v, scope) for k, v in (n.get("fields") or {}).items()]
+            exprs = [
+                (f"fields.{k}", v.get("expr") if isinstance(v, dict) else v, scope)
+                for k, v in (n.get("fields") or {}).items()
+            ]
         elif n.type == "input":
-            exprs = [(f"facts[{i}].{f}", x, {"input"} | ({"index", "value"} if "foreach" in fm and f != "foreach" else set()))
-                     for i, fm in enumerate(n.get("facts") or []) for f, x in _mapping_exprs(fm)]
+            exprs = [
+                (
+                    f"facts[{i}].{f}",
+                    x,
+                    {"input"} | ({"index", "value"} if "foreach" in fm and f != "foreach" else set()),
+                )
+                for i, fm in enumerate(n.get("facts") or [])
+                for f, x in _mapping_exprs(fm)
+            ]
         else:
             continue
         for fld, expr, scope in exprs:
@@ -264,15 +346,31 @@ def _check_expressions(p: Pipeline, produced: dict[str, Templates]) -> list[Issu
             except Exception:
                 continue
             for nm in sorted(c.names - scope - {"true", "false", "True", "False"}):
-                out.append(p.issue(n.id, fld, f"unknown name {nm!r}: not 'input', an upstream node or a template produced upstream "
-                                              f"(known: {', '.join(sorted(scope))})"))
+                out.append(
+                    p.issue(
+                        n.id,
+                        fld,
+                        f"unknown name {nm!r}: not 'input', an upstream node or a template produced upstream "
+                        f"(known: {', '.join(sorted(scope))})",
+                    )
+                )
             if input_props is not None:
                 for attr in _input_attrs(c.tree):
                     if attr not in input_props:
-                        out.append(p.issue(n.id, fld, f"input field {attr!r} is not in the input schema (properties: {', '.join(sorted(input_props))})"))
+                        out.append(
+                            p.issue(
+                                n.id,
+                                fld,
+                                f"input field {attr!r} is not in the input schema (properties: {', '.join(sorted(input_props))})",
+                            )
+                        )
             if n.type == "output":
                 for call in ast.walk(c.tree):
-                    if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in FACT_FUNCTIONS:
+                    if (
+                        isinstance(call, ast.Call)
+                        and isinstance(call.func, ast.Name)
+                        and call.func.id in FACT_FUNCTIONS
+                    ):
                         for a in call.args:
                             if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value not in upstream:
                                 out.append(p.issue(n.id, fld, f"template {a.value!r} is produced by no upstream node"))
@@ -281,16 +379,28 @@ def _check_expressions(p: Pipeline, produced: dict[str, Templates]) -> list[Issu
         fields = set((n.get("fields") or {}).keys())
         for req in schema.get("required", []) or []:
             if req not in fields:
-                out.append(p.issue(n.id, "schema.required", f"required output {req!r} is not one of the fields ({', '.join(sorted(fields))})"))
+                out.append(
+                    p.issue(
+                        n.id,
+                        "schema.required",
+                        f"required output {req!r} is not one of the fields ({', '.join(sorted(fields))})",
+                    )
+                )
         props = schema.get("properties")
         if isinstance(props, dict) and schema.get("additionalProperties") is False:
             for f in sorted(fields - set(props)):
-                out.append(p.issue(n.id, f"fields.{f}", "not allowed by the output schema (additionalProperties: false)"))
+                out.append(
+                    p.issue(n.id, f"fields.{f}", "not allowed by the output schema (additionalProperties: false)")
+                )
     return out
 
 
 def _input_attrs(tree: ast.AST) -> set[str]:
-    return {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "input"}
+    return {
+        n.attr
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "input"
+    }
 
 
 __all__ = ["FUNCTIONS", "check", "validate"]

@@ -36,7 +36,18 @@ from .models import InferenceOutput, ServedModel, ServedTensor
 from .service import Serving
 
 __all__ = [
-    "BadInputError", "ConflictError", "DeadlineError", "ExecutionError", "GenerationDelta", "InferenceOutput",
-    "InvalidDocumentError", "NotFoundError", "OverloadedError", "ServedModel", "ServedTensor", "Serving", "ServingError",
+    "BadInputError",
+    "ConflictError",
+    "DeadlineError",
+    "ExecutionError",
+    "GenerationDelta",
+    "InferenceOutput",
+    "InvalidDocumentError",
+    "NotFoundError",
+    "OverloadedError",
+    "ServedModel",
+    "ServedTensor",
+    "Serving",
+    "ServingError",
     "UnavailableError",
 ]

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 log = logging.getLogger("workbench.serving")
 
@@ -32,7 +33,7 @@ class NotFoundError(ServingError):
         self.kind = kind
         self.name = name
 
-    def _with(self, message: str) -> "NotFoundError":
+    def _with(self, message: str) -> NotFoundError:
         """Replace the message with the runtime's own (it already names what exists)."""
         self.message = message
         self.args = (message,)
@@ -75,7 +76,6 @@ class ExecutionError(ServingError):
     """The model, rules or pipeline failed while running this request (HTTP 500, message kept)."""
 
 
-
 async def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Run a blocking facade call in a thread, translating its errors to ServingError."""
     try:
@@ -109,13 +109,18 @@ def translate(exc: BaseException) -> ServingError:
     if isinstance(exc, pe.PipelineValidationError):
         details = [i.to_dict() for i in exc.issues]
         first = exc.issues[0] if exc.issues else None
-        return InvalidDocumentError(str(exc), param=(f"{first.node}.{first.field}" if first and first.node else first.field if first else None),
-                                    details=details)
+        return InvalidDocumentError(
+            str(exc),
+            param=(f"{first.node}.{first.field}" if first and first.node else first.field if first else None),
+            details=details,
+        )
     if isinstance(exc, pe.KnowledgeBaseError):
         details = [d.to_dict() if hasattr(d, "to_dict") else {"message": str(d)} for d in exc.diagnostics]
         return InvalidDocumentError(str(exc), param="text", details=details)
     if isinstance(exc, pe.InputValidationError):
-        return BadInputError(str(exc), param=exc.field, details=[{"node": exc.node, "loc": exc.field, "msg": exc.message}])
+        return BadInputError(
+            str(exc), param=exc.field, details=[{"node": exc.node, "loc": exc.field, "msg": exc.message}]
+        )
     if isinstance(exc, ne.QueueFullError):
         return OverloadedError(str(exc), exc.retry_after_s)
     if isinstance(exc, ne.RequestTimeoutError):
@@ -157,10 +162,16 @@ def _is_rule_error(exc: BaseException) -> bool:
 
 
 def code_of(err: ServingError) -> str:
-    return {NotFoundError: "not_found", BadInputError: "validation_failed", InvalidDocumentError: "validation_failed",
-            OverloadedError: "queue_full", UnavailableError: "unavailable", DeadlineError: "timeout",
-            ExecutionError: "execution_failed", ConflictError: "conflict"}.get(type(err), "internal_error")
-
+    return {
+        NotFoundError: "not_found",
+        BadInputError: "validation_failed",
+        InvalidDocumentError: "validation_failed",
+        OverloadedError: "queue_full",
+        UnavailableError: "unavailable",
+        DeadlineError: "timeout",
+        ExecutionError: "execution_failed",
+        ConflictError: "conflict",
+    }.get(type(err), "internal_error")
 
 
 def jsonable(value: Any) -> Any:
@@ -174,4 +185,3 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     return str(value)
-

@@ -37,7 +37,6 @@ class GenerationDelta:
     cached_tokens: int
 
 
-
 class GenerationServing:
     """Mixin of `Serving`: served causal LMs. Uses the host's `_engines`, `_owned_engines`,
     `_max_pending_generations`, `workbench` and `require_ready()`."""
@@ -59,13 +58,17 @@ class GenerationServing:
         from neural.generation import AsyncLLMEngine
         from neural.metrics import METRICS_REGISTRY
 
-        engine = AsyncLLMEngine.from_pretrained(model_dir, config, model_name=name, registry=METRICS_REGISTRY,
-                                                max_pending_requests=self._max_pending_generations)
+        engine = AsyncLLMEngine.from_pretrained(
+            model_dir,
+            config,
+            model_name=name,
+            registry=METRICS_REGISTRY,
+            max_pending_requests=self._max_pending_generations,
+        )
         engine.chat_template_dir = model_dir
         self._engines[name] = engine
         self._owned_engines.add(name)
         return engine
-
 
     # ---- generation (OpenAI-compatible) ---------------------------------------------------
     def generation_models(self) -> list[dict[str, Any]]:
@@ -73,8 +76,15 @@ class GenerationServing:
         out = []
         for name, engine in sorted(self._engines.items()):
             eng = engine.engine
-            out.append({"name": name, "max_model_len": eng.max_model_len, "num_kv_blocks": eng.num_kv_blocks,
-                        "block_size": eng.config.block_size, "device": str(eng.device)})
+            out.append(
+                {
+                    "name": name,
+                    "max_model_len": eng.max_model_len,
+                    "num_kv_blocks": eng.num_kv_blocks,
+                    "block_size": eng.config.block_size,
+                    "device": str(eng.device),
+                }
+            )
         return out
 
     def _engine(self, model: str) -> Any:
@@ -117,7 +127,9 @@ class GenerationServing:
             env.globals["raise_exception"] = raise_exception
             return env.from_string(template).render(messages=messages, add_generation_prompt=True, **special)
         except Exception as exc:  # a template that refuses these messages (e.g. role order)
-            raise BadInputError(f"model {model!r}: the chat template refused the messages: {exc}", param="messages") from None
+            raise BadInputError(
+                f"model {model!r}: the chat template refused the messages: {exc}", param="messages"
+            ) from None
 
     async def generate(self, model: str, prompt: str | list[int], params: dict[str, Any], request_id: str) -> Any:
         """Stream one generation: an async iterator of `GenerationDelta`, the last with `finished=True`.
@@ -142,11 +154,21 @@ class GenerationServing:
         stream = engine.generate(prompt, sp, request_id)
         try:
             async for out in stream:
-                yield GenerationDelta(out.delta_text, out.text, len(out.delta_token_ids), out.finished, out.finish_reason,
-                                      out.num_prompt_tokens, len(out.token_ids), out.num_cached_tokens)
+                yield GenerationDelta(
+                    out.delta_text,
+                    out.text,
+                    len(out.delta_token_ids),
+                    out.finished,
+                    out.finish_reason,
+                    out.num_prompt_tokens,
+                    len(out.token_ids),
+                    out.num_cached_tokens,
+                )
         except QueueFullError as exc:
-            raise OverloadedError(f"model {model!r}: {exc.max_queue_size} generation requests are unfinished; retry later",
-                                  exc.retry_after_s) from None
+            raise OverloadedError(
+                f"model {model!r}: {exc.max_queue_size} generation requests are unfinished; retry later",
+                exc.retry_after_s,
+            ) from None
         except ValueError as exc:
             raise BadInputError(str(exc), param="prompt") from None
         except RuntimeError as exc:
@@ -154,8 +176,9 @@ class GenerationServing:
         finally:
             await stream.aclose()  # aborts the request (frees its KV blocks) if it did not finish
 
-    async def generate_with_rails(self, model: str, prompt: str | list[int], params: dict[str, Any], request_id: str,
-                                  rails: str) -> Any:
+    async def generate_with_rails(
+        self, model: str, prompt: str | list[int], params: dict[str, Any], request_id: str, rails: str
+    ) -> Any:
         """`generate` wrapped by a knowledge base whose rules act as input and output rails.
 
         Contract of the rails knowledge base (templates it must define):
@@ -197,19 +220,42 @@ class GenerationServing:
                 if not chunk and not d.finished:
                     continue  # hold a partial word back: rails see whole words
                 released += chunk
-                fact = Fact("completion", {"text": String(released), "delta": String(chunk), "tokens": d.completion_tokens,
-                                           "finished": d.finished})
+                fact = Fact(
+                    "completion",
+                    {
+                        "text": String(released),
+                        "delta": String(chunk),
+                        "tokens": d.completion_tokens,
+                        "finished": d.finished,
+                    },
+                )
                 verdict = await self._rail(rails, [fact])
                 if verdict is not None and verdict["action"] == "stop":
                     shown += verdict["text"]
                     await self.abort(model, request_id)
-                    yield GenerationDelta(verdict["text"], shown, d.delta_tokens, True, "content_filter", d.prompt_tokens,
-                                          d.completion_tokens, d.cached_tokens)
+                    yield GenerationDelta(
+                        verdict["text"],
+                        shown,
+                        d.delta_tokens,
+                        True,
+                        "content_filter",
+                        d.prompt_tokens,
+                        d.completion_tokens,
+                        d.cached_tokens,
+                    )
                     return
                 delta = verdict["text"] if verdict is not None and verdict["action"] == "rewrite" else chunk
                 shown += delta
-                yield GenerationDelta(delta, shown, d.delta_tokens, d.finished, d.finish_reason, d.prompt_tokens,
-                                      d.completion_tokens, d.cached_tokens)
+                yield GenerationDelta(
+                    delta,
+                    shown,
+                    d.delta_tokens,
+                    d.finished,
+                    d.finish_reason,
+                    d.prompt_tokens,
+                    d.completion_tokens,
+                    d.cached_tokens,
+                )
         finally:
             await stream.aclose()
 
@@ -222,11 +268,17 @@ class GenerationServing:
         slots = rails[-1].slots
         action = str(slots.get("action", "")).lower()
         if action not in ("block", "rewrite", "stop", "allow"):
-            raise ExecutionError(f"rails knowledge base {kb!r}: rail action {action!r}; expected block, rewrite, stop or allow")
+            raise ExecutionError(
+                f"rails knowledge base {kb!r}: rail action {action!r}; expected block, rewrite, stop or allow"
+            )
         if action == "allow":
             return None
         text = slots.get("text", "")
-        return {"action": action, "text": "" if text in (None, "nil") else str(text), "reason": str(slots.get("reason", ""))}
+        return {
+            "action": action,
+            "text": "" if text in (None, "nil") else str(text),
+            "reason": str(slots.get("reason", "")),
+        }
 
     async def abort(self, model: str, request_id: str) -> None:
         """Cancel a generation and return once its KV-cache blocks are free (unknown ids: no-op)."""
@@ -238,7 +290,6 @@ def _param_of(message: str) -> str | None:
 
     m = re.search(r"SamplingParams\.(\w+)", message)
     return m.group(1) if m else None
-
 
 
 @functools.lru_cache(maxsize=16)
@@ -263,4 +314,3 @@ def _chat_template(model_dir: str) -> tuple[str | None, dict[str, Any]]:
     if template is None and jinja_file.is_file():
         template = jinja_file.read_text()
     return template, special
-

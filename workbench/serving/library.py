@@ -36,8 +36,14 @@ class LibraryServing:
         except NotFoundError:
             versions = []
         stages = await asyncio.to_thread(wb.store.stages, name)
-        return {"name": p.name, "version": p.version, "description": p.description, "document": p.to_yaml(),
-                "versions": versions, "stages": stages}
+        return {
+            "name": p.name,
+            "version": p.version,
+            "description": p.description,
+            "document": p.to_yaml(),
+            "versions": versions,
+            "stages": stages,
+        }
 
     async def put_pipeline(self, name: str, document: str, stage: str | None = None) -> dict[str, Any]:
         """Validate and store a pipeline version (YAML text); the document's `name` must be `name`.
@@ -50,8 +56,11 @@ class LibraryServing:
 
         p = await call(Pipeline.from_yaml, document)
         if p.name != name:
-            raise InvalidDocumentError(f"the document's name is {p.name!r} but the URL names {name!r}", param="name",
-                                       details=[{"field": "name", "message": f"expected {name!r}, got {p.name!r}"}])
+            raise InvalidDocumentError(
+                f"the document's name is {p.name!r} but the URL names {name!r}",
+                param="name",
+                details=[{"field": "name", "message": f"expected {name!r}, got {p.name!r}"}],
+            )
         existed = any(v["version"] == p.version for v in await self._versions_or_empty(name))
         version = await call(wb.save_pipeline, p, stage=stage)
         return {"name": name, "version": version, "created": not existed}
@@ -70,7 +79,9 @@ class LibraryServing:
         """Point `stage` at a stored version; returns the full version."""
         return await call(self._wb().promote, name, version, stage)
 
-    async def predict(self, name: str, inputs: dict[str, Any], *, version: str | None = None, explain: bool = False) -> dict[str, Any]:
+    async def predict(
+        self, name: str, inputs: dict[str, Any], *, version: str | None = None, explain: bool = False
+    ) -> dict[str, Any]:
         """Run a pipeline on one input; returns the run as a dict (`RunResult.to_dict()`).
 
         A run that fails inside a node is returned with `status: "failed"` and the node named.
@@ -81,8 +92,9 @@ class LibraryServing:
         result = await acall(wb.run(name, inputs, version=version, explain=explain))
         return result.to_dict()
 
-    async def predict_many(self, name: str, inputs: list[dict[str, Any]], *, version: str | None = None,
-                           explain: bool = False) -> list[dict[str, Any]]:
+    async def predict_many(
+        self, name: str, inputs: list[dict[str, Any]], *, version: str | None = None, explain: bool = False
+    ) -> list[dict[str, Any]]:
         """Run a pipeline on many inputs at once (their model calls batch together).
 
         Returns one item per input, in order: the run's dict, or `{"error": {code, message,
@@ -134,19 +146,22 @@ class LibraryServing:
         kb = await call(wb.upload_knowledge_base, name, text)
         return {**wb.library.describe(kb), "created": not existed}
 
-    async def run_knowledge_base(self, name: str, facts: list[Any], *, strategy: str | None, max_firings: int | None,
-                                 timeout_s: float | None) -> dict[str, Any]:
+    async def run_knowledge_base(
+        self, name: str, facts: list[Any], *, strategy: str | None, max_firings: int | None, timeout_s: float | None
+    ) -> dict[str, Any]:
         """Forward chaining: facts in, `ForwardResult.to_dict()` out (working memory, firings, output)."""
         wb = self._wb()
-        result = await call(wb.run_knowledge_base, name, facts, strategy=strategy, max_firings=max_firings, timeout=timeout_s)
+        result = await call(
+            wb.run_knowledge_base, name, facts, strategy=strategy, max_firings=max_firings, timeout=timeout_s
+        )
         return result.to_dict()
 
-    async def ask(self, name: str, goal: str, facts: list[Any], *, all: bool, max_answers: int | None,
-                  max_depth: int | None) -> dict[str, Any]:
+    async def ask(
+        self, name: str, goal: str, facts: list[Any], *, all: bool, max_answers: int | None, max_depth: int | None
+    ) -> dict[str, Any]:
         """Backward chaining: `{"proved", "answers": [{"bindings", "certainty", "proof"}], "skipped_rules"}`."""
         wb = self._wb()
         kwargs = dict(all=all, max_answers=max_answers, max_depth=max_depth)
         if inspect.iscoroutinefunction(wb.ask):
             return jsonable(await acall(wb.ask(name, goal, facts, **kwargs)))
         return jsonable(await call(wb.ask, name, goal, facts, **kwargs))
-

@@ -53,7 +53,6 @@ class InferenceOutput:
     batch_ids: list[int | None] = field(default_factory=list)
 
 
-
 class ModelServing:
     """Mixin of `Serving`: the inference-protocol view of the served models.
 
@@ -88,11 +87,24 @@ class ModelServing:
         loaded = {e.name for e in self._model_entries()}
         for e in self._model_entries():
             ready = self._entry_ready(e)
-            out.append({"name": e.name, "version": e.short_version, "state": "READY" if ready else "UNAVAILABLE",
-                        "reason": "" if ready else "batcher closed"})
+            out.append(
+                {
+                    "name": e.name,
+                    "version": e.short_version,
+                    "state": "READY" if ready else "UNAVAILABLE",
+                    "reason": "" if ready else "batcher closed",
+                }
+            )
         for name in self.model_names():
             if name not in loaded:
-                out.append({"name": name, "version": "", "state": "UNAVAILABLE", "reason": "not loaded yet (loads on first use)"})
+                out.append(
+                    {
+                        "name": name,
+                        "version": "",
+                        "state": "UNAVAILABLE",
+                        "reason": "not loaded yet (loads on first use)",
+                    }
+                )
         return sorted(out, key=lambda m: (m["name"], m["version"]))
 
     def _entry(self, name: str, version: str | None) -> Any:
@@ -164,7 +176,9 @@ class ModelServing:
         except UnavailableError:
             return False
 
-    async def infer(self, name: str, version: str | None, inputs: dict[str, np.ndarray], *, timeout_s: float | None = None) -> InferenceOutput:
+    async def infer(
+        self, name: str, version: str | None, inputs: dict[str, np.ndarray], *, timeout_s: float | None = None
+    ) -> InferenceOutput:
         """Run a tensor request through the model's dynamic batcher.
 
         Args:
@@ -186,8 +200,8 @@ class ModelServing:
 
     async def _run_rows(self, entry: Any, rows: list[Any], timeout_s: float | None) -> list[Any]:
         from neural.errors import (
-            BatchExecutionError,
             BatcherClosedError,
+            BatchExecutionError,
             InputValidationError,
             NeuralError,
             QueueFullError,
@@ -222,8 +236,6 @@ class ModelServing:
             if isinstance(res, BaseException):
                 raise ExecutionError(f"model {entry.name!r}: {type(res).__name__}: {res}")
         return list(results)
-
-
 
 
 # ---- helpers: served signatures and row splitting ----------------------------------------------
@@ -263,19 +275,27 @@ def _split_rows(entry: Any, served: ServedModel, inputs: dict[str, np.ndarray]) 
     missing = [n for n in names if n not in inputs]
     if missing:
         spec = next(t for t in served.inputs if t.name == missing[0])
-        raise BadInputError(f"model {entry.name!r}: missing input {missing[0]!r}; expected {_describe(spec)}", param=missing[0])
+        raise BadInputError(
+            f"model {entry.name!r}: missing input {missing[0]!r}; expected {_describe(spec)}", param=missing[0]
+        )
     extra = [n for n in inputs if n not in names]
     if extra:
-        raise BadInputError(f"model {entry.name!r}: unexpected input {extra[0]!r}; the model takes {names}", param=extra[0])
+        raise BadInputError(
+            f"model {entry.name!r}: unexpected input {extra[0]!r}; the model takes {names}", param=extra[0]
+        )
     sizes = {}
     for n in names:
         arr = inputs[n]
         if arr.ndim < 1:
             spec = next(t for t in served.inputs if t.name == n)
-            raise BadInputError(f"model {entry.name!r}, input {n!r}: a scalar; expected {_describe(spec)} (batch axis first)", param=n)
+            raise BadInputError(
+                f"model {entry.name!r}, input {n!r}: a scalar; expected {_describe(spec)} (batch axis first)", param=n
+            )
         sizes[n] = arr.shape[0]
     if len(set(sizes.values())) > 1:
-        raise BadInputError(f"model {entry.name!r}: inputs disagree on the batch size (axis 0): {sizes}", param=names[0])
+        raise BadInputError(
+            f"model {entry.name!r}: inputs disagree on the batch size (axis 0): {sizes}", param=names[0]
+        )
     batch = next(iter(sizes.values()))
     if batch == 0:
         raise BadInputError(f"model {entry.name!r}: the batch axis (axis 0) is empty", param=names[0])
@@ -289,7 +309,9 @@ def _split_rows(entry: Any, served: ServedModel, inputs: dict[str, np.ndarray]) 
         return [{n: checked[n][i] for n in names} for i in range(batch)]
     text = inputs["text"]
     if text.ndim != 1:
-        raise BadInputError(f"model {entry.name!r}, input 'text': shape {list(text.shape)}; expected string [-1]", param="text")
+        raise BadInputError(
+            f"model {entry.name!r}, input 'text': shape {list(text.shape)}; expected string [-1]", param="text"
+        )
     rows = []
     for i, x in enumerate(text.tolist()):
         if isinstance(x, bytes):
@@ -298,7 +320,9 @@ def _split_rows(entry: Any, served: ServedModel, inputs: dict[str, np.ndarray]) 
             except UnicodeDecodeError:
                 raise BadInputError(f"model {entry.name!r}, input 'text'[{i}]: not UTF-8 text", param="text") from None
         if not isinstance(x, str):
-            raise BadInputError(f"model {entry.name!r}, input 'text'[{i}]: expected a string, got {type(x).__name__}", param="text")
+            raise BadInputError(
+                f"model {entry.name!r}, input 'text'[{i}]: expected a string, got {type(x).__name__}", param="text"
+            )
         rows.append(x)
     return rows
 
@@ -314,7 +338,9 @@ def _stack_outputs(entry: Any, served: ServedModel, results: list[Any]) -> dict[
             arr = np.empty(len(values), dtype=object)
             arr[:] = [v if isinstance(v, bytes) else str(v).encode() for v in values]
         else:
-            arr = np.stack([np.asarray(v) for v in values]).astype(np.dtype(spec.dtype) if spec.dtype != "bfloat16" else np.float32)
+            arr = np.stack([np.asarray(v) for v in values]).astype(
+                np.dtype(spec.dtype) if spec.dtype != "bfloat16" else np.float32
+            )
         out[spec.name] = arr
     return out
 

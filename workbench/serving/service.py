@@ -6,7 +6,8 @@ import asyncio
 import logging
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from workbench.config import Settings, get_settings
 
@@ -42,7 +43,7 @@ class Serving(ModelServing, GenerationServing, LibraryServing):
         settings: Settings | None = None,
         registry: Any | None = None,
         engines: dict[str, Any] | None = None,
-        load: Callable[["Serving"], None] | None = None,
+        load: Callable[[Serving], None] | None = None,
         load_models: bool | list[str] = True,
         serve_demo_lm: bool = True,
         max_pending_generations: int = 256,
@@ -88,14 +89,15 @@ class Serving(ModelServing, GenerationServing, LibraryServing):
         if self._load_fn is not None:
             self._load_fn(self)
 
-
     async def wait_ready(self, timeout_s: float = 60.0) -> None:
         """Wait until loading ends. Raises UnavailableError if it failed or took longer than `timeout_s`."""
         deadline = time.monotonic() + timeout_s
         while self._state == "loading" and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
         if self._state != "ready":
-            raise UnavailableError(f"the server is not ready ({self._state}{': ' + self._error if self._error else ''})")
+            raise UnavailableError(
+                f"the server is not ready ({self._state}{': ' + self._error if self._error else ''})"
+            )
 
     async def stop(self) -> None:
         """Stop background loading and close what this object created."""
@@ -138,11 +140,9 @@ class Serving(ModelServing, GenerationServing, LibraryServing):
 
     def metrics_text(self) -> str:
         """Prometheus text of the runtime registries (models, generation, pipelines)."""
-        from prometheus_client import generate_latest
+        from prometheus_client import REGISTRY, generate_latest
 
         from neural.metrics import METRICS_REGISTRY
-
-        from prometheus_client import REGISTRY
 
         parts = [generate_latest(METRICS_REGISTRY).decode(), generate_latest(REGISTRY).decode()]
         wb_reg = getattr(self.workbench, "metrics_registry", None)

@@ -76,7 +76,9 @@ def current_revision(engine: Engine) -> str | None:
         with engine.connect() as conn:
             return MigrationContext.configure(conn).get_current_revision()
     except (DatabaseError, OperationalError) as exc:
-        raise StoreError(f"database {engine.url.render_as_string(hide_password=True)}: cannot read it ({exc.orig})") from exc
+        raise StoreError(
+            f"database {engine.url.render_as_string(hide_password=True)}: cannot read it ({exc.orig})"
+        ) from exc
 
 
 def upgrade(engine: Engine) -> str:

@@ -6,10 +6,22 @@ Every schema change is an Alembic migration in `migrations/versions/`.
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, MetaData, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 NAMING_CONVENTION = {
@@ -22,7 +34,7 @@ NAMING_CONVENTION = {
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Base(DeclarativeBase):
@@ -87,7 +99,10 @@ class RunRow(Base):
     """One pipeline run with the exact versions that produced it."""
 
     __tablename__ = "runs"
-    __table_args__ = (Index("ix_runs_pipeline_started", "pipeline_name", "started_at"), Index("ix_runs_cache_key", "pipeline_version", "input_hash"))
+    __table_args__ = (
+        Index("ix_runs_pipeline_started", "pipeline_name", "started_at"),
+        Index("ix_runs_cache_key", "pipeline_version", "input_hash"),
+    )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=lambda: str(uuid.uuid4()))
     pipeline_name: Mapped[str] = mapped_column(String(200))
@@ -106,7 +121,9 @@ class RunRow(Base):
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     duration: Mapped[float | None] = mapped_column(Float, doc="seconds")
 
-    events: Mapped[list["TraceEventRow"]] = relationship(back_populates="run", cascade="all, delete-orphan", order_by="TraceEventRow.seq")
+    events: Mapped[list[TraceEventRow]] = relationship(
+        back_populates="run", cascade="all, delete-orphan", order_by="TraceEventRow.seq"
+    )
 
 
 class TraceEventRow(Base):

@@ -6,10 +6,11 @@ not at all.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from sqlalchemy import Engine, delete, select
 from sqlalchemy.orm import Session, selectinload, sessionmaker
@@ -42,7 +43,7 @@ class Store:
         self._sessions = sessionmaker(engine, expire_on_commit=False)
 
     @classmethod
-    def open(cls, url: str | None = None) -> "Store":
+    def open(cls, url: str | None = None) -> Store:
         """Open (and create or upgrade) the store at `url` (default: settings' database_url)."""
         if url is None:
             from workbench.config import get_settings
@@ -72,7 +73,14 @@ class Store:
     def save_knowledge_base(self, name: str, version: str, sources: Sequence[tuple[str, str]]) -> None:
         """Record a knowledge base version (idempotent for an existing name+version)."""
         with self.session() as s:
-            if s.scalar(select(KnowledgeBaseRow.id).where(KnowledgeBaseRow.name == name, KnowledgeBaseRow.version == version)) is None:
+            if (
+                s.scalar(
+                    select(KnowledgeBaseRow.id).where(
+                        KnowledgeBaseRow.name == name, KnowledgeBaseRow.version == version
+                    )
+                )
+                is None
+            ):
                 s.add(KnowledgeBaseRow(name=name, version=version, sources=[list(p) for p in sources]))
 
     def get_knowledge_base(self, name: str, version: str | None = None) -> KnowledgeBaseRow | None:
@@ -95,7 +103,10 @@ class Store:
     def save_pipeline(self, name: str, version: str, document: str) -> bool:
         """Record a pipeline version; returns False when that version was already stored."""
         with self.session() as s:
-            if s.scalar(select(PipelineRow.id).where(PipelineRow.name == name, PipelineRow.version == version)) is not None:
+            if (
+                s.scalar(select(PipelineRow.id).where(PipelineRow.name == name, PipelineRow.version == version))
+                is not None
+            ):
                 return False
             s.add(PipelineRow(name=name, version=version, document=document))
             return True
@@ -152,7 +163,10 @@ class Store:
 
     def stages(self, name: str) -> dict[str, str]:
         with self.session() as s:
-            return {r.stage: r.version for r in s.scalars(select(PipelineStageRow).where(PipelineStageRow.pipeline_name == name))}
+            return {
+                r.stage: r.version
+                for r in s.scalars(select(PipelineStageRow).where(PipelineStageRow.pipeline_name == name))
+            }
 
     # -- runs ---------------------------------------------------------------------------------
     def record_run(self, run: RunRow, events: Sequence[TraceEvent]) -> str:
@@ -178,7 +192,9 @@ class Store:
                 row = rows[0] if len(rows) == 1 else None
             return row
 
-    def list_runs(self, pipeline: str | None = None, status: str | None = None, since: datetime | None = None, limit: int = 50) -> list[RunRow]:
+    def list_runs(
+        self, pipeline: str | None = None, status: str | None = None, since: datetime | None = None, limit: int = 50
+    ) -> list[RunRow]:
         """Recorded runs, newest first, filtered by pipeline name, status and start time."""
         with self.session() as s:
             q = select(RunRow).order_by(RunRow.started_at.desc()).limit(limit)
@@ -195,7 +211,12 @@ class Store:
         with self.session() as s:
             q = (
                 select(RunRow)
-                .where(RunRow.pipeline_version == pipeline_version, RunRow.input_hash == input_hash, RunRow.status == "succeeded", RunRow.cache_hit.is_(False))
+                .where(
+                    RunRow.pipeline_version == pipeline_version,
+                    RunRow.input_hash == input_hash,
+                    RunRow.status == "succeeded",
+                    RunRow.cache_hit.is_(False),
+                )
                 .order_by(RunRow.started_at.desc())
                 .limit(1)
             )

@@ -17,13 +17,28 @@ from ..weights import take
 
 
 class _Block:
-    __slots__ = ("ln1_w", "ln1_b", "w_attn", "b_attn", "w_proj", "b_proj", "ln2_w", "ln2_b", "w_fc", "b_fc", "w_out", "b_out")
+    __slots__ = (
+        "ln1_w",
+        "ln1_b",
+        "w_attn",
+        "b_attn",
+        "w_proj",
+        "b_proj",
+        "ln2_w",
+        "ln2_b",
+        "w_fc",
+        "b_fc",
+        "w_out",
+        "b_out",
+    )
 
 
 class GPT2Model:
     """Weights and forward pass; not an nn.Module (inference only, no autograd)."""
 
-    def __init__(self, spec: ModelSpec, weights: dict[str, torch.Tensor], where: str, dtype: torch.dtype, device: str) -> None:
+    def __init__(
+        self, spec: ModelSpec, weights: dict[str, torch.Tensor], where: str, dtype: torch.dtype, device: str
+    ) -> None:
         self.spec = spec
         self.dtype = dtype
         self.device = device
@@ -37,17 +52,31 @@ class GPT2Model:
             p = f"h.{i}."
             b = _Block()
             b.ln1_w, b.ln1_b = take(w, p + "ln_1.weight", where), take(w, p + "ln_1.bias", where)
-            b.w_attn, b.b_attn = take(w, p + "attn.c_attn.weight", where).t().contiguous(), take(w, p + "attn.c_attn.bias", where)
-            b.w_proj, b.b_proj = take(w, p + "attn.c_proj.weight", where).t().contiguous(), take(w, p + "attn.c_proj.bias", where)
+            b.w_attn, b.b_attn = (
+                take(w, p + "attn.c_attn.weight", where).t().contiguous(),
+                take(w, p + "attn.c_attn.bias", where),
+            )
+            b.w_proj, b.b_proj = (
+                take(w, p + "attn.c_proj.weight", where).t().contiguous(),
+                take(w, p + "attn.c_proj.bias", where),
+            )
             b.ln2_w, b.ln2_b = take(w, p + "ln_2.weight", where), take(w, p + "ln_2.bias", where)
             b.w_fc, b.b_fc = take(w, p + "mlp.c_fc.weight", where).t().contiguous(), take(w, p + "mlp.c_fc.bias", where)
-            b.w_out, b.b_out = take(w, p + "mlp.c_proj.weight", where).t().contiguous(), take(w, p + "mlp.c_proj.bias", where)
+            b.w_out, b.b_out = (
+                take(w, p + "mlp.c_proj.weight", where).t().contiguous(),
+                take(w, p + "mlp.c_proj.bias", where),
+            )
             self.blocks.append(b)
-        self.scale = spec.head_dim ** -0.5
+        self.scale = spec.head_dim**-0.5
         self.approximate = "none" if spec.hidden_act == "gelu" else "tanh"
 
-    def forward(self, input_ids: torch.Tensor, positions: torch.Tensor, meta: AttentionMetadata,
-                kv_caches: list[tuple[torch.Tensor, torch.Tensor]]) -> torch.Tensor:
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        positions: torch.Tensor,
+        meta: AttentionMetadata,
+        kv_caches: list[tuple[torch.Tensor, torch.Tensor]],
+    ) -> torch.Tensor:
         """input_ids, positions: [T] int64 -> hidden states [T, hidden] before the final LayerNorm."""
         s = self.spec
         H, D, C = s.num_heads, s.head_dim, s.hidden_size
@@ -68,4 +97,6 @@ class GPT2Model:
     def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """hidden: [S, hidden] -> logits [S, vocab] float32."""
         C = self.spec.hidden_size
-        return F.linear(F.layer_norm(hidden, (C,), self.ln_f[0], self.ln_f[1], self.spec.norm_eps), self.lm_head).float()
+        return F.linear(
+            F.layer_norm(hidden, (C,), self.ln_f[0], self.ln_f[1], self.spec.norm_eps), self.lm_head
+        ).float()

@@ -50,8 +50,9 @@ def scaled_inv_freq(inv_freq: torch.Tensor, scaling: dict | None) -> torch.Tenso
     return torch.where(medium, smoothed, llama)
 
 
-def rope_tables(head_dim: int, theta: float, max_positions: int, dtype: torch.dtype, device: str,
-                scaling: dict | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def rope_tables(
+    head_dim: int, theta: float, max_positions: int, dtype: torch.dtype, device: str, scaling: dict | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """cos, sin tables `[max_positions, head_dim]` (computed in float32, cast to `dtype`)."""
     inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.int64).float() / head_dim))
     inv_freq = scaled_inv_freq(inv_freq, scaling)
@@ -75,7 +76,9 @@ class _Layer:
 class LlamaModel:
     """Weights and forward pass; not an nn.Module (inference only, no autograd)."""
 
-    def __init__(self, spec: ModelSpec, weights: dict[str, torch.Tensor], where: str, dtype: torch.dtype, device: str) -> None:
+    def __init__(
+        self, spec: ModelSpec, weights: dict[str, torch.Tensor], where: str, dtype: torch.dtype, device: str
+    ) -> None:
         self.spec = spec
         self.dtype = dtype
         self.device = device
@@ -94,18 +97,26 @@ class LlamaModel:
             L.bqkv = torch.cat(biases).contiguous() if all(b is not None for b in biases) else None
             L.wo = take(w, p + "self_attn.o_proj.weight", where)
             L.bo = w.get(p + "self_attn.o_proj.bias")
-            L.w_gate_up = torch.cat([take(w, p + "mlp.gate_proj.weight", where), take(w, p + "mlp.up_proj.weight", where)]).contiguous()
+            L.w_gate_up = torch.cat(
+                [take(w, p + "mlp.gate_proj.weight", where), take(w, p + "mlp.up_proj.weight", where)]
+            ).contiguous()
             gb, ub = w.get(p + "mlp.gate_proj.bias"), w.get(p + "mlp.up_proj.bias")
             L.b_gate_up = torch.cat([gb, ub]) if gb is not None and ub is not None else None
             L.w_down = take(w, p + "mlp.down_proj.weight", where)
             L.b_down = w.get(p + "mlp.down_proj.bias")
             self.layers.append(L)
-        self.cos, self.sin = rope_tables(spec.head_dim, spec.rope_theta, spec.max_position_embeddings, dtype, device,
-                                         spec.rope_scaling)
-        self.scale = spec.head_dim ** -0.5
+        self.cos, self.sin = rope_tables(
+            spec.head_dim, spec.rope_theta, spec.max_position_embeddings, dtype, device, spec.rope_scaling
+        )
+        self.scale = spec.head_dim**-0.5
 
-    def forward(self, input_ids: torch.Tensor, positions: torch.Tensor, meta: AttentionMetadata,
-                kv_caches: list[tuple[torch.Tensor, torch.Tensor]]) -> torch.Tensor:
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        positions: torch.Tensor,
+        meta: AttentionMetadata,
+        kv_caches: list[tuple[torch.Tensor, torch.Tensor]],
+    ) -> torch.Tensor:
         """input_ids, positions: [T] int64 -> hidden states [T, hidden] before the final norm."""
         s = self.spec
         H, KVH, D = s.num_heads, s.num_kv_heads, s.head_dim

@@ -14,8 +14,9 @@ def test_template_goal_without_slots_matches_every_fact() -> None:
 
 def test_goal_without_variables_keeps_distinct_facts() -> None:
     # answers were de-duplicated by bindings only, so a variable-free goal returned one fact
-    kb = rules.knowledge_base_from_text("t", "(deftemplate item (slot n) (slot k))\n"
-                                             "(deffacts f (item (n 1) (k a)) (item (n 1) (k b)))")
+    kb = rules.knowledge_base_from_text(
+        "t", "(deftemplate item (slot n) (slot k))\n(deffacts f (item (n 1) (k a)) (item (n 1) (k b)))"
+    )
     assert len(Session(kb).prove_sync("(item (n 1))").answers) == 2
 
 
@@ -29,6 +30,7 @@ def test_json_string_with_spaces_stays_one_field() -> None:
 def test_deep_chain_does_not_hit_python_recursion_limit() -> None:
     # nested async generators need ~8 frames per subgoal; 150 levels overflowed the default limit
     chain = " ".join(f"(link {i} {i + 1})" for i in range(150))
-    kb = rules.knowledge_base_from_text("deep", f"(deffacts c {chain} (end 150))\n"
-                                                "(defrule back (link ?x ?y) (end ?y) => (assert (end ?x)))")
+    kb = rules.knowledge_base_from_text(
+        "deep", f"(deffacts c {chain} (end 150))\n(defrule back (link ?x ?y) (end ?y) => (assert (end ?x)))"
+    )
     assert Session(kb).prove_sync("(end 0)").answers

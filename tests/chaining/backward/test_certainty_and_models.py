@@ -45,13 +45,16 @@ def test_knowledge_base_without_certainty_factors_reports_none() -> None:
 
 
 def test_person_answer_certainty_and_threshold() -> None:
-    kb = rules.knowledge_base_from_text("cf", """
+    kb = rules.knowledge_base_from_text(
+        "cf",
+        """
 ;@certainty-factors
 ;@askable slot=value
 (deftemplate symptom (slot name) (slot value (allowed-symbols yes no)))
 ;@cf 0.8
 (defrule r (symptom (name rash) (value yes)) => (assert (measles)))
-""")
+""",
+    )
     r = Session(kb, provider=PersonProvider(lambda q: {"value": "yes", "certainty": 0.5})).prove_sync("(measles)")
     assert r.answers[0].certainty == pytest.approx(0.4)
     weak = Session(kb, provider=PersonProvider(lambda q: {"value": "yes", "certainty": 0.1})).prove_sync("(measles)")
@@ -74,8 +77,9 @@ def test_concurrent_goals_make_one_batched_model_call() -> None:
         await asyncio.sleep(0.001)
         return [("positive", 0.9) if "good" in f.slots["text"] else ("negative", 0.7) for f in facts]
 
-    reviews = [{"template": "review", "values": [f"r{i}", f"{'good' if i % 3 else 'awful'} film number {i}"]}
-               for i in range(n)]
+    reviews = [
+        {"template": "review", "values": [f"r{i}", f"{'good' if i % 3 else 'awful'} film number {i}"]} for i in range(n)
+    ]
 
     async def main():
         s = Session(kb, facts=reviews, provider=ModelProvider(predict_batch))
@@ -102,8 +106,11 @@ def test_sequential_goals_ask_one_at_a_time_and_cache() -> None:
         sizes.append(len(facts))
         return ["positive" for _ in facts]
 
-    s = Session(kb, facts=[{"template": "review", "values": ["a", "nice"]}, {"template": "review", "values": ["b", "ok"]}],
-                provider=ModelProvider(predict_batch))
+    s = Session(
+        kb,
+        facts=[{"template": "review", "values": ["a", "nice"]}, {"template": "review", "values": ["b", "ok"]}],
+        provider=ModelProvider(predict_batch),
+    )
     assert s.prove_sync("(recommend a)").answers
     assert s.prove_sync("(recommend a)").answers
     assert s.prove_sync("(recommend b)").answers

@@ -46,8 +46,17 @@ def test_ask_first_answer_text_and_facts_file(tmp_path: Path) -> None:
 def test_ask_with_scripted_answers(tmp_path: Path) -> None:
     answers = tmp_path / "answers.json"
     present = {"feathers", "swims", "black-and-white"}
-    names = ["hair", "gives-milk", "feathers", "flies", "lays-eggs", "long-neck", "swims", "black-and-white",
-             "flies-well"]
+    names = [
+        "hair",
+        "gives-milk",
+        "feathers",
+        "flies",
+        "lays-eggs",
+        "long-neck",
+        "swims",
+        "black-and-white",
+        "flies-well",
+    ]
     answers.write_text(json.dumps({f"(feature (name {n}))": "yes" if n in present else "no" for n in names}))
     r = runner.invoke(app, ["kb", "ask", kb("zoo.clp"), "(animal ?a)", "--answers", str(answers), "--json"])
     assert r.exit_code == 0, r.output
@@ -156,12 +165,15 @@ def test_why_and_how_render() -> None:
 
 
 def test_forward_derivation_unwinds_modified_facts() -> None:
-    k = rules.knowledge_base_from_text("m", """
+    k = rules.knowledge_base_from_text(
+        "m",
+        """
 (deftemplate counter (slot n (type INTEGER)))
 (deffacts f (counter (n 0)) (limit 3))
 (defrule up ?c <- (counter (n ?n)) (limit ?l&:(< ?n ?l)) => (modify ?c (n (+ ?n 1))))
 (defrule done (counter (n ?n)) (limit ?n) => (assert (finished ?n)))
-""")
+""",
+    )
     engine = ForwardEngine.from_knowledge_base(k)
     try:
         result = engine.evaluate([])

@@ -17,9 +17,27 @@ from chaining.backward.terms import fact_key, normalise_fact
 from rules.facts import Fact
 
 KB_DIR = Path(__file__).resolve().parents[3] / "knowledge_bases"
-FEATURES = ["hair", "gives-milk", "feathers", "flies", "lays-eggs", "eats-meat", "pointed-teeth", "claws",
-            "forward-eyes", "hoofs", "chews-cud", "tawny", "dark-spots", "black-stripes", "long-neck", "long-legs",
-            "black-and-white", "swims", "flies-well"]
+FEATURES = [
+    "hair",
+    "gives-milk",
+    "feathers",
+    "flies",
+    "lays-eggs",
+    "eats-meat",
+    "pointed-teeth",
+    "claws",
+    "forward-eyes",
+    "hoofs",
+    "chews-cud",
+    "tawny",
+    "dark-spots",
+    "black-stripes",
+    "long-neck",
+    "long-legs",
+    "black-and-white",
+    "swims",
+    "flies-well",
+]
 
 
 def clips_forward(kb: rules.KnowledgeBase, facts: list[Fact]) -> set[tuple]:
@@ -82,8 +100,9 @@ PEOPLE = ["ann", "bob", "cy", "dee", "eli", "fay"]
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(PEOPLE), st.sampled_from(PEOPLE)), max_size=10),
-       st.sets(st.sampled_from(PEOPLE)))
+@given(
+    st.lists(st.tuples(st.sampled_from(PEOPLE), st.sampled_from(PEOPLE)), max_size=10), st.sets(st.sampled_from(PEOPLE))
+)
 def test_family_on_random_parent_graphs(parents, males) -> None:
     kb = rules.load_knowledge_base(KB_DIR / "family.clp")
     facts = [Fact.ordered("parent", p, c) for p, c in parents] + [Fact.ordered("male", m) for m in males]
@@ -109,8 +128,16 @@ TEMPLATE_KB = """
 
 
 @settings(max_examples=20, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["x", "y", "z", "w"]), st.integers(0, 200),
-                          st.lists(st.sampled_from(["sale", "new", "old"]), max_size=3)), max_size=5))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["x", "y", "z", "w"]),
+            st.integers(0, 200),
+            st.lists(st.sampled_from(["sale", "new", "old"]), max_size=3),
+        ),
+        max_size=5,
+    )
+)
 def test_templates_defaults_multifields_and_computed_values(items) -> None:
     kb = rules.knowledge_base_from_text("shop", TEMPLATE_KB)
     facts = [Fact("item", {"name": n, "price": p, "tags": tuple(t)}) for n, p, t in items]

@@ -2,32 +2,56 @@
 
 from __future__ import annotations
 
+from pathlib import Path as _Path
+
 import pytest
 
-from chaining.backward import PersonProvider, ScriptedProvider, Session
-
 import rules as _rules
-from pathlib import Path as _Path
+from chaining.backward import PersonProvider, ScriptedProvider, Session
 
 KB_DIR = _Path(__file__).resolve().parents[3] / "knowledge_bases"
 
 
-def load(name: str) -> "_rules.KnowledgeBase":
+def load(name: str) -> _rules.KnowledgeBase:
     return _rules.load_knowledge_base(KB_DIR / name)
+
 
 ANIMALS = {
     "cheetah": ({"hair", "eats-meat", "tawny", "dark-spots"}, ["cheetah", "carnivore-by-meat", "mammal-by-hair"]),
-    "tiger": ({"gives-milk", "pointed-teeth", "claws", "forward-eyes", "tawny", "black-stripes"},
-              ["tiger", "carnivore-by-anatomy", "mammal-by-milk"]),
-    "giraffe": ({"hair", "hoofs", "long-neck", "long-legs", "dark-spots"}, ["giraffe", "ungulate-by-hoofs", "mammal-by-hair"]),
+    "tiger": (
+        {"gives-milk", "pointed-teeth", "claws", "forward-eyes", "tawny", "black-stripes"},
+        ["tiger", "carnivore-by-anatomy", "mammal-by-milk"],
+    ),
+    "giraffe": (
+        {"hair", "hoofs", "long-neck", "long-legs", "dark-spots"},
+        ["giraffe", "ungulate-by-hoofs", "mammal-by-hair"],
+    ),
     "zebra": ({"gives-milk", "chews-cud", "black-stripes"}, ["zebra", "ungulate-by-cud", "mammal-by-milk"]),
     "ostrich": ({"feathers", "long-neck", "black-and-white"}, ["ostrich", "bird-by-feathers"]),
     "penguin": ({"feathers", "swims", "black-and-white"}, ["penguin", "bird-by-feathers"]),
     "albatross": ({"flies", "lays-eggs", "flies-well"}, ["albatross", "bird-by-flight-and-eggs"]),
 }
-FEATURES = ["hair", "gives-milk", "feathers", "flies", "lays-eggs", "eats-meat", "pointed-teeth", "claws",
-            "forward-eyes", "hoofs", "chews-cud", "tawny", "dark-spots", "black-stripes", "long-neck", "long-legs",
-            "black-and-white", "swims", "flies-well"]
+FEATURES = [
+    "hair",
+    "gives-milk",
+    "feathers",
+    "flies",
+    "lays-eggs",
+    "eats-meat",
+    "pointed-teeth",
+    "claws",
+    "forward-eyes",
+    "hoofs",
+    "chews-cud",
+    "tawny",
+    "dark-spots",
+    "black-stripes",
+    "long-neck",
+    "long-legs",
+    "black-and-white",
+    "swims",
+    "flies-well",
+]
 
 
 def script(present: set[str]) -> dict[str, str]:

@@ -6,7 +6,7 @@ that both backends reach the same conclusions on the same inputs.
 
 from __future__ import annotations
 
-from experta import AS, MATCH, NOT, TEST, L, DefFacts, Fact, KnowledgeEngine, Rule
+from experta import AS, MATCH, NOT, TEST, DefFacts, Fact, KnowledgeEngine, L, Rule
 
 # --- tests/chaining/programs/01_family.clp ---------------------------------------------------
 
@@ -127,7 +127,12 @@ class Animals(KnowledgeEngine):
     def penguin(self):
         self.declare(identified(animal="penguin"))
 
-    @Rule(AnimalClass(name="bird"), _obs("flies"), observation(attribute="wingspan-m", value=MATCH.w), TEST(lambda w: isinstance(w, (int, float)) and w >= 2.5))
+    @Rule(
+        AnimalClass(name="bird"),
+        _obs("flies"),
+        observation(attribute="wingspan-m", value=MATCH.w),
+        TEST(lambda w: isinstance(w, (int, float)) and w >= 2.5),
+    )
     def albatross(self, w):
         self.declare(identified(animal="albatross"))
 

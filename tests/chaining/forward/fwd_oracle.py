@@ -121,7 +121,10 @@ def run_raw(prog: Program, strategy: str | None = None) -> RawRun:
     out.text.clear()
     env.run()
     text = "".join(out.text)
-    firings = [(m.group(1), tuple(int(x[2:]) for x in m.group(2).split(",") if x.startswith("f-"))) for m in FIRE_RE.finditer(text)]
+    firings = [
+        (m.group(1), tuple(int(x[2:]) for x in m.group(2).split(",") if x.startswith("f-")))
+        for m in FIRE_RE.finditer(text)
+    ]
     output = FIRE_RE.sub("", text)
     env.eval("(unwatch all)")
     out.text.clear()

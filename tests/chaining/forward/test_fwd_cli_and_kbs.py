@@ -21,7 +21,9 @@ def kb_run(*args: str):
     return CliRunner().invoke(app, ["kb", "run", *map(str, args)])
 
 
-CLI_PROGRAMS = [p for p in sorted(PROGRAMS.glob("*.clp")) if not program(p).functions]  # the CLI registers no Python functions
+CLI_PROGRAMS = [
+    p for p in sorted(PROGRAMS.glob("*.clp")) if not program(p).functions
+]  # the CLI registers no Python functions
 
 
 @pytest.mark.parametrize("path", CLI_PROGRAMS, ids=[p.stem for p in CLI_PROGRAMS])
@@ -134,32 +136,64 @@ def _brute_force_puzzle():
             for dr in permutations(["tea", "milk", "coffee", "water"]):
                 a = {p: (pos[i], pet[i], dr[i]) for i, p in enumerate(people)}
                 who = lambda k, v: next(p for p in people if a[p][k] == v)  # noqa: E731
-                if (a[who(2, "tea")][0] == 2 and a["bob"][0] == 4 and a[who(1, "bird")][0] == 1 and a["dan"][1] == "horse"
-                        and abs(a[who(2, "milk")][0] - a[who(2, "coffee")][0]) == 1 and a["cat"][2] not in ("coffee", "milk")
-                        and a[who(1, "dog")][0] < a["dan"][0] and a["ann"][2] != "water" and a[who(1, "fish")][2] == "coffee"):
+                if (
+                    a[who(2, "tea")][0] == 2
+                    and a["bob"][0] == 4
+                    and a[who(1, "bird")][0] == 1
+                    and a["dan"][1] == "horse"
+                    and abs(a[who(2, "milk")][0] - a[who(2, "coffee")][0]) == 1
+                    and a["cat"][2] not in ("coffee", "milk")
+                    and a[who(1, "dog")][0] < a["dan"][0]
+                    and a["ann"][2] != "water"
+                    and a[who(1, "fish")][2] == "coffee"
+                ):
                     out.append(a)
     return out
 
 
 def test_logic_puzzle_unique_solution_matches_brute_force():
     doc = json.loads(kb_run(KB / "logic_puzzle.clp", "--json").stdout)
-    got = {f["slots"]["implied"][0]: tuple(f["slots"]["implied"][1:]) for f in doc["facts"] if f["template"] == "solution"}
+    got = {
+        f["slots"]["implied"][0]: tuple(f["slots"]["implied"][1:]) for f in doc["facts"] if f["template"] == "solution"
+    }
     (expected,) = _brute_force_puzzle()
     assert got == expected
     assert doc["output"].endswith("1 solution(s)\n")
 
 
-@pytest.mark.parametrize("facts,expected", [
-    ([], ["no fault found"]),
-    ([("symptom", {"name": "engine-does-not-crank"})], ["fault: starter-motor (serious): test the starter relay and motor"]),
-    ([("symptom", {"name": "engine-does-not-crank"}), ("reading", {"gauge": "battery-voltage", "value": 10.9})],
-     ["fault: dead-battery (moderate): charge or replace the battery"]),
-    ([("symptom", {"name": "engine-cranks-normally"}), ("symptom", {"name": "engine-does-not-start"}), ("symptom", {"name": "fuel-gauge-empty"})],
-     ["fault: fuel-system (minor): check the fuel level and the fuel pump"]),
-    ([("symptom", {"name": "engine-cranks-normally"}), ("symptom", {"name": "engine-does-not-start"})],
-     ["fault: ignition (moderate): inspect the spark plugs and the ignition coil"]),
-    (None, ["fault: head-gasket (critical): stop driving; pressure-test the cooling system", "fault: dead-battery (moderate): also check: dead-battery"]),
-])
+@pytest.mark.parametrize(
+    "facts,expected",
+    [
+        ([], ["no fault found"]),
+        (
+            [("symptom", {"name": "engine-does-not-crank"})],
+            ["fault: starter-motor (serious): test the starter relay and motor"],
+        ),
+        (
+            [("symptom", {"name": "engine-does-not-crank"}), ("reading", {"gauge": "battery-voltage", "value": 10.9})],
+            ["fault: dead-battery (moderate): charge or replace the battery"],
+        ),
+        (
+            [
+                ("symptom", {"name": "engine-cranks-normally"}),
+                ("symptom", {"name": "engine-does-not-start"}),
+                ("symptom", {"name": "fuel-gauge-empty"}),
+            ],
+            ["fault: fuel-system (minor): check the fuel level and the fuel pump"],
+        ),
+        (
+            [("symptom", {"name": "engine-cranks-normally"}), ("symptom", {"name": "engine-does-not-start"})],
+            ["fault: ignition (moderate): inspect the spark plugs and the ignition coil"],
+        ),
+        (
+            None,
+            [
+                "fault: head-gasket (critical): stop driving; pressure-test the cooling system",
+                "fault: dead-battery (moderate): also check: dead-battery",
+            ],
+        ),
+    ],
+)
 def test_fault_diagnosis(tmp_path, facts, expected):
     if facts is None:
         path = KB / "fault_diagnosis.facts.json"
@@ -172,9 +206,13 @@ def test_fault_diagnosis(tmp_path, facts, expected):
 
 
 def test_facts_from_stdin():
-    facts = json.dumps([{"template": "observation", "slots": {"attribute": "feathers", "value": "yes"}},
-                        {"template": "observation", "slots": {"attribute": "flies", "value": "no"}},
-                        {"template": "observation", "slots": {"attribute": "swims", "value": "yes"}},
-                        {"template": "observation", "slots": {"attribute": "colour", "value": "black-and-white"}}])
+    facts = json.dumps(
+        [
+            {"template": "observation", "slots": {"attribute": "feathers", "value": "yes"}},
+            {"template": "observation", "slots": {"attribute": "flies", "value": "no"}},
+            {"template": "observation", "slots": {"attribute": "swims", "value": "yes"}},
+            {"template": "observation", "slots": {"attribute": "colour", "value": "black-and-white"}},
+        ]
+    )
     result = CliRunner().invoke(app, ["kb", "run", str(KB / "animals.clp"), "--facts", "-"], input=facts)
     assert result.exit_code == 0 and result.stdout == "identified: penguin\n"

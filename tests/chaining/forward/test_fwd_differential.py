@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from fwd_oracle import FUNCTIONS, PROGRAMS, all_programs, render, run_raw
+from fwd_oracle import FUNCTIONS, all_programs, render, run_raw
 
 import rules
 from chaining.forward import STRATEGY_NAMES, ForwardEngine, RuleExecutionError
@@ -53,7 +53,9 @@ def test_strategies_match_raw_clips(strategy):
 
 def test_strategies_really_differ():
     prog = next(p for p in PROGS if p.name == "16_strategies")
-    orders = {s: tuple(f.rule for f in _ours(prog, s).firings) for s in ("depth", "breadth", "simplicity", "complexity")}
+    orders = {
+        s: tuple(f.rule for f in _ours(prog, s).firings) for s in ("depth", "breadth", "simplicity", "complexity")
+    }
     assert len(set(orders.values())) >= 3, orders
 
 
@@ -61,13 +63,27 @@ def test_corpus_coverage():
     """The corpus uses every construct of issue 3 item 1."""
     text = "\n".join(p.path.read_text() for p in PROGS)
     needles = {
-        "deftemplate": r"\(deftemplate ", "deffacts": r"\(deffacts ", "defrule": r"\(defrule ",
-        "deffunction": r"\(deffunction ", "defglobal": r"\(defglobal ", "defmodule": r"\(defmodule ",
-        "multifield variable": r"\$\?[a-z]", "single-field variable": r"\?[a-z]",
-        "& connective": r"\?[a-z]+&", "| connective": r"[a-z]\|[a-z]", "~ connective": r"~",
-        "predicate constraint": r"&:\(", "return-value constraint": r"=\(", "test": r"\(test ",
-        "not": r"\(not \(", "exists": r"\(exists ", "forall": r"\(forall ", "or": r"\(or \(",
-        "and": r"\(and \(", "logical": r"\(logical ", "fact address": r"\?[a-z]+ <- \(",
+        "deftemplate": r"\(deftemplate ",
+        "deffacts": r"\(deffacts ",
+        "defrule": r"\(defrule ",
+        "deffunction": r"\(deffunction ",
+        "defglobal": r"\(defglobal ",
+        "defmodule": r"\(defmodule ",
+        "multifield variable": r"\$\?[a-z]",
+        "single-field variable": r"\?[a-z]",
+        "& connective": r"\?[a-z]+&",
+        "| connective": r"[a-z]\|[a-z]",
+        "~ connective": r"~",
+        "predicate constraint": r"&:\(",
+        "return-value constraint": r"=\(",
+        "test": r"\(test ",
+        "not": r"\(not \(",
+        "exists": r"\(exists ",
+        "forall": r"\(forall ",
+        "or": r"\(or \(",
+        "and": r"\(and \(",
+        "logical": r"\(logical ",
+        "fact address": r"\?[a-z]+ <- \(",
         "salience": r"\(declare \(salience",
     }
     missing = [k for k, rx in needles.items() if not re.search(rx, text)]
@@ -76,7 +92,9 @@ def test_corpus_coverage():
 
 def test_rule_error_is_reported_and_engine_stays_usable(tmp_path):
     path = tmp_path / "bad_rhs.clp"
-    path.write_text("(deffacts f (x 0))\n(defrule r (x ?v) => (printout t \"before\" crlf) (printout t (div 1 ?v) crlf))\n")
+    path.write_text(
+        '(deffacts f (x 0))\n(defrule r (x ?v) => (printout t "before" crlf) (printout t (div 1 ?v) crlf))\n'
+    )
     kb = rules.knowledge_base_from_text("bad_rhs", path.read_text())
     with ForwardEngine.from_knowledge_base(kb) as engine:
         with pytest.raises(RuleExecutionError) as info:

@@ -11,7 +11,13 @@ import pytest
 
 import rules
 from chaining.forward import (
-    EngineConfig, EvaluationTimeout, FactAssertError, FiringLimitError, ForwardEngine, KnowledgeBaseLoadError, Strategy,
+    EngineConfig,
+    EvaluationTimeout,
+    FactAssertError,
+    FiringLimitError,
+    ForwardEngine,
+    KnowledgeBaseLoadError,
+    Strategy,
 )
 from rules.facts import Fact, String, Symbol
 
@@ -25,7 +31,9 @@ SIX_RULES = """
 
 
 def _engine(text: str, name: str = "t", **config) -> ForwardEngine:
-    return ForwardEngine.from_knowledge_base(rules.knowledge_base_from_text(name, text), config=EngineConfig(**config) if config else None)
+    return ForwardEngine.from_knowledge_base(
+        rules.knowledge_base_from_text(name, text), config=EngineConfig(**config) if config else None
+    )
 
 
 def _batches(fn, n_batches: int, size: int) -> list[float]:
@@ -101,7 +109,11 @@ def test_python_function_receiving_facts_does_not_leak():
         seen.append(fact)
         return Symbol("ok")
 
-    kb = rules.knowledge_base_from_text("t", "(deftemplate a (slot x))\n(defrule r ?f <- (a (x ?x)) => (printout t (inspect ?f) crlf))", functions=("inspect",))
+    kb = rules.knowledge_base_from_text(
+        "t",
+        "(deftemplate a (slot x))\n(defrule r ?f <- (a (x ?x)) => (printout t (inspect ?f) crlf))",
+        functions=("inspect",),
+    )
     engine = ForwardEngine.from_knowledge_base(kb, functions={"inspect": inspect})
     runner = engine._acquire()
     try:
@@ -120,8 +132,9 @@ def test_python_function_receiving_facts_does_not_leak():
 
 def test_concurrent_evaluations_match_sequential():
     engine = ForwardEngine.from_knowledge_base(rules.load_knowledge_base([GATING]), config=EngineConfig(workers=3))
-    from test_fwd_experta_equivalence import gating_facts
     import random
+
+    from test_fwd_experta_equivalence import gating_facts
 
     rng = random.Random(3)
     inputs = [gating_facts(rng) for _ in range(60)]
@@ -185,7 +198,9 @@ def test_limit_exactly_at_quiescence_is_not_an_error():
 def test_string_symbol_mapping():
     text = '(deftemplate p (slot name) (slot title (type STRING)) (multislot tags))\n(defrule r (p (name ?n) (title ?t) (tags $?g)) => (printout t (type ?n) " " (type ?t) " " (type (nth$ 1 ?g)) " " (type (nth$ 2 ?g)) crlf))'
     engine = _engine(text)
-    out = engine.evaluate([{"template": "p", "slots": {"name": "rex", "title": "dog", "tags": ["two words", "x"]}}]).output
+    out = engine.evaluate(
+        [{"template": "p", "slots": {"name": "rex", "title": "dog", "tags": ["two words", "x"]}}]
+    ).output
     assert out == "SYMBOL STRING STRING SYMBOL\n"
     out = engine.evaluate([Fact("p", {"name": String("rex"), "title": "Rex the dog", "tags": (Symbol("a"), 3)})]).output
     assert out == "STRING STRING SYMBOL INTEGER\n"
@@ -231,7 +246,11 @@ def test_load_error_is_located():
     # so the knowledge base is handed over directly): the error names file, line and column.
     from types import SimpleNamespace
 
-    kb = SimpleNamespace(name="bad", version="0", sources=[("bad.clp", "(deftemplate a (slot x))\n(defrule r (a (x ?x)) => (printout t (+ ?x \"s\") crlf))")])
+    kb = SimpleNamespace(
+        name="bad",
+        version="0",
+        sources=[("bad.clp", '(deftemplate a (slot x))\n(defrule r (a (x ?x)) => (printout t (+ ?x "s") crlf))')],
+    )
     with pytest.raises(KnowledgeBaseLoadError, match=r"bad\.clp:2:1: CLIPS refused this defrule: \[ARGACCES2\]"):
         ForwardEngine.from_knowledge_base(kb)
 

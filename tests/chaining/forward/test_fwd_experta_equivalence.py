@@ -9,7 +9,14 @@ import pytest
 from fwd_experta_programs import AnimalClass, Animals, Bank, Family, LongChain, identified, observation
 
 import rules
-from chaining.forward import EngineConfig, EvaluationTimeout, ExpertaEngine, FiringLimitError, ForwardEngine, RuleExecutionError
+from chaining.forward import (
+    EngineConfig,
+    EvaluationTimeout,
+    ExpertaEngine,
+    FiringLimitError,
+    ForwardEngine,
+    RuleExecutionError,
+)
 from workbench.bench._rules_experta import GATING_FACT_TYPES, Gating
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -22,8 +29,14 @@ def _clips(path: Path) -> ForwardEngine:
 
 
 def _conclusions(result, templates) -> set:
-    return {(f.template, tuple(sorted((k, str(v) if not isinstance(v, tuple) else tuple(map(str, v))) for k, v in f.slots.items())))
-            for f in result.facts if f.template in templates}
+    return {
+        (
+            f.template,
+            tuple(sorted((k, str(v) if not isinstance(v, tuple) else tuple(map(str, v))) for k, v in f.slots.items())),
+        )
+        for f in result.facts
+        if f.template in templates
+    }
 
 
 def test_family():
@@ -32,12 +45,21 @@ def test_family():
     conclusions = {"grandparent", "sibling"}
     assert _conclusions(clp, conclusions) == _conclusions(exp, conclusions)
     assert len(_conclusions(clp, {"grandparent"})) == 3
-    assert sorted(l for l in clp.output.splitlines() if "grandparent" in l) == sorted(l for l in exp.output.splitlines() if "grandparent" in l)
+    assert sorted(l for l in clp.output.splitlines() if "grandparent" in l) == sorted(
+        l for l in exp.output.splitlines() if "grandparent" in l
+    )
 
 
 ANIMALS = {
     "cheetah": [("hair", "yes"), ("eats-meat", "yes"), ("colour", "tawny"), ("markings", "dark-spots")],
-    "tiger": [("gives-milk", "yes"), ("pointed-teeth", "yes"), ("claws", "yes"), ("forward-eyes", "yes"), ("colour", "tawny"), ("markings", "black-stripes")],
+    "tiger": [
+        ("gives-milk", "yes"),
+        ("pointed-teeth", "yes"),
+        ("claws", "yes"),
+        ("forward-eyes", "yes"),
+        ("colour", "tawny"),
+        ("markings", "black-stripes"),
+    ],
     "giraffe": [("hair", "yes"), ("hoofs", "yes"), ("long-neck", "yes"), ("markings", "dark-spots")],
     "zebra": [("hair", "yes"), ("chews-cud", "yes"), ("markings", "black-stripes")],
     "ostrich": [("feathers", "yes"), ("flies", "no"), ("long-neck", "yes"), ("colour", "black-and-white")],
@@ -54,7 +76,9 @@ def _observations(pairs):
 def test_animals(animal):
     facts = _observations(ANIMALS[animal])
     clp = _clips(KB / "animals.clp").evaluate(facts)
-    exp = ExpertaEngine(Animals, fact_types={"observation": observation, "class": AnimalClass, "identified": identified}).evaluate(facts)
+    exp = ExpertaEngine(
+        Animals, fact_types={"observation": observation, "class": AnimalClass, "identified": identified}
+    ).evaluate(facts)
     assert _conclusions(clp, {"identified", "class"}) == _conclusions(exp, {"identified", "class"})
     assert [str(f.slots["animal"]) for f in clp.facts_of("identified")] == [animal]
     assert clp.output == exp.output == f"identified: {animal}\n"
@@ -78,7 +102,14 @@ def test_long_chain():
 
 def gating_facts(rng: random.Random) -> list[dict]:
     return [
-        {"template": "request", "slots": {"id": rng.randrange(10**6), "channel": rng.choice(["api", "email", "web"]), "length": rng.randrange(50, 800)}},
+        {
+            "template": "request",
+            "slots": {
+                "id": rng.randrange(10**6),
+                "channel": rng.choice(["api", "email", "web"]),
+                "length": rng.randrange(50, 800),
+            },
+        },
         {"template": "prediction", "slots": {"label": rng.choice(["spam", "ham"]), "score": round(rng.random(), 3)}},
         {"template": "user", "slots": {"tier": rng.choice(["gold", "basic"]), "strikes": rng.randrange(5)}},
         {"template": "limits", "slots": {"min-score": 0.3, "max-length": 450}},
@@ -114,7 +145,6 @@ def test_experta_limits_and_errors():
 
 def test_experta_rule_error():
     from experta import KnowledgeEngine, Rule
-
     from fwd_experta_programs import counter
 
     class Broken(KnowledgeEngine):

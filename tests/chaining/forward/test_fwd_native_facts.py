@@ -31,11 +31,21 @@ def _memories():
 CASES = {
     "scalars": [Fact("t", {"i": 1, "f": 2.5, "s": "dog"}), Fact("u", {"a": -7})],
     "symbols with dashes and digits": [Fact("t", {"s": "big-red_2"}), Fact("u", {"a": "x9"})],
-    "strings that are not plain symbols": [Fact("t", {"s": "Rex the dog"}), Fact("t", {"s": "a.b"}), Fact("t", {"s": "42"}),
-                                           Fact("t", {"s": ""}), Fact("u", {"a": "é"})],
+    "strings that are not plain symbols": [
+        Fact("t", {"s": "Rex the dog"}),
+        Fact("t", {"s": "a.b"}),
+        Fact("t", {"s": "42"}),
+        Fact("t", {"s": ""}),
+        Fact("u", {"a": "é"}),
+    ],
     "Symbol and String values": [Fact("t", {"s": Symbol("cat")}), Fact("t", {"s": String("cat")})],
     "bools and extreme ints": [Fact("u", {"a": True}), Fact("u", {"a": 2**63 - 1}), Fact("u", {"a": -(2**63)})],
-    "multifields": [Fact("t", {"m": (1, 2.0, "x")}), Fact("t", {"m": ()}), Fact("t", {"m": ("a b", 3)}), Fact("t", {"m": "one"})],
+    "multifields": [
+        Fact("t", {"m": (1, 2.0, "x")}),
+        Fact("t", {"m": ()}),
+        Fact("t", {"m": ("a b", 3)}),
+        Fact("t", {"m": "one"}),
+    ],
     "a strings-only slot": [Fact("t", {"str": "abc"}), Fact("t", {"str": "has space"})],
     "duplicates": [Fact("u", {"a": 1}), Fact("u", {"a": 1}), Fact("u", {"a": 2})],
     "ordered facts": [Fact.ordered("parent", "tom", "bob"), Fact("u", {"a": 3}), Fact.ordered("parent", "tom", "bob")],
@@ -58,11 +68,14 @@ def test_same_ids_and_working_memory_as_python(case):
     assert c.facts() == p.facts()
 
 
-@pytest.mark.parametrize("bad, message", [
-    ([Fact("u", {"a": 1}), Fact("nope", {"a": 1})], "facts[1]: template 'nope' is not defined"),
-    ([Fact("u", {"a": 1}), Fact("u", {"a": 1}), Fact("u", {"zz": 1})], "facts[2].slots.zz"),
-    ([Fact("t", {"i": 1}), Fact("t", {"i": (1, 2)})], "facts[1].slots.i"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ([Fact("u", {"a": 1}), Fact("nope", {"a": 1})], "facts[1]: template 'nope' is not defined"),
+        ([Fact("u", {"a": 1}), Fact("u", {"a": 1}), Fact("u", {"zz": 1})], "facts[2].slots.zz"),
+        ([Fact("t", {"i": 1}), Fact("t", {"i": (1, 2)})], "facts[1].slots.i"),
+    ],
+)
 def test_same_located_errors_as_python(bad, message):
     (_, c), (_, p) = _memories()
     with pytest.raises(FactAssertError) as from_c:
@@ -86,12 +99,18 @@ def test_a_c_asserter_built_from_another_source_is_not_used(monkeypatch):
 
 def test_common_facts_take_the_c_loop_once_their_templates_are_known(monkeypatch):
     (env, c), _ = _memories()
-    facts = CASES["scalars"] + CASES["symbols with dashes and digits"] + [Fact("t", {"m": (1, 2.0, "x")}), Fact("v", {"b": 1})]
+    facts = (
+        CASES["scalars"]
+        + CASES["symbols with dashes and digits"]
+        + [Fact("t", {"m": (1, 2.0, "x")}), Fact("v", {"b": 1})]
+    )
     c.assert_all(facts)  # the first fact of each template goes through assert_fact, which learns it
     env.reset()
     slow = []
     real = WorkingMemory.assert_fact
-    monkeypatch.setattr(WorkingMemory, "assert_fact", lambda self, f, where="fact": slow.append(f) or real(self, f, where))
+    monkeypatch.setattr(
+        WorkingMemory, "assert_fact", lambda self, f, where="fact": slow.append(f) or real(self, f, where)
+    )
     assert c.assert_all(facts) == list(range(1, len(facts) + 1))
     assert slow == []
 
@@ -102,8 +121,14 @@ READ_KB = [
     "(deftemplate e)",
 ]
 READ_FACTS = [
-    '(t (i 1) (f 2.5) (s dog) (m) (str "x y"))', "(u (a -3))", '(t (i 2) (s "quoted") (m a 1 2.5))',
-    "(parent tom bob)", "(e)", '(u (a "é ü"))', "(u (a [inst]))", "(t (i 9223372036854775807) (f -0.0))",
+    '(t (i 1) (f 2.5) (s dog) (m) (str "x y"))',
+    "(u (a -3))",
+    '(t (i 2) (s "quoted") (m a 1 2.5))',
+    "(parent tom bob)",
+    "(e)",
+    '(u (a "é ü"))',
+    "(u (a [inst]))",
+    "(t (i 9223372036854775807) (f -0.0))",
     "(u (a <Fact-1>))",
 ]
 
@@ -156,6 +181,7 @@ def test_a_fact_list_changed_by_a_fact_property_does_not_crash():
 def test_a_slot_name_that_is_a_str_subclass_takes_the_python_path():
     """Regression: a str-subclass slot name's __eq__ could change the slots dict while the C loop
     held a borrowed value; such names now go to the Python path (same result as without C)."""
+
     class Name(str):
         __hash__ = str.__hash__
 
@@ -176,8 +202,12 @@ def _typed(facts):
 def test_values_read_back_have_the_same_types_as_python():
     """`==` cannot tell `Symbol("x")` from `String("x")`: compare the types too."""
     (env_c, c), (env_p, p) = _memories()
-    facts = [Fact("t", {"s": "dog", "str": "dog", "i": 1, "f": 1.0}), Fact("t", {"s": String("dog"), "m": ("a", "b c", 2)}),
-             Fact("u", {"a": Symbol("x")}), Fact("u", {"a": String("x")})]
+    facts = [
+        Fact("t", {"s": "dog", "str": "dog", "i": 1, "f": 1.0}),
+        Fact("t", {"s": String("dog"), "m": ("a", "b c", 2)}),
+        Fact("u", {"a": Symbol("x")}),
+        Fact("u", {"a": String("x")}),
+    ]
     c.assert_all(facts)
     p.assert_all(facts)
     assert _typed(c.facts()) == _typed(p.facts())

@@ -14,12 +14,15 @@ pytestmark = pytest.mark.skipif(not native_trace.AVAILABLE, reason=f"C trace rec
 @pytest.mark.parametrize("program", ["manners-16", "waltz-4", "gating"])
 def test_both_recorders_record_the_same_trace(program):
     """The C and the Python recorder give identical firings and fact events on the benchmark programs."""
-    from workbench.bench.rules import BENCH_KB, gating_facts, manners_facts, waltz_facts
     from rules.facts import facts_from_json
+    from workbench.bench.rules import BENCH_KB, gating_facts, manners_facts, waltz_facts
 
     name = program.split("-")[0]
-    facts = {"manners": lambda: manners_facts(16), "waltz": lambda: waltz_facts(4),
-             "gating": lambda: [f for i in range(3) for f in gating_facts(i)]}[name]()
+    facts = {
+        "manners": lambda: manners_facts(16),
+        "waltz": lambda: waltz_facts(4),
+        "gating": lambda: [f for i in range(3) for f in gating_facts(i)],
+    }[name]()
     kb = rules.load_knowledge_base([BENCH_KB / f"{name}.clp"])
     results = []
     for native in (True, False):
@@ -52,8 +55,9 @@ def test_both_recorders_agree_on_modules_negation_and_odd_rule_names():
     """
     results = []
     for native in (True, False):
-        engine = ForwardEngine.from_knowledge_base(rules.knowledge_base_from_text("mods", kb),
-                                                   config=EngineConfig(workers=1, native=native))
+        engine = ForwardEngine.from_knowledge_base(
+            rules.knowledge_base_from_text("mods", kb), config=EngineConfig(workers=1, native=native)
+        )
         results.append(engine.evaluate([]))
         engine.close()
     c, py = results
@@ -67,11 +71,13 @@ def test_both_recorders_agree_on_many_rules():
     """300 rules (the C recorder's table of rule names grows and is rebuilt several times),
     evaluated twice (names are kept across evaluations)."""
     kb = "(deftemplate n (slot i))\n" + "\n".join(
-        f"(defrule rule-{k}-{'x' * (k % 7)} (n (i {k})) => (assert (n (i {k + 1}))))" for k in range(300))
+        f"(defrule rule-{k}-{'x' * (k % 7)} (n (i {k})) => (assert (n (i {k + 1}))))" for k in range(300)
+    )
     results = []
     for native in (True, False):
-        engine = ForwardEngine.from_knowledge_base(rules.knowledge_base_from_text("many", kb),
-                                                   config=EngineConfig(workers=1, native=native))
+        engine = ForwardEngine.from_knowledge_base(
+            rules.knowledge_base_from_text("many", kb), config=EngineConfig(workers=1, native=native)
+        )
         first = engine.evaluate([Fact("n", {"i": 0})])
         second = engine.evaluate([Fact("n", {"i": 150})])
         results.append((first, second))

@@ -11,9 +11,8 @@ import os
 import pytest
 
 import rules
-from chaining.forward import EngineConfig, FiringLimitError, ForwardEngine, RuleExecutionError
+from chaining.forward import EngineConfig, FiringLimitError, ForwardEngine, RuleExecutionError, native_trace
 from chaining.forward.result import FactEvent, Firing
-from chaining.forward import native_trace
 from rules.facts import Fact
 
 _RECORDER = {"native": True}
@@ -29,8 +28,9 @@ def recorder(request):
 
 def _engine(text: str, **config) -> ForwardEngine:
     config.setdefault("native", _RECORDER["native"])
-    return ForwardEngine.from_knowledge_base(rules.knowledge_base_from_text("trace", text),
-                                             config=EngineConfig(workers=1, **config))
+    return ForwardEngine.from_knowledge_base(
+        rules.knowledge_base_from_text("trace", text), config=EngineConfig(workers=1, **config)
+    )
 
 
 def test_output_that_looks_like_watch_lines_stays_output():
@@ -43,7 +43,7 @@ def test_output_that_looks_like_watch_lines_stays_output():
       (modify ?f (x 2)))
     """
     result = _engine(kb).evaluate([Fact("p", {"x": 1})])
-    assert result.output == 'FIRE    1 r: f-1\n==> f-9     (p (x 7))\n<== f-1     (p (x 1))\n'
+    assert result.output == "FIRE    1 r: f-1\n==> f-9     (p (x 7))\n<== f-1     (p (x 1))\n"
     assert result.firings == [Firing("r", (1,))]
     # modify keeps the id: a retract then an assert of f-1, both made by firing 0
     assert result.events == [FactEvent("retract", 1, 0), FactEvent("assert", 1, 0)]
@@ -104,7 +104,8 @@ def test_firing_trace_can_be_off():
     assert [e.firing for e in result.events] == [0, 0, 1, 1, 2, 2]
     with pytest.raises(FiringLimitError, match="not traced"):
         _engine("(defrule loop ?f <- (x) => (retract ?f) (assert (x)))", trace_firings=False).evaluate(
-            [Fact.ordered("x")], max_firings=10)
+            [Fact.ordered("x")], max_firings=10
+        )
 
 
 def test_a_rule_reading_stdin_fails_instead_of_blocking():
@@ -125,7 +126,7 @@ def test_lots_of_output_is_kept_whole():
 def test_an_exception_inside_a_trace_callback_is_raised_after_the_run(monkeypatch, recorder):
     from chaining.forward import clips_runner
 
-    engine = _engine("(defrule r => (printout t \"fired\" crlf))")
+    engine = _engine('(defrule r => (printout t "fired" crlf))')
     runner = engine._idle[0]
     real = clips_runner.lib
 
@@ -180,8 +181,10 @@ def test_a_recorder_dropped_without_close_leaves_the_environment_safe_to_run(rec
 
     from chaining.forward.clips_runner import ClipsRunner
 
-    runner = ClipsRunner([("k.clp", "(deftemplate p (slot x)) (defrule r (p (x ?x)) => (assert (p (x (+ ?x 1)))) )")],
-                         native=recorder == "native")
+    runner = ClipsRunner(
+        [("k.clp", "(deftemplate p (slot x)) (defrule r (p (x ?x)) => (assert (p (x (+ ?x 1)))) )")],
+        native=recorder == "native",
+    )
     env = runner.env
     del runner
     gc.collect()
@@ -217,6 +220,6 @@ def test_a_timed_out_run_keeps_the_end_of_its_trace(monkeypatch, recorder):
     partial = caught.value.partial
     assert len(partial.firings) == 50 and all(f == Firing("step", (1,)) for f in partial.firings)
     # each kept firing modified f-1 once: a retract and an assert, indexed 0..49
-    assert [e.firing for e in partial.events] == [k for k in range(50) for _ in (0, 1)][:len(partial.events)]
+    assert [e.firing for e in partial.events] == [k for k in range(50) for _ in (0, 1)][: len(partial.events)]
     assert len(partial.events) in (98, 99, 100)  # the halt may stop the last firing before or inside its action
     assert {e.kind for e in partial.events} == {"assert", "retract"}

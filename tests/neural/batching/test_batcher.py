@@ -10,7 +10,7 @@ import time
 import pytest
 
 from neural.batching import BatcherConfig, DynamicBatcher
-from neural.errors import BatchExecutionError, BatcherClosedError, QueueFullError, RequestTimeoutError
+from neural.errors import BatcherClosedError, BatchExecutionError, QueueFullError, RequestTimeoutError
 from neural.metrics import METRICS_REGISTRY
 
 
@@ -60,7 +60,9 @@ async def test_isolation_and_ordering_under_concurrency():
     # within one bucket, requests run in arrival (FIFO) order
     arrival = {it: n for n, it in enumerate(model.executed())}
     for bucket in (4, 8, 16):
-        same = [it for items_, _ in model.calls for it in items_ if it[1] <= bucket and (bucket == 4 or it[1] > bucket // 2)]
+        same = [
+            it for items_, _ in model.calls for it in items_ if it[1] <= bucket and (bucket == 4 or it[1] > bucket // 2)
+        ]
         assert [arrival[it] for it in same] == sorted(arrival[it] for it in same)
     b.close()
 
@@ -200,7 +202,10 @@ async def test_failing_model_fails_only_its_batch():
     model.gate.set()
     await blocker
     for r in bad_batch:
-        with pytest.raises(BatchExecutionError, match=r"model 'failing' failed on batch \d+ \(2 requests\): ValueError: cannot handle 'bad'") as info:
+        with pytest.raises(
+            BatchExecutionError,
+            match=r"model 'failing' failed on batch \d+ \(2 requests\): ValueError: cannot handle 'bad'",
+        ) as info:
             await r
         assert isinstance(info.value.__cause__, ValueError)
     assert [(await r)[0] for r in good_batch] == ["good-2", "good-3"]
@@ -273,8 +278,16 @@ async def test_exact_lengths_never_pads_or_mixes_lengths():
 async def test_strict_buckets_do_not_mix_bucket_sizes():
     model = Recorder()
     model.gate.clear()
-    b = make(model, "strict", max_batch_size=16, max_queue_delay_ms=1, buckets=(4, 8, 16), pad_to_bucket=False,
-             fill_from_smaller_buckets=False, length_fn=lambda it: it)
+    b = make(
+        model,
+        "strict",
+        max_batch_size=16,
+        max_queue_delay_ms=1,
+        buckets=(4, 8, 16),
+        pad_to_bucket=False,
+        fill_from_smaller_buckets=False,
+        length_fn=lambda it: it,
+    )
     first = b.submit(1)
     assert model.entered.wait(5)
     reqs = b.submit_many([12, 3, 7, 2, 16, 5])

@@ -20,8 +20,12 @@ def _tokenizer(vocab_size: int):
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["<|endoftext|>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=["<|endoftext|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     tok.train_from_iterator([TEXT], trainer=trainer)
     return tok
 
@@ -48,9 +52,20 @@ def llama_dir(tmp_path_factory, tokenizer) -> Path:
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=tokenizer.get_vocab_size(), hidden_size=64, intermediate_size=160, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512, rope_theta=500.0,
-                      tie_word_embeddings=False, eos_token_id=0, bos_token_id=0, initializer_range=0.2)
+    cfg = LlamaConfig(
+        vocab_size=tokenizer.get_vocab_size(),
+        hidden_size=64,
+        intermediate_size=160,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        rope_theta=500.0,
+        tie_word_embeddings=False,
+        eos_token_id=0,
+        bos_token_id=0,
+        initializer_range=0.2,
+    )
     return _save(LlamaForCausalLM(cfg).eval(), tokenizer, tmp_path_factory.mktemp("llama"))
 
 
@@ -60,11 +75,26 @@ def llama3_dir(tmp_path_factory, tokenizer) -> Path:
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(3)
-    cfg = LlamaConfig(vocab_size=tokenizer.get_vocab_size(), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                      num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=512, rope_theta=10000.0,
-                      rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-                                    "original_max_position_embeddings": 64},
-                      tie_word_embeddings=True, eos_token_id=0, initializer_range=0.2)
+    cfg = LlamaConfig(
+        vocab_size=tokenizer.get_vocab_size(),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        rope_theta=10000.0,
+        rope_scaling={
+            "rope_type": "llama3",
+            "factor": 8.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 64,
+        },
+        tie_word_embeddings=True,
+        eos_token_id=0,
+        initializer_range=0.2,
+    )
     return _save(LlamaForCausalLM(cfg).eval(), tokenizer, tmp_path_factory.mktemp("llama3"))
 
 
@@ -74,9 +104,19 @@ def qwen2_dir(tmp_path_factory, tokenizer) -> Path:
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     torch.manual_seed(1)
-    cfg = Qwen2Config(vocab_size=tokenizer.get_vocab_size(), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=1, max_position_embeddings=512, rope_theta=1e6,
-                      tie_word_embeddings=True, eos_token_id=0, initializer_range=0.2)
+    cfg = Qwen2Config(
+        vocab_size=tokenizer.get_vocab_size(),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=1,
+        max_position_embeddings=512,
+        rope_theta=1e6,
+        tie_word_embeddings=True,
+        eos_token_id=0,
+        initializer_range=0.2,
+    )
     model = Qwen2ForCausalLM(cfg).eval()
     with torch.no_grad():  # random biases (HF initialises them to zero, which would test nothing)
         for layer in model.model.layers:
@@ -91,8 +131,16 @@ def gpt2_dir(tmp_path_factory, tokenizer) -> Path:
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(2)
-    cfg = GPT2Config(vocab_size=tokenizer.get_vocab_size(), n_embd=64, n_layer=2, n_head=4, n_positions=512,
-                     eos_token_id=0, bos_token_id=0, initializer_range=0.2)
+    cfg = GPT2Config(
+        vocab_size=tokenizer.get_vocab_size(),
+        n_embd=64,
+        n_layer=2,
+        n_head=4,
+        n_positions=512,
+        eos_token_id=0,
+        bos_token_id=0,
+        initializer_range=0.2,
+    )
     return _save(GPT2LMHeadModel(cfg).eval(), tokenizer, tmp_path_factory.mktemp("gpt2"))
 
 
@@ -117,7 +165,7 @@ def hf_greedy_ids(model, prompt_ids: list[int], n: int) -> list[int]:
     ids = torch.tensor([prompt_ids])
     out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=n, do_sample=False, pad_token_id=0)
     assert out.shape[1] == len(prompt_ids) + n
-    return out[0, len(prompt_ids):].tolist()
+    return out[0, len(prompt_ids) :].tolist()
 
 
 @pytest.fixture(scope="session")

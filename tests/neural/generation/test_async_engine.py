@@ -58,7 +58,9 @@ async def test_cancelled_task_aborts(engine, make_prompts):
     started = asyncio.Event()
 
     async def consume():
-        async for _ in engine.generate(prompt, SamplingParams(temperature=0, max_tokens=200, ignore_eos=True), request_id="x"):
+        async for _ in engine.generate(
+            prompt, SamplingParams(temperature=0, max_tokens=200, ignore_eos=True), request_id="x"
+        ):
             started.set()
 
     task = asyncio.create_task(consume())

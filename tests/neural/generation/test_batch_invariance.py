@@ -18,14 +18,24 @@ def test_alone_vs_batch_of_32_vs_preempted(llama_dir, make_prompts, sampling):
     if sampling == "greedy":
         params = [SamplingParams(temperature=0, max_tokens=24, ignore_eos=True) for _ in prompts]
     else:
-        params = [SamplingParams(temperature=0.9, top_k=50, top_p=0.95, seed=100 + i, max_tokens=24, ignore_eos=True)
-                  for i in range(len(prompts))]
+        params = [
+            SamplingParams(temperature=0.9, top_k=50, top_p=0.95, seed=100 + i, max_tokens=24, ignore_eos=True)
+            for i in range(len(prompts))
+        ]
     target = 7
     _, [alone] = _generate(llama_dir, [prompts[target]], [params[target]], block_size=4)
     _, batch = _generate(llama_dir, prompts, params, block_size=4, max_num_seqs=32)
     # a KV cache far too small for 32 sequences: the scheduler must preempt and recompute
-    engine, tight = _generate(llama_dir, prompts, params, block_size=4, max_num_seqs=32, num_kv_blocks=64,
-                              max_num_batched_tokens=96, max_model_len=256)
+    engine, tight = _generate(
+        llama_dir,
+        prompts,
+        params,
+        block_size=4,
+        max_num_seqs=32,
+        num_kv_blocks=64,
+        max_num_batched_tokens=96,
+        max_model_len=256,
+    )
     assert engine.scheduler.num_preemptions > 0
     assert sum(o.num_preemptions for o in tight) > 0
     assert batch[target].token_ids == alone.token_ids
@@ -37,8 +47,16 @@ def test_alone_vs_batch_of_32_vs_preempted(llama_dir, make_prompts, sampling):
 def test_preempted_request_itself_matches_alone(llama_dir, make_prompts):
     prompts = make_prompts(12, seed=6, lo=20, hi=40)
     params = SamplingParams(temperature=0, max_tokens=30, ignore_eos=True)
-    engine, tight = _generate(llama_dir, prompts, params, block_size=4, max_num_seqs=12, num_kv_blocks=40,
-                              max_num_batched_tokens=64, max_model_len=160)
+    engine, tight = _generate(
+        llama_dir,
+        prompts,
+        params,
+        block_size=4,
+        max_num_seqs=12,
+        num_kv_blocks=40,
+        max_num_batched_tokens=64,
+        max_model_len=160,
+    )
     preempted = [i for i, o in enumerate(tight) if o.num_preemptions > 0]
     assert preempted, "the small cache should force preemption"
     for i in preempted[:3]:
@@ -54,8 +72,17 @@ def test_any_geometry_gives_the_same_tokens(llama_dir, make_prompts, block_size,
     prompts = [base[i % 2] + p for i, p in enumerate(make_prompts(16, seed=41, lo=1, hi=25))]
     params = SamplingParams(temperature=0, max_tokens=16, ignore_eos=True)
     _, ref = _generate(llama_dir, prompts, params, block_size=16, enable_prefix_caching=False)
-    engine, outs = _generate(llama_dir, prompts, params, block_size=block_size, max_num_batched_tokens=budget,
-                             num_kv_blocks=blocks, max_num_seqs=16, max_model_len=64, enable_prefix_caching=caching)
+    engine, outs = _generate(
+        llama_dir,
+        prompts,
+        params,
+        block_size=block_size,
+        max_num_batched_tokens=budget,
+        num_kv_blocks=blocks,
+        max_num_seqs=16,
+        max_model_len=64,
+        enable_prefix_caching=caching,
+    )
     assert [o.token_ids for o in outs] == [o.token_ids for o in ref]
     assert engine.num_used_blocks == 0 and all(rc == 0 for rc in engine.block_manager.ref_counts)
     assert engine.scheduler.num_preemptions > 0

@@ -68,7 +68,9 @@ def test_engine_stop_strings_and_stop_token_ids(llama_dir, make_prompts):
     assert cut.text == text[: text.index(stop)]
     assert full.token_ids[: len(cut.token_ids)] == cut.token_ids and len(cut.token_ids) < 40
     tok = full.token_ids[5]
-    [by_id] = engine.generate([prompt], SamplingParams(temperature=0, max_tokens=40, ignore_eos=True, stop_token_ids=[tok]))
+    [by_id] = engine.generate(
+        [prompt], SamplingParams(temperature=0, max_tokens=40, ignore_eos=True, stop_token_ids=[tok])
+    )
     assert by_id.finish_reason == "stop" and by_id.stop_reason == tok
     assert by_id.token_ids == full.token_ids[: full.token_ids.index(tok) + 1]
     assert engine.num_used_blocks == 0

@@ -39,7 +39,11 @@ def _run(model_dir, prompts, max_tokens, **cfg):
         for o in engine.step().outputs:
             if o.finished:
                 done[o.request_id] = o
-    return engine, [done[str(i)] for i in range(len(prompts))], [torch.stack(rec.logits[str(i)]) for i in range(len(prompts))]
+    return (
+        engine,
+        [done[str(i)] for i in range(len(prompts))],
+        [torch.stack(rec.logits[str(i)]) for i in range(len(prompts))],
+    )
 
 
 @pytest.mark.parametrize("fixture", ["llama_dir", "llama3_dir", "qwen2_dir", "gpt2_dir"])
@@ -59,7 +63,9 @@ def test_logits_and_greedy_tokens_match_transformers(fixture, request, make_prom
 def test_prefix_cache_hits_do_not_change_logits(llama_dir, make_prompts):
     shared = make_prompts(1, seed=9, lo=40, hi=40)[0]
     prompts = [shared + tail for tail in make_prompts(4, seed=10, lo=1, hi=9)]
-    engine, outs_cached, logits_cached = _run(llama_dir, prompts, 6, block_size=8, enable_prefix_caching=True, max_num_seqs=1)
+    engine, outs_cached, logits_cached = _run(
+        llama_dir, prompts, 6, block_size=8, enable_prefix_caching=True, max_num_seqs=1
+    )
     assert engine.block_manager.prefix_cache_hits >= 3 * 40 // 8 * 8  # later requests reuse the 5 shared blocks
     _, outs_plain, logits_plain = _run(llama_dir, prompts, 6, block_size=8, enable_prefix_caching=False, max_num_seqs=1)
     for a, b, la, lb in zip(outs_cached, outs_plain, logits_cached, logits_plain):

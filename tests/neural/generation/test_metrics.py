@@ -10,8 +10,11 @@ from neural.generation import EngineConfig, EngineMetrics, LLMEngine, SamplingPa
 def test_metrics_follow_the_steps(llama_dir, make_prompts):
     registry = CollectorRegistry()
     metrics = EngineMetrics("tiny-llama", registry)
-    engine = LLMEngine(llama_dir, EngineConfig(device="cpu", block_size=4, num_kv_blocks=40, max_num_batched_tokens=64,
-                                               max_model_len=160), metrics=metrics)
+    engine = LLMEngine(
+        llama_dir,
+        EngineConfig(device="cpu", block_size=4, num_kv_blocks=40, max_num_batched_tokens=64, max_model_len=160),
+        metrics=metrics,
+    )
     shared = make_prompts(1, seed=31, lo=16, hi=16)[0]
     prompts = [shared + p for p in make_prompts(10, seed=32, lo=10, hi=30)]
     steps = []

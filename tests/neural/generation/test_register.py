@@ -18,7 +18,9 @@ async def test_register_and_generate_through_the_registry(llama_dir, tmp_path):
         assert isinstance(entry.backend, AsyncLLMEngine)
         assert entry.metadata["model_type"] == "llama" and entry.metadata["block_size"] == 4
         last = None
-        async for out in entry.backend.generate([5, 6, 7], SamplingParams(temperature=0, max_tokens=5, ignore_eos=True)):
+        async for out in entry.backend.generate(
+            [5, 6, 7], SamplingParams(temperature=0, max_tokens=5, ignore_eos=True)
+        ):
             last = out
         assert last.finished and len(last.token_ids) == 5
     finally:

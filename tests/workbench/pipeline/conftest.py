@@ -61,13 +61,19 @@ def dirs(tmp_path):
 
 def make_workbench(dirs, tmp_path, *, delay_ms: float = 20.0, max_batch: int = 32, queue: int = 1024):
     from neural.batching import BatcherConfig
-
     from workbench import Workbench
 
     kb, pipes = dirs
     wb = Workbench(knowledge_base_dir=kb, pipeline_dir=pipes, model_catalog=tmp_path / "no-catalog.yaml")
-    wb.register_model("digits-mlp", make_digits_module(), signature=digits_signature(), task="classification",
-                      batcher_config=BatcherConfig(max_batch_size=max_batch, max_queue_delay_ms=delay_ms, buckets=None, max_queue_size=queue))
+    wb.register_model(
+        "digits-mlp",
+        make_digits_module(),
+        signature=digits_signature(),
+        task="classification",
+        batcher_config=BatcherConfig(
+            max_batch_size=max_batch, max_queue_delay_ms=delay_ms, buckets=None, max_queue_size=queue
+        ),
+    )
     return wb
 
 

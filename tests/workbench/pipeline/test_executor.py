@@ -72,11 +72,17 @@ async def test_failing_run_names_the_node_and_leaves_other_runs_alone(wb):
     results = await asyncio.gather(*(wb.run("family", x) for x in [good[0], bad, good[1], good[2]]))
     assert [r.status for r in results] == ["succeeded", "failed", "succeeded", "succeeded"]
     failed = results[1]
-    assert failed.failed_node == "guard" and "node 'guard' (rules) failed" in failed.error and "count-down" in failed.error
+    assert (
+        failed.failed_node == "guard" and "node 'guard' (rules) failed" in failed.error and "count-down" in failed.error
+    )
     assert set(failed.skipped) == {"who", "why", "out"} and failed.outputs is None
     stored = wb.get_run(failed.run_id)
     assert stored.status == "failed" and stored.failed_node == "guard"
-    assert all(r.outputs == {"grandparents": 1, "ancestors_of_otto": 2, "first": "tom", "proved": True} for r in results if r.ok)
+    assert all(
+        r.outputs == {"grandparents": 1, "ancestors_of_otto": 2, "first": "tom", "proved": True}
+        for r in results
+        if r.ok
+    )
 
 
 async def test_rules_goal_explain_and_output_nodes(wb):
@@ -91,7 +97,9 @@ async def test_rules_goal_explain_and_output_nodes(wb):
     assert all(p["source"] == "input" for p in t["from"])
     proof = next(e for e in wb.get_trace(r.run_id) if e["kind"] == "proof")["payload"]
     assert proof["proved"] and {a["bindings"]["x"] for a in proof["answers"]} == {"tom", "bob", "ann"}
-    firings = [e["payload"]["rule"] for e in wb.get_trace(r.run_id) if e["kind"] == "rule_firing" and e["node"] == "derive"]
+    firings = [
+        e["payload"]["rule"] for e in wb.get_trace(r.run_id) if e["kind"] == "rule_firing" and e["node"] == "derive"
+    ]
     assert firings.count("grandparent") == 2 and "ancestor-step" in firings
 
 
@@ -155,7 +163,9 @@ async def test_durable_runs_are_committed_before_they_return(dirs, tmp_path):
 async def test_full_model_queue_passes_queue_full_error_through(dirs, tmp_path):
     wb = make_workbench(dirs, tmp_path, delay_ms=300.0, max_batch=64, queue=2)
     try:
-        results = await asyncio.gather(*(wb.run("digits_review", {"pixels": digit_pixels(1)}) for _ in range(5)), return_exceptions=True)
+        results = await asyncio.gather(
+            *(wb.run("digits_review", {"pixels": digit_pixels(1)}) for _ in range(5)), return_exceptions=True
+        )
         assert any(isinstance(r, QueueFullError) for r in results)
         assert sum(1 for r in results if not isinstance(r, BaseException) and r.ok) == 2
         assert len(wb.list_runs(pipeline="digits_review")) == 2  # refused runs are not recorded

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.pipeline import KnowledgeBaseError, KnowledgeBaseNotFoundError, ModelNotFoundError, PipelineNotFoundError, RunNotFoundError
+from workbench.pipeline import (
+    KnowledgeBaseError,
+    KnowledgeBaseNotFoundError,
+    ModelNotFoundError,
+    PipelineNotFoundError,
+    RunNotFoundError,
+)
 
 FAMILY_FACTS = [{"template": "parent", "values": ["tom", "bob"]}, {"template": "parent", "values": ["bob", "otto"]}]
 
@@ -16,7 +22,7 @@ def test_knowledge_bases_list_run_ask_upload_check(wb):
     assert ("grandparent", ("tom", "otto")) in {(f.template, tuple(f.values)) for f in res.facts}
     ans = wb.ask("family", "(ancestor ?x otto)", FAMILY_FACTS, all=True)
     assert ans["proved"] and {a["bindings"]["x"] for a in ans["answers"]} == {"tom", "bob"}
-    kb = wb.upload_knowledge_base("tiny", "(defrule hello => (printout t \"hi\" crlf))\n")
+    kb = wb.upload_knowledge_base("tiny", '(defrule hello => (printout t "hi" crlf))\n')
     assert kb.version and (wb.knowledge_base_dir / "tiny.clp").is_file()
     assert wb.run_knowledge_base("tiny").output == "hi\n"
     with pytest.raises(KnowledgeBaseError) as ei:

@@ -11,7 +11,12 @@ from workbench.pipeline import Pipeline
 
 from .conftest import FIXTURES, digit_pixels
 
-STRICT = (FIXTURES / "confidence_review.clp").read_text().replace(">= ?s 0.5", ">= ?s 0.9999").replace("< ?s 0.5", "< ?s 0.9999")
+STRICT = (
+    (FIXTURES / "confidence_review.clp")
+    .read_text()
+    .replace(">= ?s 0.5", ">= ?s 0.9999")
+    .replace("< ?s 0.5", "< ?s 0.9999")
+)
 
 
 async def test_replay_with_an_edited_rule_changes_the_outcome(wb, tmp_path):
@@ -22,7 +27,9 @@ async def test_replay_with_an_edited_rule_changes_the_outcome(wb, tmp_path):
     res = await wb.replay(original.run_id, knowledge_bases={"confidence_review": str(edited)})
     assert res.replay.replay_of == original.run_id and res.replay.outputs["action"] == "review"
     assert res.changes["outputs"]["action"] == {"before": "accept", "after": "review"}
-    assert res.changes["rules"]["review"]["added"] == ["unsure"] and res.changes["rules"]["review"]["removed"] == ["confident"]
+    assert res.changes["rules"]["review"]["added"] == ["unsure"] and res.changes["rules"]["review"]["removed"] == [
+        "confident"
+    ]
     assert set(res.changes["knowledge_base_versions"]) == {"confidence_review"}
     assert wb.get_run(res.replay.run_id).replay_of == original.run_id
     same = await wb.replay(original.run_id)  # unchanged rules: same outcome
@@ -58,7 +65,9 @@ def test_cli_check_show_run_runs_replay(dirs, tmp_path, monkeypatch):
     ok = cli.invoke(app, ["pipeline", "check", str(pipes / "family.yaml")])
     assert ok.exit_code == 0, ok.output
     broken = tmp_path / "broken.yaml"
-    broken.write_text((pipes / "family.yaml").read_text().replace("knowledge_base: runaway", "knowledge_base: missing_kb"))
+    broken.write_text(
+        (pipes / "family.yaml").read_text().replace("knowledge_base: runaway", "knowledge_base: missing_kb")
+    )
     bad = cli.invoke(app, ["pipeline", "check", str(broken)])
     assert bad.exit_code == 1 and f"{broken}:" in bad.output and "node 'guard', field 'knowledge_base'" in bad.output
     shown = cli.invoke(app, ["pipeline", "show", "family"])
@@ -79,7 +88,9 @@ def test_cli_check_show_run_runs_replay(dirs, tmp_path, monkeypatch):
     doc = json.loads(show.stdout)
     assert doc["run_id"] == rec["run_id"] and any(e["kind"] == "rule_firing" for e in doc["trace"])
     edited = tmp_path / "family.clp"
-    edited.write_text((kb_dir / "family.clp").read_text().replace("(assert (grandparent ?a ?c))", "(assert (grandparent ?c ?a))"))
+    edited.write_text(
+        (kb_dir / "family.clp").read_text().replace("(assert (grandparent ?a ?c))", "(assert (grandparent ?c ?a))")
+    )
     rp = cli.invoke(app, ["runs", "replay", rec["run_id"], "--kb", f"family={edited}", "--json"])
     assert rp.exit_code == 0, rp.output
     ch = json.loads(rp.stdout)["changes"]

@@ -95,7 +95,9 @@ def test_yaml_syntax_error_is_located():
     assert i.file == "bad.yaml" and i.line >= 2 and "not valid YAML" in i.message
 
 
-@pytest.mark.parametrize("bad", ["__import__('os')", "x.__class__", "(lambda: 1)()", "[a for a in b]", "open('f')", "x.y()"])
+@pytest.mark.parametrize(
+    "bad", ["__import__('os')", "x.__class__", "(lambda: 1)()", "[a for a in b]", "open('f')", "x.y()"]
+)
 def test_expressions_refuse_anything_outside_the_language(bad):
     with pytest.raises(ExpressionError):
         compile_expression(bad)

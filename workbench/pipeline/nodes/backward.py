@@ -3,13 +3,23 @@ goal node and `Workbench.ask` share one call shape."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from rules.facts import Fact
 
 
-async def prove(kb: Any, goal: str, facts: list[Fact], *, limit: int | None, max_depth: int | None, timeout: float | None,
-                functions: Mapping[str, Callable] | None = None, provider: Any = None) -> tuple[list[dict[str, Any]], list[Fact], list[dict[str, Any]]]:
+async def prove(
+    kb: Any,
+    goal: str,
+    facts: list[Fact],
+    *,
+    limit: int | None,
+    max_depth: int | None,
+    timeout: float | None,
+    functions: Mapping[str, Callable] | None = None,
+    provider: Any = None,
+) -> tuple[list[dict[str, Any]], list[Fact], list[dict[str, Any]]]:
     """Prove `goal` over `kb` with `facts` as working-memory facts (deffacts are added).
 
     Returns:
@@ -21,7 +31,9 @@ async def prove(kb: Any, goal: str, facts: list[Fact], *, limit: int | None, max
     from chaining.backward import ProverConfig, Session
 
     cfg = ProverConfig(max_depth=max_depth or 200, timeout=timeout or 30.0)
-    session = Session(kb, facts=[Fact(f.template, f.slots) for f in facts], config=cfg, functions=functions, provider=provider)
+    session = Session(
+        kb, facts=[Fact(f.template, f.slots) for f in facts], config=cfg, functions=functions, provider=provider
+    )
     result = await session.prove(goal, limit=limit)
     answers = [a.to_dict() for a in result.answers]
     proven = [Fact(a.fact.template, a.fact.slots) for a in result.answers if a.fact is not None]

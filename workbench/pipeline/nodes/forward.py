@@ -22,7 +22,9 @@ def evaluate(ctx: RunContext, state: NodeState, rt: Any) -> tuple[Any, list[Fact
     engine = rt.library.engine(kb)
     facts_in = ctx.incoming_facts(node.id)
     try:
-        result = engine.evaluate(facts_in, strategy=node.get("strategy"), max_firings=node.get("max_firings"), timeout=node.get("timeout_s"))
+        result = engine.evaluate(
+            facts_in, strategy=node.get("strategy"), max_firings=node.get("max_firings"), timeout=node.get("timeout_s")
+        )
     except RunawayError as exc:
         msg = str(exc) if "last rules" in str(exc) else f"{exc} (last rules fired: {', '.join(exc.last_rules)})"
         raise NodeExecutionError(node.id, node.type, f"knowledge base {kb.name!r}: {msg}") from exc
@@ -48,15 +50,23 @@ def _record(ctx: RunContext, state: NodeState, kb: Any, facts_in: list[Fact], re
     else:  # a duplicate shifted the ids: keep only what the final working memory proves
         keys = {ctx.key(f) for f in facts_in}
         inputs = {fid: str(f) for fid, f in final.items() if ctx.key(f) in keys}
-    firings = [{"index": i, "rule": fr.rule, "facts": list(fr.facts), "asserted": [], "retracted": []} for i, fr in enumerate(result.firings)]
+    firings = [
+        {"index": i, "rule": fr.rule, "facts": list(fr.facts), "asserted": [], "retracted": []}
+        for i, fr in enumerate(result.firings)
+    ]
     for ev in result.events:
         if ev.firing is not None and ev.firing < len(firings):
             firings[ev.firing]["asserted" if ev.kind == "assert" else "retracted"].append(ev.fact)
     for fr in firings:
         ctx.event("rule_firing", node.id, {"knowledge_base": kb.name, **fr})
     state.record = {
-        "knowledge_base": kb.name, "version": kb.version, "inputs": inputs, "facts": texts,
-        "final": sorted(final), "firings": firings, "output": result.output,
+        "knowledge_base": kb.name,
+        "version": kb.version,
+        "inputs": inputs,
+        "facts": texts,
+        "final": sorted(final),
+        "firings": firings,
+        "output": result.output,
     }
 
 
@@ -80,7 +90,11 @@ async def run_postprocess(ctx: RunContext, state: NodeState, rt: Any) -> None:
     added = [str(f) for f in result.facts if ctx.key(f) not in in_keys]
     state.record["overrides"] = {"removed": removed, "added": added}
     state.facts = _emit(state, result)
-    ctx.event("node", state.node.id, {"type": "postprocess", "firings": len(result.firings), "removed": removed, "added": added})
+    ctx.event(
+        "node",
+        state.node.id,
+        {"type": "postprocess", "firings": len(result.firings), "removed": removed, "added": added},
+    )
 
 
 async def run_gate(ctx: RunContext, state: NodeState, rt: Any) -> None:
@@ -96,11 +110,16 @@ async def run_gate(ctx: RunContext, state: NodeState, rt: Any) -> None:
     state.branches = branches
     edges = {e.target: (e.when is None or e.when in branches) for e in ctx.outgoing(node.id)}
     payload = {
-        "branches": sorted(branches), "default_used": default_used, "decision_facts": [f.id for f in deciding],
-        "decision_text": [str(f) for f in deciding], "edges": edges,
+        "branches": sorted(branches),
+        "default_used": default_used,
+        "decision_facts": [f.id for f in deciding],
+        "decision_text": [str(f) for f in deciding],
+        "edges": edges,
     }
     if ctx.explain:  # WHY NOT for each branch not taken (chaining.explain.forward_why_not), only when asked
-        payload["why_not"] = await _why_not(kb, result, dec, sorted({e.when for e in ctx.outgoing(node.id) if e.when and e.when not in branches}))
+        payload["why_not"] = await _why_not(
+            kb, result, dec, sorted({e.when for e in ctx.outgoing(node.id) if e.when and e.when not in branches})
+        )
     state.record["decision"] = payload
     state.facts = _emit(state, result)
     ctx.event("gate_decision", node.id, payload)

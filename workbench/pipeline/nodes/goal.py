@@ -19,8 +19,15 @@ async def run_goal(ctx: RunContext, state: NodeState, rt: Any) -> None:
     if node.get("all") and node.get("max_answers"):
         limit = node.get("max_answers")
     try:
-        answers, facts, skipped = await prove(kb, node.get("goal"), facts_in, limit=limit, max_depth=node.get("max_depth"),
-                                              timeout=node.get("timeout_s"), functions=rt.library.functions)
+        answers, facts, skipped = await prove(
+            kb,
+            node.get("goal"),
+            facts_in,
+            limit=limit,
+            max_depth=node.get("max_depth"),
+            timeout=node.get("timeout_s"),
+            functions=rt.library.functions,
+        )
     except NodeExecutionError:
         raise
     except Exception as exc:
@@ -28,6 +35,13 @@ async def run_goal(ctx: RunContext, state: NodeState, rt: Any) -> None:
     emit = node.get("emit")
     state.facts = [f for f in facts if not emit or f.template in emit]
     state.value = {"proved": bool(answers), "answers": answers}
-    state.record = {"proof": {"goal": node.get("goal"), "knowledge_base": kb.name, "proved": bool(answers), "answers": answers,
-                              "skipped_rules": skipped}}
+    state.record = {
+        "proof": {
+            "goal": node.get("goal"),
+            "knowledge_base": kb.name,
+            "proved": bool(answers),
+            "answers": answers,
+            "skipped_rules": skipped,
+        }
+    }
     ctx.event("proof", node.id, state.record["proof"])

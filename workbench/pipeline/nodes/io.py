@@ -7,8 +7,8 @@ from typing import Any
 from ..context import FactScope, NodeState, OpenScope, RunContext
 from ..errors import InputValidationError, NodeExecutionError
 from ..expressions import ExpressionError, compile_expression
-from ..spec import FACT_FUNCTIONS
 from ..schema import check_schema
+from ..spec import FACT_FUNCTIONS
 from .mapping import map_facts
 
 
@@ -36,7 +36,9 @@ async def run_output(ctx: RunContext, state: NodeState, rt: Any) -> None:
     try:
         check_schema(node.id, node.get("schema"), result)
     except InputValidationError as exc:
-        raise NodeExecutionError(node.id, node.type, f"output does not match its schema at {exc.field}: {exc.message}") from exc
+        raise NodeExecutionError(
+            node.id, node.type, f"output does not match its schema at {exc.field}: {exc.message}"
+        ) from exc
     state.value = result
     state.facts = facts
     state.record = {"outputs": result}

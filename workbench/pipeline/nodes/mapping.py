@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from rules.facts import Fact
 
@@ -15,8 +16,13 @@ def _compiled(text: Any):
     return compile_expression(text, FACT_FUNCTIONS | MODEL_FUNCTIONS)
 
 
-def map_facts(node_id: str, node_type: str, mappings: list[dict[str, Any]], scope: Mapping[str, Any],
-              functions: Mapping[str, Callable[..., Any]] | None = None) -> list[Fact]:
+def map_facts(
+    node_id: str,
+    node_type: str,
+    mappings: list[dict[str, Any]],
+    scope: Mapping[str, Any],
+    functions: Mapping[str, Callable[..., Any]] | None = None,
+) -> list[Fact]:
     """Evaluate each mapping (`template`, `slots` or `values`, optional `foreach` and `when`) into facts.
 
     Raises:
@@ -40,7 +46,10 @@ def map_facts(node_id: str, node_type: str, mappings: list[dict[str, Any]], scop
                     vals = [_fact_value(_compiled(v).evaluate(row, functions)) for v in fm["values"]]
                     out.append(Fact.ordered(fm["template"], *vals))
                 else:
-                    slots = {k: _fact_value(_compiled(v).evaluate(row, functions)) for k, v in (fm.get("slots") or {}).items()}
+                    slots = {
+                        k: _fact_value(_compiled(v).evaluate(row, functions))
+                        for k, v in (fm.get("slots") or {}).items()
+                    }
                     out.append(Fact(fm["template"], {k: v for k, v in slots.items() if v is not None}))
         except (ExpressionError, ValueError, TypeError) as exc:
             raise NodeExecutionError(node_id, node_type, f"field {where}: {exc}") from exc

@@ -37,7 +37,9 @@ def build_item(entry: Any, node_id: str, inputs: dict[str, Any], scope: dict[str
     if is_tensor_model(entry):
         return values
     if len(values) != 1:
-        raise NodeExecutionError(node_id, "model", f"field inputs: model {entry.name!r} takes one input (the text), got {sorted(values)}")
+        raise NodeExecutionError(
+            node_id, "model", f"field inputs: model {entry.name!r} takes one input (the text), got {sorted(values)}"
+        )
     return next(iter(values.values()))
 
 
@@ -45,7 +47,11 @@ def output_dict(entry: Any, out: Any) -> dict[str, Any]:
     """Model output of one item as `{output name: array}` (a bare array gets the signature's first output name)."""
     if isinstance(out, dict):
         return out
-    name = entry.signature.outputs[0].name if getattr(entry, "signature", None) is not None and entry.signature.outputs else "output"
+    name = (
+        entry.signature.outputs[0].name
+        if getattr(entry, "signature", None) is not None and entry.signature.outputs
+        else "output"
+    )
     return {name: out}
 
 
@@ -64,20 +70,42 @@ async def run_model(ctx: RunContext, state: NodeState, rt: Any) -> None:
     except asyncio.CancelledError:
         raise
     except Exception as exc:
-        ctx.event("model_call", node.id, {"model": entry.name, "version": entry.version, "ok": False, "error": str(exc),
-                                          "batch_id": req.batch_id, "batch_size": req.batch_size})
+        ctx.event(
+            "model_call",
+            node.id,
+            {
+                "model": entry.name,
+                "version": entry.version,
+                "ok": False,
+                "error": str(exc),
+                "batch_id": req.batch_id,
+                "batch_size": req.batch_size,
+            },
+        )
         if type(exc).__name__ == "QueueFullError":
             raise
         raise NodeExecutionError(node.id, node.type, f"model {entry.name!r}: {exc}") from exc
     latency = time.perf_counter() - t0
     outputs = output_dict(entry, raw)
     call = {
-        "model": entry.name, "version": entry.version, "ok": True, "batch_id": req.batch_id, "batch_size": req.batch_size,
-        "queue_s": req.queue_time_s, "compute_s": req.compute_time_s, "latency_s": latency,
+        "model": entry.name,
+        "version": entry.version,
+        "ok": True,
+        "batch_id": req.batch_id,
+        "batch_size": req.batch_size,
+        "queue_s": req.queue_time_s,
+        "compute_s": req.compute_time_s,
+        "latency_s": latency,
     }
     ctx.event("model_call", node.id, call)
     labels = node.get("labels")
-    mscope: dict[str, Any] = {**ctx.values_scope(node.id), **outputs, "outputs": outputs, "input": ctx.inputs, "labels": labels}
+    mscope: dict[str, Any] = {
+        **ctx.values_scope(node.id),
+        **outputs,
+        "outputs": outputs,
+        "input": ctx.inputs,
+        "labels": labels,
+    }
     funcs = {"label": lambda x: _label(labels, x), **fs.functions()}
     state.facts = map_facts(node.id, node.type, node.get("facts") or [], mscope, funcs)
     state.value = outputs

@@ -27,7 +27,12 @@ def _run(connection) -> None:
 
 
 if context.is_offline_mode():
-    context.configure(url=config.get_main_option("sqlalchemy.url"), target_metadata=target_metadata, render_as_batch=True, literal_binds=True)
+    context.configure(
+        url=config.get_main_option("sqlalchemy.url"),
+        target_metadata=target_metadata,
+        render_as_batch=True,
+        literal_binds=True,
+    )
     with context.begin_transaction():
         context.run_migrations()
 else:
