@@ -126,7 +126,7 @@ def test_workbench_serve_runs_uvicorn(tmp_path):
         "WORKBENCH_PIPELINE_DIR": str(tmp_path),
     }
     proc = subprocess.Popen(
-        [sys.executable, "-m", "workbench", "serve", "--port", str(port), "--log-level", "warning"],
+        [sys.executable, "-m", "cli", "serve", "--port", str(port), "--log-level", "warning"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -151,7 +151,7 @@ def test_workbench_serve_runs_uvicorn(tmp_path):
 def test_serve_rejects_a_bad_setting(monkeypatch):
     from typer.testing import CliRunner
 
-    from workbench.cli.app import app
+    from cli.app import app
     from workbench.config import get_settings
 
     monkeypatch.setenv("WORKBENCH_SERVER__PORT", "99999")

@@ -6,7 +6,7 @@ import json
 
 from typer.testing import CliRunner
 
-from workbench.cli.app import app
+from cli.app import app
 
 
 def test_demo_digits_quick_prints_the_table_and_records_runs(tmp_path):

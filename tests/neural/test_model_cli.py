@@ -9,7 +9,7 @@ import torch
 from typer.testing import CliRunner
 
 from neural import Signature, TensorSpec, save_torchscript
-from workbench.cli.app import app
+from cli.app import app
 
 runner = CliRunner()
 

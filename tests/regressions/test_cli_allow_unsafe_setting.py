@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from workbench.cli.app import app
+from cli.app import app
 from workbench.config import get_settings
 
 runner = CliRunner()

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 import rules
 from chaining import explain
 from chaining.forward import ForwardEngine
-from workbench.cli.app import app
+from cli.app import app
 
 FAMILY = str(Path(__file__).resolve().parents[2] / "knowledge_bases" / "family.clp")
 

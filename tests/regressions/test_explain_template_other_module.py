@@ -10,7 +10,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from workbench.cli.app import app
+from cli.app import app
 
 KB = """
 (defmodule MAIN (export ?ALL))

@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from rules.facts import Fact, FactError, facts_from_json
-from workbench.cli.app import app
+from cli.app import app
 
 runner = CliRunner()
 ORDERED_KB = "(defrule r (foo $?v) => (printout t ?v crlf))\n"

@@ -28,7 +28,7 @@ FINE = """(deffunction fact (?n) (if (<= ?n 1) then 1 else (* ?n (fact (- ?n 1))
 def _kb_run(tmp_path: Path, text: str, *args: str) -> subprocess.CompletedProcess:
     f = tmp_path / "kb.clp"
     f.write_text(text)
-    code = "import sys; from workbench.cli.app import app; sys.argv = ['workbench'] + sys.argv[1:]; app()"
+    code = "import sys; from cli.app import app; sys.argv = ['workbench'] + sys.argv[1:]; app()"
     return subprocess.run(
         [sys.executable, "-c", code, "kb", "run", str(f), *args],
         capture_output=True,
@@ -60,7 +60,7 @@ def test_bounded_recursion_runs_and_trace_stays_out_of_output(tmp_path: Path) ->
 def _kb_ask(tmp_path: Path, text: str, *args: str) -> subprocess.CompletedProcess:
     f = tmp_path / "kb.clp"
     f.write_text(text)
-    code = "import sys; from workbench.cli.app import app; sys.argv = ['workbench'] + sys.argv[1:]; app()"
+    code = "import sys; from cli.app import app; sys.argv = ['workbench'] + sys.argv[1:]; app()"
     return subprocess.run(
         [sys.executable, "-c", code, "kb", "ask", str(f), *args],
         capture_output=True,

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 import rules
 from chaining.forward import EngineConfig, EvaluationTimeout, ForwardEngine, KnowledgeBaseLoadError
-from workbench.cli.app import app
+from cli.app import app
 
 SPIN = "(deffunction spin () (while TRUE do (bind ?x 1)))\n"
 KB = (

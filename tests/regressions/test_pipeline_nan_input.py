@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from workbench import Workbench
-from workbench.cli.app import app
+from cli.app import app
 from workbench.pipeline import InputValidationError
 from workbench.pipeline.schema import check_json_numbers
 

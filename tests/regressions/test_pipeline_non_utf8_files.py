@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from workbench.cli.app import app
+from cli.app import app
 from workbench.pipeline import Pipeline, PipelineValidationError
 
 

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from workbench import Workbench
-from workbench.cli.app import app
+from cli.app import app
 from workbench.pipeline import KnowledgeBaseError, NotFoundError
 
 RULES = """(defrule big (n ?x&:(> ?x 10)) => (assert (size big)))

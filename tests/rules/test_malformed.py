@@ -13,7 +13,7 @@ import clips
 import pytest
 from typer.testing import CliRunner
 
-from workbench.cli.app import app
+from cli.app import app
 
 MALFORMED = sorted((Path(__file__).parent / "malformed").glob("*.clp"))
 runner = CliRunner()

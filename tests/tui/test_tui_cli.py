@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typer.testing import CliRunner
 
-from workbench.cli.app import app
+from cli.app import app
 
 
 def test_tui_command_is_mounted_and_checks_its_options():

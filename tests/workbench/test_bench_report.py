@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from workbench.bench.report import PIPE_WIDTH, print_rows, report_console
+from cli.benchmarks.report import PIPE_WIDTH, print_rows, report_console
 
 
 def test_rows_of_different_shapes_get_their_own_tables():
@@ -36,9 +36,9 @@ def test_every_bench_command_is_a_benchmark():
     """Regression: the experta rule sets (a helper module) were offered as `workbench bench rules_experta`."""
     import importlib
 
-    from workbench.cli.bench import available
+    from cli.bench import available
 
     names = available()
     assert {"rules", "neural", "pipeline", "api", "generate"} <= set(names)
     for name in names:
-        assert callable(getattr(importlib.import_module(f"workbench.bench.{name}"), "run", None)), name
+        assert callable(getattr(importlib.import_module(f"cli.benchmarks.{name}"), "run", None)), name

@@ -8,7 +8,7 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from workbench.cli import app
+from cli import app
 from workbench.config import ConfigError, load_settings
 
 runner = CliRunner()
@@ -59,7 +59,7 @@ def _doctor(env_extra: dict[str, str], monkeypatch) -> subprocess.CompletedProce
     import os
 
     return subprocess.run(
-        [sys.executable, "-m", "workbench", "doctor"], capture_output=True, text=True, env=dict(os.environ), timeout=300
+        [sys.executable, "-m", "cli", "doctor"], capture_output=True, text=True, env=dict(os.environ), timeout=300
     )
 
 
@@ -79,7 +79,7 @@ def test_doctor_reports_bad_setting_with_nonzero_exit(monkeypatch):
 
 
 def test_doctor_reports_broken_requirement(monkeypatch):
-    from workbench.cli import doctor
+    from cli import doctor
 
     checks = doctor.check_imports(["torch", "a_module_that_is_not_installed"])
     assert [c.ok for c in checks] == [True, False]

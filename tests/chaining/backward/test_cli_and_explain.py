@@ -12,7 +12,7 @@ import rules
 from chaining import explain
 from chaining.backward import PersonProvider, Session
 from chaining.forward import ForwardEngine
-from workbench.cli.app import app
+from cli.app import app
 
 KB_DIR = Path(__file__).resolve().parents[3] / "knowledge_bases"
 runner = CliRunner()

@@ -9,8 +9,8 @@ import pytest
 
 import rules
 from chaining.forward import ExpertaEngine, ForwardEngine
-from workbench.bench._rules_experta import MANNERS_FACT_TYPES, WALTZ_FACT_TYPES, Manners, Waltz
-from workbench.bench.rules import gating_facts, manners_facts, waltz_facts
+from cli.benchmarks._rules_experta import MANNERS_FACT_TYPES, WALTZ_FACT_TYPES, Manners, Waltz
+from cli.benchmarks.rules import gating_facts, manners_facts, waltz_facts
 
 BENCH = Path(__file__).resolve().parents[3] / "knowledge_bases" / "bench"
 

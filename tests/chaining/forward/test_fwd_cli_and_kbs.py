@@ -10,7 +10,7 @@ import pytest
 from fwd_oracle import program, run_raw
 from typer.testing import CliRunner
 
-from workbench.cli import app
+from cli import app
 
 ROOT = Path(__file__).resolve().parents[3]
 KB = ROOT / "knowledge_bases"

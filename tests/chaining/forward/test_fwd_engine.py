@@ -264,7 +264,7 @@ def test_unvalidated_text_never_reaches_clips():
 
 def test_templates_filter_limits_the_read_back():
     engine = ForwardEngine.from_files([GATING])
-    from workbench.bench.rules import gating_facts
+    from cli.benchmarks.rules import gating_facts
 
     full = engine.evaluate(gating_facts(4))
     part = engine.evaluate(gating_facts(4), templates=["decision", "gate"])
@@ -274,7 +274,7 @@ def test_templates_filter_limits_the_read_back():
 
 def test_engine_without_fact_tracing_still_records_firings():
     engine = ForwardEngine.from_files([GATING], config=EngineConfig(trace_facts=False))
-    from workbench.bench.rules import gating_facts
+    from cli.benchmarks.rules import gating_facts
 
     res = engine.evaluate(gating_facts(7))
     assert res.firings and res.events == []

@@ -17,7 +17,7 @@ from chaining.forward import (
     ForwardEngine,
     RuleExecutionError,
 )
-from workbench.bench._rules_experta import GATING_FACT_TYPES, Gating
+from cli.benchmarks._rules_experta import GATING_FACT_TYPES, Gating
 
 ROOT = Path(__file__).resolve().parents[3]
 PROGRAMS = ROOT / "tests" / "chaining" / "programs"

@@ -6,7 +6,7 @@ import json
 
 from typer.testing import CliRunner
 
-from workbench.cli.app import app
+from cli.app import app
 from workbench.pipeline import Pipeline
 
 from .conftest import FIXTURES, digit_pixels

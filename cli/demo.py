@@ -42,7 +42,7 @@ def demo(
     Exit code 1 when a part is unavailable or a run failed."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    from workbench.bench.report import report_console
+    from cli.benchmarks.report import report_console
     from workbench.demo import PARTS, DemoOptions, print_report, run_demo_sync
 
     console = report_console()

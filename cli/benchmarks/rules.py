@@ -25,7 +25,7 @@ Engines:
                `run_seconds` the `run` alone (`vs_clips_run` compares our whole evaluation with it).
                Gating: the issue's loop (`Template.assert_fact`, which leaks in clipspy 1.0.6)
                and the fact-builder loop with nothing retained or read back (the floor).
-    experta    the same rules as an experta KnowledgeEngine (workbench/bench/_rules_experta.py),
+    experta    the same rules as an experta KnowledgeEngine (cli/benchmarks/_rules_experta.py),
                stopped at a time cap (`EXPERTA_RUN_CAP_S` per run, `EXPERTA_CAP_S` for all runs; a
                row that hit it says `"capped": true`, gives the firings done by then and a
                `note`; larger sizes of a capped program are not run).
@@ -266,7 +266,7 @@ def _gating_rows(evaluations: int, raw_evaluations: int, experta_seconds: float)
     import rules
     from chaining import EngineConfig, ExpertaEngine, ForwardEngine
     from rules.facts import facts_from_json
-    from workbench.bench._rules_experta import GATING_FACT_TYPES, Gating
+    from cli.benchmarks._rules_experta import GATING_FACT_TYPES, Gating
 
     path = BENCH_KB / "gating.clp"
     inputs = [facts_from_json(gating_facts(i)) for i in range(1000)]
@@ -468,7 +468,7 @@ def _timed_loop(fn, n: int, window: int) -> tuple[float, float, float, float]:
 
 def run(quick: bool = False) -> list[dict]:
     """Run the benchmark; `quick=True` uses small sizes (a smoke run, not for reported numbers)."""
-    from workbench.bench._rules_experta import MANNERS_FACT_TYPES, WALTZ_FACT_TYPES, Manners, Waltz
+    from cli.benchmarks._rules_experta import MANNERS_FACT_TYPES, WALTZ_FACT_TYPES, Manners, Waltz
 
     EXTRA.clear()
     EXTRA["load_average_before"] = os.getloadavg()

@@ -1,6 +1,6 @@
 """`workbench bench NAME [--out FILE.json]`: run one benchmark, print its table, optionally write JSON.
 
-A benchmark is a module `workbench.bench.<NAME>` with `run(quick: bool = False) -> list[dict]`
+A benchmark is a module `cli.benchmarks.<NAME>` with `run(quick: bool = False) -> list[dict]`
 and optionally `EXTRA: dict` filled during the run (written beside the rows).
 """
 
@@ -13,14 +13,14 @@ from typing import Annotated
 
 import typer
 
-import workbench.bench as bench_pkg
-from workbench.bench.report import print_rows, write_json
+import cli.benchmarks as bench_pkg
+from cli.benchmarks.report import print_rows, write_json
 
 app = typer.Typer(no_args_is_help=True)
 
 
 def available() -> list[str]:
-    """Names of the benchmark modules present in `workbench.bench`."""
+    """Names of the benchmark modules present in `cli.benchmarks`."""
     return sorted(
         m.name for m in pkgutil.iter_modules(bench_pkg.__path__) if m.name != "report" and not m.name.startswith("_")
     )
@@ -31,7 +31,7 @@ def _make_command(name: str) -> None:
         out: Annotated[Path | None, typer.Option("--out", help="Write the rows as JSON to this file.")] = None,
         quick: Annotated[bool, typer.Option("--quick", help="A short smoke run (not for reported numbers).")] = False,
     ) -> None:
-        module = importlib.import_module(f"workbench.bench.{name}")
+        module = importlib.import_module(f"cli.benchmarks.{name}")
         rows = module.run(quick=quick)
         print_rows(name, rows)
         if out is not None:

@@ -2,7 +2,8 @@
 
 Defaults come from the settings (`WORKBENCH_SERVER__HOST`, `..._PORT`, `..._WORKERS`). Each
 worker is a separate process with its own models, batchers and generation engine (and its own
-`/metrics`); use one worker per accelerator. The app is `api.app:create_app` (a factory).
+`/metrics`); use one worker per accelerator. uvicorn imports the app by the name `cli.serve:create_app`
+(a factory: each worker process builds its own), which this module takes from `api.app`.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def serve(
         f"workbench serve: http://{host}:{port} ({workers} worker{'s' if workers > 1 else ''}); docs at /docs", err=True
     )
     uvicorn.run(
-        "api.app:create_app",
+        "cli.serve:create_app",  # this module's import of api.app (the composition root sees every room)
         factory=True,
         host=host,
         port=port,
@@ -59,6 +60,17 @@ def serve(
         log_level=log_level,
         timeout_graceful_shutdown=10,
     )
+
+
+def create_app():
+    """Build the REST API app (uvicorn's factory, imported by name in each worker process).
+
+    Returns:
+        fastapi.FastAPI: `api.app.create_app()` with the current settings.
+    """
+    from api.app import create_app as build
+
+    return build()
 
 
 def register(app: typer.Typer) -> None:

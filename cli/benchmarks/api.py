@@ -163,7 +163,7 @@ def _start_server(tmp: Path, port: int) -> tuple[subprocess.Popen, Path]:
     log_file = tmp / "server.log"
     with open(log_file, "wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "workbench.bench.api", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT
+            [sys.executable, "-m", "cli.benchmarks.api", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT
         )
     return proc, log_file
 

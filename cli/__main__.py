@@ -1,0 +1,5 @@
+"""`python -m cli` runs the `workbench` command."""
+
+from cli import main
+
+main()

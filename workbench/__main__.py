@@ -1,5 +1,0 @@
-"""`python -m workbench` runs the CLI."""
-
-from workbench.cli import main
-
-main()
