@@ -22,9 +22,11 @@ The router's callbacks are cffi callbacks bound on clipspy's own library (`clips
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any, BinaryIO, TextIO
 
@@ -124,76 +126,109 @@ class ConsoleRouter:
     """The router of `stdin` for one CLIPS environment (see the module's docstring).
 
     Args:
-        env: clipspy's `Environment._env`.
+        environment: clipspy's `Environment` (kept alive until the router is removed).
         console: the console, or None to refuse console input with `REFUSAL`.
-        flush: called before the console waits for input (writes the program's pending output).
-        key: the environment's key in `clips_halt.WATCHDOG` (the wait is added to its deadline).
+        flush: called before the console waits for input (writes the program's pending output);
+            held weakly when it is a bound method, so the router keeps nothing else alive.
+        key: the environment's key in `clips_halt.WATCHDOG` (its clock is paused while input is awaited).
+
+    The router is removed by `close()` or when it is garbage collected, before its callbacks are
+    freed (CLIPS holds raw pointers to them).
     """
 
-    def __init__(self, env: Any, console: Console | None, flush: Callable[[], None] | None = None, key: int = 0):
-        self._ep = native.env_pointer(env)
-        self.console = console
-        self._flush = flush
-        self._key = key
-        self.refused = 0
-        # Kept alive as long as the router: CLIPS holds the raw function pointers.
-        self._callbacks = (
-            native.callback("RouterQueryFunction", self._query),
-            native.callback("RouterWriteFunction", self._write),
-            native.callback("RouterReadFunction", self._read, self._on_error),
-            native.callback("RouterUnreadFunction", self._unread),
-            native.callback("RouterExitFunction", self._exit),
+    def __init__(
+        self, environment: Any, console: Console | None, flush: Callable[[], None] | None = None, key: int = 0
+    ):
+        self._state = state = _RouterState(environment._env, console, flush, key)
+        callbacks = (
+            native.callback("RouterQueryFunction", _query),
+            native.callback("RouterWriteFunction", _write),
+            native.callback("RouterReadFunction", state.read, _on_error),
+            native.callback("RouterUnreadFunction", state.unread),
+            native.callback("RouterExitFunction", _exit),
         )
-        if not native.lib.AddRouter(self._ep, ROUTER_NAME, ROUTER_PRIORITY, *self._callbacks, native.abi.NULL):
+        if not native.lib.AddRouter(state.ep, ROUTER_NAME, ROUTER_PRIORITY, *callbacks, native.abi.NULL):
             raise RuntimeError("CLIPS refused to add the console router")
+        self._finalizer = weakref.finalize(self, _remove, state.ep, environment, callbacks)
 
-    @staticmethod
-    def _query(env, name, context):  # pragma: no cover - called from C
-        return native.abi.string(name) == _STDIN
+    @property
+    def console(self) -> Console | None:
+        return self._state.console
 
-    @staticmethod
-    def _write(env, name, text, context):  # pragma: no cover - `stdin` is never written to
-        return None
+    @console.setter
+    def console(self, console: Console | None) -> None:
+        """Serve `stdin` from `console` from now on (None: refuse)."""
+        self._state.console = console
 
-    @staticmethod
-    def _exit(env, code, context):  # pragma: no cover - called from C
-        return None
+    @property
+    def refused(self) -> int:
+        """How many reads of `stdin` were refused (no console)."""
+        return self._state.refused
 
-    def _read(self, env, name, context):  # pragma: no cover - called from C
+    def close(self) -> None:
+        """Remove the router from the environment (idempotent)."""
+        self._finalizer()
+
+
+class _RouterState:
+    """What the read callbacks use; holds neither the router nor (strongly) the flush's owner."""
+
+    def __init__(self, env: Any, console: Console | None, flush: Callable[[], None] | None, key: int):
+        self.ep = native.env_pointer(env)
+        self.console = console
+        self.flush = weakref.WeakMethod(flush) if inspect.ismethod(flush) else (lambda: flush)
+        self.key = key
+        self.refused = 0
+
+    def read(self, env, name, context):  # pragma: no cover - called from C
         console = self.console
         if console is None:
             self.refused += 1
-            native.lib.SetHaltExecution(self._ep, True)
-            native.lib.SetEvaluationError(self._ep, True)
-            native.lib.WriteString(self._ep, b"stderr", REFUSAL.encode())
+            native.lib.SetHaltExecution(self.ep, True)
+            native.lib.SetEvaluationError(self.ep, True)
+            native.lib.WriteString(self.ep, b"stderr", REFUSAL.encode())
             return _EOF
         waited = console.waited
         try:
-            ch = console.read_byte(self._flush)
+            return console.read_byte(self.before_wait)
         except KeyboardInterrupt:
-            native.lib.SetHaltExecution(self._ep, True)
-            native.lib.SetHaltRules(self._ep, True)
+            native.lib.SetHaltExecution(self.ep, True)
+            native.lib.SetHaltRules(self.ep, True)
             return _EOF
-        if console.waited != waited and self._key:
-            WATCHDOG.extend(self._key, console.waited - waited)
-        return ch
+        finally:
+            if console.waited != waited and self.key:
+                WATCHDOG.resume(self.key)
 
-    def _unread(self, env, name, ch, context):  # pragma: no cover - called from C
+    def before_wait(self) -> None:
+        flush = self.flush()
+        if flush is not None:
+            flush()
+        if self.key:
+            WATCHDOG.pause(self.key)
+
+    def unread(self, env, name, ch, context):  # pragma: no cover - called from C
         if self.console is not None:
             self.console.unread(ch)
         return ch
 
-    @staticmethod
-    def _on_error(exc_type, exc, tb):  # pragma: no cover - an error inside the read callback
-        sys.stderr.write(f"console input failed: {exc_type.__name__}: {exc}\n")
-        return _EOF
 
-    def set_console(self, console: Console | None) -> None:
-        """Serve `stdin` from `console` from now on (None: refuse)."""
-        self.console = console
+def _query(env, name, context):  # pragma: no cover - called from C
+    return native.abi.string(name) == _STDIN
 
-    def close(self) -> None:
-        """Remove the router from the environment (idempotent; the environment must be alive)."""
-        if self._callbacks:
-            native.lib.DeleteRouter(self._ep, ROUTER_NAME)
-            self._callbacks = ()
+
+def _write(env, name, text, context):  # pragma: no cover - `stdin` is never written to
+    return None
+
+
+def _exit(env, code, context):  # pragma: no cover - called from C
+    return None
+
+
+def _on_error(exc_type, exc, tb):  # pragma: no cover - an error inside the read callback
+    sys.stderr.write(f"console input failed: {exc_type.__name__}: {exc}\n")
+    return _EOF
+
+
+def _remove(ep: Any, environment: Any, callbacks: tuple) -> None:
+    """Remove the router while `environment` (held until now) and `callbacks` are alive."""
+    native.lib.DeleteRouter(ep, ROUTER_NAME)

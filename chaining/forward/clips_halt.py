@@ -17,6 +17,7 @@ setting one from another thread is how CLIPS's own interactive interrupt (Ctrl-C
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -68,6 +69,7 @@ class Watchdog:
         self._wake = threading.Condition(self._lock)
         self._armed: dict[int, tuple[Any, float, int | None]] = {}
         self._halted: dict[int, str] = {}
+        self._paused: dict[int, float] = {}  # key -> seconds left when its clock was paused
         self._thread: threading.Thread | None = None
         self._sleeping = False  # the thread waits for a notify (nothing armed for IDLE_SECONDS)
 
@@ -85,17 +87,27 @@ class Watchdog:
                 self._sleeping = False
                 self._wake.notify()
 
-    def extend(self, key: int, seconds: float) -> None:
-        """Move an armed environment's deadline `seconds` later (time spent waiting for console input)."""
+    def pause(self, key: int) -> None:
+        """Stop an armed environment's clock (it waits for console input); `resume` restarts it."""
         with self._lock:
             armed = self._armed.get(key)
-            if armed is not None:
-                self._armed[key] = (armed[0], armed[1] + seconds, armed[2])
+            if armed is not None and key not in self._paused:
+                self._paused[key] = armed[1] - time.perf_counter()
+                self._armed[key] = (armed[0], math.inf, armed[2])
+
+    def resume(self, key: int) -> None:
+        """Restart a paused clock with the time that was left when it was paused."""
+        with self._lock:
+            left = self._paused.pop(key, None)
+            armed = self._armed.get(key)
+            if left is not None and armed is not None:
+                self._armed[key] = (armed[0], time.perf_counter() + left, armed[2])
 
     def disarm(self, env: Any, key: int | None = None) -> str:
         key = _address(env) if key is None else key
         with self._lock:
             self._armed.pop(key, None)
+            self._paused.pop(key, None)
             reason = self._halted.pop(key, "")
         if reason:
             clear(env)

@@ -126,7 +126,7 @@ class ClipsRunner:
         self.console = console
         self.memory_limit = memory_limit
         self._streamed: list[str] = []  # output already written to the console in this evaluation
-        self.console_router = ConsoleRouter(self._e, console, self._flush_console, self._key)
+        self.console_router = ConsoleRouter(self.env, console, self._flush_console, self._key)
         self._recursive = recursive_functions(sources)
         if self._recursive:  # without a limit, endless recursion overflows the C stack (SIGSEGV)
             self.out.guard = CallDepthGuard(max_call_depth)
