@@ -61,6 +61,14 @@ unsigned char AddRouter(void *env, const char *name, int priority, RouterQueryFu
 unsigned char DeleteRouter(void *env, const char *name);
 long long MemUsed(void *env);
 void WriteString(void *env, const char *name, const char *text);
+int ReadRouter(void *env, const char *name);
+int CompleteCommand(const char *command);
+unsigned char RouteCommand(void *env, const char *command, _Bool print_result);
+void FlushPPBuffer(void *env);
+void SetPPBufferStatus(void *env, _Bool on);
+void FlushParsingMessages(void *env);
+void CleanCurrentGarbageFrame(void *env, void *value);
+void CallPeriodicTasks(void *env);
 
 unsigned char AddBeforeRuleFiresFunction(void *env, const char *name, RuleFiredFunction *f, int priority, void *context);
 unsigned char RemoveBeforeRuleFiresFunction(void *env, const char *name);
