@@ -100,6 +100,8 @@ def run(
         engine = ForwardEngine.from_knowledge_base(kb, config=config)
     except ForwardError as exc:
         _fail(str(exc))
+    for message in engine.load_messages:  # constructs CLIPS skipped while loading, as its (load) reports them
+        typer.echo(f"warning: {message}", err=True)
     code = 0
     error: str | None = None
     try:

@@ -66,7 +66,10 @@ class ForwardEngine(ForwardChainer):
         self._closed = False
         # Build the first environment now so that load errors surface at construction.
         self._created = 1
-        self._idle.append(self._new_runner())
+        first = self._new_runner()
+        #: What loading reported about constructs CLIPS skipped (`file:line:col: ...`, `ClipsRunner.load_messages`).
+        self.load_messages: list[str] = list(first.load_messages)
+        self._idle.append(first)
 
     # -- construction ------------------------------------------------------------------
     @classmethod

@@ -62,6 +62,7 @@ unsigned char DeleteRouter(void *env, const char *name);
 long long MemUsed(void *env);
 void WriteString(void *env, const char *name, const char *text);
 int ReadRouter(void *env, const char *name);
+void *FindFunction(void *env, const char *name);
 int CompleteCommand(const char *command);
 unsigned char RouteCommand(void *env, const char *command, _Bool print_result);
 void FlushPPBuffer(void *env);

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import clips
 from clips._clips import ffi, lib
@@ -133,6 +134,7 @@ class ClipsRunner:
         self.recorder = new_recorder(self.env, self._ep, trace_firings, trace_facts, native)
         # looked up once: attribute access on cffi's ABI-mode library costs per call
         self._get_halt, self._get_error = clips_native.lib.GetHaltExecution, clips_native.lib.GetEvaluationError
+        self.load_messages = []
         self._build(sources, build_timeout)
         self.state = EnvironmentState(self._e, (text for _, text in sources))
         self.memory = WorkingMemory(self.env, native=native)
@@ -147,6 +149,10 @@ class ClipsRunner:
         errors = "".join(p for n, p in pieces if n == "stderr")
         pieces.clear()
         return messages, errors
+
+    #: What loading reported about constructs CLIPS skipped (`file:line:col: ...`), e.g. a
+    #: deffunction named like a built-in function, which CLIPS refuses to replace.
+    load_messages: list[str]
 
     def _flush_console(self) -> None:
         """Write the program's pending output to the console (before it waits for input)."""
@@ -167,6 +173,7 @@ class ClipsRunner:
                 raise KnowledgeBaseLoadError(str(exc)) from None
             for c in constructs:
                 self._take_messages()
+                builtin = _redefined_builtin(self._ep, c)
                 if deadline is not None:
                     if time.perf_counter() > deadline:
                         raise KnowledgeBaseLoadError(
@@ -193,6 +200,12 @@ class ClipsRunner:
                         watch_if_recursive(self._e, c.text, self._recursive)
                 if ret != lib.BE_NO_ERROR:
                     detail = " ".join(self._take_messages()[0].split()) or f"CLIPS build error {ret}"
+                    if builtin is not None:  # CLIPS's load reports it, skips it and loads the rest
+                        self.load_messages.append(
+                            f"{c.file}:{c.line}:{c.column}: CLIPS skipped this deffunction: "
+                            + detail.split(" ERROR:")[0]
+                        )
+                        continue
                     raise KnowledgeBaseLoadError(f"{c.file}:{c.line}:{c.column}: CLIPS refused this {c.kind}: {detail}")
         self._take_messages()
         self.out.pieces.clear()
@@ -391,3 +404,14 @@ class ClipsRunner:
         self.recorder.close()
         self.memory.close()
         self.console_router.close()
+
+
+def _redefined_builtin(ep: Any, construct: Any) -> str | None:
+    """The name of a deffunction that would replace a function CLIPS defines (`atan2`), else None."""
+    if construct.kind != "deffunction":
+        return None
+    parts = construct.text[1:].split(None, 2)
+    if len(parts) < 2:
+        return None
+    name = parts[1].rstrip("()")
+    return name if clips_native.lib.FindFunction(ep, name.encode()) != clips_native.abi.NULL else None
