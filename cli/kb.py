@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import typer
 
+from . import kb_ask, kb_check, kb_run
+
 app = typer.Typer(no_args_is_help=True, help="Knowledge bases: check, run (forward), ask (backward), explain.")
 
 # Each command module defines `register(app)`; one line per module below.
-from . import kb_check
-
-kb_check.register(app)  # noqa: E402
-from . import kb_ask
-
-kb_ask.register(app)  # noqa: E402
-from . import kb_run
-
-kb_run.register(app)  # noqa: E402
+kb_check.register(app)
+kb_ask.register(app)
+kb_run.register(app)

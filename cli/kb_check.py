@@ -12,7 +12,8 @@ from rules import RuleError, load_knowledge_base
 
 
 def allow_unsafe_setting(flag: bool) -> bool:
-    """`--allow-unsafe`, else the setting `allow_unsafe_rules` (WORKBENCH_ALLOW_UNSAFE_RULES); exit 2 on bad settings."""
+    """`--allow-unsafe`, else the setting `allow_unsafe_rules` (WORKBENCH_ALLOW_UNSAFE_RULES); exit 2 on bad
+    settings."""
     if flag:
         return True
     from workbench.config import ConfigError, get_settings
@@ -40,7 +41,7 @@ def check(
             for d in exc.diagnostics:
                 typer.echo(str(d))
             typer.echo(f"{len(exc.diagnostics)} error(s)", err=True)
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     summary = kb.summary()
     if as_json:
         typer.echo(jsonlib.dumps({"ok": True, **summary}))

@@ -54,7 +54,8 @@ def show(
     run_id: Annotated[str, typer.Argument(help="Run id (a unique prefix of 4+ characters).")],
     as_json: Annotated[bool, typer.Option("--json", help="The run record with its trace as JSON.")] = False,
 ) -> None:
-    """A run's provenance: versions, inputs, outputs, timings, trace (rule firings, model calls, gates) and explanation."""
+    """A run's provenance: versions, inputs, outputs, timings, trace (rule firings, model calls, gates) and
+    explanation."""
     from workbench import Workbench
     from workbench.pipeline import NotFoundError
     from workbench.pipeline.render import explanation_tree
@@ -65,7 +66,7 @@ def show(
             trace = wb.get_trace(r.run_id)
         except NotFoundError as exc:
             typer.echo(str(exc), err=True)
-            raise typer.Exit(1)
+            raise typer.Exit(1) from None
     if as_json:
         typer.echo(json.dumps({**r.to_dict(), "trace": trace}, default=str, indent=2))
         return
@@ -86,18 +87,7 @@ def show(
     for c in ("#", "at ms", "kind", "node", "detail"):
         t.add_column(c)
     for e in trace:
-        p = e["payload"]
-        detail = {
-            "rule_firing": lambda: f"{p.get('rule')} on f-{p.get('facts')} +{p.get('asserted')} -{p.get('retracted')}",
-            "model_call": lambda: (
-                f"{p.get('model')}@{str(p.get('version'))[:12]} batch {p.get('batch_size')} "
-                f"queue {1000 * (p.get('queue_s') or 0):.2f} ms compute {1000 * (p.get('compute_s') or 0):.2f} ms"
-            ),
-            "gate_decision": lambda: f"branches {p.get('branches')} edges {p.get('edges')}",
-            "proof": lambda: (
-                f"{p.get('goal')}: {'proved' if p.get('proved') else 'not proved'} ({len(p.get('answers', []))} answers)"
-            ),
-        }.get(e["kind"], lambda: json.dumps(p, default=str)[:100])()
+        detail = _trace_detail(e["kind"], e["payload"])
         t.add_row(str(e["seq"]), f"{1000 * (e['at'] or 0):.2f}", e["kind"], e["node"] or "-", detail)
     console.print(t)
     if r.explanation:
@@ -131,7 +121,7 @@ def replay(
             res = asyncio.run(wb.replay(run_id, knowledge_bases=edits, record=record))
         except (NotFoundError, KnowledgeBaseError) as exc:
             typer.echo(str(exc), err=True)
-            raise typer.Exit(1)
+            raise typer.Exit(1) from None
     if as_json:
         typer.echo(json.dumps(res.to_dict(), default=str, indent=2))
         return
@@ -155,3 +145,20 @@ def replay(
         console.print(f"  knowledge base {name}: {str(v['before'])[:12]} -> {str(v['after'])[:12]}", markup=False)
     if "skipped" in ch:
         console.print(f"  skipped nodes: {ch['skipped']['before']} -> {ch['skipped']['after']}", markup=False)
+
+
+def _trace_detail(kind: str, p: dict) -> str:
+    """One line for a trace event's payload, by event kind."""
+    if kind == "rule_firing":
+        return f"{p.get('rule')} on f-{p.get('facts')} +{p.get('asserted')} -{p.get('retracted')}"
+    if kind == "model_call":
+        return (
+            f"{p.get('model')}@{str(p.get('version'))[:12]} batch {p.get('batch_size')} "
+            f"queue {1000 * (p.get('queue_s') or 0):.2f} ms compute {1000 * (p.get('compute_s') or 0):.2f} ms"
+        )
+    if kind == "gate_decision":
+        return f"branches {p.get('branches')} edges {p.get('edges')}"
+    if kind == "proof":
+        verdict = "proved" if p.get("proved") else "not proved"
+        return f"{p.get('goal')}: {verdict} ({len(p.get('answers', []))} answers)"
+    return json.dumps(p, default=str)[:100]

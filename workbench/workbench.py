@@ -616,7 +616,8 @@ class Workbench:
             all: every answer (default: the first; `max_answers` caps either).
             provider: answers askable facts (`chaining.backward.PersonProvider`, `ScriptedProvider`, ...).
         Returns:
-            `{"proved", "answers": [{"bindings", "fact", "certainty", "proof"}], "skipped_rules": [{"rule", "reason"}]}`.
+            `{"proved", "answers": [{"bindings", "fact", "certainty", "proof"}],
+            "skipped_rules": [{"rule", "reason"}]}`.
         Raises:
             KnowledgeBaseNotFoundError, KnowledgeBaseError, chaining.backward.BackwardError (GoalSyntaxError, ...).
         """

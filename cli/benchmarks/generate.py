@@ -119,7 +119,7 @@ def run_hf(model, reqs, batch_size: int, bytes_per_token: int) -> tuple[dict, li
         outs, times = _hf_generate(model, batch, 0)
         tokens.extend(outs)
         width = max(len(p) for p, _ in batch)
-        for (p, o), _ in zip(batch, outs):
+        for _prompt, o in batch:
             ttft.append(times[0] - t0)
             if o > 1:
                 tpot.append((times[o - 1] - times[0]) / (o - 1))

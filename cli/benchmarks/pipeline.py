@@ -155,14 +155,14 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
             for c, n in ((1, n1), (32, n32)):
                 lat: dict[str, list[float]] = {"bare_model": [], "pipeline": []}
                 wall = {"bare_model": 0.0, "pipeline": 0.0}
-                for mode, call in (("bare_model", bare), ("pipeline", piped)):
+                for call in (bare, piped):
                     await _measure(call, sents[:8], min(c, 8))  # warm-up
                 # alternate the modes in rounds so that a change of machine load hits both alike
                 for r in range(rounds):
                     chunk = sents[r * n // rounds : (r + 1) * n // rounds]
                     for mode, call in (("bare_model", bare), ("pipeline", piped)):
-                        l, w = await _measure(call, chunk, c)
-                        lat[mode] += l
+                        latencies, w = await _measure(call, chunk, c)
+                        lat[mode] += latencies
                         wall[mode] += w
                 for mode in ("bare_model", "pipeline"):
                     rows.append(_row(mode, c, lat[mode], wall[mode]))

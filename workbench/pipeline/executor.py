@@ -159,7 +159,8 @@ class Executor:
             if not a:
                 src = ctx.states[e.source]
                 if src.status == SUCCEEDED and e.when is not None:
-                    return f"gate {e.source!r} did not select branch {e.when!r} (selected: {', '.join(sorted(src.branches or [])) or 'none'})"
+                    selected = ", ".join(sorted(src.branches or [])) or "none"
+                    return f"gate {e.source!r} did not select branch {e.when!r} (selected: {selected})"
                 return f"upstream node {e.source!r} was {src.status}"
         return "no active incoming edge"
 

@@ -203,7 +203,8 @@ def summary_lines(expl: dict[str, Any]) -> list[str]:
         lines.append(f"model node {m} was skipped (not called)")
     for c in expl["model_calls"]:
         lines.append(
-            f"model {c['model']}@{(c['version'] or '')[:12]} (node {c['node']}, batch of {c['batch_size']}) gave {'; '.join(c['facts']) or 'no facts'}"
+            f"model {c['model']}@{(c['version'] or '')[:12]} (node {c['node']}, batch of {c['batch_size']}) gave "
+            f"{'; '.join(c['facts']) or 'no facts'}"
         )
     for o in expl["overrides"]:
         if o["removed"]:

@@ -1,7 +1,7 @@
 """`rules`, `gate` and `postprocess` nodes: forward chaining on the real CLIPS engine over the
 facts arriving on active edges. The record keeps every firing with the ids of the facts that
-activated it and the facts it asserted and retracted (from the engine's trace: CLIPS's firing and fact callbacks), which is
-what explanations read."""
+activated it and the facts it asserted and retracted (from the engine's trace: CLIPS's firing and
+fact callbacks), which is what explanations read."""
 
 from __future__ import annotations
 
