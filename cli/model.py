@@ -74,7 +74,6 @@ def info(
 ) -> None:
     """Load a model and describe it: version, format, task, device, dtype, signature, backend."""
     from neural import NeuralError
-
     from neural.errors import ModelNotFoundError
 
     try:
@@ -134,10 +133,15 @@ def _describe_pipeline_model(name: str, device: str | None) -> dict:
     from workbench import Workbench
     from workbench.pipeline import NotFoundError
 
+    from neural import catalog
+
     try:
         with Workbench.open(**({"device": device} if device else {})) as wb:
+            known = sorted({item.name for item in catalog()} | set(wb.catalog.names()))
             return wb.describe_model(name)
-    except (NotFoundError, NeuralError, ValueError) as exc:
+    except NotFoundError:
+        _fail(ValueError(f"no model named {name!r}; known models: {', '.join(known)} (or give a model path)"))
+    except (NeuralError, ValueError) as exc:
         _fail(exc)
     raise AssertionError("unreachable")
 
