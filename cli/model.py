@@ -129,11 +129,9 @@ def _pipeline_catalogue_rows(seen: set[str]) -> list[dict]:
 
 def _describe_pipeline_model(name: str, device: str | None) -> dict:
     """A model of the pipelines' catalogue (models/catalog.yaml), described as `workbench run` loads it."""
-    from neural import NeuralError
+    from neural import NeuralError, catalog
     from workbench import Workbench
     from workbench.pipeline import NotFoundError
-
-    from neural import catalog
 
     try:
         with Workbench.open(**({"device": device} if device else {})) as wb:
