@@ -100,7 +100,9 @@ def test_python_blocks_run(doc, docs_env, request):
             with contextlib.redirect_stdout(out):
                 exec(compile("\n" * (line - 1) + code, str(path), "exec"), ns)
         except Exception as exc:
-            raise AssertionError(f"{path.relative_to(ROOT)}:{line}: the block fails: {type(exc).__name__}: {exc}") from exc
+            raise AssertionError(
+                f"{path.relative_to(ROOT)}:{line}: the block fails: {type(exc).__name__}: {exc}"
+            ) from exc
 
 
 def _commands(code: str) -> list[list[str]]:
