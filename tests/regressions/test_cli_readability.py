@@ -54,3 +54,16 @@ def test_run_explain_keeps_stdout_json(tmp_path, monkeypatch):
     )
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout) == {"text": "hi", "length": 2}
+
+
+def test_kb_check_wraps_long_lists(tmp_path):
+    """`kb check` on a 10,000-rule file printed every rule name on one 70 KB line."""
+    rules = ["(deftemplate t (slot x))"] + [
+        f"(defrule rule-{i} (t (x {i})) => (assert (t (x {i + 1}))))" for i in range(300)
+    ]
+    (tmp_path / "many.clp").write_text("\n".join(rules))
+    r = CliRunner().invoke(app, ["kb", "check", str(tmp_path / "many.clp")], env={"COLUMNS": "80"})
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert max(len(ln) for ln in lines) <= 80
+    assert "... 100 more" in r.stdout and "... 200 more rules (--json lists every one)" in r.stdout
