@@ -52,6 +52,20 @@ class KnowledgeBase:
     certainty_factors: bool = False
     python_functions: frozenset[str] = frozenset()
     allow_unsafe: bool = False
+    _string_slots: dict[str, frozenset[str]] | None = field(default=None, repr=False, compare=False)
+
+    def string_slots(self) -> dict[str, frozenset[str]]:
+        """Template -> its slots that accept STRING but not SYMBOL (e.g. `(slot title (type STRING))`):
+        a plain `str` asserted there is a string, as `rules.facts.typed_fact(f, string_slots[t])`
+        types it. Templates without such slots are left out. Computed once."""
+        if self._string_slots is None:
+            out: dict[str, frozenset[str]] = {}
+            for name, t in self.templates.items():
+                only = frozenset(n for n, s in t.slots.items() if "STRING" in s.types and "SYMBOL" not in s.types)
+                if only:
+                    out[name] = only
+            self._string_slots = out
+        return self._string_slots
 
     @property
     def text(self) -> str:

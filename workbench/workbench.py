@@ -164,7 +164,10 @@ class Workbench:
         dev = device or self.settings.device
         self.device = None if dev == "auto" else dev
         self.library = KnowledgeBaseLibrary(
-            self.knowledge_base_dir, allow_unsafe=self.settings.allow_unsafe_rules, functions=functions
+            self.knowledge_base_dir,
+            allow_unsafe=self.settings.allow_unsafe_rules,
+            functions=functions,
+            max_engines=self.settings.max_forward_engines,
         )
         self.catalog = ModelCatalog(
             model_catalog or default_model_catalog(), device=self.device, on_load=self._model_loaded
@@ -497,6 +500,7 @@ class Workbench:
                 allow_unsafe=self.library.allow_unsafe,
                 functions=self.library.functions,
                 engine_config=self.library.engine_config,
+                max_engines=self.library.max_engines,
             )
             try:
                 for name, (text, filename) in sources.items():
@@ -569,7 +573,8 @@ class Workbench:
         Returns `chaining.forward.ForwardResult` (`.to_dict()` for JSON). Raises KnowledgeBaseNotFoundError,
         KnowledgeBaseError, rules.facts.FactError, chaining.forward.ForwardError."""
         kb = self.library.load(name)
-        return self.library.engine(kb).evaluate(facts, strategy=strategy, max_firings=max_firings, timeout=timeout)
+        with self.library.lease(kb) as engine:
+            return engine.evaluate(facts, strategy=strategy, max_firings=max_firings, timeout=timeout)
 
     def ask(
         self,
