@@ -20,9 +20,10 @@ class EngineConfig:
 
     Attributes:
         max_firings: default firing limit per evaluation (None: unlimited).
-        timeout: default time limit per evaluation, seconds (None: unlimited). Checked between batches of `run_chunk` firings, and enforced
-            inside a right-hand side, a `test` or a deffacts/defglobal expression by CLIPS's halt
-            flags (`clips_halt`), at most `clips_halt.POLL_SECONDS` late.
+        timeout: default time limit per evaluation, seconds (None: unlimited). Checked between
+            batches of `run_chunk` firings, and enforced inside a right-hand side, a `test` or a
+            deffacts/defglobal expression by CLIPS's halt flags (`clips_halt`), at most
+            `clips_halt.POLL_SECONDS` late.
         load_timeout: time limit on loading the knowledge base into one CLIPS environment, seconds
             (None: unlimited), separate from `timeout`: a `defglobal` initialiser or deffacts
             expression runs code while it is built. Checked between constructs and inside
@@ -143,7 +144,7 @@ class ForwardChainer(ABC):
             ValueError: an unknown strategy.
         """
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (an optional hook: the default holds nothing)
         """Release the engine's resources (idempotent)."""
 
     def __enter__(self):

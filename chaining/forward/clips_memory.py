@@ -365,9 +365,7 @@ class WorkingMemory(FactReader):
 
 
 def _render(value: Any, where: str) -> str:
-    from rules.facts import FactError, Symbol
-
-    from .clips_values import is_symbol_token
+    from rules.facts import FactError, Symbol, is_symbol_token, quote_string
 
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
@@ -377,7 +375,7 @@ def _render(value: Any, where: str) -> str:
         return repr(value)
     if isinstance(value, str):
         if type(value) is String or (type(value) is not Symbol and not is_symbol_token(value)):
-            return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+            return quote_string(value)
         if not is_symbol_token(value):
             raise FactError(f"{where}: {value!r} is not a valid CLIPS symbol")
         return value

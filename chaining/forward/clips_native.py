@@ -71,7 +71,8 @@ void FlushParsingMessages(void *env);
 void CleanCurrentGarbageFrame(void *env, void *value);
 void CallPeriodicTasks(void *env);
 
-unsigned char AddBeforeRuleFiresFunction(void *env, const char *name, RuleFiredFunction *f, int priority, void *context);
+unsigned char AddBeforeRuleFiresFunction(void *env, const char *name, RuleFiredFunction *f, int priority,
+                                         void *context);
 unsigned char RemoveBeforeRuleFiresFunction(void *env, const char *name);
 unsigned char AddAssertFunction(void *env, const char *name, FactFunction *f, int priority, void *context);
 unsigned char RemoveAssertFunction(void *env, const char *name);
