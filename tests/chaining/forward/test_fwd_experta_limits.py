@@ -37,7 +37,7 @@ def test_building_stops_within_its_limit():
     t0 = time.perf_counter()
     with pytest.raises(KnowledgeBaseLoadError, match="took longer than its time limit of 1.0 s"):
         ExpertaEngine(or_rule_engine(6), fact_types={"sensor": Sensor}, config=EngineConfig(load_timeout=limit))
-    assert time.perf_counter() - t0 < limit * 1.2 + 0.3  # a loaded machine's scheduling
+    assert time.perf_counter() - t0 < limit * 1.2 + 2.0  # slack for a shared, loaded machine (it took 14-80 s)
 
 
 class Spin(Fact):
@@ -62,7 +62,7 @@ def test_evaluation_stops_inside_a_long_call_and_the_engine_is_rebuilt():
     t0 = time.perf_counter()
     with pytest.raises(EvaluationTimeout) as info:
         engine.evaluate([{"template": "spin", "slots": {"n": 1}}])
-    assert time.perf_counter() - t0 < 0.5 * 1.2 + 0.3
+    assert time.perf_counter() - t0 < 0.5 * 1.2 + 2.0  # slack for a shared, loaded machine
     assert info.value.partial.output == "spinning\n"
     assert [f.rule for f in info.value.partial.firings] == ["spin"]
     result = engine.evaluate([{"template": "spin", "slots": {"n": 2}}])  # a new experta engine

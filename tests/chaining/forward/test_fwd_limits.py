@@ -74,7 +74,7 @@ def test_time_limit_works_in_a_process_forked_after_the_engine_was_used(method):
             pytest.fail("the forked child's evaluation was never stopped")
         kind, seconds = queue.get(timeout=5)
     assert kind == "timeout"
-    assert float(seconds) < 0.5 * 1.2 + 0.5  # the limit plus the watchdog's polling and a loaded machine
+    assert float(seconds) < 0.5 * 1.2 + 2.0  # the limit plus polling and slack for a shared, loaded machine
     engine.close()
 
 
