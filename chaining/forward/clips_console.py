@@ -34,7 +34,11 @@ from . import clips_native as native
 from .clips_halt import WATCHDOG
 
 ROUTER_NAME = b"workbench-console"
-ROUTER_PRIORITY = 10  # above CLIPS's string routers (0): they never claim `stdin` anyway
+# Below every other router of the engine's environments (CLIPS's string routers at 0, the output
+# and message routers at -1 and -2): CLIPS asks routers in priority order for every piece it
+# writes, also into its internal string builders, and this router's query is a Python call.
+# Nothing above it claims `stdin` (CLIPS's terminal router is off), so reads still reach it.
+ROUTER_PRIORITY = -3
 _STDIN = b"stdin"
 _EOF = -1
 REFUSAL = (
