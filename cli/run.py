@@ -142,8 +142,8 @@ async def _main(
                     out.print_json(json.dumps(r.outputs, default=str))
                 else:
                     err.print(f"run failed: {r.error}", markup=False)
-                if explain and r.explanation:
-                    out.print(explanation_tree(r.explanation))
+                if explain and r.explanation:  # on stderr: stdout stays the outputs' JSON (`| jq` works)
+                    err.print(explanation_tree(r.explanation))
                 err.print(f"run {r.run_id} ({r.status}, {r.duration_s * 1000:.1f} ms)")
         if not single:
             err.print(f"{len(results) - failed} succeeded, {failed} failed")

@@ -32,19 +32,31 @@ def list_(
     if as_json:
         typer.echo(json.dumps([r.to_dict() for r in runs], default=str, indent=2))
         return
-    t = Table(title="runs")
-    for c in ("run", "started", "pipeline", "version", "status", "ms", "cache", "outputs / error"):
-        t.add_column(c)
+    # fits 80 columns: no borders, narrow fixed columns, the version only where there is room, the
+    # pipeline and outputs cut with an ellipsis (`runs show` has everything)
+    from rich import box
+
+    console = Console()  # made here: the terminal's (or COLUMNS's) width now, not at import
+    wide = console.width >= 110
+    t = Table(title="runs", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1), collapse_padding=True)
+    t.add_column("run", no_wrap=True, min_width=8)
+    t.add_column("started", no_wrap=True, min_width=14)
+    t.add_column("pipeline", no_wrap=True, overflow="ellipsis", max_width=14)
+    if wide:
+        t.add_column("version", no_wrap=True, min_width=8)
+    t.add_column("status", no_wrap=True, min_width=9)
+    t.add_column("ms", no_wrap=True, justify="right")
+    fixed = 8 + 14 + 14 + (8 if wide else 0) + 9 + 6 + 2 * (6 if wide else 5)
+    t.add_column("outputs / error", no_wrap=True, overflow="ellipsis", max_width=max(12, console.width - fixed))
     for r in runs:
         t.add_row(
             r.run_id[:8],
-            r.started_at.strftime("%Y-%m-%d %H:%M:%S") if r.started_at else "-",
+            r.started_at.strftime("%m-%d %H:%M:%S") if r.started_at else "-",
             r.pipeline,
-            r.version[:12],
-            r.status,
-            f"{r.duration_s * 1000:.1f}",
-            "hit" if r.cache_hit else "",
-            (json.dumps(r.outputs) if r.ok else r.error or "")[:60],
+            *([r.version[:8]] if wide else []),
+            ("cached" if r.cache_hit and r.ok else r.status),
+            f"{r.duration_s * 1000:.0f}",
+            (json.dumps(r.outputs) if r.ok else r.error or "")[:300],
         )
     console.print(t)
 

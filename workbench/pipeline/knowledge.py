@@ -2,7 +2,8 @@
 one compiled forward engine per knowledge-base version (reused across runs: reset, not reload).
 
 A reference is a name (`knowledge_bases/NAME.clp`, or every `*.clp` of `knowledge_bases/NAME/`
-sorted) or a path to a `.clp` file (relative to the pipeline file, then the working directory).
+sorted, then that folder's decision tables `*.csv`/`*.xlsx` sorted) or a path to a `.clp` file
+(relative to the pipeline file, then the working directory).
 `override(name, kb)` replaces a knowledge base for the runs that ask for it (replay with an
 edited rule file uses a private library with the override).
 """
@@ -86,7 +87,7 @@ class KnowledgeBaseLibrary:
             if f.is_file():
                 return [f]
             if d.is_dir():
-                files = sorted(d.glob(f"*{KB_SUFFIX}"))
+                files = _folder_files(d)
                 if files:
                     return files
             tried += [str(f), f"{d}/*{KB_SUFFIX}"]
@@ -95,7 +96,7 @@ class KnowledgeBaseLibrary:
             if p.is_file():
                 return [p]
             if p.is_dir() and any(p.glob(f"*{KB_SUFFIX}")):
-                return sorted(p.glob(f"*{KB_SUFFIX}"))
+                return _folder_files(p)
             tried.append(str(p))
         raise KnowledgeBaseNotFoundError(ref, "looked for " + ", ".join(dict.fromkeys(tried)))
 
@@ -239,3 +240,11 @@ class KnowledgeBaseLibrary:
 
     def describe(self, kb: rules.KnowledgeBase) -> dict[str, Any]:
         return kb.summary() | {"files": [f for f, _ in kb.sources]}
+
+
+def _folder_files(folder: Path) -> list[Path]:
+    """A folder knowledge base: its `.clp` files sorted, then its decision tables (.csv, .xlsx) sorted."""
+    clp = sorted(folder.glob(f"*{KB_SUFFIX}"))
+    if not clp:
+        return []
+    return clp + sorted(p for p in folder.iterdir() if p.is_file() and rules.is_decision_table(p))
