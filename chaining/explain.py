@@ -15,7 +15,6 @@ Every explanation renders as a rich `Tree` and as JSON (`to_dict`).
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,9 +30,10 @@ from rules.printer import ce_text
 from .backward.askable import Question
 from .backward.goals import parse_goal
 from .backward.proof import Proof
-from .backward.prover import Session, _instantiated_ce, _Query
 from .backward.rulebase import analyse
+from .backward.session import Session
 from .backward.terms import bindings_json, fact_text
+from .backward.text import instantiated_ce
 
 # ---- HOW (backward) ------------------------------------------------------------------------------
 
@@ -278,7 +278,7 @@ async def why_not(session: Session, goal: str, *, cap: int = 200) -> WhyNot:
     p = ces[0]
     result = await session.prove(goal, limit=1)
     rel = p.template.rsplit("::", 1)[-1]
-    n_given = len(session.base.get(rel, ()))
+    n_given = session.index.count(rel)
     out = WhyNot(
         goal,
         bool(result.answers),
@@ -314,22 +314,17 @@ async def _rule_failure(session: Session, br, heads, goal: ast.Pattern, cap: int
             "head-mismatch",
             detail=f"its conclusion {' '.join(ce_text(_head_pattern(h)) for h in heads)} cannot match",
         )
-    q = _Query(deadline=None)
     frontier = [pre]
     for i, ce in enumerate(br.rule.lhs):
         nxt = []
         for b in frontier:
-            gen = session._ce(ce, b, q)
-            async with contextlib.aclosing(gen):
-                async for b2, _ in gen:
-                    nxt.append(b2)
-                    if len(nxt) >= cap:
-                        break
+            for b2, _ in await session.solve([ce], b, cap - len(nxt)):
+                nxt.append(b2)
             if len(nxt) >= cap:
                 break
         if not nxt:
             b0 = {k: v for k, v in frontier[0].items() if not isinstance(v, Fact)}
-            return RuleFailure(br.name, "premise-failed", i, _instantiated_ce(ce, frontier[0]), b0)
+            return RuleFailure(br.name, "premise-failed", i, instantiated_ce(ce, frontier[0]), b0)
         frontier = nxt
     produced = []
     for b in frontier:

@@ -6,7 +6,7 @@
     result = Session(kb, facts=[...]).prove_sync("(ancestor ?x otto)")
     for a in result.answers: print(a.bindings, a.proof.label)
 
-See `prover` for the algorithm (SLD resolution with linear tabling, negation as failure),
+See `engine` for the algorithm (iterative SLD resolution, SLG tabling of recursive relations),
 `askable` for questions and providers, `certainty` for EMYCIN certainty factors.
 """
 
@@ -23,8 +23,9 @@ from .errors import (
 )
 from .goals import parse_goal
 from .proof import Proof
-from .prover import Answer, ProofResult, ProverConfig, Session
+from .results import Answer, ProofResult, ProverConfig
 from .rulebase import SkippedRule
+from .session import Session
 
 __all__ = [
     "Session",

@@ -1,0 +1,708 @@
+"""The iterative proof engine: SLD resolution with SLG tabling for recursive relations.
+
+No Python recursion follows the user's program: the goals still to prove are a linked list of
+continuation frames (`Seq`, `Ret`, `Exit`, `Top`) and the alternatives not yet tried are a
+stack of iterators (choice points), both on the heap; nesting is limited by
+`ProverConfig.max_depth` and memory.
+
+- Non-recursive relations are proved by SLD resolution (Prolog's depth-first, left-to-right
+  order: given facts, then the askable question, then the rules in file order), looking base
+  facts up through argument indexes (`index.FactIndex`). A ground call of a derived relation
+  stops at its first proof (a cut), so a consultation asks only what it needs.
+- Relations on a cycle of the rule graph are tabled (SLG resolution, Chen & Warren, JACM 1996,
+  with batched scheduling as in XSB): a call's table collects its answers; a call that finds
+  the table of a variant being evaluated becomes a consumer and receives every answer as it
+  is added, so answers flow to the caller as they are found and a ground goal over an
+  infinite relation returns at once. Completion is by strongly connected components: each
+  table and each negation sits on a completion stack, and a table whose evaluation consumed an
+  older, unfinished table joins that table's component (leader); a component is complete when
+  the choice points above its leader are exhausted.
+- `not`, `exists` and `forall` evaluate their patterns in a region of the choice-point stack
+  behind a barrier; the first proof cuts the region (its unfinished tables are dropped). A
+  negation over a goal whose component is not complete when its region is exhausted is
+  negation through recursion (NotStratifiedError).
+- With certainty factors, every derived relation is tabled and every derivation counts:
+  answers combine their derivations (EMYCIN), and an answer whose certainty changes is
+  delivered again to its consumers.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from rules import ast
+from rules.facts import Fact
+from rules.printer import ce_text, expr_text
+
+from . import certainty as cfm
+from .errors import BackwardError, DepthLimitError, EvaluationError, NotStratifiedError, ProofTimeout
+from .matcher import match
+from .proof import Proof
+from .terms import fact_key
+from .text import instantiated_ce, instantiated_expr, instantiated_text
+
+if TYPE_CHECKING:
+    from .session import Session
+
+
+# ---- continuation frames ----------------------------------------------------------------------
+
+
+class Ctx:
+    """A goal being proved by a rule (or the query): for depth, WHY chains and error messages."""
+
+    __slots__ = ("text", "rule", "parent", "depth")
+
+    def __init__(self, text: str, rule: str | None, parent: Ctx | None, depth: int):
+        self.text, self.rule, self.parent, self.depth = text, rule, parent, depth
+
+    def chain(self) -> list[Ctx]:
+        out = []
+        c: Ctx | None = self
+        while c is not None:
+            out.append(c)
+            c = c.parent
+        out.reverse()
+        return out
+
+
+class Seq:
+    """Prove ces[i:], then continue with `nxt`."""
+
+    __slots__ = ("ces", "i", "nxt")
+
+    def __init__(self, ces: list, i: int, nxt: Any):
+        self.ces, self.i, self.nxt = ces, i, nxt
+
+
+class Ret:
+    """A rule's premises are proved: conclude its heads, then return to the caller (SLD) or add the
+    conclusion to `table` (SLG). Holds the caller's pattern, bindings, proofs and context."""
+
+    __slots__ = ("br", "heads", "p", "key", "b", "pf", "ctx", "nxt", "table")
+
+    def __init__(self, br, heads, p, key, b, pf, ctx, nxt, table):
+        self.br, self.heads, self.p, self.key, self.b, self.pf = br, heads, p, key, b, pf
+        self.ctx, self.nxt, self.table = ctx, nxt, table
+
+
+class Exit:
+    """Leaving the region of `barrier` with a solution."""
+
+    __slots__ = ("barrier",)
+
+    def __init__(self, barrier: Barrier):
+        self.barrier = barrier
+
+
+class Top:
+    """The query's end: an answer."""
+
+    __slots__ = ()
+
+
+TOP = Top()
+
+
+# ---- tables and barriers ----------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class TAnswer:
+    fact: Fact
+    proof: Proof
+    cf: float | None
+    contributions: dict[tuple, float] = field(default_factory=dict)
+
+
+@dataclass(slots=True, eq=False)
+class Table:
+    key: tuple
+    text: str
+    dfn: int
+    ctx: Ctx
+    answers: list[TAnswer] = field(default_factory=list)
+    by_key: dict[tuple, TAnswer] = field(default_factory=dict)
+    consumers: list[tuple] = field(default_factory=list)  # (pattern, bindings, proofs, ctx, nxt)
+    leader: int = 0
+    complete: bool = False
+    dead: bool = False
+
+
+@dataclass(slots=True, eq=False)
+class Barrier:
+    """A region of the choice-point stack proving a `not`, `exists`, `forall`, a ground call
+    (`once`) or an `or` under certainty factors (`ormax`)."""
+
+    kind: str
+    dfn: int
+    height: int
+    cont: tuple  # (nxt, bindings, proofs, ctx) to continue with
+    detail: str = ""
+    leader: int = 0
+    done: bool = False
+    popped: bool = False
+    witnesses: list = field(default_factory=list)
+    best: dict = field(default_factory=dict)
+    parent: Barrier | None = None  # forall-check: the forall whose instance it tests
+    rest: list = field(default_factory=list)  # forall: the patterns every instance must satisfy
+
+
+class Marker:
+    """On the choice-point stack below a table's producers: popped when they are exhausted."""
+
+    __slots__ = ("table",)
+
+    def __init__(self, table: Table):
+        self.table = table
+
+
+class AskReq:
+    """Yielded by an alternatives iterator: ask a question (awaited by the run loop)."""
+
+    __slots__ = ("fact", "spec", "text", "p", "key", "b", "pf", "ctx", "nxt", "table")
+
+    def __init__(self, fact, spec, text, p, key, b, pf, ctx, nxt, table):
+        self.fact, self.spec, self.text, self.p, self.key = fact, spec, text, p, key
+        self.b, self.pf, self.ctx, self.nxt, self.table = b, pf, ctx, nxt, table
+
+
+# ---- one query ----------------------------------------------------------------------------------
+
+
+class Query:
+    """The state of one `Session.prove`: choice points, tables, completion stack, answers found."""
+
+    def __init__(self, session: Session, deadline: float | None):
+        self.s = session
+        self.deadline = deadline
+        self.stack: list[Any] = []
+        self.tables: dict[tuple, Table] = {}
+        self.comp: list[Table | Barrier] = []
+        self.out: list[tuple[dict, tuple]] = []
+        self.warnings: list[str] = []
+        self.ctx: Ctx | None = None  # context of the state being run (for error messages)
+        self.steps = 0
+
+    # -- running -------------------------------------------------------------------------------
+
+    def start(self, ces: list[ast.CE], goal: str) -> None:
+        root = Ctx(goal, None, None, 0)
+        self.stack.append(iter([(Seq(ces, 0, TOP), {}, (), root)]))
+
+    async def run(self, want: int | None = None) -> bool:
+        """Run until `want` new answers are in `self.out` (None: to the end). Returns True when the
+        search is exhausted."""
+        stack = self.stack
+        while stack:
+            if want is not None and len(self.out) >= want:
+                return False
+            top = stack[-1]
+            t = type(top)
+            if t is Marker:
+                stack.pop()
+                self._table_done(top.table)
+                continue
+            if t is Barrier:
+                stack.pop()
+                self._barrier_done(top)
+                continue
+            st = next(top, None)
+            if st is None:
+                stack.pop()
+                continue
+            self.steps += 1
+            if not self.steps & 255:
+                self.check_time()
+            if type(st) is AskReq:
+                await self._ask(st)
+                continue
+            self.ctx = st[3]
+            self._step(*st)
+        return True
+
+    def check_time(self) -> None:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            goal = self.ctx.text if self.ctx is not None else "?"
+            chain = [c.text for c in self.ctx.chain()] if self.ctx is not None else [goal]
+            raise ProofTimeout(
+                f"proof ran past {self.s.config.timeout} s while proving {goal}; goal chain: {' <- '.join(chain)}",
+                goal,
+            )
+
+    def _push(self, states: list) -> None:
+        if states:
+            self.stack.append(iter(states))
+
+    # -- one state -----------------------------------------------------------------------------
+
+    def _step(self, k: Any, b: dict, pf: tuple, ctx: Ctx) -> None:
+        s = self.s
+        cf_on = s.cf_on
+        while True:
+            tk = type(k)
+            if tk is Seq:
+                ces = k.ces
+                i = k.i
+                if i == len(ces):
+                    k = k.nxt
+                    continue
+                ce = ces[i]
+                nxt = Seq(ces, i + 1, k.nxt) if i + 1 < len(ces) else k.nxt
+                tc = type(ce)
+                if tc is ast.Pattern:
+                    self._call(ce, b, pf, ctx, nxt)
+                    return
+                if tc is ast.Test:
+                    try:
+                        ok = s.ev.truth(ce.call, b)
+                    except EvaluationError as exc:
+                        self.warnings.append(f"(test {expr_text(ce.call)}): {exc}")
+                        ok = False
+                    if not ok:
+                        return
+                    pf = pf + (Proof("test", detail=instantiated_expr(ce.call, b), certainty=1.0 if cf_on else None),)
+                    k = nxt
+                    continue
+                if tc is ast.And or tc is ast.Logical:
+                    k = Seq(ce.ces, 0, nxt)
+                    continue
+                if tc is ast.Or:
+                    if cf_on:
+                        self._barrier("ormax", [(Seq([sub], 0, None), b, ()) for sub in ce.ces], (nxt, b, pf, ctx))
+                    else:
+                        self._push([(Seq([sub], 0, nxt), b, pf, ctx) for sub in ce.ces])
+                    return
+                if tc is ast.Not:
+                    self._barrier("not", [(Seq([ce.ce], 0, None), b, ())], (nxt, b, pf, ctx), instantiated_ce(ce.ce, b))
+                    return
+                if tc is ast.Exists:
+                    detail = " ".join(instantiated_ce(c, b) for c in ce.ces)
+                    self._barrier("exists", [(Seq(ce.ces, 0, None), b, ())], (nxt, b, pf, ctx), detail)
+                    return
+                if tc is ast.Forall:
+                    detail = " ".join(instantiated_ce(c, b) for c in ce.ces)
+                    bar = self._barrier("forall", [(Seq(ce.ces[:1], 0, None), b, ())], (nxt, b, pf, ctx), detail)
+                    bar.rest = ce.ces[1:]
+                    return
+                raise BackwardError(f"unsupported conditional element {ce_text(ce)}")
+            if tk is Ret:
+                states = self._conclude(k, b, pf)
+                if not states:
+                    return
+                if len(states) > 1:
+                    self._push(states)
+                    return
+                k, b, pf, ctx = states[0]
+                continue
+            if tk is Exit:
+                nxt_state = self._exit(k.barrier, b, pf, ctx)
+                if nxt_state is None:
+                    return
+                k, b, pf, ctx = nxt_state
+                continue
+            if tk is Top:
+                self.out.append((b, pf))
+                return
+            raise BackwardError(f"internal: unknown frame {k!r}")  # pragma: no cover
+
+    # -- calls ---------------------------------------------------------------------------------
+
+    def _call(self, p: ast.Pattern, b: dict, pf: tuple, ctx: Ctx, nxt: Any) -> None:
+        s = self.s
+        rel = p.template.rsplit("::", 1)[-1]
+        key = s._call_key(p, b)
+        if rel in s.tabled:
+            self._call_tabled(p, key, b, pf, ctx, nxt)
+            return
+        rules = s.rules_for.get(rel)
+        spec = s.kb.askable_specs.get(rel)
+        if not rules and spec is None:
+            facts = s.index.lookup(key)
+            if facts:
+                self.stack.append(self._match_base(p, key, facts, b, pf, ctx, nxt))
+            return
+        text = instantiated_text(p, b)
+        if not s.cf_on and s._is_ground(key):
+            # a ground call has at most one answer: stop at its first proof (questions included)
+            self._barrier("once", [(None, b, ())], (nxt, b, pf, ctx), text, alts=(p, key, rules, spec, text))
+            return
+        self.stack.append(self._sld_alts(p, key, rules, spec, text, b, pf, ctx, nxt))
+
+    def _match_base(self, p, key, facts, b, pf, ctx, nxt):
+        s = self.s
+        ms = s._multislots.get(key[0])
+        check_len = key[1] == "o"
+        for bf in facts:
+            if check_len and not s._key_matches(key, bf.fact):
+                continue
+            try:
+                for b2 in match(p, bf.fact, b, s.ev, ms):
+                    if p.address:
+                        b2 = {**b2, p.address: bf.fact}
+                    yield (nxt, b2, pf + (bf.proof,), ctx)
+            except EvaluationError as exc:
+                self.warnings.append(f"{ce_text(p)}: {exc}")
+
+    def _sld_alts(self, p, key, rules, spec, text, b, pf, ctx, nxt):
+        """Alternatives of an SLD call: matching given facts, the question, then each rule whose head fits."""
+        s = self.s
+        yield from self._match_base(p, key, s.index.lookup(key), b, pf, ctx, nxt)
+        if spec is not None:
+            fact = s._askable_fact(spec, key, text, self.warnings)
+            if fact is not None:
+                yield AskReq(fact, spec, text, p, key, b, pf, ctx, nxt, None)
+        for br, heads in rules or ():
+            pre = s._unify_heads(br, heads, key)
+            if pre is None:
+                continue
+            depth = ctx.depth + 1
+            c2 = Ctx(text, br.name, ctx, depth)
+            if depth > s.config.max_depth:
+                self._depth_error(c2)
+            yield (Seq(br.rule.lhs, 0, Ret(br, heads, p, key, b, pf, ctx, nxt, None)), pre, (), c2)
+
+    def _depth_error(self, c: Ctx) -> None:
+        chain = [x.text for x in c.chain()[1:]] or [c.text]
+        lim = self.s.config.max_depth
+        raise DepthLimitError(
+            f"goal depth limit {lim} exceeded proving {c.text}; "
+            f"chain (outermost first): {' -> '.join(chain[:5])} ... {' -> '.join(chain[-3:])}",
+            chain,
+        )
+
+    def _call_tabled(self, p, key, b, pf, ctx, nxt) -> None:
+        s = self.s
+        t = self.tables.get(key)
+        if t is not None and t.complete:
+            self.stack.append(self._match_answers(p, t.answers, len(t.answers), b, pf, ctx, nxt))
+            return
+        if t is not None:
+            t.consumers.append((p, b, pf, ctx, nxt))
+            top = self.comp[-1]
+            if t.dfn < top.leader:
+                top.leader = t.dfn
+            n = len(t.answers)
+            if n:
+                self.stack.append(self._match_answers(p, t.answers, n, b, pf, ctx, nxt))
+            return
+        text = instantiated_text(p, b)
+        depth = ctx.depth + 1
+        tctx = Ctx(text, None, ctx, depth)
+        if depth > s.config.max_depth:
+            self._depth_error(tctx)
+        dfn = len(self.comp)
+        t = Table(key, text, dfn, tctx, leader=dfn)
+        self.tables[key] = t
+        self.comp.append(t)
+        t.consumers.append((p, b, pf, ctx, nxt))
+        self.stack.append(Marker(t))
+        self.stack.append(self._producers(t, p))
+        for bf in s.index.lookup(key):
+            if s._key_matches(key, bf.fact):
+                self._add(t, bf.fact, bf.proof, bf.cf, ("given", bf.fact.id))
+
+    def _producers(self, t: Table, p: ast.Pattern):
+        s = self.s
+        rel = t.key[0]
+        spec = s.kb.askable_specs.get(rel)
+        if spec is not None:
+            fact = s._askable_fact(spec, t.key, t.text, self.warnings)
+            if fact is not None:
+                yield AskReq(fact, spec, t.text, p, t.key, None, (), t.ctx, None, t)
+        for br, heads in s.rules_for.get(rel, ()):
+            if t.dead:
+                return
+            pre = s._unify_heads(br, heads, t.key)
+            if pre is None:
+                continue
+            c2 = Ctx(t.text, br.name, t.ctx.parent, t.ctx.depth)
+            yield (Seq(br.rule.lhs, 0, Ret(br, heads, p, t.key, None, (), None, None, t)), pre, (), c2)
+
+    def _match_answers(self, p, answers, n, b, pf, ctx, nxt):
+        s = self.s
+        ms = s._multislots.get(p.template.rsplit("::", 1)[-1])
+        for i in range(n):
+            ta = answers[i]
+            try:
+                for b2 in match(p, ta.fact, b, s.ev, ms):
+                    if p.address:
+                        b2 = {**b2, p.address: ta.fact}
+                    yield (nxt, b2, pf + (ta.proof,), ctx)
+            except EvaluationError as exc:
+                self.warnings.append(f"{ce_text(p)}: {exc}")
+
+    def _deliver(self, ta: TAnswer, consumers: list[tuple]):
+        s = self.s
+        for p, b, pf, ctx, nxt in consumers:
+            ms = s._multislots.get(p.template.rsplit("::", 1)[-1])
+            try:
+                for b2 in match(p, ta.fact, b, s.ev, ms):
+                    if p.address:
+                        b2 = {**b2, p.address: ta.fact}
+                    yield (nxt, b2, pf + (ta.proof,), ctx)
+            except EvaluationError as exc:
+                self.warnings.append(f"{ce_text(p)}: {exc}")
+
+    def _add(self, t: Table, fact: Fact, proof: Proof, cf: float | None, signature: tuple) -> None:
+        """Record an answer of table `t`; a new answer (or, with certainty factors, a changed
+        certainty) is delivered to every consumer registered so far."""
+        if t.dead:
+            return
+        k = fact_key(fact)
+        ta = t.by_key.get(k)
+        if ta is None:
+            ta = TAnswer(fact, proof, cf, {signature: cf} if cf is not None else {})
+            t.by_key[k] = ta
+            t.answers.append(ta)
+            self.stack.append(self._deliver(ta, list(t.consumers)))
+            return
+        if cf is None or ta.contributions.get(signature) == cf:
+            return
+        is_new = signature not in ta.contributions
+        ta.contributions[signature] = cf
+        if is_new:
+            record_derivation(ta, proof)
+        new_cf = cfm.combine_all(ta.contributions.values())
+        if ta.cf is None or abs(new_cf - ta.cf) > 1e-12:
+            ta.cf = new_cf
+            ta.proof.certainty = new_cf
+            self.stack.append(self._deliver(ta, list(t.consumers)))
+
+    def _conclude(self, r: Ret, b: dict, pf: tuple) -> list:
+        s = self.s
+        br = r.br
+        try:
+            b = s._run_actions(br, b)
+            facts = [s._instantiate_head(h, b) for h in r.heads]
+        except EvaluationError as exc:
+            self.warnings.append(f"rule {br.name}: {exc}")
+            return []
+        cf = None
+        if s.cf_on:
+            premise_cf = cfm.conjunction([p.certainty for p in pf if p.certainty is not None])
+            if premise_cf <= s.config.cf_threshold:
+                return []
+            cf = cfm.rule_conclusion(br.certainty, premise_cf)
+        shown = None
+        out: list = []
+        t = r.table
+        for f in facts:
+            if not s._key_matches(r.key, f):
+                continue
+            if t is not None:
+                if t.dead or (not s.cf_on and fact_key(f) in t.by_key):
+                    continue
+                if s.cf_on and mentions(pf, fact_key(f)):
+                    continue  # a derivation through itself is not new evidence
+            if shown is None:
+                shown = {k: v for k, v in b.items() if not isinstance(v, Fact)}
+            proof = Proof("rule", f, rule=br.name, bindings=shown, premises=list(pf), certainty=cf)
+            if t is not None:
+                sig = (br.name, tuple(fact_key(p.fact) if p.fact is not None else (p.kind, p.detail) for p in pf))
+                self._add(t, f, proof, cf, sig)
+                continue
+            p = r.p
+            try:
+                for b2 in match(p, f, r.b, s.ev, s._multislots.get(f.template)):
+                    if p.address:
+                        b2 = {**b2, p.address: f}
+                    out.append((r.nxt, b2, r.pf + (proof,), r.ctx))
+            except EvaluationError as exc:
+                self.warnings.append(f"{ce_text(p)}: {exc}")
+        return out
+
+    # -- questions -------------------------------------------------------------------------------
+
+    async def _ask(self, req: AskReq) -> None:
+        s = self.s
+        self.ctx = req.ctx
+        got, proof, cf = await s._ask_fact(req.fact, req.spec, req.ctx, self.warnings)
+        if got is None or not s._key_matches(req.key, got):
+            return
+        if req.table is not None:
+            self._add(req.table, got, proof, cf, ("asked",))
+            return
+        ms = s._multislots.get(got.template)
+        states = [(req.nxt, b2, req.pf + (proof,), req.ctx) for b2 in match(req.p, got, req.b, s.ev, ms)]
+        self._push(states)
+
+    # -- completion ------------------------------------------------------------------------------
+
+    def _table_done(self, t: Table) -> None:
+        """The producers of `t` (and everything above them) are exhausted."""
+        if t.dead or t.complete:
+            return
+        if t.leader >= t.dfn:
+            self._complete_from(t.dfn)
+        elif t.dfn > 0:
+            below = self.comp[t.dfn - 1]
+            if t.leader < below.leader:
+                below.leader = t.leader
+
+    def _complete_from(self, dfn: int) -> None:
+        for x in self.comp[dfn:]:
+            if type(x) is Table:
+                x.complete = True
+                x.consumers = []
+        del self.comp[dfn:]
+
+    def _barrier(self, kind: str, starts: list, cont: tuple, detail: str = "", alts: tuple | None = None) -> Barrier:
+        dfn = len(self.comp)
+        bar = Barrier(kind, dfn, len(self.stack), cont, detail, leader=dfn)
+        self.comp.append(bar)
+        self.stack.append(bar)
+        ctx = cont[3]
+        if alts is not None:  # once: the call's own alternatives, ending at the barrier's exit
+            p, key, rules, spec, text = alts
+            self.stack.append(self._sld_alts(p, key, rules, spec, text, cont[1], (), ctx, Exit(bar)))
+            return bar
+        self._push([(Seq(k.ces, k.i, Exit(bar)), b, pf, ctx) for k, b, pf in starts])
+        return bar
+
+    def _cut(self, bar: Barrier) -> None:
+        """Drop what is left of `bar`'s region: its choice points and its unfinished tables."""
+        bar.done = True
+        if bar.popped:
+            return
+        del self.stack[bar.height :]
+        for x in self.comp[bar.dfn + 1 :]:
+            if type(x) is Table:
+                x.dead = True
+                if self.tables.get(x.key) is x:
+                    del self.tables[x.key]
+            else:
+                x.done = True
+        del self.comp[bar.dfn :]
+        bar.popped = True
+
+    def _exit(self, bar: Barrier, b: dict, pf: tuple, ctx: Ctx):
+        """A solution reached the exit of `bar`'s region; returns the state to continue with, if any."""
+        kind = bar.kind
+        if kind == "ormax":
+            if bar.done:
+                return None
+            cf = cfm.conjunction([p.certainty for p in pf if p.certainty is not None])
+            k = tuple(sorted((n, repr(v)) for n, v in b.items()))
+            old = bar.best.get(k)
+            if old is None or cf > old[0]:
+                bar.best[k] = (cf, b, pf)
+            if bar.popped:  # late solution (the region waited on an unfinished table): pass it on
+                nxt, _, cpf, cctx = bar.cont
+                return (nxt, b, cpf + pf, cctx)
+            return None
+        if bar.done:
+            return None
+        nxt, cb, cpf, cctx = bar.cont
+        if kind == "once":
+            self._cut(bar)
+            return (nxt, b, cpf + pf, cctx)
+        if kind == "exists":
+            self._cut(bar)
+            cf = cfm.conjunction([p.certainty for p in pf if p.certainty is not None]) if self.s.cf_on else None
+            return (nxt, cb, cpf + (Proof("exists", premises=list(pf), detail=bar.detail, certainty=cf),), cctx)
+        if kind == "not":
+            self._cut(bar)
+            return None
+        if kind == "forall":
+            # one instance of the forall's first pattern: check the rest holds for it
+            rest = bar.rest
+            check = Barrier("forall-check", 0, 0, (None, b, pf, ctx), parent=bar)
+            dfn = len(self.comp)
+            check.dfn, check.leader, check.height = dfn, dfn, len(self.stack)
+            self.comp.append(check)
+            self.stack.append(check)
+            self._push([(Seq(rest, 0, Exit(check)), b, (), ctx)])
+            return None
+        if kind == "forall-check":
+            parent = bar.parent
+            self._cut(bar)
+            if parent is not None and not parent.done:
+                parent.witnesses.extend(bar.cont[2] + pf)
+            return None
+        raise BackwardError(f"internal: unknown barrier {kind}")  # pragma: no cover
+
+    def _barrier_done(self, bar: Barrier) -> None:
+        """`bar`'s region is exhausted without a cut."""
+        if bar.popped:
+            return
+        bar.popped = True
+        settled = bar.leader >= bar.dfn
+        if settled:
+            self._complete_from(bar.dfn)
+        elif bar.dfn > 0:
+            below = self.comp[bar.dfn - 1]
+            if bar.leader < below.leader:
+                below.leader = bar.leader
+        nxt, b, pf, ctx = bar.cont
+        kind = bar.kind
+        cf1 = 1.0 if self.s.cf_on else None
+        if kind == "not":
+            if not settled:
+                waiting = self.comp[bar.leader] if bar.leader < len(self.comp) else None
+                raise NotStratifiedError(
+                    f"(not {bar.detail}) depends on a goal that is still being proved "
+                    f"({waiting.text if isinstance(waiting, Table) else '?'}): negation through recursion "
+                    "has no well-defined answer here"
+                )
+            self._push([(nxt, b, pf + (Proof("not", detail=bar.detail, certainty=cf1),), ctx)])
+        elif kind == "forall":
+            if not settled:
+                raise NotStratifiedError(f"(forall {bar.detail}) over a goal that is still being proved")
+            if not bar.done:
+                proof = Proof("forall", premises=list(bar.witnesses), detail=bar.detail, certainty=cf1)
+                self._push([(nxt, b, pf + (proof,), ctx)])
+        elif kind == "forall-check":
+            parent = bar.parent
+            if not settled:
+                raise NotStratifiedError("(forall ...) over a goal that is still being proved")
+            if parent is not None and not parent.done:
+                self._cut(parent)  # an instance without the rest: the forall fails
+        elif kind == "ormax":
+            self._push([(nxt, bb, pf + bpf, ctx) for _, bb, bpf in bar.best.values()])
+
+
+def record_derivation(ta: TAnswer, proof: Proof) -> None:
+    """A further derivation of an answer (certainty factors): the answer's proof node, which other
+    proofs already point to, becomes a "combined" node over every derivation."""
+    node = ta.proof
+    if node.kind != "combined":
+        first = Proof(
+            node.kind,
+            node.fact,
+            node.source,
+            node.rule,
+            node.bindings,
+            node.premises,
+            node.certainty,
+            node.detail,
+            node.fact_id,
+        )
+        node.kind, node.rule, node.source, node.bindings, node.detail, node.fact_id = (
+            "combined",
+            None,
+            None,
+            {},
+            None,
+            None,
+        )
+        node.premises = [first]
+    node.premises.append(proof)
+    node.detail = f"{len(node.premises)} derivations combined (EMYCIN)"
+
+
+def mentions(proofs: tuple | list, key: tuple) -> bool:
+    """Whether any node under `proofs` establishes the fact with `key` (iterative, shared nodes once)."""
+    seen: set[int] = set()
+    work = list(proofs)
+    while work:
+        p = work.pop()
+        if id(p) in seen:
+            continue
+        seen.add(id(p))
+        if p.fact is not None and fact_key(p.fact) == key:
+            return True
+        work.extend(p.premises)
+    return False
