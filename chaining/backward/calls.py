@@ -12,6 +12,17 @@ from .rulebase import BackwardRule, Head
 from .terms import Bindings, Value, same, vkey
 
 
+def make_fact(template: str, slots: dict[str, Value]) -> Fact:
+    """A Fact from values the prover already holds (bound from facts, or computed by CLIPS), without
+    re-checking each value as `Fact(...)` does for data from outside (a rule conclusion is made
+    once per derivation, so that check was most of the cost of a large query)."""
+    f = object.__new__(Fact)
+    object.__setattr__(f, "template", template)
+    object.__setattr__(f, "slots", slots)
+    object.__setattr__(f, "id", None)
+    return f
+
+
 class CallsMixin:
     """Helpers of `Session` that need its knowledge base, evaluator and rule tables."""
 
@@ -163,7 +174,7 @@ class CallsMixin:
             for e in h.fields:
                 v = self._value(e, b)
                 vals.extend(v if isinstance(v, tuple) else (v,))
-            return Fact(h.relation, {IMPLIED: tuple(vals)})
+            return make_fact(h.relation, {IMPLIED: tuple(vals)})
         t = self.kb.templates[h.relation]
         slots: dict[str, Value] = {}
         for name, exprs in h.slots.items():
@@ -186,7 +197,7 @@ class CallsMixin:
                     if k not in self._defaults:
                         self._defaults[k] = self.ev.eval_text(f"(deftemplate-slot-default-value {h.relation} {name})")
                     slots[name] = self._defaults[k]
-        return Fact(h.relation, {n: slots[n] for n in t.slots})
+        return make_fact(h.relation, {n: slots[n] for n in t.slots})
 
     def _instantiate_call(self, call: ast.Call, b: Bindings) -> Fact:
         rel = str(call.head).rsplit("::", 1)[-1]

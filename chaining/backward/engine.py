@@ -38,7 +38,7 @@ from rules.printer import ce_text, expr_text
 
 from . import certainty as cfm
 from .errors import BackwardError, DepthLimitError, EvaluationError, NotStratifiedError, ProofTimeout
-from .matcher import match
+from .matcher import match_list
 from .proof import Proof
 from .terms import fact_key
 from .text import instantiated_ce, instantiated_expr, instantiated_text
@@ -228,7 +228,7 @@ class Query:
             goal = self.ctx.text if self.ctx is not None else "?"
             chain = [c.text for c in self.ctx.chain()] if self.ctx is not None else [goal]
             raise ProofTimeout(
-                f"proof ran past {self.s.config.timeout} s while proving {goal}; goal chain: {' <- '.join(chain)}",
+                f"proof ran past {self.s.config.timeout} s while proving {goal}; goal chain: {chain_text(chain)}",
                 goal,
             )
 
@@ -339,7 +339,7 @@ class Query:
             if check_len and not s._key_matches(key, bf.fact):
                 continue
             try:
-                for b2 in match(p, bf.fact, b, s.ev, ms):
+                for b2 in match_list(p, bf.fact, b, s.ev, ms, s.plans):
                     if p.address:
                         b2 = {**b2, p.address: bf.fact}
                     yield (nxt, b2, pf + (bf.proof,), ctx)
@@ -427,7 +427,7 @@ class Query:
         for i in range(n):
             ta = answers[i]
             try:
-                for b2 in match(p, ta.fact, b, s.ev, ms):
+                for b2 in match_list(p, ta.fact, b, s.ev, ms, s.plans):
                     if p.address:
                         b2 = {**b2, p.address: ta.fact}
                     yield (nxt, b2, pf + (ta.proof,), ctx)
@@ -439,7 +439,7 @@ class Query:
         for p, b, pf, ctx, nxt in consumers:
             ms = s._multislots.get(p.template.rsplit("::", 1)[-1])
             try:
-                for b2 in match(p, ta.fact, b, s.ev, ms):
+                for b2 in match_list(p, ta.fact, b, s.ev, ms, s.plans):
                     if p.address:
                         b2 = {**b2, p.address: ta.fact}
                     yield (nxt, b2, pf + (ta.proof,), ctx)
@@ -475,7 +475,8 @@ class Query:
         s = self.s
         br = r.br
         try:
-            b = s._run_actions(br, b)
+            if br.name in s._rhs_bound:
+                b = s._run_actions(br, b)
             facts = [s._instantiate_head(h, b) for h in r.heads]
         except EvaluationError as exc:
             self.warnings.append(f"rule {br.name}: {exc}")
@@ -490,15 +491,15 @@ class Query:
         out: list = []
         t = r.table
         for f in facts:
-            if not s._key_matches(r.key, f):
-                continue
             if t is not None:
+                if not s._key_matches(r.key, f):
+                    continue
                 if t.dead or (not s.cf_on and fact_key(f) in t.by_key):
                     continue
                 if s.cf_on and mentions(pf, fact_key(f)):
                     continue  # a derivation through itself is not new evidence
             if shown is None:
-                shown = {k: v for k, v in b.items() if not isinstance(v, Fact)}
+                shown = {k: v for k, v in b.items() if not isinstance(v, Fact)} if br.name in s._addressed else b
             proof = Proof("rule", f, rule=br.name, bindings=shown, premises=list(pf), certainty=cf)
             if t is not None:
                 sig = (br.name, tuple(fact_key(p.fact) if p.fact is not None else (p.kind, p.detail) for p in pf))
@@ -506,7 +507,7 @@ class Query:
                 continue
             p = r.p
             try:
-                for b2 in match(p, f, r.b, s.ev, s._multislots.get(f.template)):
+                for b2 in match_list(p, f, r.b, s.ev, s._multislots.get(f.template), s.plans):
                     if p.address:
                         b2 = {**b2, p.address: f}
                     out.append((r.nxt, b2, r.pf + (proof,), r.ctx))
@@ -526,7 +527,7 @@ class Query:
             self._add(req.table, got, proof, cf, ("asked",))
             return
         ms = s._multislots.get(got.template)
-        states = [(req.nxt, b2, req.pf + (proof,), req.ctx) for b2 in match(req.p, got, req.b, s.ev, ms)]
+        states = [(req.nxt, b2, req.pf + (proof,), req.ctx) for b2 in match_list(req.p, got, req.b, s.ev, ms, s.plans)]
         self._push(states)
 
     # -- completion ------------------------------------------------------------------------------
@@ -662,6 +663,13 @@ class Query:
                 self._cut(parent)  # an instance without the rest: the forall fails
         elif kind == "ormax":
             self._push([(nxt, bb, pf + bpf, ctx) for _, bb, bpf in bar.best.values()])
+
+
+def chain_text(chain: list[str], head: int = 4, tail: int = 3) -> str:
+    """A goal chain, outermost first, joined by ' <- '; a long one shortened in the middle."""
+    if len(chain) <= head + tail + 1:
+        return " <- ".join(chain)
+    return " <- ".join(chain[:head]) + f" <- ... ({len(chain) - head - tail} more) ... <- " + " <- ".join(chain[-tail:])
 
 
 def record_derivation(ta: TAnswer, proof: Proof) -> None:

@@ -14,6 +14,8 @@ premise the max of its branches, and distinct derivations of one fact combine wi
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -24,11 +26,12 @@ from rules.facts import IMPLIED, Fact, String
 from . import certainty as cfm
 from .askable import AskBroker, Provider, answered_fact, question_for
 from .calls import CallsMixin, from_vkey
-from .engine import Ctx, Query
+from .engine import Ctx, Query, chain_text
 from .errors import BackwardError, ProofTimeout
 from .evaluator import ClipsEvaluator
 from .goals import parse_goal
 from .index import FactIndex
+from .matcher import compile_pattern
 from .proof import Proof
 from .results import Answer, ProofResult, ProverConfig
 from .rulebase import BackwardRule, Head, analyse, premise_relations
@@ -72,6 +75,7 @@ class Session(CallsMixin):
         self.broker = AskBroker(kb, provider)
         self._multislots = {name: {s for s, d in t.slots.items() if d.multislot} for name, t in kb.templates.items()}
         self.index = FactIndex()
+        self.plans: dict = {}  # compiled matching plans of patterns (matcher.compile_pattern)
         given = [self._normalise(f) for f in as_facts(list(facts))]
         deffacts_cf = self._deffacts_certainty()
         loaded = self.ev.base_facts(given, include_deffacts)
@@ -101,7 +105,9 @@ class Session(CallsMixin):
                 if a.head == "bind" and a.args and isinstance(a.args[0], ast.Atom)
             }
             for br in self.usable
+            if any(a.head == "bind" for a in br.actions)
         }
+        self._addressed = {br.name for br in self.usable if _has_address(br.rule.lhs)}
         self._defaults: dict = {}
         self.tabled = self._tabled_relations()
 
@@ -206,53 +212,56 @@ class Session(CallsMixin):
             exhaust_after = True
         else:
             exhaust_after = False
+        simple = single and compile_pattern(ces[0], self._multislots.get(ces[0].template), self.plans) is not None
         q.start(ces, goal)
         answers: list[Answer] = []
         seen: set[tuple] = set()
         count = 0
         complete = True
         try:
-            while True:
-                stop_at = None if self.cf_on or limit is None else 1
-                done = await q.run(stop_at)
-                for b, pf in q.out:
-                    bindings = {k: b[k] for k in goal_vars if k in b and not isinstance(b[k], Fact)}
-                    bk = tuple((k, vkey(v)) for k, v in bindings.items())
-                    if single:
-                        fact = pf[0].fact
-                        bk = (fact_key(fact), bk)
-                        bindings = {k: b[k] for k in goal_vars if k in b}
-                        a = Answer(bindings, pf[0], fact, pf[0].certainty)
-                    else:
-                        cf = (
-                            cfm.conjunction([p.certainty for p in pf if p.certainty is not None])
-                            if self.cf_on
-                            else None
-                        )
-                        a = Answer(bindings, Proof("goal", premises=list(pf), detail=goal, certainty=cf), None, cf)
-                    if bk in seen:
-                        continue
-                    seen.add(bk)
-                    count += 1
-                    if keep or self.cf_on:
-                        answers.append(a)
-                    if on_answer is not None and not self.cf_on:
-                        on_answer(a)
-                    if limit is not None and count >= limit and not self.cf_on:
+            with _relaxed_gc():
+                while True:
+                    stop_at = None if self.cf_on else 1
+                    done = await q.run(stop_at)
+                    for b, pf in q.out:
+                        if single:
+                            fact = pf[0].fact
+                            bindings = {k: b[k] for k in goal_vars if k in b}
+                            # a simple pattern's bindings are a function of the fact: the fact identifies the answer
+                            bk = fact_key(fact) if simple else (fact_key(fact), _bindings_key(bindings))
+                            a = Answer(bindings, pf[0], fact, pf[0].certainty)
+                        else:
+                            bindings = {k: b[k] for k in goal_vars if k in b and not isinstance(b[k], Fact)}
+                            bk = _bindings_key(bindings)
+                            cf = (
+                                cfm.conjunction([p.certainty for p in pf if p.certainty is not None])
+                                if self.cf_on
+                                else None
+                            )
+                            a = Answer(bindings, Proof("goal", premises=list(pf), detail=goal, certainty=cf), None, cf)
+                        if bk in seen:
+                            continue
+                        seen.add(bk)
+                        count += 1
+                        if keep or self.cf_on:
+                            answers.append(a)
+                        if on_answer is not None and not self.cf_on:
+                            on_answer(a)
+                        if limit is not None and count >= limit and not self.cf_on:
+                            break
+                    q.out.clear()
+                    if done:
                         break
-                q.out.clear()
-                if done:
-                    break
-                if limit is not None and count >= limit and not self.cf_on:
-                    complete = exhaust_after
-                    break
+                    if limit is not None and count >= limit and not self.cf_on:
+                        complete = exhaust_after
+                        break
         except ProofTimeout as exc:
             if str(exc).startswith(f"proof ran past {self.config.timeout} s"):
                 raise
             chain = [c.text for c in q.ctx.chain()] if q.ctx is not None else [goal]
             raise ProofTimeout(
                 f"proof ran past {self.config.timeout} s while proving {chain[-1]}; "
-                f"goal chain: {' <- '.join(chain)}; CLIPS was evaluating {exc.goal}",
+                f"goal chain: {chain_text(chain)}; CLIPS was evaluating {exc.goal}",
                 chain[-1],
             ) from None
         if self.cf_on:
@@ -343,3 +352,43 @@ class Session(CallsMixin):
         cf = (answer.certainty if answer.certainty is not None else 1.0) if self.cf_on else None
         proof = Proof("asked", got, answer.source, certainty=cf, detail=f"{question.text} -> {answer.text}")
         return got, proof, cf
+
+
+_gc_users = 0
+_gc_saved: tuple[int, ...] = ()
+
+
+@contextlib.contextmanager
+def _relaxed_gc():
+    """Collect the youngest generation every 50,000 allocations instead of 700 while proofs run: a large
+    query allocates a few small objects per answer and CPython's cyclic collector otherwise took about
+    half of its time. Restored when the last running proof ends."""
+    global _gc_users, _gc_saved
+    if _gc_users == 0:
+        _gc_saved = gc.get_threshold()
+        gc.set_threshold(50_000, 20, 50)
+    _gc_users += 1
+    try:
+        yield
+    finally:
+        _gc_users -= 1
+        if _gc_users == 0:
+            gc.set_threshold(*_gc_saved)
+
+
+def _bindings_key(bindings: dict) -> tuple:
+    return tuple((k, vkey(v)) for k, v in bindings.items())
+
+
+def _has_address(ces: list[ast.CE]) -> bool:
+    """Whether a rule's premises bind a fact address (`?f <- (...)`), which proofs leave out of bindings."""
+    work = list(ces)
+    while work:
+        ce = work.pop()
+        if isinstance(ce, ast.Pattern) and ce.address:
+            return True
+        if isinstance(ce, ast.Not):
+            work.append(ce.ce)
+        elif isinstance(ce, (ast.And, ast.Or, ast.Exists, ast.Forall, ast.Logical)):
+            work.extend(ce.ces)
+    return False
