@@ -12,6 +12,7 @@ See `engine` for the algorithm (iterative SLD resolution, SLG tabling of recursi
 
 from .askable import AskAnswer, AskBroker, ModelProvider, PersonProvider, Provider, Question, ScriptedProvider
 from .certainty import combine, probability_to_certainty
+from .check import UnknownRelation, unknown_premises
 from .errors import (
     AskError,
     BackwardError,
@@ -20,6 +21,7 @@ from .errors import (
     GoalSyntaxError,
     NotStratifiedError,
     ProofTimeout,
+    UnknownRelationError,
 )
 from .goals import parse_goal
 from .proof import Proof
@@ -51,4 +53,7 @@ __all__ = [
     "ProofTimeout",
     "NotStratifiedError",
     "AskError",
+    "UnknownRelationError",
+    "UnknownRelation",
+    "unknown_premises",
 ]

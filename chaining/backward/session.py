@@ -26,8 +26,9 @@ from rules.facts import IMPLIED, Fact, String
 from . import certainty as cfm
 from .askable import AskBroker, Provider, answered_fact, question_for
 from .calls import CallsMixin, from_vkey
+from .check import unknown_in_goal
 from .engine import Ctx, Query, chain_text
-from .errors import BackwardError, ProofTimeout
+from .errors import BackwardError, ProofTimeout, UnknownRelationError
 from .evaluator import ClipsEvaluator
 from .goals import parse_goal
 from .index import FactIndex
@@ -202,6 +203,9 @@ class Session(CallsMixin):
             raise ValueError(f"limit must be >= 1 or None, got {limit}")
         t0 = time.perf_counter()
         ces = parse_goal(goal, self.kb)
+        unknown = unknown_in_goal(self.kb, ces, self.index.by_relation)
+        if unknown:
+            raise UnknownRelationError("; ".join(str(u) for u in unknown), unknown)
         q = Query(self, None if self.config.timeout is None else time.monotonic() + self.config.timeout)
         asked_before = len(self.broker.asked)
         self.ev.deadline = None if self.config.timeout is None else time.perf_counter() + self.config.timeout
