@@ -3,8 +3,9 @@
 A relation is defined by a deftemplate, a deffacts fact, a rule's `(assert ...)` anywhere in
 its right-hand side, an `;@askable` declaration, or facts given at run time. A premise or goal
 over any other relation can never match, which Prolog reports as an unknown procedure; here
-`kb check` lists such premises as warnings and `kb ask` refuses such a goal, each located
-(file:line:col) with the closest defined name ("did you mean").
+`kb check` lists such premises as warnings and `kb ask` refuses a goal over a relation that
+nothing defines or reads, each located (file:line:col) with the closest defined name ("did you
+mean").
 """
 
 from __future__ import annotations
@@ -119,8 +120,13 @@ def unknown_premises(kb: KnowledgeBase, given: Iterable[str] = ()) -> list[Unkno
 
 
 def unknown_in_goal(kb: KnowledgeBase, ces: list[ast.CE], given: Iterable[str] = ()) -> list[UnknownRelation]:
-    """Patterns of a parsed goal over relations nothing defines (columns count in the goal text)."""
+    """Patterns of a parsed goal over relations nothing defines (columns count in the goal text).
+
+    A relation some rule reads counts as declared here (its facts may come at run time, as an
+    input relation's do); a misspelt premise is reported by `unknown_premises` instead."""
     defined = defined_relations(kb, given)
+    for r in kb.rules.values():
+        defined.update(_bare(p.template) for _, p in _patterns(r.lhs))
     prefix = len("(defrule __goal__ ")  # goals are parsed as a rule's left-hand side (goals.parse_goal)
     out = []
     for _, p in _patterns(ces):

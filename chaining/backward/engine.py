@@ -53,10 +53,11 @@ if TYPE_CHECKING:
 class Ctx:
     """A goal being proved by a rule (or the query): for depth, WHY chains and error messages."""
 
-    __slots__ = ("text", "rule", "parent", "depth")
+    __slots__ = ("text", "rule", "parent", "depth", "neg")
 
-    def __init__(self, text: str, rule: str | None, parent: Ctx | None, depth: int):
+    def __init__(self, text: str, rule: str | None, parent: Ctx | None, depth: int, neg: bool = False):
         self.text, self.rule, self.parent, self.depth = text, rule, parent, depth
+        self.neg = neg or (parent is not None and parent.neg)  # inside a negation read from the WFS oracle
 
     def chain(self) -> list[Ctx]:
         out = []
@@ -175,9 +176,10 @@ class AskReq:
 class Query:
     """The state of one `Session.prove`: choice points, tables, completion stack, answers found."""
 
-    def __init__(self, session: Session, deadline: float | None):
+    def __init__(self, session: Session, deadline: float | None, oracle: Oracle | None = None):
         self.s = session
         self.deadline = deadline
+        self.oracle = oracle
         self.stack: list[Any] = []
         self.tables: dict[tuple, Table] = {}
         self.comp: list[Table | Barrier] = []
@@ -276,7 +278,13 @@ class Query:
                         self._push([(Seq([sub], 0, nxt), b, pf, ctx) for sub in ce.ces])
                     return
                 if tc is ast.Not:
-                    self._barrier("not", [(Seq([ce.ce], 0, None), b, ())], (nxt, b, pf, ctx), instantiated_ce(ce.ce, b))
+                    detail = instantiated_ce(ce.ce, b)
+                    oracle = self.oracle
+                    if oracle is None:
+                        self._barrier("not", [(Seq([ce.ce], 0, None), b, ())], (nxt, b, pf, ctx), detail)
+                    elif not oracle.all_true:  # well-founded iteration: derived facts come from the oracle
+                        nctx = Ctx(ctx.text, ctx.rule, ctx, ctx.depth, True)
+                        self._barrier("not", [(Seq([ce.ce], 0, None), b, ())], (nxt, b, pf, ctx), detail, nctx=nctx)
                     return
                 if tc is ast.Exists:
                     detail = " ".join(instantiated_ce(c, b) for c in ce.ces)
@@ -314,6 +322,11 @@ class Query:
         s = self.s
         rel = p.template.rsplit("::", 1)[-1]
         key = s._call_key(p, b)
+        if ctx.neg and rel in s.rules_for:  # inside a negation, well-founded iteration: the oracle's facts
+            facts = self.oracle.index.lookup(key)  # type: ignore[union-attr]
+            if facts:
+                self.stack.append(self._match_base(p, key, facts, b, pf, ctx, nxt))
+            return
         if rel in s.tabled:
             self._call_tabled(p, key, b, pf, ctx, nxt)
             return
@@ -418,7 +431,7 @@ class Query:
             pre = s._unify_heads(br, heads, t.key)
             if pre is None:
                 continue
-            c2 = Ctx(t.text, br.name, t.ctx.parent, t.ctx.depth)
+            c2 = Ctx(t.text, br.name, t.ctx.parent, t.ctx.depth, t.ctx.neg)
             yield (Seq(br.rule.lhs, 0, Ret(br, heads, p, t.key, None, (), None, None, t)), pre, (), c2)
 
     def _match_answers(self, p, answers, n, b, pf, ctx, nxt):
@@ -550,12 +563,14 @@ class Query:
                 x.consumers = []
         del self.comp[dfn:]
 
-    def _barrier(self, kind: str, starts: list, cont: tuple, detail: str = "", alts: tuple | None = None) -> Barrier:
+    def _barrier(
+        self, kind: str, starts: list, cont: tuple, detail: str = "", alts: tuple | None = None, nctx: Ctx | None = None
+    ) -> Barrier:
         dfn = len(self.comp)
         bar = Barrier(kind, dfn, len(self.stack), cont, detail, leader=dfn)
         self.comp.append(bar)
         self.stack.append(bar)
-        ctx = cont[3]
+        ctx = nctx or cont[3]
         if alts is not None:  # once: the call's own alternatives, ending at the barrier's exit
             p, key, rules, spec, text = alts
             self.stack.append(self._sld_alts(p, key, rules, spec, text, cont[1], (), ctx, Exit(bar)))
@@ -663,6 +678,15 @@ class Query:
                 self._cut(parent)  # an instance without the rest: the forall fails
         elif kind == "ormax":
             self._push([(nxt, bb, pf + bpf, ctx) for _, bb, bpf in bar.best.values()])
+
+
+@dataclass(slots=True)
+class Oracle:
+    """What a negation reads during one step of the well-founded alternating fixpoint (`wfs`):
+    `all_true` (every negation fails), or the derived facts of the previous step (`index`)."""
+
+    all_true: bool = False
+    index: Any = None
 
 
 def chain_text(chain: list[str], head: int = 4, tail: int = 3) -> str:

@@ -27,8 +27,8 @@ from . import certainty as cfm
 from .askable import AskBroker, Provider, answered_fact, question_for
 from .calls import CallsMixin, from_vkey
 from .check import unknown_in_goal
-from .engine import Ctx, Query, chain_text
-from .errors import BackwardError, ProofTimeout, UnknownRelationError
+from .engine import Ctx, Oracle, Query, chain_text
+from .errors import BackwardError, NotStratifiedError, ProofTimeout, UnknownRelationError
 from .evaluator import ClipsEvaluator
 from .goals import parse_goal
 from .index import FactIndex
@@ -206,68 +206,49 @@ class Session(CallsMixin):
         unknown = unknown_in_goal(self.kb, ces, self.index.by_relation)
         if unknown:
             raise UnknownRelationError("; ".join(str(u) for u in unknown), unknown)
-        q = Query(self, None if self.config.timeout is None else time.monotonic() + self.config.timeout)
+        deadline = None if self.config.timeout is None else time.monotonic() + self.config.timeout
         asked_before = len(self.broker.asked)
         self.ev.deadline = None if self.config.timeout is None else time.perf_counter() + self.config.timeout
         single = len(ces) == 1 and isinstance(ces[0], ast.Pattern) and not ces[0].address
-        goal_vars = goal_variables(ces)
+        exhaust_after = False
         if single and not self.cf_on and self._is_ground(self._call_key(ces[0], {})):
             limit = 1  # a ground goal has one answer at most: stop at it
             exhaust_after = True
-        else:
-            exhaust_after = False
         simple = single and compile_pattern(ces[0], self._multislots.get(ces[0].template), self.plans) is not None
-        q.start(ces, goal)
-        answers: list[Answer] = []
-        seen: set[tuple] = set()
-        count = 0
-        complete = True
+        c = _Collector(goal, goal_variables(ces), single, simple, limit, on_answer, keep, self.cf_on)
+        warnings: list[str] = []
+        tables = 0
         try:
             with _relaxed_gc():
-                while True:
-                    stop_at = None if self.cf_on else 1
-                    done = await q.run(stop_at)
-                    for b, pf in q.out:
-                        if single:
-                            fact = pf[0].fact
-                            bindings = {k: b[k] for k in goal_vars if k in b}
-                            # a simple pattern's bindings are a function of the fact: the fact identifies the answer
-                            bk = fact_key(fact) if simple else (fact_key(fact), _bindings_key(bindings))
-                            a = Answer(bindings, pf[0], fact, pf[0].certainty)
-                        else:
-                            bindings = {k: b[k] for k in goal_vars if k in b and not isinstance(b[k], Fact)}
-                            bk = _bindings_key(bindings)
-                            cf = (
-                                cfm.conjunction([p.certainty for p in pf if p.certainty is not None])
-                                if self.cf_on
-                                else None
-                            )
-                            a = Answer(bindings, Proof("goal", premises=list(pf), detail=goal, certainty=cf), None, cf)
-                        if bk in seen:
-                            continue
-                        seen.add(bk)
-                        count += 1
-                        if keep or self.cf_on:
-                            answers.append(a)
-                        if on_answer is not None and not self.cf_on:
-                            on_answer(a)
-                        if limit is not None and count >= limit and not self.cf_on:
+                try:
+                    q = Query(self, deadline)
+                    stopped = await self._drain(q, ces, goal, c)
+                    warnings, tables = q.warnings, len(q.tables)
+                except NotStratifiedError:
+                    # negation through recursion: answer under the well-founded semantics (wfs)
+                    from .wfs import well_founded
+
+                    k_index, u_index = await well_founded(self, deadline)
+                    stopped = False
+                    for oracle_index, truth in ((u_index, "true"), (k_index, "undefined")):
+                        q = Query(self, deadline, Oracle(False, oracle_index))
+                        c.truth = truth
+                        stopped = await self._drain(q, ces, goal, c)
+                        warnings += q.warnings
+                        tables += len(q.tables)
+                        if stopped:
                             break
-                    q.out.clear()
-                    if done:
-                        break
-                    if limit is not None and count >= limit and not self.cf_on:
-                        complete = exhaust_after
-                        break
         except ProofTimeout as exc:
             if str(exc).startswith(f"proof ran past {self.config.timeout} s"):
                 raise
-            chain = [c.text for c in q.ctx.chain()] if q.ctx is not None else [goal]
+            chain = [x.text for x in q.ctx.chain()] if q.ctx is not None else [goal]
             raise ProofTimeout(
                 f"proof ran past {self.config.timeout} s while proving {chain[-1]}; "
                 f"goal chain: {chain_text(chain)}; CLIPS was evaluating {exc.goal}",
                 chain[-1],
             ) from None
+        answers, count = c.answers, c.count
+        complete = not stopped or exhaust_after
         if self.cf_on:
             for a in answers:  # certainties may have grown after the answer was first found
                 a.certainty = a.proof.certainty
@@ -285,11 +266,23 @@ class Session(CallsMixin):
             complete,
             list(self.skipped),
             [{**qq.to_dict(), "answer": aa.text, "certainty": aa.certainty, "source": aa.source} for qq, aa in asked],
-            q.warnings,
+            warnings,
             time.perf_counter() - t0,
-            len(q.tables),
+            tables,
             count,
         )
+
+    async def _drain(self, q: Query, ces: list[ast.CE], goal: str, c: _Collector) -> bool:
+        """Run query `q` for `ces`, handing each answer to `c`; True when stopped at the limit."""
+        q.start(ces, goal)
+        while True:
+            done = await q.run(None if self.cf_on else 1)
+            for b, pf in q.out:
+                if c.add(b, pf):
+                    return True
+            q.out.clear()
+            if done:
+                return False
 
     def prove_sync(self, goal: str, *, limit: int | None = None, **kw: Any) -> ProofResult:
         """`prove` for callers without an event loop (runs one with asyncio.run)."""
@@ -356,6 +349,46 @@ class Session(CallsMixin):
         cf = (answer.certainty if answer.certainty is not None else 1.0) if self.cf_on else None
         proof = Proof("asked", got, answer.source, certainty=cf, detail=f"{question.text} -> {answer.text}")
         return got, proof, cf
+
+
+class _Collector:
+    """The answers of one `prove`: de-duplicated, counted, streamed to `on_answer`, kept or not."""
+
+    def __init__(self, goal, goal_vars, single, simple, limit, on_answer, keep, cf_on):
+        self.goal, self.goal_vars, self.single, self.simple = goal, goal_vars, single, simple
+        self.limit, self.on_answer, self.keep, self.cf_on = limit, on_answer, keep, cf_on
+        self.answers: list[Answer] = []
+        self.seen: set[tuple] = set()
+        self.count = 0
+        self.truth = "true"
+
+    def add(self, b: dict, pf: tuple) -> bool:
+        """Record one solution; True when the limit is reached (never with certainty factors)."""
+        goal_vars = self.goal_vars
+        if self.single:
+            fact = pf[0].fact
+            bindings = {k: b[k] for k in goal_vars if k in b}
+            # a simple pattern's bindings are a function of the fact: the fact identifies the answer
+            bk = fact_key(fact) if self.simple else (fact_key(fact), _bindings_key(bindings))
+            a = Answer(bindings, pf[0], fact, pf[0].certainty, self.truth)
+        else:
+            bindings = {k: b[k] for k in goal_vars if k in b and not isinstance(b[k], Fact)}
+            bk = _bindings_key(bindings)
+            cf = cfm.conjunction([p.certainty for p in pf if p.certainty is not None]) if self.cf_on else None
+            proof = Proof("goal", premises=list(pf), detail=self.goal, certainty=cf)
+            a = Answer(bindings, proof, None, cf, self.truth)
+        if bk in self.seen:
+            return False
+        self.seen.add(bk)
+        self.count += 1
+        if self.cf_on:
+            self.answers.append(a)
+            return False
+        if self.keep:
+            self.answers.append(a)
+        if self.on_answer is not None:
+            self.on_answer(a)
+        return self.limit is not None and self.count >= self.limit
 
 
 _gc_users = 0
