@@ -132,8 +132,8 @@ def ask(
     allow_unsafe: Annotated[bool, typer.Option("--allow-unsafe", help="Permit functions that reach the OS.")] = False,
 ) -> None:
     """Prove a goal backwards; print each answer's bindings and proof (HOW) as it is found."""
-    from chaining.backward import BackwardError, ProverConfig, ScriptedProvider, Session
-    from chaining.backward.check import unknown_premises
+    from chaining.backward import BackwardError, ProverConfig, ScriptedProvider, Session, parse_goal
+    from chaining.backward.check import unknown_in_goal, unknown_premises
     from chaining.explain import how_tree
 
     if len(files_and_goal) < 2:
@@ -172,6 +172,9 @@ def ask(
         given = set(session.index.by_relation)
         for u in unknown_premises(kb, given):
             typer.echo(f"warning: {u}", err=True)
+        unknown = unknown_in_goal(kb, parse_goal(goal, kb), given)
+        if unknown:  # as Prolog's unknown procedure: an error, not "no"
+            _fail("; ".join(str(u) for u in unknown))
         result = session.prove_sync(goal, limit=None if all_answers else (limit or 1), on_answer=on_answer, keep=False)
     except BackwardError as exc:
         _fail(_located(facts, exc))

@@ -21,7 +21,6 @@ from .errors import (
     GoalSyntaxError,
     NotStratifiedError,
     ProofTimeout,
-    UnknownRelationError,
 )
 from .goals import parse_goal
 from .proof import Proof
@@ -53,7 +52,6 @@ __all__ = [
     "ProofTimeout",
     "NotStratifiedError",
     "AskError",
-    "UnknownRelationError",
     "UnknownRelation",
     "unknown_premises",
 ]

@@ -11,15 +11,6 @@ class GoalSyntaxError(BackwardError):
     """A goal text is not one CLIPS pattern (message is `goal:line:col: ...`)."""
 
 
-class UnknownRelationError(GoalSyntaxError):
-    """A goal names a relation no rule, fact, template or askable defines; `.unknown` lists them
-    (`check.UnknownRelation`, with a "did you mean")."""
-
-    def __init__(self, message: str, unknown: list):
-        super().__init__(message)
-        self.unknown = unknown
-
-
 class EvaluationError(BackwardError):
     """CLIPS could not evaluate an expression (unbound variable, type error, ...)."""
 

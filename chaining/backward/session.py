@@ -28,7 +28,7 @@ from .askable import AskBroker, Provider, answered_fact, question_for
 from .calls import CallsMixin, from_vkey
 from .check import unknown_in_goal
 from .engine import Ctx, Oracle, Query, chain_text
-from .errors import BackwardError, NotStratifiedError, ProofTimeout, UnknownRelationError
+from .errors import BackwardError, NotStratifiedError, ProofTimeout
 from .evaluator import ClipsEvaluator
 from .goals import parse_goal
 from .index import FactIndex
@@ -203,9 +203,7 @@ class Session(CallsMixin):
             raise ValueError(f"limit must be >= 1 or None, got {limit}")
         t0 = time.perf_counter()
         ces = parse_goal(goal, self.kb)
-        unknown = unknown_in_goal(self.kb, ces, self.index.by_relation)
-        if unknown:
-            raise UnknownRelationError("; ".join(str(u) for u in unknown), unknown)
+        unknown = unknown_in_goal(self.kb, ces, self.index.by_relation)  # reported in warnings (no answers)
         deadline = None if self.config.timeout is None else time.monotonic() + self.config.timeout
         asked_before = len(self.broker.asked)
         self.ev.deadline = None if self.config.timeout is None else time.perf_counter() + self.config.timeout
@@ -216,14 +214,14 @@ class Session(CallsMixin):
             exhaust_after = True
         simple = single and compile_pattern(ces[0], self._multislots.get(ces[0].template), self.plans) is not None
         c = _Collector(goal, goal_variables(ces), single, simple, limit, on_answer, keep, self.cf_on)
-        warnings: list[str] = []
+        warnings: list[str] = [f"unknown relation: {u}" for u in unknown]
         tables = 0
         try:
             with _relaxed_gc():
                 try:
                     q = Query(self, deadline)
                     stopped = await self._drain(q, ces, goal, c)
-                    warnings, tables = q.warnings, len(q.tables)
+                    warnings, tables = warnings + q.warnings, len(q.tables)
                 except NotStratifiedError:
                     # negation through recursion: answer under the well-founded semantics (wfs)
                     from .wfs import well_founded
