@@ -23,6 +23,18 @@ def make_fact(template: str, slots: dict[str, Value]) -> Fact:
     return f
 
 
+def _plain_variables(h: Head) -> tuple[str, ...]:
+    """The variable names of an ordered head whose fields are all `?var`, else ()."""
+    if not h.ordered or not h.fields:
+        return ()
+    names = []
+    for e in h.fields:
+        if not (isinstance(e, ast.Atom) and e.kind == "variable"):
+            return ()
+        names.append(str(e.value))
+    return tuple(names)
+
+
 class CallsMixin:
     """Helpers of `Session` that need its knowledge base, evaluator and rule tables."""
 
@@ -31,6 +43,7 @@ class CallsMixin:
     _multislots: dict[str, set[str]]
     _rhs_bound: dict[str, set[str]]
     _defaults: dict[tuple[str, str], Value]
+    plans: dict  # id(pattern or head) -> (it, its compiled plan)
 
     def _call_key(self, p: ast.Pattern, b: Bindings) -> tuple:
         """Variant key of a call: (relation, kind, bound positions/slots)."""
@@ -169,6 +182,17 @@ class CallsMixin:
         return self.ev.eval(e, b)
 
     def _instantiate_head(self, h: Head, b: Bindings) -> Fact:
+        got = self.plans.get(id(h))  # (head, names): the head is kept so that its id stays unique
+        if got is None or got[0] is not h:
+            got = self.plans[id(h)] = (h, _plain_variables(h))
+        names = got[1]
+        if names:  # every field a single-field variable (the common case): no evaluation needed
+            try:
+                vals = tuple(b[n] for n in names)
+            except KeyError:
+                vals = None
+            if vals is not None and not any(isinstance(v, (tuple, Fact)) for v in vals):
+                return make_fact(h.relation, {IMPLIED: vals})
         if h.ordered:
             vals: list = []
             for e in h.fields:

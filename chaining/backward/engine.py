@@ -459,12 +459,15 @@ class Query:
             except EvaluationError as exc:
                 self.warnings.append(f"{ce_text(p)}: {exc}")
 
-    def _add(self, t: Table, fact: Fact, proof: Proof, cf: float | None, signature: tuple) -> None:
-        """Record an answer of table `t`; a new answer (or, with certainty factors, a changed
-        certainty) is delivered to every consumer registered so far."""
+    def _add(
+        self, t: Table, fact: Fact, proof: Proof, cf: float | None, signature: tuple, k: tuple | None = None
+    ) -> None:
+        """Record an answer of table `t` (`k`: its fact_key, when known); a new answer (or, with
+        certainty factors, a changed certainty) is delivered to every consumer registered so far."""
         if t.dead:
             return
-        k = fact_key(fact)
+        if k is None:
+            k = fact_key(fact)
         ta = t.by_key.get(k)
         if ta is None:
             ta = TAnswer(fact, proof, cf, {signature: cf} if cf is not None else {})
@@ -505,18 +508,23 @@ class Query:
         t = r.table
         for f in facts:
             if t is not None:
-                if not s._key_matches(r.key, f):
+                if t.dead or not s._key_matches(r.key, f):
                     continue
-                if t.dead or (not s.cf_on and fact_key(f) in t.by_key):
+                fk = fact_key(f)
+                if not s.cf_on and fk in t.by_key:
                     continue
-                if s.cf_on and mentions(pf, fact_key(f)):
+                if s.cf_on and mentions(pf, fk):
                     continue  # a derivation through itself is not new evidence
             if shown is None:
                 shown = {k: v for k, v in b.items() if not isinstance(v, Fact)} if br.name in s._addressed else b
             proof = Proof("rule", f, rule=br.name, bindings=shown, premises=list(pf), certainty=cf)
             if t is not None:
-                sig = (br.name, tuple(fact_key(p.fact) if p.fact is not None else (p.kind, p.detail) for p in pf))
-                self._add(t, f, proof, cf, sig)
+                sig = (
+                    (br.name, tuple(fact_key(p.fact) if p.fact is not None else (p.kind, p.detail) for p in pf))
+                    if s.cf_on
+                    else ()
+                )
+                self._add(t, f, proof, cf, sig, fk)
                 continue
             p = r.p
             try:

@@ -47,10 +47,10 @@ class BackwardRule:
     heads: list[Head]
     actions: list[ast.Call]
     certainty: float = 1.0
+    name: str = ""
 
-    @property
-    def name(self) -> str:
-        return bare(self.rule.name)
+    def __post_init__(self) -> None:
+        self.name = bare(self.rule.name)
 
 
 @dataclass(slots=True, frozen=True)

@@ -100,7 +100,14 @@ def is_symbol_text(text: str) -> bool:
 
 def fact_key(f: Fact) -> tuple:
     """Identity of a fact's content (template + typed slot values); ids are ignored."""
-    return (f.template, tuple((k, vkey(v)) for k, v in sorted(f.slots.items())))
+    slots = f.slots
+    if len(slots) == 1:  # ordered facts (and one-slot templates): no sort
+        ((k, v),) = slots.items()
+        if type(v) is tuple:
+            tags = _TAGS
+            return (f.template, ((k, ("m", tuple((tags[type(x)], x) if type(x) in tags else vkey(x) for x in v))),))
+        return (f.template, ((k, vkey(v)),))
+    return (f.template, tuple((k, vkey(v)) for k, v in sorted(slots.items())))
 
 
 def normalise_fact(f: Fact) -> Fact:
