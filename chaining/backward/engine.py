@@ -29,7 +29,6 @@ stack of iterators (choice points), both on the heap; nesting is limited by
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rules import ast
@@ -37,143 +36,40 @@ from rules.facts import Fact
 from rules.printer import ce_text, expr_text
 
 from . import certainty as cfm
-from .errors import BackwardError, DepthLimitError, EvaluationError, NotStratifiedError, ProofTimeout
+from .errors import BackwardError, DepthLimitError, EvaluationError, ProofTimeout
+from .frames import (
+    TOP,
+    AskReq,
+    Barrier,
+    Ctx,
+    Exit,
+    Marker,
+    Oracle,
+    Ret,
+    Seq,
+    Table,
+    TAnswer,
+    Top,
+    chain_text,
+    mentions,
+    record_derivation,
+)
 from .matcher import match_list
 from .proof import Proof
+from .regions import RegionsMixin
 from .terms import fact_key
 from .text import instantiated_ce, instantiated_expr, instantiated_text
 
 if TYPE_CHECKING:
     from .session import Session
 
-
-# ---- continuation frames ----------------------------------------------------------------------
-
-
-class Ctx:
-    """A goal being proved by a rule (or the query): for depth, WHY chains and error messages."""
-
-    __slots__ = ("text", "rule", "parent", "depth", "neg")
-
-    def __init__(self, text: str, rule: str | None, parent: Ctx | None, depth: int, neg: bool = False):
-        self.text, self.rule, self.parent, self.depth = text, rule, parent, depth
-        self.neg = neg or (parent is not None and parent.neg)  # inside a negation read from the WFS oracle
-
-    def chain(self) -> list[Ctx]:
-        out = []
-        c: Ctx | None = self
-        while c is not None:
-            out.append(c)
-            c = c.parent
-        out.reverse()
-        return out
-
-
-class Seq:
-    """Prove ces[i:], then continue with `nxt`."""
-
-    __slots__ = ("ces", "i", "nxt")
-
-    def __init__(self, ces: list, i: int, nxt: Any):
-        self.ces, self.i, self.nxt = ces, i, nxt
-
-
-class Ret:
-    """A rule's premises are proved: conclude its heads, then return to the caller (SLD) or add the
-    conclusion to `table` (SLG). Holds the caller's pattern, bindings, proofs and context."""
-
-    __slots__ = ("br", "heads", "p", "key", "b", "pf", "ctx", "nxt", "table")
-
-    def __init__(self, br, heads, p, key, b, pf, ctx, nxt, table):
-        self.br, self.heads, self.p, self.key, self.b, self.pf = br, heads, p, key, b, pf
-        self.ctx, self.nxt, self.table = ctx, nxt, table
-
-
-class Exit:
-    """Leaving the region of `barrier` with a solution."""
-
-    __slots__ = ("barrier",)
-
-    def __init__(self, barrier: Barrier):
-        self.barrier = barrier
-
-
-class Top:
-    """The query's end: an answer."""
-
-    __slots__ = ()
-
-
-TOP = Top()
-
-
-# ---- tables and barriers ----------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class TAnswer:
-    fact: Fact
-    proof: Proof
-    cf: float | None
-    contributions: dict[tuple, float] = field(default_factory=dict)
-
-
-@dataclass(slots=True, eq=False)
-class Table:
-    key: tuple
-    text: str
-    dfn: int
-    ctx: Ctx
-    answers: list[TAnswer] = field(default_factory=list)
-    by_key: dict[tuple, TAnswer] = field(default_factory=dict)
-    consumers: list[tuple] = field(default_factory=list)  # (pattern, bindings, proofs, ctx, nxt)
-    leader: int = 0
-    complete: bool = False
-    dead: bool = False
-
-
-@dataclass(slots=True, eq=False)
-class Barrier:
-    """A region of the choice-point stack proving a `not`, `exists`, `forall`, a ground call
-    (`once`) or an `or` under certainty factors (`ormax`)."""
-
-    kind: str
-    dfn: int
-    height: int
-    cont: tuple  # (nxt, bindings, proofs, ctx) to continue with
-    detail: str = ""
-    leader: int = 0
-    done: bool = False
-    popped: bool = False
-    witnesses: list = field(default_factory=list)
-    best: dict = field(default_factory=dict)
-    parent: Barrier | None = None  # forall-check: the forall whose instance it tests
-    rest: list = field(default_factory=list)  # forall: the patterns every instance must satisfy
-
-
-class Marker:
-    """On the choice-point stack below a table's producers: popped when they are exhausted."""
-
-    __slots__ = ("table",)
-
-    def __init__(self, table: Table):
-        self.table = table
-
-
-class AskReq:
-    """Yielded by an alternatives iterator: ask a question (awaited by the run loop)."""
-
-    __slots__ = ("fact", "spec", "text", "p", "key", "b", "pf", "ctx", "nxt", "table")
-
-    def __init__(self, fact, spec, text, p, key, b, pf, ctx, nxt, table):
-        self.fact, self.spec, self.text, self.p, self.key = fact, spec, text, p, key
-        self.b, self.pf, self.ctx, self.nxt, self.table = b, pf, ctx, nxt, table
+__all__ = ["Query", "Ctx", "Oracle", "Seq", "TOP", "chain_text"]
 
 
 # ---- one query ----------------------------------------------------------------------------------
 
 
-class Query:
+class Query(RegionsMixin):
     """The state of one `Session.prove`: choice points, tables, completion stack, answers found."""
 
     def __init__(self, session: Session, deadline: float | None, oracle: Oracle | None = None):
@@ -550,199 +446,3 @@ class Query:
         ms = s._multislots.get(got.template)
         states = [(req.nxt, b2, req.pf + (proof,), req.ctx) for b2 in match_list(req.p, got, req.b, s.ev, ms, s.plans)]
         self._push(states)
-
-    # -- completion ------------------------------------------------------------------------------
-
-    def _table_done(self, t: Table) -> None:
-        """The producers of `t` (and everything above them) are exhausted."""
-        if t.dead or t.complete:
-            return
-        if t.leader >= t.dfn:
-            self._complete_from(t.dfn)
-        elif t.dfn > 0:
-            below = self.comp[t.dfn - 1]
-            if t.leader < below.leader:
-                below.leader = t.leader
-
-    def _complete_from(self, dfn: int) -> None:
-        for x in self.comp[dfn:]:
-            if type(x) is Table:
-                x.complete = True
-                x.consumers = []
-        del self.comp[dfn:]
-
-    def _barrier(
-        self, kind: str, starts: list, cont: tuple, detail: str = "", alts: tuple | None = None, nctx: Ctx | None = None
-    ) -> Barrier:
-        dfn = len(self.comp)
-        bar = Barrier(kind, dfn, len(self.stack), cont, detail, leader=dfn)
-        self.comp.append(bar)
-        self.stack.append(bar)
-        ctx = nctx or cont[3]
-        if alts is not None:  # once: the call's own alternatives, ending at the barrier's exit
-            p, key, rules, spec, text = alts
-            self.stack.append(self._sld_alts(p, key, rules, spec, text, cont[1], (), ctx, Exit(bar)))
-            return bar
-        self._push([(Seq(k.ces, k.i, Exit(bar)), b, pf, ctx) for k, b, pf in starts])
-        return bar
-
-    def _cut(self, bar: Barrier) -> None:
-        """Drop what is left of `bar`'s region: its choice points and its unfinished tables."""
-        bar.done = True
-        if bar.popped:
-            return
-        del self.stack[bar.height :]
-        for x in self.comp[bar.dfn + 1 :]:
-            if type(x) is Table:
-                x.dead = True
-                if self.tables.get(x.key) is x:
-                    del self.tables[x.key]
-            else:
-                x.done = True
-        del self.comp[bar.dfn :]
-        bar.popped = True
-
-    def _exit(self, bar: Barrier, b: dict, pf: tuple, ctx: Ctx):
-        """A solution reached the exit of `bar`'s region; returns the state to continue with, if any."""
-        kind = bar.kind
-        if kind == "ormax":
-            if bar.done:
-                return None
-            cf = cfm.conjunction([p.certainty for p in pf if p.certainty is not None])
-            k = tuple(sorted((n, repr(v)) for n, v in b.items()))
-            old = bar.best.get(k)
-            if old is None or cf > old[0]:
-                bar.best[k] = (cf, b, pf)
-            if bar.popped:  # late solution (the region waited on an unfinished table): pass it on
-                nxt, _, cpf, cctx = bar.cont
-                return (nxt, b, cpf + pf, cctx)
-            return None
-        if bar.done:
-            return None
-        nxt, cb, cpf, cctx = bar.cont
-        if kind == "once":
-            self._cut(bar)
-            return (nxt, b, cpf + pf, cctx)
-        if kind == "exists":
-            self._cut(bar)
-            cf = cfm.conjunction([p.certainty for p in pf if p.certainty is not None]) if self.s.cf_on else None
-            return (nxt, cb, cpf + (Proof("exists", premises=list(pf), detail=bar.detail, certainty=cf),), cctx)
-        if kind == "not":
-            self._cut(bar)
-            return None
-        if kind == "forall":
-            # one instance of the forall's first pattern: check the rest holds for it
-            rest = bar.rest
-            check = Barrier("forall-check", 0, 0, (None, b, pf, ctx), parent=bar)
-            dfn = len(self.comp)
-            check.dfn, check.leader, check.height = dfn, dfn, len(self.stack)
-            self.comp.append(check)
-            self.stack.append(check)
-            self._push([(Seq(rest, 0, Exit(check)), b, (), ctx)])
-            return None
-        if kind == "forall-check":
-            parent = bar.parent
-            self._cut(bar)
-            if parent is not None and not parent.done:
-                parent.witnesses.extend(bar.cont[2] + pf)
-            return None
-        raise BackwardError(f"internal: unknown barrier {kind}")  # pragma: no cover
-
-    def _barrier_done(self, bar: Barrier) -> None:
-        """`bar`'s region is exhausted without a cut."""
-        if bar.popped:
-            return
-        bar.popped = True
-        settled = bar.leader >= bar.dfn
-        if settled:
-            self._complete_from(bar.dfn)
-        elif bar.dfn > 0:
-            below = self.comp[bar.dfn - 1]
-            if bar.leader < below.leader:
-                below.leader = bar.leader
-        nxt, b, pf, ctx = bar.cont
-        kind = bar.kind
-        cf1 = 1.0 if self.s.cf_on else None
-        if kind == "not":
-            if not settled:
-                waiting = self.comp[bar.leader] if bar.leader < len(self.comp) else None
-                raise NotStratifiedError(
-                    f"(not {bar.detail}) depends on a goal that is still being proved "
-                    f"({waiting.text if isinstance(waiting, Table) else '?'}): negation through recursion "
-                    "has no well-defined answer here"
-                )
-            self._push([(nxt, b, pf + (Proof("not", detail=bar.detail, certainty=cf1),), ctx)])
-        elif kind == "forall":
-            if not settled:
-                raise NotStratifiedError(f"(forall {bar.detail}) over a goal that is still being proved")
-            if not bar.done:
-                proof = Proof("forall", premises=list(bar.witnesses), detail=bar.detail, certainty=cf1)
-                self._push([(nxt, b, pf + (proof,), ctx)])
-        elif kind == "forall-check":
-            parent = bar.parent
-            if not settled:
-                raise NotStratifiedError("(forall ...) over a goal that is still being proved")
-            if parent is not None and not parent.done:
-                self._cut(parent)  # an instance without the rest: the forall fails
-        elif kind == "ormax":
-            self._push([(nxt, bb, pf + bpf, ctx) for _, bb, bpf in bar.best.values()])
-
-
-@dataclass(slots=True)
-class Oracle:
-    """What a negation reads during one step of the well-founded alternating fixpoint (`wfs`):
-    `all_true` (every negation fails), or the derived facts of the previous step (`index`)."""
-
-    all_true: bool = False
-    index: Any = None
-
-
-def chain_text(chain: list[str], head: int = 4, tail: int = 3) -> str:
-    """A goal chain, outermost first, joined by ' <- '; a long one shortened in the middle."""
-    if len(chain) <= head + tail + 1:
-        return " <- ".join(chain)
-    return " <- ".join(chain[:head]) + f" <- ... ({len(chain) - head - tail} more) ... <- " + " <- ".join(chain[-tail:])
-
-
-def record_derivation(ta: TAnswer, proof: Proof) -> None:
-    """A further derivation of an answer (certainty factors): the answer's proof node, which other
-    proofs already point to, becomes a "combined" node over every derivation."""
-    node = ta.proof
-    if node.kind != "combined":
-        first = Proof(
-            node.kind,
-            node.fact,
-            node.source,
-            node.rule,
-            node.bindings,
-            node.premises,
-            node.certainty,
-            node.detail,
-            node.fact_id,
-        )
-        node.kind, node.rule, node.source, node.bindings, node.detail, node.fact_id = (
-            "combined",
-            None,
-            None,
-            {},
-            None,
-            None,
-        )
-        node.premises = [first]
-    node.premises.append(proof)
-    node.detail = f"{len(node.premises)} derivations combined (EMYCIN)"
-
-
-def mentions(proofs: tuple | list, key: tuple) -> bool:
-    """Whether any node under `proofs` establishes the fact with `key` (iterative, shared nodes once)."""
-    seen: set[int] = set()
-    work = list(proofs)
-    while work:
-        p = work.pop()
-        if id(p) in seen:
-            continue
-        seen.add(id(p))
-        if p.fact is not None and fact_key(p.fact) == key:
-            return True
-        work.extend(p.premises)
-    return False
