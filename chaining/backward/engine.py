@@ -83,6 +83,8 @@ class Query(RegionsMixin):
         self.warnings: list[str] = []
         self.ctx: Ctx | None = None  # context of the state being run (for error messages)
         self.steps = 0
+        self.sink: Any = None  # called with each answer instead of collecting it in `out`
+        self.stopped = False
 
     # -- running -------------------------------------------------------------------------------
 
@@ -91,11 +93,12 @@ class Query(RegionsMixin):
         self.stack.append(iter([(Seq(ces, 0, TOP), {}, (), root)]))
 
     async def run(self, want: int | None = None) -> bool:
-        """Run until `want` new answers are in `self.out` (None: to the end). Returns True when the
+        """Run until `want` new answers are in `self.out` (None: to the end), or until `self.sink`,
+        called with each answer (bindings, proofs) instead, returns True. Returns True when the
         search is exhausted."""
         stack = self.stack
         while stack:
-            if want is not None and len(self.out) >= want:
+            if self.stopped or (want is not None and len(self.out) >= want):
                 return False
             top = stack[-1]
             t = type(top)
@@ -208,7 +211,10 @@ class Query(RegionsMixin):
                 k, b, pf, ctx = nxt_state
                 continue
             if tk is Top:
-                self.out.append((b, pf))
+                if self.sink is None:
+                    self.out.append((b, pf))
+                elif self.sink(b, pf):
+                    self.stopped = True
                 return
             raise BackwardError(f"internal: unknown frame {k!r}")  # pragma: no cover
 
@@ -243,10 +249,7 @@ class Query(RegionsMixin):
     def _match_base(self, p, key, facts, b, pf, ctx, nxt):
         s = self.s
         ms = s._multislots.get(key[0])
-        check_len = key[1] == "o"
-        for bf in facts:
-            if check_len and not s._key_matches(key, bf.fact):
-                continue
+        for bf in facts:  # the index gave the facts agreeing with the bound fields; matching does the rest
             try:
                 for b2 in match_list(p, bf.fact, b, s.ev, ms, s.plans):
                     if p.address:

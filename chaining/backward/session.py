@@ -273,14 +273,9 @@ class Session(CallsMixin):
     async def _drain(self, q: Query, ces: list[ast.CE], goal: str, c: _Collector) -> bool:
         """Run query `q` for `ces`, handing each answer to `c`; True when stopped at the limit."""
         q.start(ces, goal)
-        while True:
-            done = await q.run(None if self.cf_on else 1)
-            for b, pf in q.out:
-                if c.add(b, pf):
-                    return True
-            q.out.clear()
-            if done:
-                return False
+        q.sink = c.add  # each answer as it is found; True (the limit) stops the query
+        done = await q.run(None)
+        return not done
 
     def prove_sync(self, goal: str, *, limit: int | None = None, **kw: Any) -> ProofResult:
         """`prove` for callers without an event loop (runs one with asyncio.run)."""
