@@ -175,7 +175,9 @@ def ask(
         unknown = unknown_in_goal(kb, parse_goal(goal, kb), given)
         if unknown:  # as Prolog's unknown procedure: an error, not "no"
             _fail("; ".join(str(u) for u in unknown))
-        result = session.prove_sync(goal, limit=None if all_answers else (limit or 1), on_answer=on_answer, keep=False)
+        result = session.prove_sync(
+            goal, limit=None if all_answers else (limit or 1), on_answer=on_answer, keep=False, proofs=mode != "none"
+        )
     except BackwardError as exc:
         _fail(_located(facts, exc))
     if as_json:

@@ -32,7 +32,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from rules import ast
-from rules.facts import Fact
+from rules.facts import IMPLIED, Fact
 from rules.printer import ce_text, expr_text
 
 from . import certainty as cfm
@@ -57,7 +57,7 @@ from .frames import (
 from .matcher import match_list
 from .proof import Proof
 from .regions import RegionsMixin
-from .terms import fact_key
+from .terms import fact_key, vkey
 from .text import instantiated_ce, instantiated_expr, instantiated_text
 
 if TYPE_CHECKING:
@@ -84,6 +84,8 @@ class Query(RegionsMixin):
         self.ctx: Ctx | None = None  # context of the state being run (for error messages)
         self.steps = 0
         self.sink: Any = None  # called with each answer instead of collecting it in `out`
+        self.proofs = True  # False: rule conclusions keep no premises or bindings (no HOW wanted)
+        self._interned: dict[tuple, tuple] = {}
         self.stopped = False
 
     # -- running -------------------------------------------------------------------------------
@@ -366,10 +368,10 @@ class Query(RegionsMixin):
         if t.dead:
             return
         if k is None:
-            k = fact_key(fact)
+            k = self._tkey(fact)
         ta = t.by_key.get(k)
         if ta is None:
-            ta = TAnswer(fact, proof, cf, {signature: cf} if cf is not None else {})
+            ta = TAnswer(fact, proof, cf, {signature: cf} if cf is not None else None)
             t.by_key[k] = ta
             t.answers.append(ta)
             self.stack.append(self._deliver(ta, list(t.consumers)))
@@ -385,6 +387,23 @@ class Query(RegionsMixin):
             ta.cf = new_cf
             ta.proof.certainty = new_cf
             self.stack.append(self._deliver(ta, list(t.consumers)))
+
+    def _tkey(self, f: Fact) -> tuple:
+        """A table's key for an answer: `fact_key` (certainty factors compare it with proofs' facts), or for
+        ordered facts a smaller key built from one shared typed key per value."""
+        slots = f.slots
+        vals = slots.get(IMPLIED)
+        if vals is None or len(slots) != 1 or self.s.cf_on:
+            return fact_key(f)
+        interned = self._interned
+        out = []
+        for v in vals:
+            tv = (type(v), v)
+            k = interned.get(tv)
+            if k is None:
+                k = interned[tv] = vkey(v)
+            out.append(k)
+        return (f.template, tuple(out))
 
     def _conclude(self, r: Ret, b: dict, pf: tuple) -> list:
         s = self.s
@@ -409,14 +428,17 @@ class Query(RegionsMixin):
             if t is not None:
                 if t.dead or not s._key_matches(r.key, f):
                     continue
-                fk = fact_key(f)
+                fk = self._tkey(f)
                 if not s.cf_on and fk in t.by_key:
                     continue
                 if s.cf_on and mentions(pf, fk):
                     continue  # a derivation through itself is not new evidence
             if shown is None:
                 shown = {k: v for k, v in b.items() if not isinstance(v, Fact)} if br.name in s._addressed else b
-            proof = Proof("rule", f, rule=br.name, bindings=shown, premises=list(pf), certainty=cf)
+            if self.proofs:
+                proof = Proof("rule", f, rule=br.name, bindings=shown, premises=pf, certainty=cf)  # type: ignore[arg-type]
+            else:  # the caller wants no proofs: keep the conclusion only (a large query's memory)
+                proof = Proof("rule", f, rule=br.name, certainty=cf)
             if t is not None:
                 sig = (
                     (br.name, tuple(fact_key(p.fact) if p.fact is not None else (p.kind, p.detail) for p in pf))

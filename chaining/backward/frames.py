@@ -78,7 +78,7 @@ class TAnswer:
     fact: Fact
     proof: Proof
     cf: float | None
-    contributions: dict[tuple, float] = field(default_factory=dict)
+    contributions: dict[tuple, float] | None = None  # certainty factors: each derivation's certainty
 
 
 @dataclass(slots=True, eq=False)

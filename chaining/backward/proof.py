@@ -27,7 +27,7 @@ class Proof:
         source: for "fact": "working-memory" or "deffacts"; for "asked": "person", "model" or "script".
         rule: the rule's name for "rule" nodes.
         bindings: the rule's variable bindings (rule nodes).
-        premises: child proofs, in premise order.
+        premises: child proofs, in premise order (a list, or a tuple shared with the prover's state).
         certainty: certainty factor when the knowledge base uses them, else None.
         detail: the test expression, the negated pattern, or the question text.
         fact_id: the working-memory id of a given fact (CLIPS fact index), else None.

@@ -180,6 +180,7 @@ class Session(CallsMixin):
         limit: int | None = None,
         on_answer: Callable[[Answer], Any] | None = None,
         keep: bool = True,
+        proofs: bool = True,
     ) -> ProofResult:
         """Prove `goal` (CLIPS pattern text, one pattern or several as a conjunction).
 
@@ -192,6 +193,8 @@ class Session(CallsMixin):
             limit: stop after this many answers (None: all answers).
             on_answer: called with each Answer as it is found.
             keep: False to keep no answers in the result (streaming many answers; `count` says how many).
+            proofs: False when no HOW is wanted: a rule's conclusion then keeps neither its premises
+                nor its bindings (each answer's `proof` is its last step only), saving memory.
 
         Returns:
             ProofResult with answers (bindings of the goal's variables, proofs).
@@ -214,6 +217,7 @@ class Session(CallsMixin):
             exhaust_after = True
         simple = single and compile_pattern(ces[0], self._multislots.get(ces[0].template), self.plans) is not None
         c = _Collector(goal, goal_variables(ces), single, simple, limit, on_answer, keep, self.cf_on)
+        c.proofs = proofs
         warnings: list[str] = [f"unknown relation: {u}" for u in unknown]
         tables = 0
         try:
@@ -274,6 +278,7 @@ class Session(CallsMixin):
         """Run query `q` for `ces`, handing each answer to `c`; True when stopped at the limit."""
         q.start(ces, goal)
         q.sink = c.add  # each answer as it is found; True (the limit) stops the query
+        q.proofs = c.proofs
         done = await q.run(None)
         return not done
 
@@ -354,6 +359,7 @@ class _Collector:
         self.seen: set[tuple] = set()
         self.count = 0
         self.truth = "true"
+        self.proofs = True
 
     def add(self, b: dict, pf: tuple) -> bool:
         """Record one solution; True when the limit is reached (never with certainty factors)."""

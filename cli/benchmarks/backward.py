@@ -10,9 +10,10 @@ Cases (issue 18), generated into a temporary folder as a rule file and an equiva
     cross-100000    (p ?x ?y) <= (a ?x) (b ?y) over 100 x 1,000 facts: 100,000 answers
 Each engine runs in its own process, whole-process wall time and peak resident memory measured
 (os.wait4's ru_maxrss): ours is `python -m cli.benchmarks.backward` (imports, parse, prove, count
-answers, nothing printed per answer) and reports from inside its prove time and the time to its
-first answer; SWI-Prolog is `swipl` with `:- table path/2.` (or reach/2) counting answers with
-aggregate_all/3. A row for SWI-Prolog says "skipped" where `swipl` is not installed.
+answers, nothing printed per answer, no proofs kept: what `kb ask --json` does without --proofs)
+and reports from inside its prove time and the time to its first answer; SWI-Prolog is `swipl`
+with `:- table path/2.` (or reach/2) counting answers with aggregate_all/3. A row for
+SWI-Prolog says "skipped" where `swipl` is not installed.
 
 Rows: {"case", "engine": "workbench"|"swipl", "answers", "wall_s", "peak_mb", "prove_s",
        "first_answer_s", "load_s", "vs_swipl_wall", "vs_swipl_mem", "status"}
@@ -179,7 +180,7 @@ def _child(clp: str, goal: str) -> None:
         if not first:
             first.append(time.perf_counter() - t1)
 
-    result = session.prove_sync(goal, on_answer=on_answer, keep=False)
+    result = session.prove_sync(goal, on_answer=on_answer, keep=False, proofs=False)  # as `kb ask --json`
     t2 = time.perf_counter()
     doc = {
         "answers": result.count,

@@ -129,3 +129,14 @@ def test_deep_proof_leaves_the_recursion_limit_alone(tmp_path: Path) -> None:
     kb = rules.load_knowledge_base(generated(tmp_path, "gen_chain.py", 5000))
     r = Session(kb, config=ProverConfig(max_depth=1_000_000, timeout=120)).prove_sync("(path n0 n4999)")
     assert r.answers and sys.getrecursionlimit() == before
+
+
+def test_answers_without_proofs_are_the_same_answers(tmp_path: Path) -> None:
+    # `kb ask --json` without --proofs keeps no premises: the same answers, a fraction of the memory
+    kb = rules.load_knowledge_base(generated(tmp_path, "gen_chain_left.py", 200))
+    s = Session(kb)
+    with_proofs = s.prove_sync("(path n0 ?y)")
+    without = s.prove_sync("(path n0 ?y)", proofs=False)
+    assert [a.fact for a in without.answers] == [a.fact for a in with_proofs.answers]
+    assert all(not a.proof.premises for a in without.answers)
+    assert with_proofs.answers[-1].proof.premises
