@@ -128,6 +128,7 @@ def proofs_to_steps(roots: list[Proof]) -> tuple[list[dict[str, Any]], list[int]
     shallow JSON.
     """
     ids: dict[int, int] = {}
+    opened: set[int] = set()  # expanded, not yet written: a premise among them would be a cycle
     steps: list[dict[str, Any]] = []
     root_ids: list[int] = []
     for root in roots:
@@ -137,12 +138,15 @@ def proofs_to_steps(roots: list[Proof]) -> tuple[list[dict[str, Any]], list[int]
             if id(node) in ids:
                 continue
             if not expanded:
+                if id(node) in opened:
+                    continue
+                opened.add(id(node))
                 work.append((node, True))
-                work.extend((p, False) for p in reversed(node.premises) if id(p) not in ids)
+                work.extend((p, False) for p in reversed(node.premises) if id(p) not in ids and id(p) not in opened)
                 continue
             d = node.node_dict()
             d["id"] = len(steps)
-            d["premises"] = [ids[id(p)] for p in node.premises]
+            d["premises"] = [ids[id(p)] for p in node.premises if id(p) in ids]
             ids[id(node)] = d["id"]
             steps.append(d)
         root_ids.append(ids[id(root)])
