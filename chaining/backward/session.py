@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -391,6 +392,7 @@ class _Collector:
 
 
 _gc_users = 0
+_gc_lock = threading.Lock()
 _gc_saved: tuple[int, ...] = ()
 
 
@@ -400,16 +402,18 @@ def _relaxed_gc():
     query allocates a few small objects per answer and CPython's cyclic collector otherwise took about
     half of its time. Restored when the last running proof ends."""
     global _gc_users, _gc_saved
-    if _gc_users == 0:
-        _gc_saved = gc.get_threshold()
-        gc.set_threshold(50_000, 20, 50)
-    _gc_users += 1
+    with _gc_lock:  # proofs may run in worker threads (asyncio.to_thread) as well as in one event loop
+        if _gc_users == 0:
+            _gc_saved = gc.get_threshold()
+            gc.set_threshold(50_000, 20, 50)
+        _gc_users += 1
     try:
         yield
     finally:
-        _gc_users -= 1
-        if _gc_users == 0:
-            gc.set_threshold(*_gc_saved)
+        with _gc_lock:
+            _gc_users -= 1
+            if _gc_users == 0:
+                gc.set_threshold(*_gc_saved)
 
 
 def _bindings_key(bindings: dict) -> tuple:
