@@ -6,7 +6,6 @@ engine, which frees its KV-cache blocks before the next step.
 
 from __future__ import annotations
 
-import functools
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -104,32 +103,20 @@ class GenerationServing:
         return self._engine(model).num_unfinished_requests
 
     def chat_prompt(self, model: str, messages: list[dict[str, Any]]) -> str:
-        """Render chat `messages` (`[{"role", "content"}]`) with the tokenizer's chat template.
+        """Render chat `messages` (`[{"role", "content"}]`) with the model's chat template.
 
-        The template is `chat_template` of the model's `tokenizer_config.json` (or a
-        `chat_template.jinja` file), rendered as transformers renders it (sandboxed Jinja,
-        `add_generation_prompt=True`, `bos_token`/`eos_token` from the tokenizer config).
-        A model without a template gets the plain documented fallback: one `role: content` line
-        per message, then `assistant:`. Raises NotFoundError, BadInputError (a template error).
+        Rendered by transformers' `apply_chat_template` (see `neural.generation.chat`); a model
+        without a template gets the plain documented fallback: one `role: content` line per
+        message, then `assistant:`. Raises NotFoundError, BadInputError (the template refused).
         """
+        from neural.generation.chat import ChatTemplateError, apply_chat_template
+
         engine = self._engine(model)
-        template, special = _chat_template(str(getattr(engine, "chat_template_dir", None) or engine.engine.model_dir))
-        if template is None:
-            return "".join(f"{m['role']}: {m['content']}\n" for m in messages) + "assistant:"
+        model_dir = getattr(engine, "chat_template_dir", None) or engine.engine.model_dir
         try:
-            from jinja2 import TemplateError
-            from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-            def raise_exception(message: str) -> None:
-                raise TemplateError(message)
-
-            env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-            env.globals["raise_exception"] = raise_exception
-            return env.from_string(template).render(messages=messages, add_generation_prompt=True, **special)
-        except Exception as exc:  # a template that refuses these messages (e.g. role order)
-            raise BadInputError(
-                f"model {model!r}: the chat template refused the messages: {exc}", param="messages"
-            ) from None
+            return apply_chat_template(model_dir, messages)
+        except ChatTemplateError as exc:
+            raise BadInputError(f"model {model!r}: {exc}", param="messages") from None
 
     async def generate(self, model: str, prompt: str | list[int], params: dict[str, Any], request_id: str) -> Any:
         """Stream one generation: an async iterator of `GenerationDelta`, the last with `finished=True`.
@@ -290,27 +277,3 @@ def _param_of(message: str) -> str | None:
 
     m = re.search(r"SamplingParams\.(\w+)", message)
     return m.group(1) if m else None
-
-
-@functools.lru_cache(maxsize=16)
-def _chat_template(model_dir: str) -> tuple[str | None, dict[str, Any]]:
-    """The chat template of a model folder and the special tokens it may use (read once per folder)."""
-    import json
-    from pathlib import Path
-
-    root = Path(model_dir)
-    special: dict[str, Any] = {}
-    template = None
-    cfg_file = root / "tokenizer_config.json"
-    if cfg_file.is_file():
-        cfg = json.loads(cfg_file.read_text())
-        template = cfg.get("chat_template")
-        if isinstance(template, list):  # named templates: use "default"
-            template = next((t["template"] for t in template if t.get("name") == "default"), None)
-        for key in ("bos_token", "eos_token", "pad_token", "unk_token"):
-            tok = cfg.get(key)
-            special[key] = tok.get("content") if isinstance(tok, dict) else tok
-    jinja_file = root / "chat_template.jinja"
-    if template is None and jinja_file.is_file():
-        template = jinja_file.read_text()
-    return template, special
