@@ -455,13 +455,20 @@ class Workbench:
         return [{"seq": e.seq, "kind": e.kind, "node": e.node, "at": e.at, "payload": e.payload} for e in row.events]
 
     async def replay(
-        self, run_id: str, *, knowledge_bases: Mapping[str, str | Path] | None = None, record: bool = True
+        self,
+        run_id: str,
+        *,
+        knowledge_bases: Mapping[str, str | Path] | None = None,
+        record: bool = True,
+        regenerate: bool = False,
     ) -> ReplayResult:
         """Re-run a recorded run on the same pipeline version, optionally with edited knowledge bases.
 
         Args:
             knowledge_bases: `{name: path to a .clp file, or rule text}` replacing the knowledge
                 base of that name for this replay only.
+            regenerate: generate nodes decode again with the recorded seed; by default they
+                re-check the recorded text with their (possibly edited) rails, without the model.
         Returns:
             ReplayResult with the original and the new run and what changed (outputs, gate
             branches, rules fired, knowledge-base versions).
@@ -474,7 +481,10 @@ class Workbench:
         p = self.get_pipeline(original.pipeline, original.version)
         sources: dict[str, tuple[str, str | None]] = {}  # name -> (rule text, file name)
         if knowledge_bases:
-            used = sorted({kb_name for node in p.nodes.values() for kb_name in node.knowledge_bases})
+            used = sorted(
+                {kb_name for node in p.nodes.values() for kb_name in node.knowledge_bases}
+                | {node.get("rails")["knowledge_base"] for node in p.nodes_of("generate") if node.get("rails")}
+            )
             for name, src in knowledge_bases.items():
                 if name not in used:
                     raise KnowledgeBaseNotFoundError(
@@ -519,6 +529,8 @@ class Workbench:
                 base_dir=self._base_dir(p),
                 replay_of=original.run_id,
                 use_cache=False,
+                recorded={g["node"]: g for g in (original.explanation or {}).get("generations", [])},
+                regenerate=regenerate,
             )
         finally:
             if library is not self.library:

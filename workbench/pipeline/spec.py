@@ -24,8 +24,9 @@ import networkx as nx
 
 from .document import Path, dump_yaml, load_yaml
 from .errors import Issue, PipelineValidationError
+from .spec_generate import GENERATE_FIELDS
 
-NODE_TYPES = ("input", "model", "rules", "goal", "gate", "postprocess", "explain", "output")
+NODE_TYPES = ("input", "model", "generate", "rules", "goal", "gate", "postprocess", "explain", "output")
 KB_NODE_TYPES = ("rules", "goal", "gate", "postprocess")
 ID_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -35,6 +36,7 @@ _KB_FIELDS = ("knowledge_base", "emit", "strategy", "max_firings", "timeout_s")
 NODE_FIELDS: dict[str, tuple[str, ...]] = {
     "input": ("schema", "facts"),
     "model": ("model", "inputs", "labels", "facts", "timeout_s"),
+    "generate": GENERATE_FIELDS,
     "rules": _KB_FIELDS,
     "postprocess": _KB_FIELDS,
     "gate": _KB_FIELDS + ("decision", "default"),
@@ -44,6 +46,7 @@ NODE_FIELDS: dict[str, tuple[str, ...]] = {
 }
 REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
     "model": ("model", "inputs"),
+    "generate": ("model",),
     "rules": ("knowledge_base",),
     "postprocess": ("knowledge_base",),
     "gate": ("knowledge_base",),

@@ -8,6 +8,7 @@ from typing import Any
 from .errors import Issue
 from .expressions import ExpressionError, compile_expression
 from .spec import COMMON_FIELDS, FACT_FUNCTIONS, MODEL_FUNCTIONS, NODE_FIELDS, REQUIRED_FIELDS, Edge, Node, Pipeline
+from .spec_generate import check_generate
 
 
 def check_node(pipe: Pipeline, n: Node) -> list[Issue]:
@@ -43,6 +44,8 @@ def check_node(pipe: Pipeline, n: Node) -> list[Issue]:
             bad("schema" + "".join(f".{p}" for p in exc.path), f"not a valid JSON Schema: {exc.message}")
     if "facts" in c:
         out += _check_fact_mappings(pipe, n, c["facts"], MODEL_FUNCTIONS if n.type == "model" else frozenset())
+    if n.type == "generate":
+        out += check_generate(pipe, n, FACT_FUNCTIONS)
     if "knowledge_base" in c:
         kb = c["knowledge_base"]
         if not (isinstance(kb, str) and kb) and not (
