@@ -46,6 +46,13 @@ class GenerationServing:
         if not (DEMO_LM_DIR / "config.json").is_file():
             log.info("no demo LM at %s; /v1/completions serves no model", DEMO_LM_DIR)
             return
+        catalog = getattr(self.workbench, "catalog", None)
+        spec = catalog.specs().get("demo-lm") if catalog is not None else None
+        if spec is not None and spec.task == "causal-lm":  # one engine for /v1 and generate nodes
+            engine = catalog.get("demo-lm").backend
+            engine.max_pending_requests = self._max_pending_generations
+            self._engines["demo-lm"] = engine
+            return
         self.add_engine("demo-lm", DEMO_LM_DIR)
 
     def add_engine(self, name: str, model_dir: Any, config: Any = None) -> Any:
@@ -68,6 +75,41 @@ class GenerationServing:
         self._engines[name] = engine
         self._owned_engines.add(name)
         return engine
+
+    def serve_folder(self, path: Any, name: str | None = None, config: Any = None) -> Any:
+        """Serve a Hugging Face model folder as `name` (default: the folder's name); returns its entry.
+
+        A causal LM the generation engine supports (Llama, Mistral, Qwen2, GPT-2 families) is
+        served on `/v1/completions`, `/v1/chat/completions` and `/v2/models/NAME/generate`, and
+        is in the workbench's catalogue for generate nodes (one engine for both). Any other folder
+        the loaders support (text embedding or classification) is served by the dynamic batcher
+        on `/v2/models/NAME/infer` and to model nodes. Raises neural.errors.ModelLoadError naming
+        what is missing or unsupported.
+        """
+        from pathlib import Path
+
+        from neural.generation.model_config import is_causal_lm
+        from neural.metrics import METRICS_REGISTRY
+
+        root = Path(path)
+        name = name or root.name
+        if is_causal_lm(root):
+            from neural.generation.register import load_causal_lm
+
+            entry = load_causal_lm(
+                root, name, config, max_pending_requests=self._max_pending_generations, registry=METRICS_REGISTRY
+            )
+            self._engines[name] = entry.backend
+        else:
+            from neural.loaders import load_hf_dir
+
+            entry = load_hf_dir(root, name=name)
+        catalog = getattr(self.workbench, "catalog", None)
+        if catalog is not None:
+            catalog.register(entry)  # the catalogue closes it (and its engine) when the workbench closes
+        elif entry.task == "causal-lm":
+            self._owned_engines.add(name)
+        return entry
 
     # ---- generation (OpenAI-compatible) ---------------------------------------------------
     def generation_models(self) -> list[dict[str, Any]]:
