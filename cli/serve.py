@@ -107,7 +107,8 @@ def create_app():
             serving.serve_folder(folder, name)
 
     settings = get_settings()
-    return build(serving=Serving(settings=settings, serve_demo_lm=False, load_models=False, load=load), settings=settings)
+    serving = Serving(settings=settings, serve_demo_lm=False, load_models=False, load=load)
+    return build(serving=serving, settings=settings)
 
 
 def resolve_models(folders: list[Path], names: list[str]) -> list[list[str]]:
