@@ -207,3 +207,20 @@ def test_validation_refuses_a_model_that_is_not_a_causal_lm_and_an_unknown_rails
     assert any(i.field == "rails.knowledge_base" for i in issues), issues
     issues = wb.validate(Pipeline.from_yaml(pipeline().replace("model: demo-lm", "model: not-there")))
     assert any(i.field == "model" and "not-there" in i.message for i in issues), issues
+
+
+def test_stream_yields_node_text_rail_and_result_events(wb):
+    async def collect():
+        return [e async for e in wb.stream("demo_generate", {"prompt": "ROMEO:\n", "seed": 1})]
+
+    events = wb._sync(collect())
+    kinds = [e["event"] for e in events]
+    assert kinds[-1] == "result" and kinds.count("result") == 1
+    run = events[-1]["run"]
+    assert [e["node"] for e in events if e["event"] == "node"] == ["request", "input_rail", "generate", "result"]
+    text = "".join(e["delta"] for e in events if e["event"] == "text")
+    assert text == run["outputs"]["text"] and text
+    assert kinds.index("text") < kinds.index("result")
+    rails = [e for e in events if e["event"] == "rail"]
+    trace = [e["payload"] for e in wb.get_trace(run["run_id"]) if e["kind"] == "rail_verdict"]
+    assert [{k: r[k] for k in ("action", "text", "reason", "tokens")} for r in rails] == trace
