@@ -46,6 +46,7 @@ class Step:
     finished: bool
     finish_reason: str | None = None
     prompt_tokens: int = 0
+    running: int | None = None  # sequences in the engine step that produced this one (batch size)
 
 
 async def run_generate(ctx: RunContext, state: NodeState, rt: Any) -> None:
@@ -90,6 +91,11 @@ async def run_generate(ctx: RunContext, state: NodeState, rt: Any) -> None:
                 break
     finally:
         await source.aclose()
+    tpot = (
+        (decode.last_token_s - decode.ttft_s) / (decode.tokens - 1)
+        if decode.tokens > 1 and decode.ttft_s is not None and decode.last_token_s is not None and not replayed
+        else None
+    )
     usage = {
         "prompt_tokens": decode.prompt_tokens,
         "completion_tokens": decode.tokens,
@@ -101,12 +107,13 @@ async def run_generate(ctx: RunContext, state: NodeState, rt: Any) -> None:
         "model": name,
         "version": version,
         "ok": True,
-        "batch_size": None,
+        "batch_size": max(decode.running) if decode.running else None,
         "latency_s": seconds,
         "prompt_tokens": usage["prompt_tokens"],
         "completion_tokens": usage["completion_tokens"],
         "finish_reason": decode.finish_reason,
-        "ttft_s": decode.ttft_s,
+        "ttft_s": None if replayed else decode.ttft_s,
+        "tpot_s": tpot,
         "replayed": replayed,
     }
     ctx.event("model_call", node.id, call)
@@ -133,6 +140,9 @@ async def run_generate(ctx: RunContext, state: NodeState, rt: Any) -> None:
             "checks": decode.checks,
             "verdicts": decode.verdicts,
             "replayed": replayed,
+            "ttft_s": call["ttft_s"],
+            "tpot_s": tpot,
+            "running": decode.running,
         },
     }
 
@@ -195,7 +205,11 @@ async def _engine_steps(engine: Any, prompt: str, params: dict[str, Any], rid: s
     stream = engine.generate(prompt, sp, rid)
     try:
         async for out in stream:
-            yield Step(out.delta_text, len(out.token_ids), out.finished, out.finish_reason, out.num_prompt_tokens)
+            step = getattr(engine, "last_step", None)
+            running = step.num_running or 1 if step is not None and out.delta_token_ids else None
+            yield Step(
+                out.delta_text, len(out.token_ids), out.finished, out.finish_reason, out.num_prompt_tokens, running
+            )
     except ValueError as exc:  # the engine refused the prompt (empty, longer than the context)
         raise NodeExecutionError(node.id, node.type, f"model: {exc}") from None
     finally:
@@ -278,6 +292,8 @@ class _RailedDecode:
         self.checks: list[dict[str, Any]] = []
         self.verdicts: list[dict[str, Any]] = []
         self.ttft_s: float | None = None
+        self.last_token_s: float | None = None
+        self.running: list[int] = []
         self._t0 = time.perf_counter()
 
     def _cut(self, step: Step) -> int:
@@ -291,8 +307,12 @@ class _RailedDecode:
 
     async def run(self, steps: AsyncIterator[Step]) -> AsyncIterator[str]:
         async for step in steps:
-            if self.ttft_s is None and step.tokens:
-                self.ttft_s = time.perf_counter() - self._t0
+            if step.tokens and step.tokens != self.tokens:
+                self.last_token_s = time.perf_counter() - self._t0
+                if self.ttft_s is None:
+                    self.ttft_s = self.last_token_s
+            if step.running:
+                self.running.append(step.running)
             self.tokens, self.prompt_tokens = step.tokens, step.prompt_tokens or self.prompt_tokens
             self.pending += step.delta
             if step.finished:
