@@ -28,7 +28,7 @@ from workbench.serving import BadInputError, GenerationDelta, Serving
 from ..deps import PREDICT_KEY, ServingDep
 from ..disconnect import ClientGone, cancel_on_disconnect
 from ..errors import V1_ERRORS, ApiError, field_path
-from ..schemas.openai import ChatCompletionRequest, CompletionRequest
+from ..schemas.openai import ChatCompletion, ChatCompletionRequest, Completion, CompletionRequest, ModelList
 
 
 class OpenAIRoute(APIRoute):
@@ -69,7 +69,12 @@ def _bad_request(exc: RequestValidationError) -> ApiError:
 router = APIRouter(prefix="/v1", tags=["generation (OpenAI-compatible)"], responses=V1_ERRORS, route_class=OpenAIRoute)
 
 
-@router.get("/models", operation_id="list_generation_models", summary="Served language models (OpenAI `models.list`).")
+@router.get(
+    "/models",
+    operation_id="list_generation_models",
+    summary="Served language models (OpenAI `models.list`).",
+    response_model=ModelList,
+)
 async def list_models(serving: ServingDep) -> dict[str, Any]:
     serving.require_ready()
     created = int(time.time())
@@ -91,6 +96,7 @@ async def list_models(serving: ServingDep) -> dict[str, Any]:
     operation_id="create_completion",
     summary="Text completion (streaming with `stream: true`).",
     dependencies=[PREDICT_KEY],
+    responses={200: {"model": Completion, "description": "The completion (or server-sent events when streaming)."}},
 )
 async def create_completion(body: CompletionRequest, request: Request, serving: ServingDep) -> Response:
     rid = f"cmpl-{uuid.uuid4().hex}"
@@ -155,6 +161,7 @@ async def create_completion(body: CompletionRequest, request: Request, serving: 
     operation_id="create_chat_completion",
     summary="Chat completion with the model's chat template (streaming with `stream: true`).",
     dependencies=[PREDICT_KEY],
+    responses={200: {"model": ChatCompletion, "description": "The reply (or server-sent events when streaming)."}},
 )
 async def create_chat_completion(body: ChatCompletionRequest, request: Request, serving: ServingDep) -> Response:
     rid = f"chatcmpl-{uuid.uuid4().hex}"

@@ -135,3 +135,64 @@ class ChatCompletionRequest(_SamplingFields):
         if self.max_completion_tokens is not None:
             out["max_tokens"] = self.max_completion_tokens
         return out
+
+
+# ---- responses (documented shapes; the routes build them as JSON) ---------------------------------------
+class Usage(BaseModel):
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+class CompletionChoice(BaseModel):
+    index: int
+    text: str
+    logprobs: None = None
+    finish_reason: str | None = Field(description="stop | length | content_filter (rails) | abort")
+
+
+class Completion(BaseModel):
+    """`POST /v1/completions` without streaming (with `stream: true`: `text_completion` chunks as SSE)."""
+
+    id: str
+    object: Literal["text_completion"]
+    created: int
+    model: str
+    choices: list[CompletionChoice]
+    usage: Usage
+
+
+class AssistantMessage(BaseModel):
+    role: Literal["assistant"]
+    content: str
+
+
+class ChatChoice(BaseModel):
+    index: int
+    message: AssistantMessage
+    logprobs: None = None
+    finish_reason: str | None
+
+
+class ChatCompletion(BaseModel):
+    """`POST /v1/chat/completions` without streaming (with `stream: true`: `chat.completion.chunk` SSE)."""
+
+    id: str
+    object: Literal["chat.completion"]
+    created: int
+    model: str
+    choices: list[ChatChoice]
+    usage: Usage
+
+
+class ModelCard(BaseModel):
+    id: str
+    object: Literal["model"]
+    created: int
+    owned_by: str
+    max_model_len: int
+
+
+class ModelList(BaseModel):
+    object: Literal["list"]
+    data: list[ModelCard]

@@ -224,3 +224,16 @@ def test_stream_yields_node_text_rail_and_result_events(wb):
     rails = [e for e in events if e["event"] == "rail"]
     trace = [e["payload"] for e in wb.get_trace(run["run_id"]) if e["kind"] == "rail_verdict"]
     assert [{k: r[k] for k in ("action", "text", "reason", "tokens")} for r in rails] == trace
+
+
+def test_timeout_fails_the_node_and_frees_the_sequence(wb):
+    doc = pipeline().replace("    max_tokens: 40\n", "    max_tokens: 400\n    timeout_s: 0.05\n")
+    res = wb.run_sync(Pipeline.from_yaml(doc), {"prompt": "ROMEO:\n"})
+    assert res.status == "failed" and res.failed_node == "generate" and "timed out" in res.error
+    engine = wb.catalog.get("demo-lm").backend
+    import time
+
+    deadline = time.monotonic() + 5
+    while engine.num_used_blocks and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert engine.num_used_blocks == 0 and engine.num_unfinished_requests == 0

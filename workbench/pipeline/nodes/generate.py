@@ -18,6 +18,7 @@ the recorded text with an edited rails knowledge base without calling the model;
 
 from __future__ import annotations
 
+import asyncio
 import random
 import re
 import time
@@ -80,17 +81,23 @@ async def run_generate(ctx: RunContext, state: NodeState, rt: Any) -> None:
     ctx.model_versions[name] = version
     t0 = time.perf_counter()
     decode = _RailedDecode(checker, rails.every if rails else None)
+    timeout_s = node.get("timeout_s")
     try:
-        async for chunk in decode.run(source):
-            listener = getattr(ctx, "listener", None)
-            if listener is not None and (chunk or decode.replaced):
-                listener("text", node.id, {"text": decode.shown} if decode.replaced else {"delta": chunk})
-            if decode.stopped:
-                if engine is not None:
-                    await engine.abort(rid)  # frees the sequence's KV-cache blocks now
-                break
+        async with asyncio.timeout(timeout_s):
+            async for chunk in decode.run(source):
+                listener = getattr(ctx, "listener", None)
+                if listener is not None and (chunk or decode.replaced):
+                    listener("text", node.id, {"text": decode.shown} if decode.replaced else {"delta": chunk})
+                if decode.stopped:
+                    if engine is not None:
+                        await engine.abort(rid)  # frees the sequence's KV-cache blocks now
+                    break
+    except TimeoutError:
+        raise NodeExecutionError(
+            node.id, node.type, f"timed out after {timeout_s} s ({decode.tokens} tokens generated)"
+        ) from None
     finally:
-        await source.aclose()
+        await source.aclose()  # aborts an unfinished request: its KV blocks are freed
     tpot = (
         (decode.last_token_s - decode.ttft_s) / (decode.tokens - 1)
         if decode.tokens > 1 and decode.ttft_s is not None and decode.last_token_s is not None and not replayed
