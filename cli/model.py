@@ -36,10 +36,27 @@ def _fail(exc: Exception) -> None:
 
 @app.command("list")
 def list_models(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
-    """List the models that load by name (name, task, format, version = SHA-256 of the weights, source)."""
+    """List the models that load by name (name, task, format, version = SHA-256 of the weights, source):
+    the built-ins, then the model catalogue (`models/catalog.yaml` and the repositories beside it)."""
     from neural import catalog, hash_files
+    from workbench.pipeline.catalog import ModelCatalog
+    from workbench.workbench import default_model_catalog
 
     rows = []
+    for spec in ModelCatalog(default_model_catalog(), builtin_minilm=False).specs().values():
+        path = spec.path
+        weights = sorted(path.glob("*.safetensors")) if path.is_dir() else [path] if path.is_file() else []
+        rows.append(
+            {
+                "name": spec.name,
+                "task": spec.task or "",
+                "format": spec.format,
+                "weights_version": hash_files(weights, path if path.is_dir() else path.parent)[:12] if weights else "",
+                "source": str(path),
+                "description": "model catalogue"
+                + (f" ({path.parent.name} version {path.name})" if path.name.isdigit() else ""),
+            }
+        )
     for item in catalog():
         path = item.path()
         weights = sorted(path.glob("*.safetensors")) if path.is_dir() else [path]
