@@ -243,7 +243,7 @@ class _Rails:
         kb = rt.library.load([spec.knowledge_base], ctx.base_dir)
         ctx.kb_versions[kb.name] = kb.version
         self.kb = kb
-        self.engine = rt.library.engine(kb)
+        self.library = rt.library
 
     def check(self, text: str, delta: str, tokens: int, finished: bool) -> dict[str, str] | None:
         from rules.facts import Fact, String
@@ -252,7 +252,8 @@ class _Rails:
             "completion", {"text": String(text), "delta": String(delta), "tokens": tokens, "finished": finished}
         )
         try:
-            result = self.engine.evaluate([fact])
+            with self.library.lease(self.kb) as engine:  # the cached CLIPS engine of this KB version
+                result = engine.evaluate([fact])
         except Exception as exc:
             raise NodeExecutionError(self.node_id, "generate", f"rails {self.kb.name!r}: {exc}") from exc
         for fr in result.firings:
