@@ -110,7 +110,7 @@ class LibraryServing:
 
         try:
             while (event := await acall(step())) is not None:
-                yield jsonable(event)
+                yield to_json(event)
         finally:
             await events.aclose()
 
