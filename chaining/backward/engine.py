@@ -28,6 +28,7 @@ stack of iterators (choice points), both on the heap; nesting is limited by
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -84,6 +85,9 @@ class Query(RegionsMixin):
         self.ctx: Ctx | None = None  # context of the state being run (for error messages)
         self.steps = 0
         self.sink: Any = None  # called with each answer instead of collecting it in `out`
+        self.pending: list[AskReq] = []  # questions for a model, asked together (`_flush`)
+        provider = session.broker.provider
+        self.batch_asks = provider is not None and getattr(provider, "source", "") == "model"
         self.proofs = True  # False: rule conclusions keep no premises or bindings (no HOW wanted)
         self._interned: dict[tuple, tuple] = {}
         self.stopped = False
@@ -99,9 +103,12 @@ class Query(RegionsMixin):
         called with each answer (bindings, proofs) instead, returns True. Returns True when the
         search is exhausted."""
         stack = self.stack
-        while stack:
+        while stack or self.pending:
             if self.stopped or (want is not None and len(self.out) >= want):
                 return False
+            if self.pending and self._must_flush():
+                await self._flush()  # questions to a model, asked together before any completion decision
+                continue
             top = stack[-1]
             t = type(top)
             if t is Marker:
@@ -120,7 +127,10 @@ class Query(RegionsMixin):
             if not self.steps & 255:
                 self.check_time()
             if type(st) is AskReq:
-                await self._ask(st)
+                if self.batch_asks:
+                    self.pending.append(st)  # go on with the other alternatives; asked in one batch
+                else:
+                    await self._ask(st)  # a person is asked at once, in the order the proof needs
                 continue
             self.ctx = st[3]
             self._step(*st)
@@ -459,10 +469,33 @@ class Query(RegionsMixin):
 
     # -- questions -------------------------------------------------------------------------------
 
+    def _must_flush(self) -> bool:
+        """Pending questions must be answered before the stack is empty, a table completes, or a region
+        decides (`not`, `exists`, `forall`, `or`); a ground call's region (`once`) may end first, as a
+        late answer still reaches its exit once, unless a pending question feeds a table."""
+        if not self.stack:
+            return True
+        top = self.stack[-1]
+        if type(top) is Marker:
+            return True
+        if type(top) is Barrier:
+            return top.kind != "once" or any(r.table is not None for r in self.pending)
+        return False
+
+    async def _flush(self) -> None:
+        """Ask every pending question at once: the broker sends them to the model in one batch."""
+        pending, self.pending = self.pending, []
+        answers = await asyncio.gather(*(self.s._ask_fact(r.fact, r.spec, r.ctx, self.warnings) for r in pending))
+        for req, got in zip(pending, answers):
+            self._answered(req, *got)
+
     async def _ask(self, req: AskReq) -> None:
-        s = self.s
         self.ctx = req.ctx
-        got, proof, cf = await s._ask_fact(req.fact, req.spec, req.ctx, self.warnings)
+        got, proof, cf = await self.s._ask_fact(req.fact, req.spec, req.ctx, self.warnings)
+        self._answered(req, got, proof, cf)
+
+    def _answered(self, req: AskReq, got, proof, cf) -> None:
+        s = self.s
         if got is None or not s._key_matches(req.key, got):
             return
         if req.table is not None:
