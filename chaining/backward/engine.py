@@ -85,6 +85,7 @@ class Query(RegionsMixin):
         self.ctx: Ctx | None = None  # context of the state being run (for error messages)
         self.steps = 0
         self.sink: Any = None  # called with each answer instead of collecting it in `out`
+        self.n_tables = 0  # tables created (counted by `release`)
         self.pending: list[AskReq] = []  # questions for a model, asked together (`_flush`)
         provider = session.broker.provider
         self.batch_asks = provider is not None and getattr(provider, "source", "") == "model"
@@ -135,6 +136,17 @@ class Query(RegionsMixin):
             self.ctx = st[3]
             self._step(*st)
         return True
+
+    def release(self) -> None:
+        """Drop the choice points and tables (they form reference cycles: a table's consumers continue
+        into its own producers), so that the query's memory is freed at once, without a full collection."""
+        self.n_tables = len(self.tables)
+        for t in self.tables.values():
+            t.consumers = []
+        self.stack.clear()
+        self.comp.clear()
+        self.pending.clear()
+        self.tables.clear()
 
     def check_time(self) -> None:
         if self.deadline is not None and time.monotonic() > self.deadline:
