@@ -28,7 +28,6 @@ stack of iterators (choice points), both on the heap; nesting is limited by
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +36,7 @@ from rules.facts import IMPLIED, Fact
 from rules.printer import ce_text, expr_text
 
 from . import certainty as cfm
+from .asking import QuestionsMixin
 from .errors import BackwardError, DepthLimitError, EvaluationError, ProofTimeout
 from .frames import (
     TOP,
@@ -70,7 +70,7 @@ __all__ = ["Query", "Ctx", "Oracle", "Seq", "TOP", "chain_text"]
 # ---- one query ----------------------------------------------------------------------------------
 
 
-class Query(RegionsMixin):
+class Query(RegionsMixin, QuestionsMixin):
     """The state of one `Session.prove`: choice points, tables, completion stack, answers found."""
 
     def __init__(self, session: Session, deadline: float | None, oracle: Oracle | None = None):
@@ -478,41 +478,3 @@ class Query(RegionsMixin):
             except EvaluationError as exc:
                 self.warnings.append(f"{ce_text(p)}: {exc}")
         return out
-
-    # -- questions -------------------------------------------------------------------------------
-
-    def _must_flush(self) -> bool:
-        """Pending questions must be answered before the stack is empty, a table completes, or a region
-        decides (`not`, `exists`, `forall`, `or`); a ground call's region (`once`) may end first, as a
-        late answer still reaches its exit once, unless a pending question feeds a table."""
-        if not self.stack:
-            return True
-        top = self.stack[-1]
-        if type(top) is Marker:
-            return True
-        if type(top) is Barrier:
-            return top.kind != "once" or any(r.table is not None for r in self.pending)
-        return False
-
-    async def _flush(self) -> None:
-        """Ask every pending question at once: the broker sends them to the model in one batch."""
-        pending, self.pending = self.pending, []
-        answers = await asyncio.gather(*(self.s._ask_fact(r.fact, r.spec, r.ctx, self.warnings) for r in pending))
-        for req, got in zip(pending, answers):
-            self._answered(req, *got)
-
-    async def _ask(self, req: AskReq) -> None:
-        self.ctx = req.ctx
-        got, proof, cf = await self.s._ask_fact(req.fact, req.spec, req.ctx, self.warnings)
-        self._answered(req, got, proof, cf)
-
-    def _answered(self, req: AskReq, got, proof, cf) -> None:
-        s = self.s
-        if got is None or not s._key_matches(req.key, got):
-            return
-        if req.table is not None:
-            self._add(req.table, got, proof, cf, ("asked",))
-            return
-        ms = s._multislots.get(got.template)
-        states = [(req.nxt, b2, req.pf + (proof,), req.ctx) for b2 in match_list(req.p, got, req.b, s.ev, ms, s.plans)]
-        self._push(states)
