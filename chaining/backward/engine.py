@@ -153,9 +153,21 @@ class Query(RegionsMixin, QuestionsMixin):
             goal = self.ctx.text if self.ctx is not None else "?"
             chain = [c.text for c in self.ctx.chain()] if self.ctx is not None else [goal]
             raise ProofTimeout(
-                f"proof ran past {self.s.config.timeout} s while proving {goal}; goal chain: {chain_text(chain)}",
+                f"proof ran past {self.s.config.timeout} s while proving {goal}; goal chain: {chain_text(chain)}"
+                + self._cause(),
                 goal,
             )
+
+    def _cause(self) -> str:
+        """Why a proof may run long: the table with the most answers (an infinite relation?), the depth."""
+        if not self.tables:
+            depth = self.ctx.depth if self.ctx is not None else 0
+            return f"; {self.steps} steps, subgoal depth {depth}" if depth > 1000 else ""
+        t = max(self.tables.values(), key=lambda x: len(x.answers))
+        return (
+            f"; {len(self.tables)} subgoal table(s), the largest {t.text} with {len(t.answers)} answer(s)"
+            + (" so far (infinitely many? ask for fewer answers: limit / --limit N)" if not t.complete else "")
+        )
 
     def _push(self, states: list) -> None:
         if states:
