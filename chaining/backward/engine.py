@@ -164,9 +164,8 @@ class Query(RegionsMixin, QuestionsMixin):
             depth = self.ctx.depth if self.ctx is not None else 0
             return f"; {self.steps} steps, subgoal depth {depth}" if depth > 1000 else ""
         t = max(self.tables.values(), key=lambda x: len(x.answers))
-        return (
-            f"; {len(self.tables)} subgoal table(s), the largest {t.text} with {len(t.answers)} answer(s)"
-            + (" so far (infinitely many? ask for fewer answers: limit / --limit N)" if not t.complete else "")
+        return f"; {len(self.tables)} subgoal table(s), the largest {t.text} with {len(t.answers)} answer(s)" + (
+            " so far (infinitely many? ask for fewer answers: limit / --limit N)" if not t.complete else ""
         )
 
     def _push(self, states: list) -> None:
