@@ -84,3 +84,38 @@ def diff_runs(
     if before.skipped != after.skipped:
         changes["skipped"] = skipped
     return changes
+
+
+def changes_table(changes: dict[str, Any]) -> list[dict[str, str]]:
+    """The changes of a replay as rows `{"what", "before", "after"}` (text), in the order a person
+    reads them: outputs, status, gate branches, rules fired per node, knowledge-base versions.
+    One row `(nothing changed)` when nothing differs."""
+    import json
+
+    def show(v: Any) -> str:
+        return json.dumps(v, ensure_ascii=False, default=str)
+
+    rows = [
+        {"what": f"output {k}", "before": show(v.get("before")), "after": show(v.get("after"))}
+        for k, v in (changes.get("outputs") or {}).items()
+    ]
+    if changes.get("status"):
+        status = changes["status"]
+        rows.append({"what": "status", "before": str(status.get("before")), "after": str(status.get("after"))})
+    rows += [
+        {"what": f"gate {node}", "before": show(v.get("before")), "after": show(v.get("after"))}
+        for node, v in (changes.get("gates") or {}).items()
+    ]
+    rows += [
+        {
+            "what": f"rules in {node}",
+            "before": ", ".join(v.get("removed") or []) or "-",
+            "after": ", ".join(v.get("added") or []) or "-",
+        }
+        for node, v in (changes.get("rules") or {}).items()
+    ]
+    rows += [
+        {"what": f"kb {name}", "before": str(v.get("before"))[:12], "after": str(v.get("after"))[:12]}
+        for name, v in (changes.get("knowledge_base_versions") or {}).items()
+    ]
+    return rows or [{"what": "(nothing changed)", "before": "", "after": ""}]
