@@ -38,7 +38,7 @@ def workbench(workspace: Path):
 
 @pytest.fixture
 def backend(workbench):
-    from tui.backend import InProcessBackend
+    from tui.inprocess_backend import InProcessBackend
 
     return InProcessBackend(workbench)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tui.app import WorkbenchApp
-from tui.backend import InProcessBackend
+from tui.inprocess_backend import InProcessBackend
 from tui.screens.models import ModelsScreen
 
 
