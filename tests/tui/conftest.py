@@ -88,7 +88,7 @@ class LiveServer:
     """`workbench serve`'s app on a real uvicorn server on 127.0.0.1 (free port), in a thread of the
     test process, serving the test's own Workbench."""
 
-    def __init__(self, workbench) -> None:
+    def __init__(self, workbench, port: int | None = None) -> None:
         import socket
         import threading
 
@@ -97,9 +97,11 @@ class LiveServer:
         from api.app import create_app
         from workbench.serving import Serving
 
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
+        if port is None:
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+        self.port = port
         self.url = f"http://127.0.0.1:{self.port}"
         app = create_app(serving=Serving(workbench, load_models=False, serve_demo_lm=False))
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
@@ -124,6 +126,21 @@ class LiveServer:
     def stop(self) -> None:
         self.server.should_exit = True
         self.thread.join(30)
+
+
+@pytest.fixture
+def live_server_factory():
+    """`make(workbench, port=None)` starts a LiveServer; every one is stopped after the test."""
+    started: list[LiveServer] = []
+
+    def make(workbench, port: int | None = None) -> LiveServer:
+        server = LiveServer(workbench, port).start()
+        started.append(server)
+        return server
+
+    yield make
+    for server in started:
+        server.stop()
 
 
 @pytest.fixture
