@@ -169,7 +169,7 @@ editor.
             diagnostics = await self.call(f"check {path}", self.backend.check_kb, path, text)
         self._show_problems(diagnostics)
         if diagnostics:
-            self.notify(f"{len(diagnostics)} problem(s); F8 jumps to the next", title=path, severity="warning")
+            self.notify(f"{len(diagnostics)} problem(s); f8 jumps to the next", title=path, severity="warning")
         else:
             self.notify("saved, no problems" if save else "no problems", title=path)
         self.post_message(KnowledgeBaseChecked(path, diagnostics, save))
@@ -250,7 +250,7 @@ editor.
             self.notify("open a file first (pick one in the tree)", severity="warning")
             return
         if self.modified:
-            self.notify("save first (Ctrl+S): rules run from the saved files", severity="warning")
+            self.notify("save first (ctrl+s): rules run from the saved files", severity="warning")
             return
         self.app.push_screen(FactsDialog(self.backend.kb_name_for(self.path), self.facts_text), self._run_requested)
 

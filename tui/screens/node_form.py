@@ -80,7 +80,7 @@ class NodeForm(ModalScreen[dict | None]):
     def compose(self) -> ComposeResult:
         with Fields(id="node-box"):
             yield Static(
-                f"[b]{escape(self.title_text)}[/b] — Ctrl+S apply · Esc cancel · fields are YAML", id="node-title"
+                f"[b]{escape(self.title_text)}[/b] — ctrl+s apply · esc cancel · fields are YAML", id="node-title"
             )
             yield Static("", id="node-issues")
             with Horizontal(classes="form-row"):

@@ -54,7 +54,7 @@ derivation; Space/Enter expands) and **Timing** per node (F4).
                 yield Select([], id="run-pipeline", prompt="choose a pipeline")
                 yield Static("Input", classes="pane-title")
                 yield SchemaForm(id="run-form")
-                yield Static("Ctrl+R run", classes="hint")
+                yield Static("ctrl+r run · esc leaves a field", classes="hint")
             with Vertical(id="run-right"):
                 yield Static("no run yet", id="run-status", classes="pane-title")
                 with TabbedContent(id="run-tabs"):

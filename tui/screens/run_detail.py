@@ -105,7 +105,7 @@ esc in the editor cancels; a replay the rules refuse reopens your edit with the 
         self.run = run
         self.query_one("#detail-status", Static).update(
             escape(
-                f"run {str(run.get('run_id'))[:8]} · {run.get('pipeline')} · {run.get('status')} — r replay · Esc back"
+                f"run {str(run.get('run_id'))[:8]} · {run.get('pipeline')} · {run.get('status')} — r replay · esc back"
             )
         )
         self.query_one("#detail-provenance", Static).update(provenance_text(run))
