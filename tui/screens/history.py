@@ -23,6 +23,7 @@ class HistoryScreen(WorkbenchScreen):
     MODE = "history"
     #: Focus goes here when the screen opens (before its first load marks it loading; see WorkbenchScreen.call).
     AUTO_FOCUS = "#hist-table"
+    HOME = "#hist-table"
     TITLE = "History"
     CSS_PATH = Path(__file__).with_name("history.tcss")
     HELP = """\

@@ -32,6 +32,7 @@ class PipelinesScreen(WorkbenchScreen):
     MODE = "pipelines"
     #: Focus goes here when the screen opens (before its first load marks it loading; see WorkbenchScreen.call).
     AUTO_FOCUS = "#pl-list"
+    HOME = "#pl-list"
     TITLE = "Pipelines"
     CSS_PATH = Path(__file__).with_name("pipelines.tcss")
     HELP = """\
