@@ -241,3 +241,17 @@ def test_sparkline_bars_start_from_zero():
     assert bar_rows([0.0, 10.0], width=2, height=1) == [" █"]
     two = bar_rows([5.0, 10.0], width=2, height=2)
     assert two[1] == "██" and two[0] == " █"
+
+
+async def test_history_keeps_the_cursor_on_its_run_after_coming_back(backend, helpers):
+    runs = [backend.run_pipeline("loan", {"name": n, "income": 60000, "debt": 1}) for n in ("a", "b", "c")]
+    app = WorkbenchApp(backend, mode="history")
+    async with app.run_test(size=helpers.SIZE) as pilot:
+        await helpers.settle(pilot)
+        table = app.screen.query_one("#hist-table", DataTable)
+        table.move_cursor(row=2)
+        await pilot.press("enter")
+        await helpers.settle(pilot)
+        await pilot.press("escape")
+        await helpers.settle(pilot)
+        assert table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value == runs[0]["run_id"]
