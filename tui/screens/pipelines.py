@@ -45,17 +45,18 @@ document as a new version. Versions are listed under the pipelines (newest first
 stages): Enter loads one, **p** points the `production` or `staging` stage at the highlighted
 one (rollback is promoting an older one).
 """
+    # footer order = what fits first at 80 columns: the document's actions, then graph edits
     BINDINGS = [
-        Binding("n", "new", "New"),
-        Binding("a", "add_node", "Add"),
-        Binding("enter,e", "edit_node", "Edit", show=False),
-        Binding("d,delete", "delete_node", "Delete"),
-        Binding("c", "connect", "Connect"),
-        Binding("x", "disconnect", "Disconnect"),
-        Binding("ctrl+z", "undo", "Undo"),
         Binding("v", "validate", "Validate"),
         Binding("ctrl+s", "save", "Save version"),
         Binding("p", "promote", "Promote"),
+        Binding("n", "new", "New"),
+        Binding("a", "add_node", "Add"),
+        Binding("c", "connect", "Connect"),
+        Binding("ctrl+z", "undo", "Undo"),
+        Binding("x", "disconnect", "Disconnect"),
+        Binding("d,delete", "delete_node", "Delete"),
+        Binding("enter,e", "edit_node", "Edit", show=False),
     ]
 
     def __init__(self) -> None:
