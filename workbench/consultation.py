@@ -37,6 +37,10 @@ class ConsultationError(Exception):
     the allowed ones, HOW of an answer that does not exist)."""
 
 
+class TooManyConsultationsError(ConsultationError):
+    """Every slot holds a consultation still in progress; finish or delete one first."""
+
+
 class ConsultationNotFoundError(LookupError):
     """No consultation with this id (never started, or expired)."""
 
@@ -157,6 +161,7 @@ class Consultation:
         self._pending: asyncio.Future[str] | None = None
         self._cache: dict[str, str] = {}  # question fact -> answer, kept across the 1, 2, 3... proofs
         self._task: asyncio.Future[None] | None = None
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
 
     # ---- reading ---------------------------------------------------------------------------
     @property
@@ -192,6 +197,30 @@ class Consultation:
                 if left <= 0:
                     break
                 self._cond.wait(left)
+        return self.snapshot()
+
+    async def wait_async(self, after_revision: int | None, timeout_s: float) -> dict[str, Any]:
+        """`wait` (or `wait_for_person` when `after_revision` is None) for asyncio callers: holds no
+        thread while it waits (the API's long polls)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(0.0, timeout_s)
+        while True:
+            with self._cond:
+                if self.state in TERMINAL:
+                    break
+                if after_revision is None and self.state != "proving":
+                    break
+                if after_revision is not None and self._revision > after_revision:
+                    break
+                event = asyncio.Event()
+                self._waiters.append((loop, event))
+            left = deadline - loop.time()
+            if left <= 0:
+                break
+            try:
+                await asyncio.wait_for(event.wait(), left)
+            except TimeoutError:
+                break
         return self.snapshot()
 
     def wait_for_person(self, timeout_s: float) -> dict[str, Any]:
@@ -328,6 +357,10 @@ class Consultation:
         self._revision += 1
         self.touched = time.monotonic()
         self._cond.notify_all()
+        waiters, self._waiters = self._waiters, []
+        for loop, event in waiters:
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(event.set)
 
 
 def _key(answer: dict[str, Any]) -> str:
@@ -387,13 +420,22 @@ class Consultations:
         all_answers: bool = False,
         max_answers: int = 50,
         wait_s: float = 30.0,
+        wait: bool = True,
     ) -> Consultation:
         """Start proving `goal` over `knowledge_base`; returns once a question is open, the search
         ended, or `wait_s` passed (then the state is still "proving"). A wrong goal or an unknown
-        knowledge base comes back as state "failed" with `exception` set."""
+        knowledge base comes back as state "failed" with `exception` set. `wait=False` returns at
+        once (asyncio callers then `await c.wait_async(None, wait_s)`). Raises
+        TooManyConsultationsError when `max_open` are in progress."""
         if max_answers < 1:
             raise ValueError("max_answers must be at least 1")
         self._prune()
+        with self._lock:
+            if len(self._items) >= self.max_open:
+                raise TooManyConsultationsError(
+                    f"{len(self._items)} consultations are in progress (at most {self.max_open}); "
+                    "finish or DELETE one, or retry later"
+                )
         loop = self._ensure_loop()
         c = Consultation(
             uuid.uuid4().hex,
@@ -407,7 +449,8 @@ class Consultations:
         with self._lock:
             self._items[c.id] = c
         c._task = asyncio.run_coroutine_threadsafe(c.run(self.workbench), loop)
-        c.wait_for_person(wait_s)
+        if wait:
+            c.wait_for_person(wait_s)
         return c
 
     def get(self, consultation_id: str) -> Consultation:
@@ -463,6 +506,7 @@ __all__ = [
     "ConsultationError",
     "ConsultationNotFoundError",
     "Consultations",
+    "TooManyConsultationsError",
     "how_lines",
     "proof_label",
     "question_choices",

@@ -14,8 +14,6 @@ See `workbench.consultation` for the states (proving, asking, finished, failed, 
 
 from __future__ import annotations
 
-import asyncio
-
 from fastapi import APIRouter, Query, Request, Response
 
 from workbench.consultation import TERMINAL, Consultation
@@ -48,15 +46,18 @@ def _get(request: Request, serving, consultation_id: str) -> Consultation:
 async def start(body: ConsultationRequest, request: Request, serving: ServingDep) -> ConsultationOut:
     """A goal that does not parse or an unknown knowledge base answers 422/404 at once (nothing is kept)."""
     registry = consultations_of(request, serving)
-    c = await asyncio.to_thread(
-        registry.start,
-        body.knowledge_base,
-        body.goal,
-        facts_as_dicts(body.facts),
-        all_answers=body.all,
-        max_answers=body.max_answers,
-        wait_s=body.wait_s,
-    )
+    try:
+        c = registry.start(
+            body.knowledge_base,
+            body.goal,
+            facts_as_dicts(body.facts),
+            all_answers=body.all,
+            max_answers=body.max_answers,
+            wait=False,
+        )
+    except Exception as exc:  # noqa: BLE001 - mapped by type in serving_error
+        raise serving_error(exc) from exc
+    await c.wait_async(None, body.wait_s)
     if c.state == "failed" and c.exception is not None and not c.transcript:
         registry.delete(c.id)
         raise translate(c.exception) from c.exception
@@ -75,7 +76,7 @@ async def get(
     c = _get(request, serving, consultation_id)
     if after is None:
         return ConsultationOut(**c.snapshot())
-    return ConsultationOut(**await asyncio.to_thread(c.wait, after, wait_s))
+    return ConsultationOut(**await c.wait_async(after, wait_s))
 
 
 @router.get("/{consultation_id}/question", operation_id="get_consultation_question", response_model=QuestionOut)
@@ -101,7 +102,7 @@ async def answer(consultation_id: str, body: AnswerRequest, request: Request, se
         c.answer(body.answer)
     except Exception as exc:  # noqa: BLE001 - mapped by type in serving_error
         raise serving_error(exc) from exc
-    return ConsultationOut(**await asyncio.to_thread(c.wait_for_person, body.wait_s))
+    return ConsultationOut(**await c.wait_async(None, body.wait_s))
 
 
 @router.get("/{consultation_id}/why", operation_id="consultation_why", response_model=WhyOut)

@@ -7,9 +7,14 @@ from typing import Any
 
 from fastapi import Request
 
-from workbench.consultation import ConsultationError, ConsultationNotFoundError, Consultations
+from workbench.consultation import (
+    ConsultationError,
+    ConsultationNotFoundError,
+    Consultations,
+    TooManyConsultationsError,
+)
 from workbench.serving import Serving
-from workbench.serving.errors import ConflictError, NotFoundError, ServingError, UnavailableError
+from workbench.serving.errors import ConflictError, NotFoundError, OverloadedError, ServingError, UnavailableError
 
 _LOCK = threading.Lock()
 
@@ -35,6 +40,8 @@ def consultations_of(request: Request, serving: Serving) -> Consultations:
 
 def serving_error(exc: Exception) -> ServingError:
     """Consultation errors as the API's errors (404 unknown id, 409 a call that does not fit the state)."""
+    if isinstance(exc, TooManyConsultationsError):
+        return OverloadedError(str(exc), 5.0)
     if isinstance(exc, ConsultationNotFoundError):
         return NotFoundError("consultation", exc.name)._with(str(exc))
     if isinstance(exc, ConsultationError):
