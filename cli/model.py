@@ -50,6 +50,7 @@ def list_models(as_json: Annotated[bool, typer.Option("--json", help="Print JSON
                 "description": item.description,
             }
         )
+    rows += _pipeline_catalogue_rows({r["name"] for r in rows})
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
@@ -73,13 +74,16 @@ def info(
 ) -> None:
     """Load a model and describe it: version, format, task, device, dtype, signature, backend."""
     from neural import NeuralError
+    from neural.errors import ModelNotFoundError
 
     try:
         entry = _load(name, device)
+        doc = entry.info()
+        entry.close()
+    except ModelNotFoundError:
+        doc = _describe_pipeline_model(name, device)
     except (NeuralError, ValueError) as exc:
         _fail(exc)
-    doc = entry.info()
-    entry.close()
     if as_json:
         typer.echo(json.dumps(doc, indent=2, default=str))
         return
@@ -94,6 +98,50 @@ def info(
             for spec in doc["signature"][kind]:
                 table.add_row(kind[:-1], spec["name"], spec["datatype"], str(spec["shape"]))
         console.print(table)
+
+
+def _pipeline_catalogue_rows(seen: set[str]) -> list[dict]:
+    """The models of the pipelines' catalogue (models/catalog.yaml) that the built-in list lacks."""
+    from neural import hash_files
+    from workbench import Workbench
+
+    rows = []
+    with Workbench.open() as wb:
+        for name, spec in wb.catalog.specs().items():
+            if name in seen:
+                continue
+            path = spec.path
+            weights = sorted(path.glob("*.safetensors")) if path.is_dir() else [path]
+            rows.append(
+                {
+                    "name": name,
+                    "task": spec.task or "",
+                    "format": spec.format,
+                    "weights_version": hash_files(weights, path if path.is_dir() else path.parent)[:12]
+                    if path.exists()
+                    else "missing",
+                    "source": str(path),
+                    "description": "pipeline catalogue (models/catalog.yaml)",
+                }
+            )
+    return rows
+
+
+def _describe_pipeline_model(name: str, device: str | None) -> dict:
+    """A model of the pipelines' catalogue (models/catalog.yaml), described as `workbench run` loads it."""
+    from neural import NeuralError, catalog
+    from workbench import Workbench
+    from workbench.pipeline import NotFoundError
+
+    try:
+        with Workbench.open(**({"device": device} if device else {})) as wb:
+            known = sorted({item.name for item in catalog()} | set(wb.catalog.names()))
+            return wb.describe_model(name)
+    except NotFoundError:
+        _fail(ValueError(f"no model named {name!r}; known models: {', '.join(known)} (or give a model path)"))
+    except (NeuralError, ValueError) as exc:
+        _fail(exc)
+    raise AssertionError("unreachable")
 
 
 @app.command()

@@ -164,7 +164,10 @@ class Workbench:
         dev = device or self.settings.device
         self.device = None if dev == "auto" else dev
         self.library = KnowledgeBaseLibrary(
-            self.knowledge_base_dir, allow_unsafe=self.settings.allow_unsafe_rules, functions=functions
+            self.knowledge_base_dir,
+            allow_unsafe=self.settings.allow_unsafe_rules,
+            functions=functions,
+            max_engines=self.settings.max_forward_engines,
         )
         self.catalog = ModelCatalog(
             model_catalog or default_model_catalog(), device=self.device, on_load=self._model_loaded
@@ -497,6 +500,7 @@ class Workbench:
                 allow_unsafe=self.library.allow_unsafe,
                 functions=self.library.functions,
                 engine_config=self.library.engine_config,
+                max_engines=self.library.max_engines,
             )
             try:
                 for name, (text, filename) in sources.items():
@@ -569,7 +573,8 @@ class Workbench:
         Returns `chaining.forward.ForwardResult` (`.to_dict()` for JSON). Raises KnowledgeBaseNotFoundError,
         KnowledgeBaseError, rules.facts.FactError, chaining.forward.ForwardError."""
         kb = self.library.load(name)
-        return self.library.engine(kb).evaluate(facts, strategy=strategy, max_firings=max_firings, timeout=timeout)
+        with self.library.lease(kb) as engine:
+            return engine.evaluate(facts, strategy=strategy, max_firings=max_firings, timeout=timeout)
 
     def ask(
         self,
@@ -616,7 +621,8 @@ class Workbench:
             all: every answer (default: the first; `max_answers` caps either).
             provider: answers askable facts (`chaining.backward.PersonProvider`, `ScriptedProvider`, ...).
         Returns:
-            `{"proved", "answers": [{"bindings", "fact", "certainty", "proof"}], "skipped_rules": [{"rule", "reason"}]}`.
+            `{"proved", "answers": [{"bindings", "fact", "certainty", "proof"}],
+            "skipped_rules": [{"rule", "reason"}]}`.
         Raises:
             KnowledgeBaseNotFoundError, KnowledgeBaseError, chaining.backward.BackwardError (GoalSyntaxError, ...).
         """
@@ -669,9 +675,27 @@ class Workbench:
         return self.catalog.get(name)
 
     def register_model(self, name: str, module: Any, **kwargs: Any) -> Any:
-        """Register an `nn.Module` (kwargs as `neural.loaders.load_module`: `signature=` or
-        `example_inputs=`, `task=`, `batcher_config=`, ...). Returns the ModelEntry."""
+        """Register an `nn.Module` for pipelines under `name`.
+
+        kwargs as `neural.loaders.load_module`: `example_inputs={input_name: array}` (one batch,
+        batch axis first; the signature is read from one forward pass) or `signature=`;
+        `output_names=[...]` (default `output_0`, ... for tensors, the keys for a dict output);
+        `dynamic_axes=`, `task=`, `device=`, `batcher_config=`. Returns the ModelEntry;
+        `describe_model(name)` shows the input and output names, shapes and dtypes.
+        """
         return self.catalog.register_module(name, module, **kwargs)
+
+    def describe_model(self, name: str) -> dict[str, Any]:
+        """Load a catalogue (or registered) model and describe it: the names pipelines use for its
+        inputs and outputs, with shapes and dtypes.
+
+        Returns `ModelEntry.info()`: `{"name", "version", "format", "task", "device", "dtype",
+        "signature": {"inputs": [{"name", "datatype", "shape"}], "outputs": [...]}, "backend", ...}`
+        (shape -1 is a dynamic axis; axis 0 is the batch). An `nn.Module` registered with
+        `example_inputs` names its outputs `output_0`, `output_1`, ... unless `output_names=` is given.
+        Raises ModelNotFoundError (naming the known models) or a neural load error.
+        """
+        return self.catalog.get(name).info()
 
     def register_model_entry(self, entry: Any) -> Any:
         """Register an already loaded `ModelEntry` (e.g. from `neural.loaders.load_onnx`)."""

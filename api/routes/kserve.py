@@ -91,7 +91,8 @@ _INFER_DOC = {
                 "schema": {
                     "type": "string",
                     "format": "binary",
-                    "description": "Binary-data extension: JSON header (Inference-Header-Content-Length bytes) then raw tensors.",
+                    "description": "Binary-data extension: JSON header (Inference-Header-Content-Length bytes) then "
+                    "raw tensors.",
                 }
             },
         },

@@ -111,7 +111,7 @@ def analyse(
         actions: list[ast.Call] = []
         reason = None
         addresses = _addresses(rule.lhs)
-        for i, action in enumerate(rule.rhs):
+        for action in rule.rhs:
             if not isinstance(action, ast.Call):
                 continue
             head = action.head

@@ -19,7 +19,6 @@ would reserve, and a check that our greedy tokens equal transformers' sequential
 
 from __future__ import annotations
 
-import math
 import os
 import random
 import statistics
@@ -28,21 +27,14 @@ from typing import Any
 
 import torch
 
+from .report import percentile_ms
+
 NUM_REQUESTS = 64
 MAX_BATCH = 32
 THREADS = int(os.environ.get("WORKBENCH_BENCH_THREADS", "1"))  # 1: the CPUs here are shared
 SEED = 0
 BLOCK_SIZE = 16
 EXTRA: dict[str, Any] = {}
-
-
-def _pct(values: list[float], q: float) -> float:
-    v = sorted(values)
-    if not v:
-        return float("nan")
-    k = (len(v) - 1) * q
-    lo, hi = math.floor(k), math.ceil(k)
-    return v[lo] + (v[hi] - v[lo]) * (k - lo)
 
 
 def workload(tokenizer, n: int, quick: bool) -> list[tuple[list[int], int]]:
@@ -67,10 +59,10 @@ def _row(
     return {
         "engine": engine,
         "output_tokens_per_s": round(total_tokens / seconds, 1),
-        "ttft_p50_ms": round(_pct(ttft, 0.5) * 1e3, 1),
-        "ttft_p99_ms": round(_pct(ttft, 0.99) * 1e3, 1),
-        "tpot_p50_ms": round(_pct(tpot, 0.5) * 1e3, 2),
-        "tpot_p99_ms": round(_pct(tpot, 0.99) * 1e3, 2),
+        "ttft_p50_ms": percentile_ms(ttft, 50, 1),
+        "ttft_p99_ms": percentile_ms(ttft, 99, 1),
+        "tpot_p50_ms": percentile_ms(tpot, 50),
+        "tpot_p99_ms": percentile_ms(tpot, 99),
         "kv_reserved_bytes": int(reserved),
         "kv_used_bytes": int(used),
     }
@@ -119,7 +111,7 @@ def run_hf(model, reqs, batch_size: int, bytes_per_token: int) -> tuple[dict, li
         outs, times = _hf_generate(model, batch, 0)
         tokens.extend(outs)
         width = max(len(p) for p, _ in batch)
-        for (p, o), _ in zip(batch, outs):
+        for _prompt, o in batch:
             ttft.append(times[0] - t0)
             if o > 1:
                 tpot.append((times[o - 1] - times[0]) / (o - 1))
@@ -188,7 +180,7 @@ def run_prefix_sharing(tokenizer, quick: bool) -> dict:
         seconds = time.perf_counter() - t0
         result["on" if caching else "off"] = {
             "seconds": round(seconds, 3),
-            "ttft_p50_ms": round(_pct([o.ttft for o in outs], 0.5) * 1e3, 1),
+            "ttft_p50_ms": percentile_ms([o.ttft for o in outs], 50, 1),
             "prefix_cache_hit_rate": round(engine.block_manager.hit_rate, 4),
             "cached_prompt_tokens": sum(o.num_cached_tokens for o in outs),
         }

@@ -41,7 +41,8 @@ class ModelSpec:
             raise ValueError(f"ModelSpec.arch must be 'llama' or 'gpt2', got {self.arch!r}")
         if self.num_heads % self.num_kv_heads:
             raise ValueError(
-                f"num_attention_heads ({self.num_heads}) must be a multiple of num_key_value_heads ({self.num_kv_heads})"
+                f"num_attention_heads ({self.num_heads}) must be a multiple of num_key_value_heads "
+                f"({self.num_kv_heads})"
             )
 
     @property

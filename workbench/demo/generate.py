@@ -134,7 +134,7 @@ class RailedGenerator:
         self._model_version: str | None = None
         kb = workbench.get_knowledge_base(self.config.rails)
         self.kb_version = kb.version
-        self._rails = workbench.library.engine(kb)
+        self._rails_kb = kb
 
     # ---- model -------------------------------------------------------------------------------
     @property
@@ -174,7 +174,8 @@ class RailedGenerator:
     def _rail(self, facts: list[Any], events: list[Any], t0: float, step: str) -> tuple[dict[str, str] | None, Any]:
         from workbench.store import TraceEvent
 
-        result = self._rails.evaluate(facts)
+        with self.wb.library.lease(self._rails_kb) as rails:
+            result = rails.evaluate(facts)
         for f in result.firings:
             events.append(
                 TraceEvent(

@@ -18,6 +18,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from neural import errors as neural_errors
 from workbench.store import RunRow, Store, TraceEvent
 from workbench.store.models import utcnow
 
@@ -96,7 +97,8 @@ class Executor:
             RunResult: status "succeeded" or "failed" (the error names the node).
 
         Raises:
-            InputValidationError: the input does not match the input node's schema (nothing recorded).
+            InputValidationError: the input does not match the input node's schema, or a model node's
+                input cannot be converted to the model's dtype and shape (nothing recorded).
             neural.errors.QueueFullError: a model's queue is full (nothing recorded; retry later).
         """
         started = utcnow()
@@ -159,7 +161,8 @@ class Executor:
             if not a:
                 src = ctx.states[e.source]
                 if src.status == SUCCEEDED and e.when is not None:
-                    return f"gate {e.source!r} did not select branch {e.when!r} (selected: {', '.join(sorted(src.branches or [])) or 'none'})"
+                    selected = ", ".join(sorted(src.branches or [])) or "none"
+                    return f"gate {e.source!r} did not select branch {e.when!r} (selected: {selected})"
                 return f"upstream node {e.source!r} was {src.status}"
         return "no active incoming edge"
 
@@ -173,9 +176,12 @@ class Executor:
             return self._failed(ctx, st, t, err)
         except InputValidationError as exc:
             return self._failed(ctx, st, t, NodeExecutionError(nid, st.node.type, str(exc)))
+        except neural_errors.QueueFullError:
+            raise
+        except neural_errors.InputValidationError as exc:
+            # a value that cannot become the model's dtype or shape is bad input: refused, nothing recorded
+            raise InputValidationError(nid, f"inputs.{exc.input_name}", str(exc)) from exc
         except Exception as exc:
-            if type(exc).__name__ == "QueueFullError":
-                raise
             return self._failed(ctx, st, t, NodeExecutionError(nid, st.node.type, f"{type(exc).__name__}: {exc}"))
         st.seconds = time.perf_counter() - t
         st.status = SUCCEEDED

@@ -412,7 +412,8 @@ def _check_node(pipe: Pipeline, n: Node) -> list[Issue]:
         if key not in allowed:
             bad(
                 str(key),
-                f"unknown field for a {n.type} node; expected one of {', '.join(k for k in allowed if k not in ('id', 'type'))}",
+                f"unknown field for a {n.type} node; expected one of "
+                f"{', '.join(k for k in allowed if k not in ('id', 'type'))}",
             )
     for key in REQUIRED_FIELDS.get(n.type, ()):
         if n.config.get(key) in (None, "", [], {}):
@@ -516,7 +517,8 @@ def _check_fact_mappings(pipe: Pipeline, n: Node, facts: Any, funcs: frozenset[s
                 pipe.issue(
                     n.id,
                     where,
-                    "expected {template: NAME, slots: {SLOT: EXPRESSION}} (optional foreach, when; or values: [...] for an ordered fact)",
+                    "expected {template: NAME, slots: {SLOT: EXPRESSION}} (optional foreach, when; or values: [...] "
+                    "for an ordered fact)",
                 )
             )
             continue

@@ -286,7 +286,8 @@ def _check_edge_templates(p: Pipeline, kbs: dict[str, Any], produced: dict[str, 
                         p.issue(
                             e.target,
                             "knowledge_base",
-                            f"edge {e.source} -> {e.target}: template {t!r} in knowledge base {kb.name!r} has no slot(s) {', '.join(missing)}; "
+                            f"edge {e.source} -> {e.target}: template {t!r} in knowledge base {kb.name!r} has no "
+                            f"slot(s) {', '.join(missing)}; "
                             f"slots: {', '.join(kb.templates[t].slots)}",
                         )
                     )
@@ -295,7 +296,8 @@ def _check_edge_templates(p: Pipeline, kbs: dict[str, Any], produced: dict[str, 
                     p.issue(
                         e.target,
                         "knowledge_base",
-                        f"edge {e.source} -> {e.target}: template {t!r} (slots {', '.join(sorted(slots))}) is not defined in knowledge base {kb.name!r}; "
+                        f"edge {e.source} -> {e.target}: template {t!r} (slots {', '.join(sorted(slots))}) is not "
+                        f"defined in knowledge base {kb.name!r}; "
                         f"add a deftemplate or filter it upstream with 'emit'",
                     )
                 )
@@ -361,7 +363,8 @@ def _check_expressions(p: Pipeline, produced: dict[str, Templates]) -> list[Issu
                             p.issue(
                                 n.id,
                                 fld,
-                                f"input field {attr!r} is not in the input schema (properties: {', '.join(sorted(input_props))})",
+                                f"input field {attr!r} is not in the input schema (properties: "
+                                f"{', '.join(sorted(input_props))})",
                             )
                         )
             if n.type == "output":

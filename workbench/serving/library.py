@@ -9,7 +9,9 @@ import asyncio
 import inspect
 from typing import Any
 
-from .errors import InvalidDocumentError, NotFoundError, UnavailableError, acall, call, code_of, jsonable, translate
+from rules.facts import to_json
+
+from .errors import InvalidDocumentError, NotFoundError, UnavailableError, acall, call, code_of, translate
 
 
 class LibraryServing:
@@ -163,5 +165,5 @@ class LibraryServing:
         wb = self._wb()
         kwargs = dict(all=all, max_answers=max_answers, max_depth=max_depth)
         if inspect.iscoroutinefunction(wb.ask):
-            return jsonable(await acall(wb.ask(name, goal, facts, **kwargs)))
-        return jsonable(await call(wb.ask, name, goal, facts, **kwargs))
+            return to_json(await acall(wb.ask(name, goal, facts, **kwargs)))
+        return to_json(await call(wb.ask, name, goal, facts, **kwargs))
