@@ -255,3 +255,25 @@ async def test_history_keeps_the_cursor_on_its_run_after_coming_back(backend, he
         await pilot.press("escape")
         await helpers.settle(pilot)
         assert table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value == runs[0]["run_id"]
+
+
+async def test_esc_stops_a_consultation_then_leaves_the_answer_field(backend, helpers):
+    from textual.widgets import RichLog
+
+    app = WorkbenchApp(backend, mode="ask")
+    async with app.run_test(size=helpers.SIZE) as pilot:
+        await helpers.settle(pilot)
+        screen = app.screen
+        await pilot.press("ctrl+r")
+        await helpers.settle(pilot)
+        app.screen.query_one("#facts-kb", Input).value = "zoo"
+        app.screen.query_one("#facts-goal", Input).value = "(animal (kind ?k))"
+        await pilot.press("ctrl+r")
+        await helpers.wait_until(pilot, lambda: screen.question is not None, what="the first question")
+        await pilot.press("escape")
+        await helpers.wait_until(pilot, lambda: not screen.running, what="the consultation to stop")
+        assert screen.result["state"] == "cancelled" and screen.question is None
+        assert "stopped" in [line.text for line in screen.query_one(RichLog).lines]
+        assert app.focused is screen.query_one("#ask-input", Input)
+        await pilot.press("escape")  # nothing running: esc leaves the field
+        assert app.focused is screen.query_one("#ask-log")

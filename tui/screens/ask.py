@@ -171,6 +171,11 @@ running consultation (or leaves the answer field).
                     except CallFailed:  # refused (not a choice) or lost: read the state again
                         state = await self.call("consultation", self.backend.consultation, cid)
                 elif state["state"] == "proving":
+                    if not self.answers.empty() and self.answers.get_nowait() is _CANCEL:  # esc while proving
+                        await self.call("stop", self.backend.stop_consultation, cid)
+                        self.consultation_id = None
+                        state = {**state, "state": "cancelled", "question": None}
+                        break
                     state = await self.call(
                         "consultation", self.backend.consultation, cid, after=state["revision"], wait_s=5.0
                     )
