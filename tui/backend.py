@@ -92,8 +92,10 @@ class Backend(ABC):
         """
 
     @abstractmethod
-    def kb_source(self, name: str, version: str | None = None) -> str:
-        """Rule text of knowledge base `name` (a recorded `version` when given and stored)."""
+    def run_kb_source(self, run_id: str, name: str) -> JSON:
+        """The rules of knowledge base `name` as run `run_id` used them: `{"run_id", "name", "version",
+        "text", "recorded": bool}` (`recorded` False when that version is not stored and `text` is the
+        current one). Raises BackendError when the run did not use `name`."""
 
     # ---- consultations (backward chaining with questions) -----------------------------------
     @abstractmethod

@@ -180,8 +180,8 @@ class HttpBackend(Backend):
             body["max_firings"] = max_firings
         return self._request("POST", f"/v1/kb/{name}/run", json=body)
 
-    def kb_source(self, name, version=None):
-        return "\n".join(s["text"] for s in self._sources(name))
+    def run_kb_source(self, run_id, name):
+        return self._request("GET", f"/v1/runs/{run_id}/knowledge-bases/{name}")
 
     # ---- consultations ---------------------------------------------------------------------
     def start_consultation(self, name, goal, facts, *, all_answers=False):

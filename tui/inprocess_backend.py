@@ -77,12 +77,10 @@ class InProcessBackend(Backend):
     def run_kb(self, name, facts, *, strategy=None, max_firings=None):
         return _as_dict(_call(self.wb, "run_knowledge_base", name, facts, strategy=strategy, max_firings=max_firings))
 
-    def kb_source(self, name, version=None):
-        if version is not None:
-            row = self.wb.store.get_knowledge_base(name, version)
-            if row is not None:
-                return "\n".join(text for _, text in row.sources)
-        return _call(self.wb, "get_knowledge_base", name).text
+    def run_kb_source(self, run_id, name):
+        from workbench.pipeline import replay
+
+        return _call(replay, "recorded_knowledge_base", self.wb, run_id, name)
 
     # ---- consultations ---------------------------------------------------------------------
     def _registry(self) -> Any:

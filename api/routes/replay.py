@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from workbench.pipeline.replay import changes_table
+from workbench.pipeline.replay import changes_table, recorded_knowledge_base
 from workbench.serving.errors import call
 
 from ..deps import PREDICT_KEY, ServingDep
 from ..errors import V1_ERRORS
-from ..schemas.tools import ReplayRequest, ReplayResponse
+from ..schemas.tools import ReplayRequest, ReplayResponse, RunKnowledgeBaseSource
 from .tools_common import workbench_of
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"], responses=V1_ERRORS)
@@ -31,3 +31,16 @@ async def replay_run(run_id: str, body: ReplayRequest, serving: ServingDep) -> R
     result = await call(wb.replay_sync, run_id, knowledge_bases=dict(body.knowledge_bases))
     data = result.to_dict()
     return ReplayResponse(**data, table=changes_table(data["changes"]))
+
+
+@router.get(
+    "/{run_id}/knowledge-bases/{name}",
+    operation_id="get_run_knowledge_base",
+    summary="The rules of a knowledge base as a recorded run used them (where a replay edit starts).",
+    response_model=RunKnowledgeBaseSource,
+)
+async def run_knowledge_base(run_id: str, name: str, serving: ServingDep) -> RunKnowledgeBaseSource:
+    """`recorded` is False when that version is no longer stored (`text` is then the current rules);
+    404 for an unknown run or a knowledge base the run did not use."""
+    wb = workbench_of(serving)
+    return RunKnowledgeBaseSource(**await call(recorded_knowledge_base, wb, run_id, name))

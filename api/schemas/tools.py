@@ -37,6 +37,14 @@ class ReplayResponse(BaseModel):
     table: list[ChangeRow] = Field(description="The changes as rows for a person (one row when nothing changed).")
 
 
+class RunKnowledgeBaseSource(BaseModel):
+    run_id: str
+    name: str
+    version: str = Field(description="The knowledge-base version (content hash) the run used.")
+    text: str
+    recorded: bool = Field(description="False when that version is not stored; `text` is then the current rules.")
+
+
 # ---- consultations ---------------------------------------------------------------------------
 class ConsultationRequest(_Strict):
     knowledge_base: str = Field(description="The knowledge base to prove the goal over.")

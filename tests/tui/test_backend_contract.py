@@ -245,3 +245,37 @@ async def test_run_form_prefills_the_last_recorded_input(any_backend, helpers):
         assert screen.prefilled
         assert screen.query_one("#in-name", Input).value == "ann"
         assert float(screen.query_one("#in-income", Input).value) == 80000
+
+
+async def test_the_replay_editor_starts_from_the_rules_the_run_used(any_backend, workbench, workspace, helpers):
+    import pytest
+
+    from tui.backend import BackendError
+
+    on_disk = workspace / "knowledge_bases" / "loan_policy.clp"
+    used = on_disk.read_text()
+    workbench.upload_knowledge_base("loan_policy", used)  # an uploaded version is kept in the store
+    first = any_backend.run_pipeline("loan", {"name": "bo", "income": 60000, "debt": 100})
+    on_disk.write_text(used.replace("50000", "55000"))  # the file moved on since the run
+    source = any_backend.run_kb_source(first["run_id"], "loan_policy")
+    assert source["recorded"] and source["text"].strip() == used.strip()
+    assert source["version"] == first["knowledge_base_versions"]["loan_policy"]
+    gate = any_backend.run_kb_source(first["run_id"], "loan_gate")  # never stored: the current rules, said so
+    assert not gate["recorded"] and "deftemplate applicant" in gate["text"]
+    with pytest.raises(BackendError, match="did not use it"):
+        any_backend.run_kb_source(first["run_id"], "zoo")
+
+    app = RecordingApp(any_backend, mode="history")
+    async with app.run_test(size=helpers.SIZE) as pilot:
+        await helpers.settle(pilot)
+        app.screen.open_run(first["run_id"])
+        await helpers.settle(pilot)
+        app.screen.edit_kb("loan_policy")
+        await helpers.settle(pilot)
+        assert isinstance(app.screen, ReplayDialog)
+        assert app.screen.query_one(ClipsEditor).text.strip() == used.strip()
+        await pilot.press("escape")
+        await helpers.settle(pilot)
+        app.screen.edit_kb("loan_gate")
+        await helpers.settle(pilot)
+        assert any("not stored" in n.message for n in app._notifications)

@@ -141,8 +141,13 @@ esc in the editor cancels; a replay the rules refuse reopens your edit with the 
         assert self.run is not None
         text = self.drafts.get(name)
         if text is None:
-            version = (self.run.get("knowledge_base_versions") or {}).get(name)
-            text = await self.call(f"read {name}", self.backend.kb_source, name, version)
+            source = await self.call(f"read {name}", self.backend.run_kb_source, self.run_id, name)
+            text = source["text"]
+            if not source.get("recorded"):
+                self.notify(
+                    f"the version of {name} this run used is not stored; editing the current rules",
+                    severity="warning",
+                )
         self.app.push_screen(
             ReplayDialog(name, text, diagnostics), lambda edited: edited is not None and self.replay({name: edited})
         )

@@ -119,3 +119,25 @@ def changes_table(changes: dict[str, Any]) -> list[dict[str, str]]:
         for name, v in (changes.get("knowledge_base_versions") or {}).items()
     ]
     return rows or [{"what": "(nothing changed)", "before": "", "after": ""}]
+
+
+def recorded_knowledge_base(workbench: Any, run_id: str, name: str) -> dict[str, Any]:
+    """The rules of knowledge base `name` as recorded run `run_id` used them (the start of a replay
+    edit): `{"run_id", "name", "version", "text", "recorded"}`; `recorded` is False when that
+    version is not in the store and `text` is the current rule text.
+
+    Raises RunNotFoundError; KnowledgeBaseNotFoundError when the run did not use `name`."""
+    from .errors import KnowledgeBaseNotFoundError
+
+    run = workbench.get_run(run_id)
+    versions = run.knowledge_base_versions or {}
+    if name not in versions:
+        used = ", ".join(sorted(versions)) or "(none)"
+        raise KnowledgeBaseNotFoundError(name, f"run {run.run_id} did not use it; it used: {used}")
+    version = versions[name]
+    row = workbench.store.get_knowledge_base(name, version)
+    if row is not None:
+        text, recorded = "\n".join(t for _, t in row.sources), True
+    else:
+        text, recorded = workbench.get_knowledge_base(name).text, False
+    return {"run_id": run.run_id, "name": name, "version": version, "text": text, "recorded": recorded}
