@@ -195,6 +195,7 @@ editor.
         problems.clear_options()
         for i, d in enumerate(diagnostics):
             problems.add_option(Option(Text(f"{d['line']}:{d['column']}  {d['message']}"), id=str(i)))
+        problems.highlighted = 0 if diagnostics else None
         if diagnostics:
             self.query_one(TabbedContent).active = "tab-problems"
         self._update_status()

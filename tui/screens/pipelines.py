@@ -138,6 +138,7 @@ one (rollback is promoting an older one).
             box.add_option(Option(label, id=v["version"]))
         if not versions:
             box.add_option(Option("(none stored yet)", id="-", disabled=True))
+        box.highlighted = 0 if versions else None  # the newest: the first enter or p acts on it
 
     # ---- drawing ---------------------------------------------------------------------------
     def _refresh(self) -> None:
@@ -157,6 +158,7 @@ one (rollback is promoting an older one).
                 else (issue.get("field") or "pipeline")
             )
             problems.add_option(Option(Text(f"✗ {where}: {issue['message']}"), id=str(k)))
+        problems.highlighted = 0 if self.issues else None
         problems.display = bool(self.issues)
 
     def _update_status(self) -> None:

@@ -188,6 +188,7 @@ esc in the editor cancels; a replay the rules refuse reopens your edit with the 
         table.clear()
         for row in result.get("table") or [{"what": "(nothing changed)", "before": "", "after": ""}]:
             table.add_row(row["what"], row["before"], row["after"])
+        table.focus()  # read the changes; esc goes back, digits switch screens
         replay = result.get("replay") or {}
         self.query_one(ExplanationTree).show(replay.get("explanation"))
         self.query_one(TabbedContent).active = "tab-changes"
