@@ -16,11 +16,11 @@ from fastapi import APIRouter
 from workbench.serving.errors import ConflictError, NotFoundError, call
 
 from ..deps import WRITE_KEY, ServingDep
-from ..errors import V1_ERRORS
+from ..errors import V1_ERRORS, V2_ERRORS
 from ..schemas.tools import ModelActionResponse, ServedModelsResponse, ServedModelStatus
 from .tools_common import workbench_of
 
-router = APIRouter(tags=["models"], responses=V1_ERRORS)
+router = APIRouter(tags=["models"])
 
 
 def _short(version: object) -> str | None:
@@ -32,6 +32,7 @@ def _short(version: object) -> str | None:
     operation_id="list_served_models",
     summary="Every served model: kind, task, state (READY, LOADING, UNAVAILABLE), version, device.",
     response_model=ServedModelsResponse,
+    responses=V1_ERRORS,
 )
 async def served_models(serving: ServingDep) -> ServedModelsResponse:
     readiness = serving.readiness()
@@ -84,6 +85,7 @@ def _check_tensor_model(serving, name: str) -> None:
     summary="Load a catalogue model now (a no-op when it is loaded).",
     dependencies=[WRITE_KEY],
     response_model=ModelActionResponse,
+    responses=V2_ERRORS,
 )
 async def load_model(name: str, serving: ServingDep) -> ModelActionResponse:
     wb = workbench_of(serving)
@@ -98,6 +100,7 @@ async def load_model(name: str, serving: ServingDep) -> ModelActionResponse:
     summary="Drain a model's batcher and release it (it loads again on next use).",
     dependencies=[WRITE_KEY],
     response_model=ModelActionResponse,
+    responses=V2_ERRORS,
 )
 async def unload_model(name: str, serving: ServingDep) -> ModelActionResponse:
     wb = workbench_of(serving)
