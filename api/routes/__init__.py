@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-from . import checks, consultations, health, kb, kserve, model_admin, openai, pipelines, replay, runs
+from . import (
+    checks,
+    consultations,
+    health,
+    kb,
+    kserve,
+    kserve_generate,
+    model_admin,
+    openai,
+    pipelines,
+    replay,
+    runs,
+)
 
 ROUTERS = [
     pipelines.router,
@@ -14,5 +26,6 @@ ROUTERS = [
     model_admin.router,
     openai.router,
     kserve.router,
+    kserve_generate.router,
     health.router,
 ]

@@ -34,7 +34,7 @@ def assemble(ctx: RunContext, targets: Iterable[str] | None = None, at_node: str
     """
     p = ctx.pipeline
     nodes = []
-    gates, calls, overrides, proofs = [], [], [], []
+    gates, calls, overrides, proofs, generations = [], [], [], [], []
     for nid, st in ctx.states.items():
         entry: dict[str, Any] = {"id": nid, "type": st.node.type, "status": st.status, "seconds": round(st.seconds, 6)}
         if st.reason:
@@ -72,6 +72,8 @@ def assemble(ctx: RunContext, targets: Iterable[str] | None = None, at_node: str
             overrides.append({"node": nid, **rec["overrides"]})
         if "proof" in rec:
             proofs.append({"node": nid, **rec["proof"]})
+        if "generation" in rec:  # generate nodes: text, rail verdicts, token counts, seed (replay reads these)
+            generations.append({"node": nid, **rec["generation"]})
     skipped_models = [s.node.id for s in ctx.states.values() if s.node.type == "model" and s.status == SKIPPED]
     ends = [at_node] if at_node else [n.id for n in p.nodes_of("output")]
     derivations = []
@@ -92,6 +94,8 @@ def assemble(ctx: RunContext, targets: Iterable[str] | None = None, at_node: str
         "proofs": proofs,
         "derivations": derivations,
     }
+    if generations:
+        expl["generations"] = generations
     expl["summary"] = summary_lines(expl)
     return expl
 
