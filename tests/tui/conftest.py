@@ -40,7 +40,9 @@ def workbench(workspace: Path):
 def backend(workbench):
     from tui.inprocess_backend import InProcessBackend
 
-    return InProcessBackend(workbench)
+    backend = InProcessBackend(workbench)
+    yield backend
+    backend.close()  # its consultations' loop thread, then the workbench (closing twice is harmless)
 
 
 @pytest.fixture
@@ -157,7 +159,9 @@ def any_backend(request, workbench):
     if request.param == "in-process":
         from tui.inprocess_backend import InProcessBackend
 
-        yield InProcessBackend(workbench)
+        backend = InProcessBackend(workbench)
+        yield backend
+        backend.close()
         return
     from tui.http_backend import HttpBackend
 

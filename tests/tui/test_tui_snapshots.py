@@ -42,7 +42,9 @@ class StableBackend(InProcessBackend):
 
 @pytest.fixture
 def stable(workbench):
-    return StableBackend(workbench)
+    backend = StableBackend(workbench)
+    yield backend
+    backend.close()
 
 
 def make_app(backend, mode: str) -> WorkbenchApp:
