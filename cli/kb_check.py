@@ -46,9 +46,14 @@ def check(
             typer.echo(f"{len(exc.diagnostics)} error(s)", err=True)
         raise typer.Exit(1) from None
     summary = kb.summary()
+    from chaining.backward.check import unknown_premises
+
+    unknown = unknown_premises(kb)  # premises over relations nothing defines (warnings; facts may come at run time)
     if as_json:
-        typer.echo(jsonlib.dumps({"ok": True, **summary}))
+        typer.echo(jsonlib.dumps({"ok": True, **summary, "warnings": [u.to_dict() for u in unknown]}))
         return
+    for u in unknown:
+        typer.echo(f"{u.file}:{u.line}:{u.column}: warning: {u.message}", err=True)
     import shutil
     import textwrap
 

@@ -10,7 +10,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-app = typer.Typer(no_args_is_help=True, help="Models: list the catalogue, describe one, export to ONNX.")
+app = typer.Typer(
+    no_args_is_help=True,
+    help="Models: list the catalogue, describe one, add a folder to the repository, export to ONNX.",
+)
 console = Console()
 
 
@@ -33,10 +36,27 @@ def _fail(exc: Exception) -> None:
 
 @app.command("list")
 def list_models(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
-    """List the models that load by name (name, task, format, version = SHA-256 of the weights, source)."""
+    """List the models that load by name (name, task, format, version = SHA-256 of the weights, source):
+    the built-ins, then the model catalogue (`models/catalog.yaml` and the repositories beside it)."""
     from neural import catalog, hash_files
+    from workbench.pipeline.catalog import ModelCatalog
+    from workbench.workbench import default_model_catalog
 
     rows = []
+    for spec in ModelCatalog(default_model_catalog(), builtin_minilm=False).specs().values():
+        path = spec.path
+        weights = sorted(path.glob("*.safetensors")) if path.is_dir() else [path] if path.is_file() else []
+        rows.append(
+            {
+                "name": spec.name,
+                "task": spec.task or "",
+                "format": spec.format,
+                "weights_version": hash_files(weights, path if path.is_dir() else path.parent)[:12] if weights else "",
+                "source": str(path),
+                "description": "model catalogue"
+                + (f" ({path.parent.name} version {path.name})" if path.name.isdigit() else ""),
+            }
+        )
     for item in catalog():
         path = item.path()
         weights = sorted(path.glob("*.safetensors")) if path.is_dir() else [path]
@@ -161,3 +181,49 @@ def export(
     entry.close()
     diffs = ", ".join(f"{k} {v:.2e}" for k, v in report.max_abs_diff.items())
     typer.echo(f"wrote {report.path} ({report.exporter} exporter); max |onnx - torch|: {diffs} <= {atol:g}")
+
+
+@app.command("add")
+def add(
+    folder: Annotated[Path, typer.Argument(help="A Hugging Face model folder (config.json + weights + tokenizer).")],
+    name: Annotated[str | None, typer.Option("--name", help="Model name (default: the folder's name).")] = None,
+    repository: Annotated[
+        Path | None,
+        typer.Option("--repository", help="Model repository folder (default: beside the catalogue, models/)."),
+    ] = None,
+) -> None:
+    """Register a folder in the model repository in Triton's layout: NAME/config.yaml and a new
+    numbered version NAME/N/ holding a copy of the folder. Pipelines, `serve` and the TUI then
+    find the model by name (the highest version is served unless config.yaml pins `version`)."""
+    import shutil
+
+    import yaml
+
+    from neural.generation.model_config import is_causal_lm
+    from workbench.pipeline.spec import NAME_RE
+    from workbench.workbench import default_model_catalog
+
+    if not (folder / "config.json").is_file():
+        _fail(ValueError(f"{folder}: not a Hugging Face model folder (no config.json)"))
+    name = name or folder.resolve().name
+    if not NAME_RE.match(name):
+        _fail(ValueError(f"model name {name!r}: use letters, digits, '_', '-', '.' (not starting with a symbol)"))
+    root = (repository or default_model_catalog().parent) / name
+    root.mkdir(parents=True, exist_ok=True)
+    versions = [int(d.name) for d in root.iterdir() if d.is_dir() and d.name.isdigit()]
+    version = max(versions, default=0) + 1
+    target = root / str(version)
+    shutil.copytree(folder, target, ignore=shutil.ignore_patterns(".*", "__pycache__"))
+    cfg = root / "config.yaml"
+    if not cfg.is_file():
+        cfg_json = json.loads((folder / "config.json").read_text())
+        archs = cfg_json.get("architectures") or []
+        task = (
+            "causal-lm"
+            if is_causal_lm(folder)
+            else "classification"
+            if any(a.endswith("ForSequenceClassification") for a in archs)
+            else "embedding"
+        )
+        cfg.write_text(yaml.safe_dump({"name": name, "format": "hf", "task": task}, sort_keys=False))
+    typer.echo(f"added {name} version {version}: {target}")

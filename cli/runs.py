@@ -1,4 +1,4 @@
-"""`workbench runs list|show RUN_ID [--json]|replay RUN_ID [--kb NAME=FILE]`: recorded runs."""
+"""`workbench runs list|show RUN_ID [--json]|replay RUN_ID [--kb NAME=FILE] [--regenerate]`: recorded runs."""
 
 from __future__ import annotations
 
@@ -116,6 +116,13 @@ def replay(
     record: Annotated[
         bool, typer.Option("--record/--no-record", help="Record the replay as a run (replay_of the original).")
     ] = True,
+    regenerate: Annotated[
+        bool,
+        typer.Option(
+            "--regenerate",
+            help="Generate nodes decode again with the recorded seed (default: re-check the recorded text).",
+        ),
+    ] = False,
 ) -> None:
     """Re-run a recorded run on its pipeline version, optionally with edited knowledge bases; prints what changed."""
     from workbench import Workbench
@@ -130,7 +137,7 @@ def replay(
         edits[name] = file
     with Workbench.open() as wb:
         try:
-            res = asyncio.run(wb.replay(run_id, knowledge_bases=edits, record=record))
+            res = asyncio.run(wb.replay(run_id, knowledge_bases=edits, record=record, regenerate=regenerate))
         except (NotFoundError, KnowledgeBaseError) as exc:
             typer.echo(str(exc), err=True)
             raise typer.Exit(1) from None

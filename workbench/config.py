@@ -25,6 +25,7 @@ APP_NAME = "workbench"
 # tools): accepted by the unknown-setting check.
 OTHER_VARIABLES = frozenset(
     {"SETTINGS_FILE", "DEMO_LM", "TUI_API_KEY", "BENCH_THREADS", "ONNX_CACHE", "REQUIRE_NATIVE"}
+    | {"SERVE_MODELS", "BENCH_GENERATE_ONLY"}  # `serve --model` to its workers; `bench generate` rows
 )
 
 

@@ -20,7 +20,7 @@ from ..kserve_codec import MAX_BODY_BYTES, TensorCodecError, decode_request, enc
 
 router = APIRouter(prefix="/v2", tags=["inference (KServe v2)"], responses=V2_ERRORS)
 
-EXTENSIONS = ["binary_tensor_data"]
+EXTENSIONS = ["binary_tensor_data", "generate"]
 
 
 @router.get("", operation_id="v2_server_metadata", summary="Server metadata: name, version, extensions.")

@@ -7,7 +7,10 @@ ignored so every request generates exactly its length. All requests arrive at t=
 * hf_sequential: `transformers` generate, one request at a time;
 * hf_static: `transformers` generate on static batches of MAX_BATCH requests in arrival order
   (left padding; a batch runs until its longest request is done);
-* workbench: our engine, max_num_seqs = MAX_BATCH.
+* workbench: our engine, max_num_seqs = MAX_BATCH;
+* engine_async / pipeline: the same requests as text through the streaming engine, bare and as
+  a pipeline's generate node with rails every 8 tokens (cli/benchmarks/_generate_pipeline.py).
+  `WORKBENCH_BENCH_GENERATE_ONLY=pipeline` runs only these two rows.
 
 Same model, float32, same torch thread count. Times per token come from a logits processor
 (transformers) or the engine's outputs (ours). KV-cache bytes are averaged over decode steps:
@@ -210,6 +213,12 @@ def run(quick: bool = False) -> list[dict]:
     spec = engine.spec
     bytes_per_token = spec.kv_bytes_per_token * 4  # float32
     reqs = workload(engine.tokenizer, n, quick)
+    if os.environ.get("WORKBENCH_BENCH_GENERATE_ONLY") == "pipeline":
+        from ._generate_pipeline import run_pipeline_rows
+
+        rows, extra = run_pipeline_rows(engine.tokenizer, reqs, BLOCK_SIZE, MAX_BATCH)
+        EXTRA.update(extra, requests=n, threads=THREADS)
+        return rows
     hf = AutoModelForCausalLM.from_pretrained(DEMO_LM_DIR, dtype=torch.float32).eval()
     hf.generation_config.eos_token_id = None  # EOS ignored: every request runs to its length
     hf.config.eos_token_id = None
@@ -218,6 +227,11 @@ def run(quick: bool = False) -> list[dict]:
     static, static_tokens = run_hf(hf, reqs, MAX_BATCH, bytes_per_token)
     seq, seq_tokens = run_hf(hf, reqs, 1, bytes_per_token)
     rows = [seq, static, ours]
+    from ._generate_pipeline import run_pipeline_rows
+
+    pipeline_rows, extra = run_pipeline_rows(engine.tokenizer, reqs, BLOCK_SIZE, MAX_BATCH)
+    rows += pipeline_rows
+    EXTRA.update(extra)
     EXTRA["prefix_sharing_192_tokens"] = run_prefix_sharing(engine.tokenizer, quick)
     EXTRA.update(
         {

@@ -58,6 +58,22 @@ def _eos(cfg: dict) -> tuple[int, ...]:
     return tuple(eos) if isinstance(eos, list) else (int(eos),)
 
 
+def is_causal_lm(model_dir: str | Path) -> bool:
+    """True when `model_dir/config.json` names a model type this engine supports and a causal-LM
+    architecture (`*ForCausalLM` / `*LMHeadModel`, or no `architectures` at all)."""
+    path = Path(model_dir) / "config.json"
+    if not path.is_file():
+        return False
+    try:
+        cfg = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
+    archs = cfg.get("architectures") or []
+    return cfg.get("model_type") in SUPPORTED and (
+        not archs or any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs)
+    )
+
+
 def load_spec(model_dir: str | Path) -> ModelSpec:
     """Parse `model_dir/config.json`.
 

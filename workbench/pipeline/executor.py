@@ -82,6 +82,9 @@ class Executor:
         base_dir: str | None = None,
         replay_of: str | None = None,
         use_cache: bool | None = None,
+        recorded: dict[str, Any] | None = None,
+        regenerate: bool = False,
+        listener: Any = None,
     ) -> RunResult:
         """Run `pipeline` on one input.
 
@@ -92,6 +95,11 @@ class Executor:
             base_dir: folder that relative knowledge-base paths are resolved against.
             replay_of: id of the run this one replays (recorded).
             use_cache: None: the pipeline's `cache` setting; False: never read the result cache.
+            recorded: replays: `{generate node id: its recorded generation}`; those nodes re-check
+                the recorded text with their rails instead of calling the model, unless `regenerate`
+                (decode again with the recorded seed).
+            listener: called as `listener(kind, node_id, payload)` while the run goes (streaming:
+                "node" when a node finishes, "text" for generated text, "rail" for rail verdicts).
 
         Returns:
             RunResult: status "succeeded" or "failed" (the error names the node).
@@ -119,6 +127,7 @@ class Executor:
                 return await self._cache_hit(pipeline, version, inputs, ihash, hit, started, t0, record, explain)
 
         ctx = RunContext(pipeline, inputs, base_dir=base_dir, plan=plan, explain=explain)
+        ctx.recorded, ctx.regenerate, ctx.listener = recorded or {}, regenerate, listener
         failure: NodeExecutionError | None = None
         for generation in plan.generations:
             runnable = []
@@ -186,6 +195,8 @@ class Executor:
         st.seconds = time.perf_counter() - t
         st.status = SUCCEEDED
         metrics.NODE_LATENCY.labels(ctx.pipeline.name, st.node.type).observe(st.seconds)
+        if ctx.listener is not None:
+            ctx.listener("node", nid, {"type": st.node.type, "status": SUCCEEDED, "seconds": round(st.seconds, 6)})
         return None
 
     @staticmethod

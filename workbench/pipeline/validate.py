@@ -48,6 +48,8 @@ def validate(
             except KnowledgeBaseError as exc:
                 for d in exc.diagnostics[:10]:
                     issues.append(pipeline.issue(n.id, "knowledge_base", f"{d}"))
+        if n.type == "generate":
+            issues += _check_generate(pipeline, n, library, catalog, base_dir)
         if n.type == "model":
             issues += _check_model(
                 pipeline,
@@ -137,6 +139,32 @@ def _check_graph(p: Pipeline) -> list[Issue]:
 
 def _has_cycle(p: Pipeline) -> bool:
     return not nx.is_directed_acyclic_graph(p.graph)
+
+
+def _check_generate(
+    p: Pipeline, n: Node, library: KnowledgeBaseLibrary, catalog: ModelCatalog, base_dir: str | None
+) -> list[Issue]:
+    """A generate node's model is a causal LM of the catalogue; its rails knowledge base loads."""
+    out: list[Issue] = []
+    name = n.get("model")
+    if not catalog.known(name):
+        known = ", ".join(catalog.names()) or "(none)"
+        out.append(p.issue(n.id, "model", f"no model named {name!r} in the catalogue; known: {known}"))
+    else:
+        spec = catalog.specs().get(name)
+        task = spec.task if spec is not None else getattr(catalog.loaded.get(name), "task", None)
+        if task != "causal-lm":
+            out.append(p.issue(n.id, "model", f"model {name!r} is not a causal LM (task {task!r})"))
+    rails = n.get("rails")
+    if isinstance(rails, dict) and isinstance(rails.get("knowledge_base"), str):
+        try:
+            library.load([rails["knowledge_base"]], base_dir)
+        except NotFoundError as exc:
+            out.append(p.issue(n.id, "rails.knowledge_base", str(exc)))
+        except KnowledgeBaseError as exc:
+            for d in exc.diagnostics[:10]:
+                out.append(p.issue(n.id, "rails.knowledge_base", f"{d}"))
+    return out
 
 
 def _check_model(p: Pipeline, n: Node, catalog: ModelCatalog, load: bool, ancestors: set[str]) -> list[Issue]:
@@ -238,7 +266,7 @@ def _produced_templates(p: Pipeline, kbs: dict[str, Any]) -> dict[str, Templates
         for e in p.incoming(nid):
             for t, s in produced.get(e.source, {}).items():
                 incoming[t] = s if t not in incoming else incoming[t]
-        if n.type in ("input", "model"):
+        if n.type in ("input", "model", "generate"):
             produced[nid] = _mapping_templates(n)
         elif n.type in ("rules", "gate", "postprocess"):
             mine = dict(incoming)
@@ -264,7 +292,7 @@ def _check_edge_templates(p: Pipeline, kbs: dict[str, Any], produced: dict[str, 
             target is not None
             and source is not None
             and target.type in KB_NODE_TYPES
-            and source.type in ("input", "model")
+            and source.type in ("input", "model", "generate")
             and not produced.get(e.source)
         ):
             out.append(

@@ -94,6 +94,26 @@ class LibraryServing:
         result = await acall(wb.run(name, inputs, version=version, explain=explain))
         return result.to_dict()
 
+    async def predict_stream(
+        self, name: str, inputs: dict[str, Any], *, version: str | None = None, explain: bool = False
+    ) -> Any:
+        """`predict` as an async iterator of events (`Workbench.stream`), the last `{"event": "result",
+        "run": {...}}`. Raises (on the first `__anext__`) what `predict` raises."""
+        wb = self._wb()
+        events = wb.stream(name, inputs, version=version, explain=explain)
+
+        async def step() -> Any:
+            try:
+                return await events.__anext__()
+            except StopAsyncIteration:
+                return None
+
+        try:
+            while (event := await acall(step())) is not None:
+                yield to_json(event)
+        finally:
+            await events.aclose()
+
     async def predict_many(
         self, name: str, inputs: list[dict[str, Any]], *, version: str | None = None, explain: bool = False
     ) -> list[dict[str, Any]]:
