@@ -33,11 +33,11 @@ def or_rule_engine(k: int) -> type:
 
 
 def test_building_stops_within_its_limit():
-    limit = 1.0
+    limit = 2.0
     t0 = time.perf_counter()
-    with pytest.raises(KnowledgeBaseLoadError, match="took longer than its time limit of 1.0 s"):
+    with pytest.raises(KnowledgeBaseLoadError, match="took longer than its time limit of 2.0 s"):
         ExpertaEngine(or_rule_engine(6), fact_types={"sensor": Sensor}, config=EngineConfig(load_timeout=limit))
-    assert time.perf_counter() - t0 < limit * 1.2 + 2.0  # slack for a shared, loaded machine (it took 14-80 s)
+    assert time.perf_counter() - t0 < limit * 1.2 + 3.0  # slack for a shared, loaded machine (it took 14-80 s)
 
 
 class Spin(Fact):
