@@ -1,18 +1,24 @@
-"""`workbench kb ...`: check, run, ask and explain knowledge bases (rule files)."""
+"""`workbench kb ...`: check, run, ask and explain knowledge bases (rule files).
+
+Each command module defines `register(app)`; they are imported only when their command runs
+(`cli.lazy`), so `kb check` loads no forward or backward chainer.
+"""
 
 from __future__ import annotations
 
 import typer
 
-app = typer.Typer(no_args_is_help=True, help="Knowledge bases: check, run (forward), ask (backward), explain.")
+from .lazy import lazy_group
 
-# Each command module defines `register(app)`; one line per module below.
-from . import kb_check
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "check": ("cli.kb_check", "register", ""),
+    "ask": ("cli.kb_ask", "register", ""),
+    "explain": ("cli.kb_ask", "register", ""),
+    "run": ("cli.kb_run", "register", ""),
+}
 
-kb_check.register(app)  # noqa: E402
-from . import kb_ask
-
-kb_ask.register(app)  # noqa: E402
-from . import kb_run
-
-kb_run.register(app)  # noqa: E402
+app = typer.Typer(
+    no_args_is_help=True,
+    help="Knowledge bases: check, run (forward), ask (backward), explain.",
+    cls=lazy_group(COMMANDS),
+)
