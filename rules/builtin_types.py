@@ -293,3 +293,18 @@ BUILTIN_ARG_TYPES: dict[str, tuple[str, tuple[str, ...]]] = {
     "upcase": ("syn", ()),
     "watch": ("*", ("y",)),
 }
+
+# What some built-ins return, in the same letters (only functions whose result type is fixed;
+# multifield results are left out). CLIPS checks a nested call's result type against the
+# argument restriction at load time: `(upcase (+ 1 2))` is refused.
+BUILTIN_RETURNS: dict[str, str] = {
+    **dict.fromkeys(["+", "-", "*", "/", "abs", "min", "max", "**", "mod"], "ld"),
+    **dict.fromkeys(["sqrt", "exp", "log", "log10", "sin", "cos", "tan", "asin", "acos", "atan", "atan2"], "d"),
+    **dict.fromkeys(["float", "pi", "deg-rad", "rad-deg", "deg-grad", "grad-deg"], "d"),
+    **dict.fromkeys(["div", "integer", "round", "length$", "str-length", "random", "str-compare"], "l"),
+    **dict.fromkeys(["str-cat", "sub-string", "implode$", "format"], "s"),
+    **dict.fromkeys(["sym-cat", "gensym", "gensym*"], "y"),
+    **dict.fromkeys(["eq", "neq", "=", "<>", "!=", ">", "<", ">=", "<=", "and", "or", "not"], "y"),
+    **dict.fromkeys(["integerp", "floatp", "numberp", "stringp", "symbolp", "lexemep", "evenp", "oddp"], "y"),
+    **dict.fromkeys(["multifieldp", "pointerp"], "y"),
+}

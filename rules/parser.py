@@ -257,7 +257,7 @@ class _Builder:
         if d == "pattern_ce":
             return self.pattern(t)
         if d == "assigned_ce":
-            var, pat = t.children
+            var, _, pat = t.children
             p = self.pattern(pat)
             p.address = str(var)[1:]
             p.address_pos = _tok_pos(var)

@@ -27,7 +27,7 @@ _WS = r"(?:\s++|;[^\n]*+)*+"
 _END = r"(?=[\s\"();]|\Z)"
 # A constant of plain data: a string, or a symbol / number token (no variables, no instance names).
 _STRING = r'"(?:[^"\\\x00]++|\\[^\x00])*+"'
-_WORD = rf"(?!<-)[A-Za-z0-9_+\-.*/!%^@#:=<>,'`{{}}\]\\][^\s\"()&|~;\x00]*+{_END}"
+_WORD = rf"(?!<-|=(?=[\s\"();]|\Z))[A-Za-z0-9_+\-.*/!%^@#:=<>,'`{{}}\]\\][^\s\"()&|~;\x00]*+{_END}"
 _ATOM = rf"(?:{_STRING}|{_WORD})"
 _NAME = rf"[A-Za-z_][^\s\"()&|~;\x00]*+{_END}"
 _ORDERED = rf"\({_WS}{_NAME}(?:{_WS}{_ATOM})*+{_WS}\)"

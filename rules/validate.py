@@ -32,6 +32,8 @@ from .validate_common import (
     Definitions,
     bare,
     bind_targets,
+    is_sym,
+    looks_like_variable,
     show,
 )
 from .validate_exprs import ExprChecks
@@ -58,6 +60,7 @@ class Validator(SlotChecks, ExprChecks):
         self.allow_unsafe = allow_unsafe
         self.defs = Definitions(python_functions=set(functions))
         self.unsafe: list[Diagnostic] = []
+        self._lhs_var_kinds: dict[str, str] = {}  # variable -> "variable" | "mf_variable" in the rule's LHS
         self.skipped: list[ast.Construct] = []  # constructs CLIPS reports and skips while loading the rest
 
     def data_facts(self, facts: FactData) -> bool:
@@ -94,12 +97,18 @@ class Validator(SlotChecks, ExprChecks):
                 self.error(first.pos, f"{c.kind} needs a name (a symbol), got {show(first)}")
         if isinstance(name, str) and NUMBER.fullmatch(name):
             self.error(c.pos, f"a construct name must be a symbol, not the number {name}")
+        elif isinstance(name, str) and looks_like_variable(name):
+            self.error(c.pos, f"[CSTRCPSR2] missing name: a construct name must be a symbol, not {name}")
         if isinstance(c, ast.TemplateDef):
             self.template(c)
         elif isinstance(c, ast.FactsDef):
             if not (isinstance(c.facts, FactData) and c.facts.flat and self.data_facts(c.facts)):
-                for f in c.facts:
-                    self.drive(self.fact_spec(f, set(), None, "deffacts"))
+                self.in_deffacts = True
+                try:
+                    for f in c.facts:
+                        self.drive(self.fact_spec(f, set(), None, "deffacts"))
+                finally:
+                    self.in_deffacts = False
         elif isinstance(c, ast.RuleDef):
             self.rule(c)
         elif isinstance(c, ast.FunctionDef):
@@ -206,6 +215,7 @@ class Validator(SlotChecks, ExprChecks):
         if misplaced is not None:
             self.error(misplaced.pos, f"logical CEs must be placed first in rule {name}")
         addresses: dict[str, str | None] = {}
+        self._lhs_var_kinds = {}
         bound = self.ces(r.lhs, set(), r, addresses, negated=False)
         bound = set(bound) | bind_targets(r.rhs)  # CLIPS accepts a bind anywhere in the RHS
         for action in r.rhs:
@@ -249,6 +259,8 @@ class Validator(SlotChecks, ExprChecks):
             self.error(p.template_pos, f"the first field of a pattern must be a symbol, got {name}")
         if name in RESERVED_RELATIONS and p.ordered and name != "object":
             self.error(p.template_pos, f"'{name}' cannot start a pattern here")
+        if name in ("=", ":") or looks_like_variable(name):
+            self.error(p.template_pos, f"[PRNTUTIL2] the first field of a pattern must be a symbol, got {name}")
         tmpl = self.defs.templates.get(name)
         self.defs.used_templates.add(name)
         if r is not None:
@@ -302,12 +314,21 @@ class Validator(SlotChecks, ExprChecks):
             for i, t in enumerate(alt):
                 if t.kind in ("variable", "mf_variable"):
                     var = str(t.value.value)  # type: ignore[union-attr]
+                    kind = self._lhs_var_kinds.setdefault(var, t.kind)
+                    if kind != t.kind:
+                        self.error(
+                            t.pos,
+                            f"[ANALYSIS3] variable ?{var} is used as both a single and a multifield variable "
+                            "on the left-hand side",
+                        )
                     if var not in bound:
                         # CLIPS: a leading variable binds the whole field (`?x&red|blue` is ?x & (red|blue)).
                         if ai == 0 and i == 0 and not t.negated:
                             bound.add(var)
                         else:
                             self.error(t.pos, f"variable ?{var} is used before it is bound")
+                elif t.kind == "constant" and (is_sym(t.value, "=") or is_sym(t.value, ":")):
+                    self.error(t.pos, f"[PRNTUTIL2] '{t.value.value}' in a pattern must be followed by a function call")
                 elif t.kind in ("predicate", "return_value"):
                     assert isinstance(t.value, ast.Call)
                     self.call_expected(t.value, ":" if t.kind == "predicate" else "=")

@@ -91,6 +91,7 @@ class Reporter:
     def __init__(self) -> None:
         self.diagnostics: list[Diagnostic] = []
         self.file = "<string>"
+        self.in_deffacts = False
 
     def error(self, pos: ast.Pos, message: str) -> None:
         self.diagnostics.append(Diagnostic(self.file, pos.line, pos.column, message))
@@ -123,6 +124,11 @@ def bind_targets(exprs: list[ast.Expr]) -> set[str]:
                 out.add(str(e.args[0].value))
             stack.extend(e.items)
     return out
+
+
+def looks_like_variable(name: str) -> bool:
+    """`?x`, `$?x`, `?`, `$?`: the lexer may read these as symbols where no variable can stand."""
+    return name.startswith(("?", "$?"))
 
 
 def is_sym(e: ast.Expr, word: str) -> bool:

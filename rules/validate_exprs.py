@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from . import ast
+from .builtin_types import BUILTIN_RETURNS
 from .builtins import BUILTIN_ARG_TYPES, BUILTIN_ARITY
 from .errors import Diagnostic
 from .safety import UNSAFE_FUNCTIONS
@@ -130,7 +131,8 @@ class ExprChecks(FormChecks):
 
     def atom(self, e: ast.Atom, bound: set[str], r: ast.RuleDef | None, lhs: bool = False) -> None:
         if e.kind in ("variable", "mf_variable"):
-            var = str(e.value).split(":", 1)[0]
+            name, _, slot = str(e.value).partition(":")
+            var = name if slot else str(e.value)  # ?p:slot in queries and handlers reads slot of ?p
             if var not in bound:
                 self.error(
                     e.pos,
@@ -138,7 +140,12 @@ class ExprChecks(FormChecks):
                     + (" before this point" if lhs else (f" on the left-hand side of rule {r.name}" if r else "")),
                 )
         elif e.kind == "global" and e.value not in self.defs.globals:
-            self.error(e.pos, f"global variable ?*{e.value}* is not defined by any defglobal")
+            if self.in_deffacts:  # CLIPS evaluates deffacts at (reset): it loads them, reset fails
+                self.warning(
+                    e.pos, f"global variable ?*{e.value}* is not defined by any defglobal; (reset) will fail here"
+                )
+            else:
+                self.error(e.pos, f"global variable ?*{e.value}* is not defined by any defglobal")
         elif e.kind in ("wildcard", "mf_wildcard"):
             self.error(e.pos, "a wildcard cannot be used as a value in an expression")
 
@@ -225,13 +232,32 @@ class ExprChecks(FormChecks):
             return
         default, per = BUILTIN_ARG_TYPES[name]
         for i, a in enumerate(args):
-            if not (isinstance(a, ast.Atom) and a.kind in TYPE_LETTER):
-                continue
             letters = per[i] if i < len(per) else default
-            if letters in ("", "*") or TYPE_LETTER[a.kind] in letters:
+            if letters in ("", "*"):
                 continue
             allowed = " or ".join(LETTER_NAMES[ch] for ch in letters if ch in LETTER_NAMES)
-            self.error(a.pos, f"function '{name}' expects argument #{i + 1} to be {allowed}, got {show(a)}")
+            if isinstance(a, ast.Atom):
+                if a.kind in TYPE_LETTER and TYPE_LETTER[a.kind] not in letters:
+                    self.error(a.pos, f"function '{name}' expects argument #{i + 1} to be {allowed}, got {show(a)}")
+                continue
+            returns = self.returns(a)
+            if returns and not set(returns) & set(letters):
+                gives = " or ".join(LETTER_NAMES[ch] for ch in returns)
+                self.error(
+                    a.pos,
+                    f"[ARGACCES2] function '{name}' expects argument #{i + 1} to be {allowed}, "
+                    f"got {show(a)}, which returns {gives}",
+                )
+
+    def returns(self, e: ast.Expr) -> str:
+        """Type letters a call to a built-in returns ('' when unknown or redefined)."""
+        head = e.head if isinstance(e, ast.Call) else None
+        if head is None:
+            return ""
+        name = bare(head)
+        if name in self.defs.functions or name in self.defs.generics or name in self.defs.python_functions:
+            return ""
+        return BUILTIN_RETURNS.get(name, "")
 
 
 LLONG_MAX = 2**63 - 1

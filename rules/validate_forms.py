@@ -65,7 +65,14 @@ class FormChecks(Reporter):
                     self.error(
                         a.items[0].pos, f"template {tname} has no slot '{a.head}'{self._suggest(a.head, tmpl.slots)}"
                     )
-                for v in fold_return_values(a.args):
+                values = fold_return_values(a.args)
+                if slot is not None and not slot.multislot and len(values) != 1:
+                    self.error(
+                        a.items[0].pos,
+                        f"[TMPLTDEF2] single-field slot '{a.head}' of {tname} needs exactly one value, "
+                        f"got {len(values)}",
+                    )
+                for v in values:
                     yield (v, bound, r, addresses)
                     if slot is not None and isinstance(v, ast.Atom):
                         self.check_value(v, slot, tname or "")
@@ -126,7 +133,13 @@ class FormChecks(Reporter):
                 and isinstance(spec.items[0], ast.Atom)
                 and spec.items[0].kind == "variable"
             ):
-                for a in spec.items[1:]:
+                limits = spec.items[1:]
+                if len(limits) not in ((1, 2) if head == "loop-for-count" else (1,)):
+                    want = "(?var [START] END)" if head == "loop-for-count" else "(?var MULTIFIELD)"
+                    self.error(spec.pos, f"[PRNTUTIL2] {head} expects {want}, got {show(spec)}")
+                for a in limits:
+                    if head == "loop-for-count" and isinstance(a, ast.Atom) and a.kind in ("symbol", "string"):
+                        self.error(a.pos, f"[PRNTUTIL2] {head} expects integer limits, got {show(a)}")
                     yield (a, bound, r, addresses)
                 var = str(spec.items[0].value)
                 bound.add(var)
@@ -158,8 +171,10 @@ class FormChecks(Reporter):
                 if clause.head == "default":
                     default_seen = True
                 if clause.head == "case":
-                    if not items:
-                        self.error(clause.pos, "case expects a value")
+                    if len(items) < 2 or is_sym(items[0], "then") or not is_sym(items[1], "then"):
+                        self.error(
+                            clause.pos, f"[PRNTUTIL2] switch expects (case VALUE then ACTION...), got {show(clause)}"
+                        )
                         continue
                     if any(items[0] == c for c in cases):
                         self.error(
@@ -217,8 +232,11 @@ class FormChecks(Reporter):
             return
         name = bare(f.head)
         name_pos = f.items[0].pos
-        if NUMBER.fullmatch(name):
+        if NUMBER.fullmatch(name) or name in ("=", ":"):
             self.error(name_pos, f"a fact's first field must be a symbol, got {name}")
+        for i, a in enumerate(f.args):
+            if is_sym(a, "=") and not (i + 1 < len(f.args) and isinstance(f.args[i + 1], ast.Call)):
+                self.error(a.pos, f"'=' in a fact must be followed by a call, as in =(+ ?x 1) ({where})")
         if name in RESERVED_RELATIONS:
             self.error(name_pos, f"'{name}' cannot name a fact")
         tmpl = self.defs.templates.get(name)

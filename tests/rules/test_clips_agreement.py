@@ -13,9 +13,7 @@ import rules
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = sorted(
-    p
-    for p in ROOT.rglob("*.clp")
-    if not {".venv", "malformed", "node_modules", "clips_corpus", "cases"} & set(p.parts)
+    p for p in ROOT.rglob("*.clp") if not {".venv", "malformed", "node_modules", "clips_corpus", "cases"} & set(p.parts)
 )
 
 
