@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = sorted((ROOT / "knowledge_bases").glob("*.clp"))
 SEED = int(__import__("os").environ.get("FUZZ_SEED", "20261201"))
 MUTANTS = 400
-BUDGET_S = 30.0
+BUDGET_S = 20.0
 TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|;[^\n]*|[()]|[^\s()"]+')
 INSERTS = [
     "(",
@@ -134,18 +134,16 @@ def test_mutants_check_never_crashes_and_agrees_with_clips(tmp_path: Path) -> No
         written.append(path)
     assert len(written) >= 100, f"only {len(written)} mutants in {BUDGET_S} s"
     assert disagreements == [], disagreements[:10]
-    # The real command, one child process per 100 files: no signal, no traceback.
-    for k in range(0, len(written), 100):
-        batch = written[k : k + 100]
-        code = (
-            "import sys; from cli.app import main\n"
-            "for f in sys.argv[1:]:\n"
-            "    sys.argv = ['workbench', 'kb', 'check', '--allow-unsafe', f]\n"
-            "    try:\n        main()\n"
-            "    except SystemExit as e:\n        assert e.code in (0, 1), (f, e.code)\n"
-        )
-        r = subprocess.run(
-            [sys.executable, "-c", code, *map(str, batch)], capture_output=True, text=True, timeout=120, cwd=ROOT
-        )
-        assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
-        assert "Traceback" not in r.stdout + r.stderr, r.stderr[-2000:]
+    # The real command, in one child process over every mutant: no signal, no traceback.
+    code = (
+        "import sys; from cli.app import main\n"
+        "for f in sys.argv[1:]:\n"
+        "    sys.argv = ['workbench', 'kb', 'check', '--allow-unsafe', f]\n"
+        "    try:\n        main()\n"
+        "    except SystemExit as e:\n        assert e.code in (0, 1), (f, e.code)\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code, *map(str, written)], capture_output=True, text=True, timeout=300, cwd=ROOT
+    )
+    assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
+    assert "Traceback" not in r.stdout + r.stderr, r.stderr[-2000:]
