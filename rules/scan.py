@@ -44,6 +44,13 @@ _SKIP = re.compile(_WS)
 # Strings, comments and parentheses: what decides nesting and where constructs end.
 _STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|;[^\n]*|[()]', re.S)
 _RELATION = re.compile(rf"{_STRING}|;[^\n]*|\({_WS}({_NAME})")
+_FACT_ITER = re.compile(
+    rf";[^\n]*|\({_WS}(?P<name>{_NAME})(?P<slots>(?:{_WS}\({_WS}{_NAME}(?:{_WS}{_ATOM})*+{_WS}\))*+)"
+    rf"(?P<fields>(?:{_WS}{_ATOM})*+){_WS}\)"
+)
+_SLOT_ITER = re.compile(rf";[^\n]*|\({_WS}(?P<name>{_NAME})(?P<values>(?:{_WS}{_ATOM})*+){_WS}\)")
+_VALUE_ITER = re.compile(rf";[^\n]*|(?P<value>{_ATOM})")
+_ONE_VALUE = re.compile(rf"{_WS}{_ATOM}{_WS}")
 _TOKEN = re.compile(rf'{_STRING}|;[^\n]*|[()]|[^\s"()&|~;]+')
 
 
@@ -91,6 +98,31 @@ class FactData(Sequence):
         for m in _RELATION.finditer(self.text, self.start, self.end):
             if m.group(1) is not None:
                 yield m.group(1), m.start(1)
+
+    def template_facts(self) -> Iterator[tuple[str, int, list[tuple[str, int, int, int]]]]:
+        """(relation, offset, [(slot, offset, values start, values end)]) of every fact, in order.
+
+        An ordered fact's fields come as one pseudo-slot named "". Read the values of a span
+        with `values()`; `single()` says whether a span holds exactly one value.
+        """
+        text, slot_iter = self.text, _SLOT_ITER.finditer
+        for m in _FACT_ITER.finditer(text, self.start, self.end):
+            name = m.group("name")
+            if name is None:
+                continue
+            s0, s1 = m.span("slots")
+            slots = [(g, sm.start(1), sm.start(2), sm.end(2)) for sm in slot_iter(text, s0, s1) if (g := sm.group(1))]
+            f0, f1 = m.span("fields")
+            if f1 > f0 and not text[f0:f1].isspace():
+                slots.append(("", f0, f0, f1))
+            yield name, m.start("name"), slots
+
+    def values(self, start: int, end: int) -> list[tuple[str, int]]:
+        """(token, offset) of the constants between `start` and `end`."""
+        return [(m.group(), m.start()) for m in _VALUE_ITER.finditer(self.text, start, end) if m.group(1)]
+
+    def single(self, start: int, end: int) -> bool:
+        return _ONE_VALUE.fullmatch(self.text, start, end) is not None
 
     def _build(self) -> list[ast.Call]:
         if self._items is None:
@@ -154,7 +186,7 @@ def build_data(text: str, start: int, end: int, lines: Lines) -> list[ast.Call]:
 
 
 def _blank(text: str) -> str:
-    return re.sub(r"[^\n]", " ", text)
+    return "\n".join(" " * len(line) for line in text.split("\n"))
 
 
 def prescan(text: str) -> tuple[str, list[tuple[int, int, re.Match]], Lines]:

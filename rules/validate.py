@@ -21,7 +21,7 @@ from . import ast
 from .builtins import BUILTIN_ARITY
 from .errors import Diagnostic
 from .safety import UNSAFE_FUNCTIONS
-from .scan import FactData
+from .scan import FactData, atom
 from .validate_common import (
     ALLOWED_ATTRS,
     ATOM_TYPE,
@@ -63,6 +63,60 @@ class Validator(SlotChecks, ExprChecks):
         self._lhs_var_kinds: dict[str, str] = {}  # variable -> "variable" | "mf_variable" in the rule's LHS
         self.skipped: list[ast.Construct] = []  # constructs CLIPS reports and skips while loading the rest
 
+    def template_data(self, facts: FactData) -> bool:
+        """Check plain data with template facts by reading tokens, without building the AST.
+
+        Type, allowed-value and range checks run on the values of constrained slots only.
+        Returns False (nothing reported) when a fact needs the full check: an unknown template
+        or slot, a slot given twice, a wrong number of values, a required slot left out, an
+        ordered fact of a template with slots.
+        """
+        lines, mark = facts.lines, len(self.diagnostics)
+        plans: dict[str, tuple] = {}
+        for name, _, slots in facts.template_facts():
+            key = bare(name)
+            plan = plans.get(key)
+            if plan is None:
+                tmpl = self.defs.templates.get(key)
+                if key in RESERVED_RELATIONS or tmpl is None or not tmpl.slots:
+                    plan = (None, None, None)
+                else:
+                    constrained = {
+                        n: s for n, s in tmpl.slots.items() if s.types or s.allowed is not None or s.range is not None
+                    }
+                    required = {
+                        n
+                        for n, s in tmpl.slots.items()
+                        if (d := s.attribute("default")) is not None
+                        and len(d.values) == 1
+                        and isinstance(d.values[0], ast.Atom)
+                        and d.values[0].kind == "variable"
+                        and d.values[0].value == "NONE"
+                    }
+                    plan = (tmpl, constrained, required)
+                plans[key] = plan
+                self.defs.used_templates.add(key)
+            tmpl, constrained, required = plan
+            if tmpl is None:
+                if slots and slots[-1][0] != "" or key in RESERVED_RELATIONS:
+                    del self.diagnostics[mark:]
+                    return False
+                continue
+            given: set[str] = set()
+            for slot, _, v0, v1 in slots:
+                s = tmpl.slots.get(slot)
+                if s is None or slot in given or (not s.multislot and not facts.single(v0, v1)):
+                    del self.diagnostics[mark:]
+                    return False
+                given.add(slot)
+                if slot in constrained:
+                    for token, offset in facts.values(v0, v1):
+                        self.check_value(atom(token, lines.pos(offset, offset + len(token))), s, tmpl.name)
+            if required and not required <= given:
+                del self.diagnostics[mark:]
+                return False
+        return True
+
     def data_facts(self, facts: FactData) -> bool:
         """Check flat plain data (ordered facts of constants) by relation name, without building it.
 
@@ -102,7 +156,8 @@ class Validator(SlotChecks, ExprChecks):
         if isinstance(c, ast.TemplateDef):
             self.template(c)
         elif isinstance(c, ast.FactsDef):
-            if not (isinstance(c.facts, FactData) and c.facts.flat and self.data_facts(c.facts)):
+            data = c.facts if isinstance(c.facts, FactData) else None
+            if data is None or not (self.data_facts(data) if data.flat else self.template_data(data)):
                 self.in_deffacts = True
                 try:
                     for f in c.facts:
