@@ -1,0 +1,88 @@
+"""The body of `workbench kb check`, importable without typer.
+
+`fast_main` runs the plain command line `FILE... [--allow-unsafe] [--json] [--strict]` without
+typer, whose parameter handling imports pydantic (~0.2 s): `cli.main` sends it here, and it
+imports the rule language and nothing else of ours. The typer command (`cli.kb_check`) prints
+through the same `run_check`.
+"""
+
+from __future__ import annotations
+
+import json as jsonlib
+import os
+import sys
+from pathlib import Path
+
+_FLAGS = ("--allow-unsafe", "--json", "--strict")
+
+
+def unsafe_setting(flag: bool) -> bool:
+    """`--allow-unsafe`, else the setting `allow_unsafe_rules` (WORKBENCH_ALLOW_UNSAFE_RULES).
+
+    Raises:
+        workbench.config.ConfigError: the settings are invalid.
+    """
+    if flag:
+        return True
+    if "WORKBENCH_ALLOW_UNSAFE_RULES" not in os.environ and "WORKBENCH_SETTINGS_FILE" not in os.environ:
+        return False  # the setting's default: no source could change it, so skip loading the settings
+    from workbench.config import get_settings
+
+    return bool(get_settings().allow_unsafe_rules)
+
+
+def run_check(files: list[Path], allow_unsafe: bool, as_json: bool, strict: bool) -> int:
+    """Check the files as one knowledge base, print the report; the exit code (0 ok, 1 refused, 2 settings)."""
+    from rules import RuleError, load_knowledge_base
+
+    try:
+        allow_unsafe = unsafe_setting(allow_unsafe)
+    except Exception as exc:
+        from workbench.config import ConfigError  # only now: most runs never load the settings
+
+        if not isinstance(exc, ConfigError):
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        kb = load_knowledge_base(files, allow_unsafe=allow_unsafe, strict=strict)
+    except RuleError as exc:
+        if as_json:
+            print(jsonlib.dumps({"ok": False, "diagnostics": [d.to_dict() for d in exc.diagnostics]}))
+        else:
+            for d in exc.diagnostics:
+                print(str(d))
+            print(f"{len(exc.diagnostics)} error(s)", file=sys.stderr)
+        return 1
+    summary = kb.summary()
+    if as_json:
+        print(jsonlib.dumps({"ok": True, **summary, "warnings": [d.to_dict() for d in kb.warnings]}))
+        return 0
+    lines = [str(d) for d in kb.warnings]
+    lines.append(
+        f"ok: {len(files)} file(s), knowledge base {kb.name} version {kb.version[:12]}"
+        + (f", {len(kb.warnings)} warning(s)" if kb.warnings else "")
+    )
+    for key in ("templates", "rules", "functions", "deffacts", "askable"):
+        names = summary[key]
+        if names or key in ("templates", "rules"):
+            lines.append(f"{key} ({len(names)}): {', '.join(names)}")
+    for rule in kb.rules.values():
+        lines.append(
+            f"  rule {rule.name}: salience {rule.salience if isinstance(rule.salience, int) else 'dynamic'}, "
+            f"reads {sorted(rule.reads)}, writes {sorted(rule.writes)}"
+        )
+    print("\n".join(lines))
+    return 0
+
+
+def fast_main(args: list[str]) -> int | None:
+    """`kb check` without typer for the plain command line `FILE... [--allow-unsafe] [--json] [--strict]`.
+
+    Returns the exit code, or None when `args` hold anything else (help, another option,
+    no file): typer then handles the command line.
+    """
+    files = [a for a in args if a not in _FLAGS]
+    if not files or any(a.startswith("-") for a in files):
+        return None
+    return run_check([Path(f) for f in files], "--allow-unsafe" in args, "--json" in args, "--strict" in args)
