@@ -35,7 +35,8 @@ class KnowledgeBase:
         warnings: what CLIPS reports while still loading the file (a redefined construct, an
             integer literal out of range, a deffunction that would replace a built-in), located.
         skipped: constructs CLIPS refuses while loading the rest (a deffunction that would
-            replace a built-in); they are left out of `load_sources`, `functions` and `constructs`.
+            replace a built-in); they are left out of `functions` and `constructs` (the forward
+            engine skips them as CLIPS does: `ForwardEngine.load_messages`).
     """
 
     name: str
@@ -57,22 +58,6 @@ class KnowledgeBase:
     allow_unsafe: bool = False
     warnings: list[Diagnostic] = field(default_factory=list)
     skipped: list[ast.Construct] = field(default_factory=list)
-
-    @property
-    def load_sources(self) -> list[tuple[str, str]]:
-        """`sources` as CLIPS should load them: skipped constructs blanked (newlines kept, so
-        every line and column stays where it was)."""
-        if not self.skipped:
-            return list(self.sources)
-        out = []
-        for (filename, text), module in zip(self.sources, self.modules):
-            spans = sorted(
-                (c.pos.start_offset, c.pos.end_offset) for c in self.skipped if any(c is k for k in module.constructs)
-            )
-            for start, end in reversed(spans):
-                text = text[:start] + "".join(ch if ch == "\n" else " " for ch in text[start:end]) + text[end:]
-            out.append((filename, text))
-        return out
 
     @property
     def text(self) -> str:

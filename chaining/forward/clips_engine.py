@@ -50,8 +50,7 @@ class ForwardEngine(ForwardChainer):
             )
         self.config = config or EngineConfig()
         self.knowledge_base = kb
-        # load_sources: the text CLIPS loads, without constructs CLIPS skips (rules.KnowledgeBase.skipped)
-        self.sources = [(str(f), str(t)) for f, t in getattr(kb, "load_sources", kb.sources)]
+        self.sources = [(str(f), str(t)) for f, t in kb.sources]
         self.functions = dict(functions or {})
         for fname, fn in self.functions.items():
             if not callable(fn):

@@ -169,6 +169,6 @@ def rows(quick: bool = False) -> list[dict]:
     return parse_rows(n) + startup_rows(n)
 
 
-if __name__ == "__main__":  # python -m cli.benchmarks._rules_parse
+if __name__ == "__main__":  # python -m cli.benchmarks._rules_frontend
     for row in rows():
         print(row)
