@@ -2,8 +2,8 @@
 construct of the CLIPS Basic Programming Guide and per load-time error class
 (tests/rules/clips_corpus/).
 
-The oracle loads each file as `kb run` does: construct by construct through CLIPS's `Build`
-(`chaining.forward.constructs.split_constructs`). Each file's first line states the verdict:
+The oracle is CLIPS's `load` of the file and, as `kb run` loads it, construct by construct
+through CLIPS's `Build` (`chaining.forward.constructs.split_constructs`). Each file's first line states the verdict:
 - `loads`: CLIPS builds every construct; check accepts (warnings allowed).
 - `refuses`: CLIPS refuses a construct; check refuses with a location inside that construct.
 - `skips`: CLIPS reports a construct and loads the rest ([DFFNXPSR2]); check accepts with a
@@ -46,6 +46,10 @@ def _oracle(path: Path) -> tuple[str, tuple[int, int] | None]:
             env.build(c.text)
         except clips.CLIPSError:
             return "refuses", (c.line, c.line + c.text.count("\n"))
+    try:
+        clips.Environment().load(str(path))  # CLIPS's own load also refuses text between constructs
+    except clips.CLIPSError:
+        return "refuses", None
     return "loads", None
 
 
