@@ -35,6 +35,7 @@ from .validate_common import (
     is_sym,
     looks_like_variable,
     show,
+    slot_type_letters,
 )
 from .validate_exprs import ExprChecks
 from .validate_slots import SlotChecks
@@ -271,10 +272,14 @@ class Validator(SlotChecks, ExprChecks):
             self.error(misplaced.pos, f"logical CEs must be placed first in rule {name}")
         addresses: dict[str, str | None] = {}
         self._lhs_var_kinds = {}
-        bound = self.ces(r.lhs, set(), r, addresses, negated=False)
-        bound = set(bound) | bind_targets(r.rhs)  # CLIPS accepts a bind anywhere in the RHS
-        for action in r.rhs:
-            self.expr(action, bound, r, addresses)
+        self.var_types, self.rebound = {}, bind_targets(r.rhs)
+        try:
+            bound = self.ces(r.lhs, set(), r, addresses, negated=False)
+            bound = set(bound) | self.rebound  # CLIPS accepts a bind anywhere in the RHS
+            for action in r.rhs:
+                self.expr(action, bound, r, addresses)
+        finally:
+            self.var_types, self.rebound = {}, set()
 
     def ces(self, ces: list[ast.CE], bound: set[str], r: ast.RuleDef, addresses: dict, negated: bool) -> set[str]:
         for ce in ces:
@@ -359,6 +364,7 @@ class Validator(SlotChecks, ExprChecks):
                 )
             bound.add(p.address)
             addresses[p.address] = name
+            self.var_types[p.address] = "f"
         return bound
 
     def field(self, f: ast.Field, bound: set[str], r: ast.RuleDef | None, slot: ast.SlotDef | None, tname: str) -> None:
@@ -370,6 +376,11 @@ class Validator(SlotChecks, ExprChecks):
                 if t.kind in ("variable", "mf_variable"):
                     var = str(t.value.value)  # type: ignore[union-attr]
                     kind = self._lhs_var_kinds.setdefault(var, t.kind)
+                    letters = "m" if t.kind == "mf_variable" else slot_type_letters(slot)
+                    if letters and not t.negated:
+                        known = self.var_types.get(var)
+                        both = "".join(ch for ch in known if ch in letters) if known else letters
+                        self.var_types[var] = both or letters
                     if kind != t.kind:
                         self.error(
                             t.pos,

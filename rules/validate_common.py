@@ -92,6 +92,10 @@ class Reporter:
         self.diagnostics: list[Diagnostic] = []
         self.file = "<string>"
         self.in_deffacts = False
+        # Inside a rule: what CLIPS knows of each LHS variable's type (restriction letters), and
+        # the variables the RHS rebinds (whose type is then unknown).
+        self.var_types: dict[str, str] = {}
+        self.rebound: set[str] = set()
 
     def error(self, pos: ast.Pos, message: str) -> None:
         self.diagnostics.append(Diagnostic(self.file, pos.line, pos.column, message))
@@ -124,6 +128,28 @@ def bind_targets(exprs: list[ast.Expr]) -> set[str]:
                 out.add(str(e.args[0].value))
             stack.extend(e.items)
     return out
+
+
+_SLOT_TYPE_LETTERS = {
+    "SYMBOL": "y",
+    "STRING": "s",
+    "LEXEME": "sy",
+    "INTEGER": "l",
+    "FLOAT": "d",
+    "NUMBER": "ld",
+    "INSTANCE-NAME": "n",
+    "INSTANCE-ADDRESS": "i",
+    "INSTANCE": "ni",
+    "FACT-ADDRESS": "f",
+    "EXTERNAL-ADDRESS": "x",
+}
+
+
+def slot_type_letters(slot: ast.SlotDef | None) -> str:
+    """Restriction letters of a slot's declared types ('' when any type is allowed)."""
+    if slot is None or not slot.types or "?VARIABLE" in slot.types:
+        return ""
+    return "".join(_SLOT_TYPE_LETTERS.get(t, "") for t in slot.types)
 
 
 def looks_like_variable(name: str) -> bool:

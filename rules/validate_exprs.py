@@ -239,6 +239,8 @@ class ExprChecks(FormChecks):
             if isinstance(a, ast.Atom):
                 if a.kind in TYPE_LETTER and TYPE_LETTER[a.kind] not in letters:
                     self.error(a.pos, f"function '{name}' expects argument #{i + 1} to be {allowed}, got {show(a)}")
+                elif a.kind in ("variable", "mf_variable"):
+                    self.variable_type(name, i, a, letters, allowed)
                 continue
             returns = self.returns(a)
             if returns and not set(returns) & set(letters):
@@ -248,6 +250,20 @@ class ExprChecks(FormChecks):
                     f"[ARGACCES2] function '{name}' expects argument #{i + 1} to be {allowed}, "
                     f"got {show(a)}, which returns {gives}",
                 )
+
+    def variable_type(self, name: str, i: int, a: ast.Atom, letters: str, allowed: str) -> None:
+        """A variable whose LHS binding fixes its type (a multifield, a typed slot, a fact address)
+        passed where that type is not allowed: CLIPS refuses the rule ([RULECSTR2/3])."""
+        var = str(a.value)
+        have = self.var_types.get(var)
+        if not have or var in self.rebound or set(have) & set(letters):
+            return
+        gives = " or ".join(LETTER_NAMES[ch] for ch in have if ch in LETTER_NAMES)
+        self.error(
+            a.pos,
+            f"[RULECSTR3] variable ?{var} is bound to {gives} on the left-hand side, but function "
+            f"'{name}' expects argument #{i + 1} to be {allowed}",
+        )
 
     def returns(self, e: ast.Expr) -> str:
         """Type letters a call to a built-in returns ('' when unknown or redefined)."""
