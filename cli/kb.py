@@ -15,10 +15,12 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "ask": ("cli.kb_ask", "register", ""),
     "explain": ("cli.kb_ask", "register", ""),
     "run": ("cli.kb_run", "register", ""),
+    "test": ("cli.kb_test", "register", ""),
+    "show": ("cli.kb_show", "register", ""),
 }
 
 app = typer.Typer(
     no_args_is_help=True,
-    help="Knowledge bases: check, run (forward), ask (backward), explain.",
+    help="Knowledge bases: check, run (forward), ask (backward), explain, test (scenarios), show.",
     cls=lazy_group(COMMANDS),
 )

@@ -13,7 +13,9 @@ from typing import Annotated
 
 import typer
 
-from .kb_check_fast import run_check, unsafe_setting
+from .kb_check_fast import SHOWN_NAMES, SHOWN_RULES, run_check, unsafe_setting
+
+__all__ = ["SHOWN_NAMES", "SHOWN_RULES", "allow_unsafe_setting", "check", "register"]
 
 
 def allow_unsafe_setting(flag: bool) -> bool:

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 
 _FLAGS = ("--allow-unsafe", "--json", "--strict")
+SHOWN_NAMES = 200  # names listed per line before '... N more' (--json lists all)
+SHOWN_RULES = 100  # rules described one per line
 
 
 def unsafe_setting(flag: bool) -> bool:
@@ -55,9 +57,19 @@ def run_check(files: list[Path], allow_unsafe: bool, as_json: bool, strict: bool
             print(f"{len(exc.diagnostics)} error(s)", file=sys.stderr)
         return 1
     summary = kb.summary()
+    from chaining.backward.check import unknown_premises
+
+    unknown = unknown_premises(kb)  # premises over relations nothing defines (warnings; facts may come at run time)
     if as_json:
-        print(jsonlib.dumps({"ok": True, **summary, "warnings": [d.to_dict() for d in kb.warnings]}))
+        warnings = [d.to_dict() for d in kb.warnings] + [u.to_dict() for u in unknown]
+        print(jsonlib.dumps({"ok": True, **summary, "warnings": warnings}))
         return 0
+    for u in unknown:
+        print(f"{u.file}:{u.line}:{u.column}: warning: {u.message}", file=sys.stderr)
+    import shutil
+    import textwrap
+
+    width = max(40, min(shutil.get_terminal_size((100, 24)).columns, 200))
     lines = [str(d) for d in kb.warnings]
     lines.append(
         f"ok: {len(files)} file(s), knowledge base {kb.name} version {kb.version[:12]}"
@@ -66,12 +78,18 @@ def run_check(files: list[Path], allow_unsafe: bool, as_json: bool, strict: bool
     for key in ("templates", "rules", "functions", "deffacts", "askable"):
         names = summary[key]
         if names or key in ("templates", "rules"):
-            lines.append(f"{key} ({len(names)}): {', '.join(names)}")
-    for rule in kb.rules.values():
+            shown = (
+                names if len(names) <= SHOWN_NAMES else [*names[:SHOWN_NAMES], f"... {len(names) - SHOWN_NAMES} more"]
+            )
+            text = f"{key} ({len(names)}): {', '.join(shown)}"
+            lines.append(textwrap.fill(text, width=width, subsequent_indent="  ", break_on_hyphens=False))
+    for rule in list(kb.rules.values())[:SHOWN_RULES]:
         lines.append(
             f"  rule {rule.name}: salience {rule.salience if isinstance(rule.salience, int) else 'dynamic'}, "
             f"reads {sorted(rule.reads)}, writes {sorted(rule.writes)}"
         )
+    if len(kb.rules) > SHOWN_RULES:
+        lines.append(f"  ... {len(kb.rules) - SHOWN_RULES} more rules (--json lists every one)")
     print("\n".join(lines))
     return 0
 
