@@ -57,9 +57,7 @@ def run_check(files: list[Path], allow_unsafe: bool, as_json: bool, strict: bool
             print(f"{len(exc.diagnostics)} error(s)", file=sys.stderr)
         return 1
     summary = kb.summary()
-    from chaining.backward.check import unknown_premises
-
-    unknown = unknown_premises(kb)  # premises over relations nothing defines (warnings; facts may come at run time)
+    unknown = _unknown_premises()(kb)  # premises over relations nothing defines (warnings; facts may come at run time)
     if as_json:
         warnings = [d.to_dict() for d in kb.warnings] + [u.to_dict() for u in unknown]
         print(jsonlib.dumps({"ok": True, **summary, "warnings": warnings}))
@@ -92,6 +90,30 @@ def run_check(files: list[Path], allow_unsafe: bool, as_json: bool, strict: bool
         lines.append(f"  ... {len(kb.rules) - SHOWN_RULES} more rules (--json lists every one)")
     print("\n".join(lines))
     return 0
+
+
+def _unknown_premises():
+    """`chaining.backward.check.unknown_premises`, loaded from its file alone when the package is
+    not imported yet: importing `chaining.backward` loads both engines (CLIPS through cffi),
+    which `kb check` never runs, and doubles its start-up time. The module needs `rules` only."""
+    import importlib
+    import importlib.util
+
+    name = "chaining.backward.check"
+    if name not in sys.modules:
+        spec = importlib.util.find_spec("chaining")
+        origin = Path(spec.origin).parent / "backward" / "check.py" if spec and spec.origin else None
+        if origin is not None and origin.is_file():
+            alone = importlib.util.spec_from_file_location("_kb_check_unknown_premises", origin)
+            if alone is not None and alone.loader is not None:
+                module = importlib.util.module_from_spec(alone)
+                sys.modules[alone.name] = module  # dataclasses look their module up there
+                try:
+                    alone.loader.exec_module(module)
+                    return module.unknown_premises
+                except ImportError:  # it grew imports of its own package: take the usual way
+                    del sys.modules[alone.name]
+    return importlib.import_module(name).unknown_premises
 
 
 def fast_main(args: list[str]) -> int | None:

@@ -20,13 +20,13 @@ CASES = Path(__file__).parent / "cases" / "rules"
 runner = CliRunner()
 
 
-def test_plain_kb_check_imports_no_typer_pydantic_sqlalchemy_or_models() -> None:
+def test_plain_kb_check_imports_no_typer_pydantic_sqlalchemy_or_engines() -> None:
     code = (
         "import sys; sys.argv = ['workbench', 'kb', 'check', 'knowledge_bases/animals.clp']\n"
         "from cli import main\n"
         "try:\n    main()\nexcept SystemExit as e:\n    assert e.code == 0, e.code\n"
         "heavy = sorted({m.split('.')[0] for m in sys.modules} & "
-        "{'typer', 'click', 'pydantic', 'sqlalchemy', 'workbench', 'torch', 'api', 'neural'})\n"
+        "{'typer', 'click', 'pydantic', 'sqlalchemy', 'clips', 'chaining', 'workbench', 'torch', 'api'})\n"
         "print('HEAVY', heavy)\n"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
