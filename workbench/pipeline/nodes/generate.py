@@ -256,12 +256,15 @@ class _Rails:
                 result = engine.evaluate([fact])
         except Exception as exc:
             raise NodeExecutionError(self.node_id, "generate", f"rails {self.kb.name!r}: {exc}") from exc
-        for fr in result.firings:
-            self.ctx.event(
-                "rule_firing",
-                self.node_id,
-                {"knowledge_base": self.kb.name, "rule": fr.rule, "facts": list(fr.facts), "tokens": tokens},
-            )
+        firings = [
+            {"knowledge_base": self.kb.name, "rule": fr.rule, "facts": list(fr.facts), "asserted": [], "retracted": []}
+            for fr in result.firings
+        ]
+        for ev in result.events:  # which facts each firing asserted and retracted (the engine's trace)
+            if ev.firing is not None and ev.firing < len(firings):
+                firings[ev.firing]["asserted" if ev.kind == "assert" else "retracted"].append(ev.fact)
+        for i, fr in enumerate(firings):
+            self.ctx.event("rule_firing", self.node_id, {"index": i, **fr, "tokens": tokens})
         rails = result.facts_of("rail")
         if not rails:
             return None
