@@ -13,8 +13,11 @@ from typing import Any
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
+from rich.tree import Tree
 
 MAX_ROWS = 200
+MAX_DEPTH = 30  # proof levels drawn in HTML (a proof can be 100,000 levels deep)
+RICH_DEPTH = 12  # in a terminal each level indents 4 columns
 STYLE = "border-collapse:collapse;font-family:monospace;font-size:90%"
 CELL = "border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top"
 
@@ -89,9 +92,9 @@ def _answer_rows(result: Any) -> list[list[Any]]:
 
 
 def _proof_html(node: Any, depth: int = 0, budget: list[int] | None = None) -> str:
-    """A proof (HOW) as nested lists; at most MAX_ROWS steps are drawn."""
+    """A proof (HOW) as nested lists; at most MAX_ROWS steps and MAX_DEPTH levels are drawn."""
     budget = budget if budget is not None else [MAX_ROWS]
-    if budget[0] <= 0:
+    if budget[0] <= 0 or depth >= MAX_DEPTH:
         return "<li><i>...</i></li>"
     budget[0] -= 1
     label = escape(getattr(node, "label", None) or str(getattr(node, "fact", "") or node))
@@ -116,16 +119,30 @@ def proof_result_html(result: Any) -> str:
     return "".join(parts)
 
 
+def proof_tree_rich(proof: Any, title: str) -> Tree:
+    """A proof as a rich tree of at most MAX_ROWS steps (built without recursion: proofs may be deep)."""
+    root = Tree(Text(title, style="bold"))
+    stack = [(root, proof, 0)]
+    budget = MAX_ROWS
+    while stack:
+        parent, node, depth = stack.pop()
+        if budget <= 0 or depth >= RICH_DEPTH:
+            parent.add(Text("... (deeper steps: the result's to_dict)", style="dim"))
+            continue
+        budget -= 1
+        branch = parent.add(Text(getattr(node, "label", None) or str(node)))
+        stack.extend((branch, child, depth + 1) for child in reversed(getattr(node, "premises", None) or []))
+    return root
+
+
 def proof_result_rich(result: Any) -> Group:
     """A rich renderable for a `ProofResult`: answers, then each proof as a HOW tree."""
-    from chaining.explain import how_tree
-
     items: list[Any] = [Text(f"goal {result.goal}: {len(result.answers)} answer(s)", style="bold")]
     if not result.answers:
         items.append(Text("no: the goal cannot be proved"))
     else:
         items.append(rich_table("answers", ["#", "bindings", "certainty"], _answer_rows(result)))
-    for a in result.answers[:20]:
+    for i, a in enumerate(result.answers[:20], 1):
         if getattr(a, "proof", None) is not None:
-            items.append(how_tree(a.proof))
+            items.append(proof_tree_rich(a.proof, f"proof of answer {i}"))
     return Group(*items)

@@ -36,6 +36,7 @@ from rules.facts import IMPLIED, Fact
 from rules.printer import ce_text, expr_text
 
 from . import certainty as cfm
+from .asking import QuestionsMixin
 from .errors import BackwardError, DepthLimitError, EvaluationError, ProofTimeout
 from .frames import (
     TOP,
@@ -69,7 +70,7 @@ __all__ = ["Query", "Ctx", "Oracle", "Seq", "TOP", "chain_text"]
 # ---- one query ----------------------------------------------------------------------------------
 
 
-class Query(RegionsMixin):
+class Query(RegionsMixin, QuestionsMixin):
     """The state of one `Session.prove`: choice points, tables, completion stack, answers found."""
 
     def __init__(self, session: Session, deadline: float | None, oracle: Oracle | None = None):
@@ -84,6 +85,10 @@ class Query(RegionsMixin):
         self.ctx: Ctx | None = None  # context of the state being run (for error messages)
         self.steps = 0
         self.sink: Any = None  # called with each answer instead of collecting it in `out`
+        self.n_tables = 0  # tables created (counted by `release`)
+        self.pending: list[AskReq] = []  # questions for a model, asked together (`_flush`)
+        provider = session.broker.provider
+        self.batch_asks = provider is not None and getattr(provider, "source", "") == "model"
         self.proofs = True  # False: rule conclusions keep no premises or bindings (no HOW wanted)
         self._interned: dict[tuple, tuple] = {}
         self.stopped = False
@@ -99,9 +104,12 @@ class Query(RegionsMixin):
         called with each answer (bindings, proofs) instead, returns True. Returns True when the
         search is exhausted."""
         stack = self.stack
-        while stack:
+        while stack or self.pending:
             if self.stopped or (want is not None and len(self.out) >= want):
                 return False
+            if self.pending and self._must_flush():
+                await self._flush()  # questions to a model, asked together before any completion decision
+                continue
             top = stack[-1]
             t = type(top)
             if t is Marker:
@@ -120,20 +128,45 @@ class Query(RegionsMixin):
             if not self.steps & 255:
                 self.check_time()
             if type(st) is AskReq:
-                await self._ask(st)
+                if self.batch_asks:
+                    self.pending.append(st)  # go on with the other alternatives; asked in one batch
+                else:
+                    await self._ask(st)  # a person is asked at once, in the order the proof needs
                 continue
             self.ctx = st[3]
             self._step(*st)
         return True
+
+    def release(self) -> None:
+        """Drop the choice points and tables (they form reference cycles: a table's consumers continue
+        into its own producers), so that the query's memory is freed at once, without a full collection."""
+        self.n_tables = len(self.tables)
+        for t in self.tables.values():
+            t.consumers = []
+        self.stack.clear()
+        self.comp.clear()
+        self.pending.clear()
+        self.tables.clear()
 
     def check_time(self) -> None:
         if self.deadline is not None and time.monotonic() > self.deadline:
             goal = self.ctx.text if self.ctx is not None else "?"
             chain = [c.text for c in self.ctx.chain()] if self.ctx is not None else [goal]
             raise ProofTimeout(
-                f"proof ran past {self.s.config.timeout} s while proving {goal}; goal chain: {chain_text(chain)}",
+                f"proof ran past {self.s.config.timeout} s while proving {goal}; goal chain: {chain_text(chain)}"
+                + self._cause(),
                 goal,
             )
+
+    def _cause(self) -> str:
+        """Why a proof may run long: the table with the most answers (an infinite relation?), the depth."""
+        if not self.tables:
+            depth = self.ctx.depth if self.ctx is not None else 0
+            return f"; {self.steps} steps, subgoal depth {depth}" if depth > 1000 else ""
+        t = max(self.tables.values(), key=lambda x: len(x.answers))
+        return f"; {len(self.tables)} subgoal table(s), the largest {t.text} with {len(t.answers)} answer(s)" + (
+            " so far (infinitely many? ask for fewer answers: limit / --limit N)" if not t.complete else ""
+        )
 
     def _push(self, states: list) -> None:
         if states:
@@ -456,18 +489,3 @@ class Query(RegionsMixin):
             except EvaluationError as exc:
                 self.warnings.append(f"{ce_text(p)}: {exc}")
         return out
-
-    # -- questions -------------------------------------------------------------------------------
-
-    async def _ask(self, req: AskReq) -> None:
-        s = self.s
-        self.ctx = req.ctx
-        got, proof, cf = await s._ask_fact(req.fact, req.spec, req.ctx, self.warnings)
-        if got is None or not s._key_matches(req.key, got):
-            return
-        if req.table is not None:
-            self._add(req.table, got, proof, cf, ("asked",))
-            return
-        ms = s._multislots.get(got.template)
-        states = [(req.nxt, b2, req.pf + (proof,), req.ctx) for b2 in match_list(req.p, got, req.b, s.ev, ms, s.plans)]
-        self._push(states)

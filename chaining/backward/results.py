@@ -91,6 +91,18 @@ class ProofResult:
     tables: int = 0
     count: int = 0
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the answers (bindings, certainty) as a table, then each proof as nested lists."""
+        from chaining.display import proof_result_html
+
+        return proof_result_html(self)
+
+    def __rich__(self) -> Any:
+        """`rich.print(result)`: the answers table and each proof as a tree."""
+        from chaining.display import proof_result_rich
+
+        return proof_result_rich(self)
+
     def to_dict(self, proofs: str = "tree") -> dict[str, Any]:
         """JSON document of the result.
 

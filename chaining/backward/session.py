@@ -226,7 +226,7 @@ class Session(CallsMixin):
                 try:
                     q = Query(self, deadline)
                     stopped = await self._drain(q, ces, goal, c)
-                    warnings, tables = warnings + q.warnings, len(q.tables)
+                    warnings, tables = warnings + q.warnings, q.n_tables
                 except NotStratifiedError:
                     # negation through recursion: answer under the well-founded semantics (wfs)
                     from .wfs import well_founded
@@ -238,7 +238,7 @@ class Session(CallsMixin):
                         c.truth = truth
                         stopped = await self._drain(q, ces, goal, c)
                         warnings += q.warnings
-                        tables += len(q.tables)
+                        tables += q.n_tables
                         if stopped:
                             break
         except ProofTimeout as exc:
@@ -280,7 +280,10 @@ class Session(CallsMixin):
         q.start(ces, goal)
         q.sink = c.add  # each answer as it is found; True (the limit) stops the query
         q.proofs = c.proofs
-        done = await q.run(None)
+        try:
+            done = await q.run(None)
+        finally:
+            q.release()
         return not done
 
     def prove_sync(self, goal: str, *, limit: int | None = None, **kw: Any) -> ProofResult:

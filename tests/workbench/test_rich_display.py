@@ -85,3 +85,32 @@ def test_forward_result_display():
     assert "identified: tiger" in text and "mammal-by-hair" in text and "(identified (animal tiger))" in text
     shown = _rich_text(result)
     assert "firings" in shown and "carnivore-by-diet" in shown and "(identified (animal tiger))" in shown
+
+
+def test_proof_result_display():
+    from chaining.backward import Session
+
+    kb = rules.load_knowledge_base(KB / "family.clp")
+    result = Session(kb).prove_sync("(ancestor ?x otto)", limit=None)
+    assert result.answers
+    text = _check_html(result._repr_html_())
+    assert "(ancestor ?x otto)" in text and "?x = dora" in text and "proof of answer 1" in text
+    shown = _rich_text(result)
+    assert "answers" in shown and "?x = dora" in shown and "proof of answer 1" in shown
+
+
+def test_a_deep_proof_displays_without_recursion():
+    from chaining.backward import Session
+
+    n = 3000
+    text = "\n".join(
+        ["(deftemplate edge (slot a) (slot b))", "(deftemplate path (slot a) (slot b))"]
+        + ["(defrule step (edge (a ?x) (b ?y)) => (assert (path (a ?x) (b ?y))))"]
+        + ["(defrule hop (edge (a ?x) (b ?y)) (path (a ?y) (b ?z)) => (assert (path (a ?x) (b ?z))))"]
+        + [f"(deffacts chain {' '.join(f'(edge (a n{i}) (b n{i + 1}))' for i in range(n))})"]
+    )
+    kb = rules.knowledge_base_from_text("chain", text)
+    result = Session(kb).prove_sync(f"(path (a n0) (b n{n}))", limit=1)
+    assert result.answers
+    assert "..." in _check_html(result._repr_html_())
+    assert "..." in _rich_text(result)
