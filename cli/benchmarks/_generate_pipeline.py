@@ -12,6 +12,7 @@ generated tokens / wall time of the round; the ratio pipeline / engine_async is 
 from __future__ import annotations
 
 import asyncio
+import shutil
 import statistics
 import tempfile
 import time
@@ -120,6 +121,7 @@ def run_pipeline_rows(
     finally:
         bare_engine.shutdown()
         wb.close()
+        shutil.rmtree(tmp, ignore_errors=True)
     extra = {
         "pipeline_rounds": ROUNDS,
         "pipeline_over_engine_tokens_per_s_by_round": ratios,
