@@ -35,7 +35,6 @@ also CPU seconds of this process (`cpu_seconds`, `evals_per_cpu_s`); the load av
 
 from __future__ import annotations
 
-import functools
 import os
 import random
 import time
@@ -290,7 +289,7 @@ def _gating_rows(evaluations: int, raw_evaluations: int, experta_seconds: float)
         )
         engine = ForwardEngine.from_knowledge_base(rules.load_knowledge_base([path]), config=config)
         n = evaluations if (label, read, native) == variants[0] else max(window * 2, evaluations // 10)
-        marks = _timed_loop(functools.partial(_evaluate_nth, engine, inputs, read), n, window)
+        marks = _timed_loop(lambda i, e=engine, t=read: e.evaluate(inputs[i % 1000], templates=t), n, window)
         rows.append(
             {
                 "program": "gating",
@@ -447,11 +446,6 @@ def _goals(rows: list[dict]) -> dict:
         "gating_goal": ">= 20,000 evals/s on one core, flat from the first 10,000 to the last",
         "gating": gating,
     }
-
-
-def _evaluate_nth(engine, inputs: list, templates, i: int):
-    """Evaluate the i-th input (cycling through the first 1000) on `engine`."""
-    return engine.evaluate(inputs[i % 1000], templates=templates)
 
 
 def _timed_loop(fn, n: int, window: int) -> tuple[float, float, float, float]:
