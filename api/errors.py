@@ -102,21 +102,40 @@ def is_kserve(request: Request) -> bool:
 
 
 def error_response(request: Request, err: ApiError) -> JSONResponse:
-    """Render `err` in the shape of the request's protocol (/v2: KServe; otherwise /v1)."""
+    """Render `err` in the shape of the request's protocol (/v2: KServe; otherwise /v1).
+
+    Text that came from the client (a field name, a YAML key) may hold lone surrogates, which
+    UTF-8 cannot encode: they are written as `\\udXXX` escapes, so rendering an error never fails."""
     if is_kserve(request):
-        return JSONResponse({"error": err.message}, status_code=err.status, headers=err.headers)
+        return JSONResponse({"error": _encodable(err.message)}, status_code=err.status, headers=err.headers)
     body: dict[str, Any] = {
         "code": err.code,
-        "message": err.message,
+        "message": _encodable(err.message),
         "type": _type_of(err.status),
-        "param": err.param,
-        "details": err.details,
+        "param": _encodable(err.param),
+        "details": _encodable(err.details),
         "request_id": request_id(request),
     }
     # set here too: unexpected errors are answered outside RequestIdMiddleware
     return JSONResponse(
         {"error": body}, status_code=err.status, headers={**err.headers, "X-Request-Id": body["request_id"]}
     )
+
+
+def _encodable(value: Any) -> Any:
+    """`value` with every string made UTF-8-encodable (lone surrogates -> backslash escapes).
+    Error details are at most a few levels deep (lists of flat dicts)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+    if isinstance(value, dict):
+        return {_encodable(k): _encodable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_encodable(v) for v in value]
+    return value
 
 
 def request_id(request: Request) -> str:
@@ -166,6 +185,8 @@ def from_serving(request: Request, exc: sv.ServingError) -> ApiError:
         return ApiError(504, exc.message, code="timeout")
     if isinstance(exc, sv.ConflictError):
         return ApiError(409, exc.message, code="conflict", param=exc.param)
+    if isinstance(exc, sv.LimitExceededError):
+        return ApiError(422, exc.message, code="limit_exceeded", param=exc.param)
     if isinstance(exc, sv.InvalidDocumentError):
         return ApiError(422, exc.message, code="validation_failed", param=exc.param, details=exc.details)
     if isinstance(exc, sv.BadInputError):

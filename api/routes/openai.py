@@ -27,12 +27,13 @@ from ..deps import PREDICT_KEY, ServingDep
 from ..disconnect import ClientGone, cancel_on_disconnect
 from ..errors import V1_ERRORS
 from ..schemas.openai import ChatCompletionRequest, CompletionRequest
+from ..schemas.openai_responses import ChatCompletion, Completion, ModelList, sse_responses
 
 router = APIRouter(prefix="/v1", tags=["generation (OpenAI-compatible)"], responses=V1_ERRORS)
 
 
 @router.get("/models", operation_id="list_generation_models", summary="Served language models (OpenAI `models.list`).")
-async def list_models(serving: ServingDep) -> dict[str, Any]:
+async def list_models(serving: ServingDep) -> ModelList:
     serving.require_ready()
     created = int(time.time())
     data = [
@@ -45,7 +46,7 @@ async def list_models(serving: ServingDep) -> dict[str, Any]:
         }
         for m in serving.generation_models()
     ]
-    return {"object": "list", "data": data}
+    return ModelList.model_validate({"object": "list", "data": data})
 
 
 @router.post(
@@ -53,6 +54,7 @@ async def list_models(serving: ServingDep) -> dict[str, Any]:
     operation_id="create_completion",
     summary="Text completion (streaming with `stream: true`).",
     dependencies=[PREDICT_KEY],
+    responses=sse_responses(Completion),
 )
 async def create_completion(body: CompletionRequest, request: Request, serving: ServingDep) -> Response:
     rid = f"cmpl-{uuid.uuid4().hex}"
@@ -117,6 +119,7 @@ async def create_completion(body: CompletionRequest, request: Request, serving: 
     operation_id="create_chat_completion",
     summary="Chat completion with the model's chat template (streaming with `stream: true`).",
     dependencies=[PREDICT_KEY],
+    responses=sse_responses(ChatCompletion),
 )
 async def create_chat_completion(body: ChatCompletionRequest, request: Request, serving: ServingDep) -> Response:
     rid = f"chatcmpl-{uuid.uuid4().hex}"

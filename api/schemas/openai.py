@@ -7,6 +7,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+# Ceilings of numeric fields (issue 16: every number a client sends is bounded); the engine still
+# refuses a prompt plus max_tokens longer than the model's context.
+MAX_TOKENS = 1 << 20
+MAX_TOP_K = 1 << 20
+
 
 class StreamOptions(BaseModel):
     include_usage: bool = False
@@ -16,15 +21,17 @@ class _SamplingFields(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     model: str = Field(description="A served language model (GET /v1/models).")
-    max_tokens: Annotated[int, Field(ge=1)] | None = Field(None, description="Most tokens to generate (default 16).")
+    max_tokens: Annotated[int, Field(ge=1, le=MAX_TOKENS)] | None = Field(
+        None, description="Most tokens to generate (default 16)."
+    )
     temperature: Annotated[float, Field(ge=0.0, le=2.0)] = 1.0
     top_p: Annotated[float, Field(gt=0.0, le=1.0)] = 1.0
-    top_k: Annotated[int, Field(ge=-1)] = 0
+    top_k: Annotated[int, Field(ge=-1, le=MAX_TOP_K)] = 0
     n: Literal[1] = Field(1, description="Only n=1 is served.")
     stream: bool = False
     stream_options: StreamOptions | None = None
     stop: str | list[str] | None = None
-    stop_token_ids: list[Annotated[int, Field(ge=0)]] | None = None
+    stop_token_ids: Annotated[list[Annotated[int, Field(ge=0, le=2**31 - 1)]], Field(max_length=1024)] | None = None
     seed: Annotated[int, Field(ge=-(2**63), le=2**63 - 1)] | None = Field(
         None, description="Sampling seed (a signed 64-bit integer)."
     )
@@ -106,7 +113,7 @@ class ChatCompletionRequest(_SamplingFields):
     """`POST /v1/chat/completions`: messages rendered with the model's chat template."""
 
     messages: Annotated[list[ChatMessage], Field(min_length=1)]
-    max_completion_tokens: Annotated[int, Field(ge=1)] | None = None
+    max_completion_tokens: Annotated[int, Field(ge=1, le=MAX_TOKENS)] | None = None
 
     def sampling(self, default_max_tokens: int = 16) -> dict[str, Any]:
         out = super().sampling(default_max_tokens)

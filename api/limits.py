@@ -1,0 +1,168 @@
+"""Request limits enforced while the body is read: size, decompressed size, JSON depth, UTF-8.
+
+A pure ASGI middleware, not a FastAPI dependency: FastAPI reads and parses a JSON body (and
+pydantic validates it) *before* any dependency of the route runs, so a dependency would come too
+late to stop a 100 MB body, a gzip bomb or a 200,000-deep array from reaching the parser. The
+middleware wraps `receive`: it counts bytes as they arrive (413 as soon as a limit is crossed,
+with or without `Content-Length`, chunked or not), inflates `Content-Encoding: gzip|deflate`
+incrementally, and checks the complete body (UTF-8, nesting depth, lone surrogate escapes)
+before handing it on, decoded, as one message. Messages after the body (`http.disconnect`) pass
+through untouched, so disconnect handling and streaming responses work as before.
+
+Limits come from `Settings.limits` per operation id (`workbench/config.py`, docs/api.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from re import Pattern
+from typing import Any
+
+from fastapi.routing import APIRoute
+from starlette.requests import Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from workbench.config import LimitsSettings, ResolvedLimits
+
+from .body_checks import BodyError, Inflater, check_json, check_utf8
+from .errors import ApiError, error_response
+
+_ENCODINGS = {"gzip": "gzip", "x-gzip": "gzip", "deflate": "deflate"}
+_TEXT_TYPES = ("text/", "application/yaml", "application/x-yaml")
+
+
+class RequestLimitsMiddleware:
+    """Enforce `limits` on every HTTP request body (see module docstring)."""
+
+    def __init__(self, app: ASGIApp, limits: LimitsSettings, routers: Iterable[Any]) -> None:
+        self.app = app
+        self.limits = limits
+        self.endpoints = endpoint_table(routers)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        operation = _operation_id(scope, self.endpoints)
+        limits = self.limits.for_endpoint(operation)
+        headers = _headers(scope)
+        try:
+            body = await _read_body(receive, headers, limits, operation)
+            if body is None:  # the client went away while sending
+                return
+            _check_content(body, headers, limits)
+        except BodyError as exc:
+            request = Request(scope)
+            code = {413: "payload_too_large", 415: "unsupported_media_type"}.get(exc.status)
+            err = ApiError(exc.status, exc.message, code=code, param=exc.param)
+            if exc.status == 413:
+                err.headers["Connection"] = "close"  # the rest of the body is not read
+            await error_response(request, err)(scope, receive, send)
+            return
+        if "content-encoding" in headers:
+            scope = dict(scope)
+            scope["headers"] = [
+                (k, v) for k, v in scope["headers"] if k.lower() not in (b"content-encoding", b"content-length")
+            ] + [(b"content-length", str(len(body)).encode())]
+        await self.app(scope, _replay(body, receive), send)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+async def _read_body(
+    receive: Receive, headers: dict[str, str], limits: ResolvedLimits, operation: str | None
+) -> bytes | None:
+    """The whole body, inflated; None if the client disconnected. Raises BodyError."""
+    where = f" for {operation}" if operation else ""
+    size_setting = _setting("max_body_bytes", operation)
+    declared = headers.get("content-length")
+    if declared is not None:
+        if not declared.isdigit():
+            raise BodyError(400, f"Content-Length {declared!r} is not a number of bytes", param="header.content-length")
+        if int(declared) > limits.max_body_bytes:
+            raise BodyError(
+                413,
+                f"body of {declared} bytes exceeds the limit of {limits.max_body_bytes} bytes{where} ({size_setting})",
+            )
+    encoding = headers.get("content-encoding", "identity").strip().lower()
+    inflater: Inflater | None = None
+    if encoding not in ("", "identity"):
+        if encoding not in _ENCODINGS:
+            raise BodyError(
+                415, f"Content-Encoding {encoding!r} is not supported; send gzip, deflate or identity", "header"
+            )
+        inflater = Inflater(
+            _ENCODINGS[encoding], limits.max_decompressed_bytes, _setting("max_decompressed_bytes", operation)
+        )
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limits.max_body_bytes:
+            raise BodyError(413, f"body exceeds the limit of {limits.max_body_bytes} bytes{where} ({size_setting})")
+        if inflater is not None:
+            inflater.feed(chunk)
+        else:
+            parts.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return inflater.finish() if inflater is not None else b"".join(parts)
+
+
+def _check_content(body: bytes, headers: dict[str, str], limits: ResolvedLimits) -> None:
+    """UTF-8, depth and surrogates of JSON bodies (and of the JSON header of a binary KServe body)."""
+    ctype = headers.get("content-type", "").split(";")[0].strip().lower()
+    depth_setting = "WORKBENCH_LIMITS__MAX_JSON_DEPTH"
+    if ctype == "application/octet-stream":
+        head = headers.get("inference-header-content-length", "")
+        if head.isdigit() and int(head) <= len(body):
+            check_json(body[: int(head)], limits.max_json_depth, depth_setting)
+        return
+    if ctype in ("", "application/json") or ctype.endswith("+json"):
+        if body:
+            check_json(body, limits.max_json_depth, depth_setting)
+    elif ctype.startswith(_TEXT_TYPES):
+        check_utf8(body)
+
+
+def _setting(field: str, operation: str | None) -> str:
+    name = f"WORKBENCH_LIMITS__{field.upper()}"
+    return f"{name}, or per endpoint WORKBENCH_LIMITS__ENDPOINTS" + (f' {{"{operation}": ...}}' if operation else "")
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
+
+
+def _operation_id(scope: Scope, endpoints: list[tuple[Pattern[str], frozenset[str], str]]) -> str | None:
+    """The operation id of the route this request will reach (None for no route)."""
+    path, method = scope.get("path", ""), scope.get("method", "")
+    for regex, methods, operation in endpoints:
+        if method in methods and regex.match(path):
+            return operation
+    return None
+
+
+def endpoint_table(routers: Iterable[Any]) -> list[tuple[Pattern[str], frozenset[str], str]]:
+    """(path regex, methods, operation id) of every API route of `routers` (FastAPI `APIRouter`s)."""
+    return [
+        (r.path_regex, frozenset(r.methods or ()), r.operation_id or r.name)
+        for router in routers
+        for r in router.routes
+        if isinstance(r, APIRoute)
+    ]
