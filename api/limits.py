@@ -128,8 +128,8 @@ def _check_content(body: bytes, headers: dict[str, str], limits: ResolvedLimits)
     """UTF-8, depth and surrogates of JSON bodies (and of the JSON header of a binary KServe body)."""
     ctype = headers.get("content-type", "").split(";")[0].strip().lower()
     depth_setting = "WORKBENCH_LIMITS__MAX_JSON_DEPTH"
-    if ctype == "application/octet-stream":
-        head = headers.get("inference-header-content-length", "")
+    head = headers.get("inference-header-content-length")
+    if head is not None:  # KServe binary-data extension (any Content-Type): a JSON header, then raw bytes
         if head.isdigit() and int(head) <= len(body):
             check_json(body[: int(head)], limits.max_json_depth, depth_setting)
         return
