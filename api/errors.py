@@ -287,9 +287,17 @@ def _responses(model: type[BaseModel], codes: dict[int, str]) -> dict[int | str,
 
 _COMMON = {
     404: "Unknown name (`not_found`).",
+    413: "Body, or its inflated size, over the endpoint's limit (`payload_too_large`; docs/api.md, Limits).",
     422: "Invalid body or document: `details` gives each field path or line/column (`validation_failed`).",
     429: "Queue full, nothing was admitted; retry after `Retry-After` seconds (`queue_full`).",
     503: "Not ready or shutting down; retry after `Retry-After` seconds (`unavailable`).",
 }
-V1_ERRORS = _responses(ErrorResponse, {401: "Missing or wrong bearer key (`unauthorized`).", **_COMMON})
+V1_ERRORS = _responses(
+    ErrorResponse,
+    {
+        400: "Body not UTF-8, or JSON nested deeper than the limit (`invalid_request`).",
+        401: "Missing or wrong bearer key (`unauthorized`).",
+        **_COMMON,
+    },
+)
 V2_ERRORS = _responses(KServeError, {400: "Bad request (unknown input, wrong shape or datatype).", **_COMMON})

@@ -24,7 +24,16 @@ APP_NAME = "workbench"
 # WORKBENCH_* variables read outside `Settings` (by rooms that must not import workbench, or by
 # tools): accepted by the unknown-setting check.
 OTHER_VARIABLES = frozenset(
-    {"SETTINGS_FILE", "DEMO_LM", "TUI_API_KEY", "BENCH_THREADS", "ONNX_CACHE", "REQUIRE_NATIVE"}
+    {
+        "SETTINGS_FILE",
+        "DEMO_LM",
+        "TUI_API_KEY",
+        "BENCH_THREADS",
+        "ONNX_CACHE",
+        "REQUIRE_NATIVE",
+        "FUZZ_EXAMPLES",
+        "FUZZ_REPORT",
+    }
 )
 
 

@@ -38,7 +38,13 @@ async def server_metadata() -> ServerMetadata:
     return ServerMetadata(name="workbench", version=__version__, extensions=EXTENSIONS)
 
 
-@router.get("/health/live", operation_id="v2_server_live", summary="Server liveness (200 while the process runs).")
+@router.get(
+    "/health/live",
+    operation_id="v2_server_live",
+    summary="Server liveness (200 while the process runs).",
+    response_class=Response,
+    responses={200: {"description": "Live (empty body)."}},
+)
 async def server_live() -> Response:  # empty body, status only
     return Response(status_code=200)
 
@@ -47,6 +53,7 @@ async def server_live() -> Response:  # empty body, status only
     "/health/ready",
     operation_id="v2_server_ready",
     summary="Server readiness: 200 once models are loaded, else 503.",
+    response_class=Response,
     responses={200: {"description": "Ready (empty body)."}, 503: {"description": "Not ready (empty body)."}},
 )
 async def server_ready(serving: ServingDep) -> Response:
@@ -81,6 +88,7 @@ async def model_version_metadata(model: str, version: str, serving: ServingDep) 
     "/models/{model}/ready",
     operation_id="v2_model_ready",
     summary="Model readiness: 200 ready, 400 not ready.",
+    response_class=Response,
     responses=_READY_RESPONSES,
 )
 async def model_ready(model: str, serving: ServingDep) -> Response:
@@ -91,6 +99,7 @@ async def model_ready(model: str, serving: ServingDep) -> Response:
     "/models/{model}/versions/{version}/ready",
     operation_id="v2_model_version_ready",
     summary="Readiness of one model version.",
+    response_class=Response,
     responses=_READY_RESPONSES,
 )
 async def model_version_ready(model: str, version: str, serving: ServingDep) -> Response:
