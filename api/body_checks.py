@@ -28,6 +28,7 @@ class BodyError(Exception):
         self.status = status
         self.message = message
         self.param = param
+        self.pending = False  # set by the reader: the client may still be sending the body
 
 
 def check_utf8(body: bytes, what: str = "body") -> str:

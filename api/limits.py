@@ -14,6 +14,8 @@ Limits come from `Settings.limits` per operation id (`workbench/config.py`, docs
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Iterable
 from re import Pattern
 from typing import Any
@@ -27,6 +29,11 @@ from workbench.config import LimitsSettings, ResolvedLimits
 from .body_checks import BodyError, Inflater, check_json, check_utf8
 from .errors import ApiError, error_response
 
+DRAIN_SECONDS = 5.0
+DRAIN_IDLE_SECONDS = 0.5
+DRAIN_BYTES = 64 * 1024 * 1024
+# Bodies (or chunks) bigger than this are inflated and checked in a worker thread: the event loop only moves bytes.
+OFFLOAD_BYTES = 256 * 1024
 _ENCODINGS = {"gzip": "gzip", "x-gzip": "gzip", "deflate": "deflate"}
 _TEXT_TYPES = ("text/", "application/yaml", "application/x-yaml")
 
@@ -50,13 +57,16 @@ class RequestLimitsMiddleware:
             body = await _read_body(receive, headers, limits, operation)
             if body is None:  # the client went away while sending
                 return
-            _check_content(body, headers, limits)
+            if len(body) > OFFLOAD_BYTES:
+                await asyncio.to_thread(_check_content, body, headers, limits)
+            else:
+                _check_content(body, headers, limits)
         except BodyError as exc:
             request = Request(scope)
             code = {413: "payload_too_large", 415: "unsupported_media_type"}.get(exc.status)
             err = ApiError(exc.status, exc.message, code=code, param=exc.param)
-            if exc.status == 413:
-                err.headers["Connection"] = "close"  # the rest of the body is not read
+            if exc.pending:
+                await _drain(receive)
             await error_response(request, err)(scope, receive, send)
             return
         if "content-encoding" in headers:
@@ -65,6 +75,28 @@ class RequestLimitsMiddleware:
                 (k, v) for k, v in scope["headers"] if k.lower() not in (b"content-encoding", b"content-length")
             ] + [(b"content-length", str(len(body)).encode())]
         await self.app(scope, _replay(body, receive), send)
+
+
+async def _drain(receive: Receive) -> None:
+    """Read and drop what is left of a refused body before answering, while it keeps coming (at
+    most DRAIN_SECONDS, DRAIN_BYTES, and DRAIN_IDLE_SECONDS between chunks), as nginx's lingering
+    close does: a client that writes its whole body before reading its answer (most HTTP
+    libraries) then gets the 413 instead of a reset connection. The server answers only after the
+    response is complete in uvicorn, and a client that stops sending is answered after the idle time.
+    Nothing read here is kept."""
+    deadline = time.monotonic() + DRAIN_SECONDS
+    left = DRAIN_BYTES
+    while left > 0:
+        remaining = min(deadline - time.monotonic(), DRAIN_IDLE_SECONDS)
+        if remaining <= 0:
+            return
+        try:
+            message = await asyncio.wait_for(receive(), remaining)
+        except TimeoutError:
+            return
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            return
+        left -= len(message.get("body", b""))
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:
@@ -83,7 +115,21 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 async def _read_body(
     receive: Receive, headers: dict[str, str], limits: ResolvedLimits, operation: str | None
 ) -> bytes | None:
+    """The whole body, inflated; None if the client disconnected. Raises BodyError, with `pending`
+    True when the client may still be sending the rest of the body."""
+    state = {"finished": False}
+    try:
+        return await _read_body_inner(receive, headers, limits, operation, state)
+    except BodyError as exc:
+        exc.pending = not state["finished"]
+        raise
+
+
+async def _read_body_inner(
+    receive: Receive, headers: dict[str, str], limits: ResolvedLimits, operation: str | None, state: dict[str, bool]
+) -> bytes | None:
     """The whole body, inflated; None if the client disconnected. Raises BodyError."""
+    state["finished"] = False
     where = f" for {operation}" if operation else ""
     size_setting = _setting("max_body_bytes", operation)
     declared = headers.get("content-length")
@@ -116,12 +162,13 @@ async def _read_body(
         if size > limits.max_body_bytes:
             raise BodyError(413, f"body exceeds the limit of {limits.max_body_bytes} bytes{where} ({size_setting})")
         if inflater is not None:
-            inflater.feed(chunk)
+            await asyncio.to_thread(inflater.feed, chunk)  # inflating is CPU work, up to the limit
         else:
             parts.append(chunk)
         if not message.get("more_body", False):
+            state["finished"] = True
             break
-    return inflater.finish() if inflater is not None else b"".join(parts)
+    return await asyncio.to_thread(inflater.finish) if inflater is not None else b"".join(parts)
 
 
 def _check_content(body: bytes, headers: dict[str, str], limits: ResolvedLimits) -> None:

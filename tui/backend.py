@@ -30,9 +30,10 @@ class BackendError(Exception):
             `{"node", "field", "message"}` (pipelines), when the failure has them.
     """
 
-    def __init__(self, message: str, diagnostics: list[JSON] | None = None):
+    def __init__(self, message: str, diagnostics: list[JSON] | None = None, status: int | None = None):
         super().__init__(message)
         self.diagnostics = list(diagnostics or [])
+        self.status = status  # the HTTP status when the backend is a server
 
 
 @dataclass(slots=True)
@@ -280,7 +281,9 @@ class InProcessBackend(Backend):
         try:
             rows = self.wb.pipeline_versions(name)
         except Exception as exc:  # noqa: BLE001
-            if type(exc).__name__ == "PipelineNotFoundError":
+            from workbench.pipeline.errors import PipelineNotFoundError
+
+            if isinstance(exc, PipelineNotFoundError):
                 return []  # only a file so far: no stored versions
             raise BackendError(f"{type(exc).__name__}: {exc}") from exc
         return list(reversed(rows))

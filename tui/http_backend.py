@@ -56,7 +56,7 @@ class HttpBackend(Backend):
                     message = str(error)
             except ValueError:
                 message = response.text[:200] or message
-            raise BackendError(f"{method} {path}: {message}", [_detail(d) for d in details])
+            raise BackendError(f"{method} {path}: {message}", [_detail(d) for d in details], response.status_code)
         if response.headers.get("content-type", "").startswith("application/json"):
             return response.json()
         return response.text
@@ -133,7 +133,7 @@ class HttpBackend(Backend):
         try:
             return list(reversed(self._request("GET", f"/v1/pipelines/{name}/versions")["versions"]))
         except BackendError as exc:
-            if "404" in str(exc) or "not found" in str(exc).lower():
+            if exc.status == 404:
                 return []
             raise
 

@@ -70,7 +70,7 @@ class EndpointLimits(BaseModel):
 MIB = 1024 * 1024
 # Binary tensors are large by nature: the KServe v2 infer routes get more room than JSON endpoints.
 DEFAULT_ENDPOINT_LIMITS: dict[str, EndpointLimits] = {
-    op: EndpointLimits(max_body_bytes=64 * MIB, max_decompressed_bytes=256 * MIB)
+    op: EndpointLimits(max_body_bytes=64 * MIB, max_decompressed_bytes=128 * MIB)
     for op in ("v2_model_infer", "v2_model_version_infer")
 }
 

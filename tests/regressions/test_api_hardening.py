@@ -140,7 +140,7 @@ def test_maxdepth_103540287695282_is_422_not_500(client: httpx.Client) -> None:
 
 # ---- gzip / big: sizes enforced while reading ----------------------------------------------------
 def test_gzip_bomb_is_413_as_soon_as_the_inflated_limit_is_crossed(server: Server, client: httpx.Client) -> None:
-    # 2 GiB of zeros in ~2 MB of gzip (the bomb); the v2 infer limit is 256 MiB inflated
+    # 2 GiB of zeros in ~2 MB of gzip (the bomb); the v2 infer limit is 128 MiB inflated
     comp = zlib.compressobj(9, zlib.DEFLATED, 31)
     zeros = b"\0" * (1 << 20)
     bomb = b"".join(comp.compress(zeros) for _ in range(2048)) + comp.flush()

@@ -174,7 +174,9 @@ class Executor:
         except InputValidationError as exc:
             return self._failed(ctx, st, t, NodeExecutionError(nid, st.node.type, str(exc)))
         except Exception as exc:
-            if type(exc).__name__ == "QueueFullError":
+            from neural.errors import QueueFullError  # here, not at import: `neural` loads torch
+
+            if isinstance(exc, QueueFullError):  # back-pressure is the caller's answer (429), not a node failure
                 raise
             return self._failed(ctx, st, t, NodeExecutionError(nid, st.node.type, f"{type(exc).__name__}: {exc}"))
         st.seconds = time.perf_counter() - t
