@@ -119,18 +119,23 @@ def _error(r: httpx.Response) -> dict:
 
 # ---- api_repro.sh segv / maxdepth ------------------------------------------------------------
 def test_segv_huge_max_depth_then_200k_deep_json_leaves_the_server_up(server: Server, client: httpx.Client) -> None:
-    r = client.post("/v1/kb/family/ask", json={"goal": "(ancestor ?x otto)", "max_depth": 100_000_000})
-    assert r.status_code == 422, r.text
-    assert _error(r)["param"] == "body.max_depth" and "1000" in _error(r)["message"]
-    # the deepest proof the API allows, then the body that used to overflow the C stack
-    r = client.post("/v1/kb/family/ask", json={"goal": "(ancestor ?x otto)", "max_depth": 1000})
-    assert r.status_code == 200, r.text
-    r = client.post(
-        "/v1/pipelines/demo_intents/predict", content=_deep(200_000), headers={"content-type": "application/json"}
-    )
-    assert r.status_code == 400, r.text
-    assert "WORKBENCH_LIMITS__MAX_JSON_DEPTH" in _error(r)["message"] and "200001" in _error(r)["message"]
+    # the two requests of api_repro.sh segv (before the fix: exit -11, SIGSEGV, on the second)
+    huge = client.post("/v1/kb/family/ask", json={"goal": "(ancestor ?x otto)", "max_depth": 100_000_000})
+    try:
+        deep = client.post(
+            "/v1/pipelines/demo_intents/predict", content=_deep(200_000), headers={"content-type": "application/json"}
+        )
+    except httpx.TransportError as exc:
+        pytest.fail(f"no answer ({exc}); server exit status {server.proc.wait(10)}")
     assert server.alive(), f"server died with {server.proc.returncode}"
+    assert huge.status_code == 422, huge.text
+    assert _error(huge)["param"] == "body.max_depth" and "1000" in _error(huge)["message"]
+    assert deep.status_code == 400, deep.text
+    assert "WORKBENCH_LIMITS__MAX_JSON_DEPTH" in _error(deep)["message"] and "200001" in _error(deep)["message"]
+    # the deepest proof the API allows, then the deep body again
+    assert client.post("/v1/kb/family/ask", json={"goal": "(ancestor ?x otto)", "max_depth": 1000}).status_code == 200
+    r = client.post("/v1/kb/family/ask", content=_deep(200_000, "goal"), headers={"content-type": "application/json"})
+    assert r.status_code == 400 and server.alive()
 
 
 def test_maxdepth_103540287695282_is_422_not_500(client: httpx.Client) -> None:

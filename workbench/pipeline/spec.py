@@ -21,6 +21,7 @@ from typing import Any
 
 import networkx as nx
 
+from ..names import InvalidNameError, check_name
 from .document import Path, dump_yaml, load_yaml
 from .errors import Issue, PipelineValidationError
 from .expressions import ExpressionError, compile_expression
@@ -28,7 +29,6 @@ from .expressions import ExpressionError, compile_expression
 NODE_TYPES = ("input", "model", "rules", "goal", "gate", "postprocess", "explain", "output")
 KB_NODE_TYPES = ("rules", "goal", "gate", "postprocess")
 ID_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 TOP_FIELDS = ("name", "description", "cache", "nodes", "edges")
 COMMON_FIELDS = ("id", "type", "description", "join")
 _KB_FIELDS = ("knowledge_base", "emit", "strategy", "max_firings", "timeout_s")
@@ -326,10 +326,10 @@ def _parse(data: Any, positions: dict[Path, tuple[int, int]], filename: str | No
         if key not in TOP_FIELDS:
             issues.append(issue(None, str(key), f"unknown field; expected one of {', '.join(TOP_FIELDS)}", (key,)))
     name = data.get("name")
-    if not isinstance(name, str) or not NAME_RE.match(name):
-        issues.append(
-            issue(None, "name", f"expected a pipeline name (letters, digits, '_', '-', '.'), got {name!r}", ("name",))
-        )
+    try:
+        check_name(name, "pipeline")  # the one naming rule of API, CLI and store (workbench/names.py)
+    except InvalidNameError as exc:
+        issues.append(issue(None, "name", str(exc), ("name",)))
         name = str(name)
     desc = data.get("description")
     if desc is not None and not isinstance(desc, str):
