@@ -29,6 +29,7 @@ class BodyError(Exception):
         self.message = message
         self.param = param
         self.pending = False  # set by the reader: the client may still be sending the body
+        self.retry_after_s: float | None = None
 
 
 def check_utf8(body: bytes, what: str = "body") -> str:

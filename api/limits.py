@@ -45,6 +45,7 @@ class RequestLimitsMiddleware:
         self.app = app
         self.limits = limits
         self.endpoints = endpoint_table(routers)
+        self.budget = _Budget(limits.max_inflight_body_bytes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -53,8 +54,24 @@ class RequestLimitsMiddleware:
         operation = _operation_id(scope, self.endpoints)
         limits = self.limits.for_endpoint(operation)
         headers = _headers(scope)
+        held = _Held(self.budget)
         try:
-            body = await _read_body(receive, headers, limits, operation)
+            await self._handle(scope, receive, send, operation, limits, headers, held)
+        finally:
+            held.release()  # the body is freed once the route has answered
+
+    async def _handle(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        operation: str | None,
+        limits: ResolvedLimits,
+        headers: dict[str, str],
+        held: _Held,
+    ) -> None:
+        try:
+            body = await _read_body(receive, headers, limits, operation, held)
             if body is None:  # the client went away while sending
                 return
             if len(body) > OFFLOAD_BYTES:
@@ -64,7 +81,7 @@ class RequestLimitsMiddleware:
         except BodyError as exc:
             request = Request(scope)
             code = {413: "payload_too_large", 415: "unsupported_media_type"}.get(exc.status)
-            err = ApiError(exc.status, exc.message, code=code, param=exc.param)
+            err = ApiError(exc.status, exc.message, code=code, param=exc.param, retry_after_s=exc.retry_after_s)
             if exc.pending:
                 await _drain(receive)
             await error_response(request, err)(scope, receive, send)
@@ -112,21 +129,60 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
+class _Budget:
+    """Bytes of request bodies held at once by all requests (read, inflated, not yet answered)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+
+
+class _Held:
+    """What one request holds of the budget; `take` raises BodyError 503 when the budget is spent."""
+
+    def __init__(self, budget: _Budget) -> None:
+        self.budget = budget
+        self.bytes = 0
+
+    def take(self, n: int) -> None:
+        if n <= 0:
+            return
+        if self.budget.used + n > self.budget.limit:
+            err = BodyError(
+                503,
+                f"the server holds {self.budget.used} bytes of request bodies, its limit "
+                f"(WORKBENCH_LIMITS__MAX_INFLIGHT_BODY_BYTES={self.budget.limit}); retry shortly",
+            )
+            err.retry_after_s = 1.0
+            raise err
+        self.budget.used += n
+        self.bytes += n
+
+    def release(self) -> None:
+        self.budget.used -= self.bytes
+        self.bytes = 0
+
+
 async def _read_body(
-    receive: Receive, headers: dict[str, str], limits: ResolvedLimits, operation: str | None
+    receive: Receive, headers: dict[str, str], limits: ResolvedLimits, operation: str | None, held: _Held
 ) -> bytes | None:
     """The whole body, inflated; None if the client disconnected. Raises BodyError, with `pending`
     True when the client may still be sending the rest of the body."""
     state = {"finished": False}
     try:
-        return await _read_body_inner(receive, headers, limits, operation, state)
+        return await _read_body_inner(receive, headers, limits, operation, state, held)
     except BodyError as exc:
         exc.pending = not state["finished"]
         raise
 
 
 async def _read_body_inner(
-    receive: Receive, headers: dict[str, str], limits: ResolvedLimits, operation: str | None, state: dict[str, bool]
+    receive: Receive,
+    headers: dict[str, str],
+    limits: ResolvedLimits,
+    operation: str | None,
+    state: dict[str, bool],
+    held: _Held,
 ) -> bytes | None:
     """The whole body, inflated; None if the client disconnected. Raises BodyError."""
     state["finished"] = False
@@ -162,8 +218,11 @@ async def _read_body_inner(
         if size > limits.max_body_bytes:
             raise BodyError(413, f"body exceeds the limit of {limits.max_body_bytes} bytes{where} ({size_setting})")
         if inflater is not None:
+            before = inflater.size
             await asyncio.to_thread(inflater.feed, chunk)  # inflating is CPU work, up to the limit
+            held.take(inflater.size - before)
         else:
+            held.take(len(chunk))
             parts.append(chunk)
         if not message.get("more_body", False):
             state["finished"] = True

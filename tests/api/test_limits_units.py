@@ -183,3 +183,54 @@ def test_limits_settings_per_endpoint(monkeypatch) -> None:
     assert limits.for_endpoint("predict").max_body_bytes == 1000
     assert limits.for_endpoint("v2_model_infer").max_body_bytes == 64 << 20  # built-in override kept
     assert limits.for_endpoint(None).max_json_depth == 64
+
+
+def test_bodies_held_at_once_are_bounded_and_released() -> None:
+    """Driven at the ASGI level: while one request holds its body (its route has not answered),
+    the next that would pass the budget gets 503 with Retry-After; once the first answers, it fits."""
+    import asyncio
+
+    from starlette.applications import Starlette
+
+    from api.limits import RequestLimitsMiddleware
+    from workbench.config import LimitsSettings
+
+    gate = asyncio.Event()
+
+    async def app(scope, receive, send) -> None:
+        await receive()
+        if scope["path"] == "/hold":
+            await gate.wait()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    mw = RequestLimitsMiddleware(app, LimitsSettings(max_inflight_body_bytes=150_000), routers=[])
+
+    async def call(path: str, size: int) -> tuple[int, dict[bytes, bytes]]:
+        chunks = [{"type": "http.request", "body": b"x" * size, "more_body": False}]
+        out: dict[str, object] = {}
+
+        async def receive():
+            return chunks.pop(0) if chunks else {"type": "http.disconnect"}
+
+        async def send(message):
+            if message["type"] == "http.response.start":
+                out["status"], out["headers"] = message["status"], dict(message["headers"])
+
+        scope = {"type": "http", "method": "POST", "path": path, "headers": [(b"content-type", b"text/plain")]}
+        scope["app"] = Starlette()
+        await mw(scope, receive, send)
+        return out["status"], out["headers"]  # type: ignore[return-value]
+
+    async def scenario() -> None:
+        holder = asyncio.create_task(call("/hold", 100_000))
+        await asyncio.sleep(0.05)
+        status, headers = await call("/other", 100_000)
+        assert status == 503 and headers.get(b"retry-after") == b"1"
+        assert (await call("/other", 10_000))[0] == 200  # what fits beside the holder still goes through
+        gate.set()
+        assert (await holder)[0] == 200
+        assert (await call("/other", 100_000))[0] == 200  # released
+        assert mw.budget.used == 0
+
+    asyncio.run(scenario())
