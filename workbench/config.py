@@ -88,7 +88,7 @@ class LimitsSettings(BaseModel):
     max_decompressed_bytes: int = Field(16 * MIB, ge=1)
     max_json_depth: int = Field(64, ge=1, le=10_000)
     max_inflight_body_bytes: int = Field(
-        512 * MIB, ge=1, description="Bytes of request bodies all requests may hold at once (503 past it)."
+        256 * MIB, ge=1, description="Bytes of request bodies all requests may hold at once (503 past it)."
     )
     endpoints: dict[str, EndpointLimits] = Field(default_factory=lambda: dict(DEFAULT_ENDPOINT_LIMITS))
 
