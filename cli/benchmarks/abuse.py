@@ -8,8 +8,10 @@ Content-Length with no body, non-UTF-8 JSON, lone surrogate escapes, bad names, 
 a garbage request line, a body abandoned half-way, random bytes under random content types; while
 2 well-behaved clients ask the family knowledge base and predict the intents pipeline.
 
-Rows, one per kind of request: `{"kind", "tried", "answered_4xx", "failed_5xx", "no_answer",
-"p50_ms", "p99_ms"}`; the well-behaved rows count `ok` and `lost` (not answered 2xx). `EXTRA`
+Rows, one per kind of request: `{"kind", "tried", "answered_4xx", "shed_503", "failed_5xx",
+"no_answer", "p50_ms", "p99_ms"}` (`shed_503`: refused with Retry-After because the server held its
+budget of body bytes; `abandoned_body` counts as 499, the client left); the well-behaved rows count
+`ok` and `lost` (not answered 2xx). `EXTRA`
 holds the server's peak and final resident memory and whether it was still up at the end.
 """
 
@@ -20,6 +22,7 @@ import itertools
 import json
 import os
 import random
+import socket
 import subprocess
 import sys
 import tempfile
@@ -107,8 +110,6 @@ RAW = {
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
     """Start a server, abuse it for a fixed time beside well-behaved clients, return the rows."""
-    from cli.benchmarks.api import _free_port, _wait_ready
-
     duration_s = 5.0 if quick else 20.0
     with tempfile.TemporaryDirectory(prefix="bench-abuse-") as tmp:
         port = _free_port()
@@ -153,6 +154,28 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
             except subprocess.TimeoutExpired:
                 proc.kill()
     return stats
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_ready(url: str, proc: subprocess.Popen, log_file: Path, timeout_s: float = 300.0) -> None:
+    import httpx
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the API server exited ({proc.returncode}):\n{log_file.read_text()[-3000:]}")
+        try:
+            if httpx.get(url + "/readyz", timeout=5).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"the API server was not ready after {timeout_s:.0f} s:\n{log_file.read_text()[-3000:]}")
 
 
 def _rss_kib(pid: int) -> tuple[int, int]:
@@ -218,7 +241,8 @@ async def _abuse(url: str, port: int, duration_s: float) -> list[dict[str, Any]]
             row["lost"] = len(got) - row["ok"]
         else:
             row["answered_4xx"] = sum(1 for s in codes if s is not None and 400 <= s < 500)
-            row["failed_5xx"] = sum(1 for s in codes if s is not None and s >= 500)
+            row["shed_503"] = sum(1 for s in codes if s == 503)  # refused for load, with Retry-After
+            row["failed_5xx"] = sum(1 for s in codes if s is not None and s >= 500 and s != 503)
             row["no_answer"] = sum(1 for s in codes if s is None)
         row["p50_ms"] = round(float(np.percentile(lat, 50)), 1)
         row["p99_ms"] = round(float(np.percentile(lat, 99)), 1)
