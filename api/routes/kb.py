@@ -37,7 +37,10 @@ async def get_knowledge_base(name: KnowledgeBaseName, serving: ServingDep) -> Kn
     dependencies=[WRITE_KEY],
     status_code=201,
     openapi_extra=document_body_doc(KnowledgeBaseText, ("text/plain",)),
-    responses={200: {"description": "Replaced an existing knowledge base."}, 201: {"description": "Created."}},
+    responses={
+        200: {"model": KnowledgeBaseStored, "description": "Replaced an existing knowledge base."},
+        201: {"description": "Created."},
+    },
 )
 async def put_knowledge_base(
     name: KnowledgeBaseName, request: Request, response: Response, serving: ServingDep

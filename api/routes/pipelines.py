@@ -66,7 +66,7 @@ async def list_versions(name: PipelineName, serving: ServingDep) -> PipelineVers
     status_code=201,
     openapi_extra=document_body_doc(PipelineDocument),
     responses={
-        200: {"description": "That exact version was already stored."},
+        200: {"model": PipelineStored, "description": "That exact version was already stored."},
         201: {"description": "A new version was stored."},
     },
 )
