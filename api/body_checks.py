@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -112,18 +113,23 @@ def _encodable(text: str) -> bool:
     return True
 
 
+STEP_BYTES = 1 << 20  # inflate at most this much per call, so memory is accounted as it grows
+
+
 class Inflater:
     """Streaming gzip / deflate decoding that stops as soon as the output passes `limit` bytes.
 
-    Feed chunks as they arrive; each call inflates at most `limit + 1` bytes in total, so a small
-    compressed body (a "zip bomb") never gets to allocate more than the limit. Raises BodyError 413
+    Feed chunks as they arrive; output is produced in steps of at most STEP_BYTES and counted (and
+    offered to `take`) step by step, so a small compressed body (a "zip bomb") never gets to allocate
+    more than the limit plus one step. Raises BodyError 413
     when the limit is crossed, 400 when the data is not valid gzip / deflate.
     """
 
-    def __init__(self, encoding: str, limit: int, setting: str) -> None:
+    def __init__(self, encoding: str, limit: int, setting: str, take: Callable[[int], None] | None = None) -> None:
         self.encoding = encoding
         self.limit = limit
         self.setting = setting
+        self.take = take  # called with each piece's size before it is kept (a shared memory budget)
         self.size = 0
         self._parts: list[bytes] = []
         self._obj: Any = None
@@ -139,7 +145,7 @@ class Inflater:
         data = chunk
         try:
             while data:
-                out = self._obj.decompress(data, self.limit + 1 - self.size)
+                out = self._obj.decompress(data, min(STEP_BYTES, self.limit + 1 - self.size))
                 self._take(out)
                 data = self._obj.unconsumed_tail
                 if self._obj.eof and self._obj.unused_data.strip(b"\0"):
@@ -168,6 +174,8 @@ class Inflater:
             raise BodyError(
                 413, f"body: inflates to more than {self.limit} bytes, the limit ({self.setting})", param="body"
             )
+        if self.take is not None:
+            self.take(len(out))
         self._parts.append(out)
 
     def _wbits(self, first: bytes) -> int:

@@ -15,6 +15,7 @@ Limits come from `Settings.limits` per operation id (`workbench/config.py`, docs
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Iterable
 from re import Pattern
@@ -135,6 +136,7 @@ class _Budget:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.used = 0
+        self.lock = threading.Lock()  # inflating threads take from it too
 
 
 class _Held:
@@ -147,20 +149,22 @@ class _Held:
     def take(self, n: int) -> None:
         if n <= 0:
             return
-        if self.budget.used + n > self.budget.limit:
-            err = BodyError(
-                503,
-                f"the server holds {self.budget.used} bytes of request bodies, its limit "
-                f"(WORKBENCH_LIMITS__MAX_INFLIGHT_BODY_BYTES={self.budget.limit}); retry shortly",
-            )
-            err.retry_after_s = 1.0
-            raise err
-        self.budget.used += n
-        self.bytes += n
+        with self.budget.lock:
+            if self.budget.used + n > self.budget.limit:
+                err = BodyError(
+                    503,
+                    f"the server holds {self.budget.used} bytes of request bodies, its limit "
+                    f"(WORKBENCH_LIMITS__MAX_INFLIGHT_BODY_BYTES={self.budget.limit}); retry shortly",
+                )
+                err.retry_after_s = 1.0
+                raise err
+            self.budget.used += n
+            self.bytes += n
 
     def release(self) -> None:
-        self.budget.used -= self.bytes
-        self.bytes = 0
+        with self.budget.lock:
+            self.budget.used -= self.bytes
+            self.bytes = 0
 
 
 async def _read_body(
@@ -205,7 +209,10 @@ async def _read_body_inner(
                 415, f"Content-Encoding {encoding!r} is not supported; send gzip, deflate or identity", "header"
             )
         inflater = Inflater(
-            _ENCODINGS[encoding], limits.max_decompressed_bytes, _setting("max_decompressed_bytes", operation)
+            _ENCODINGS[encoding],
+            limits.max_decompressed_bytes,
+            _setting("max_decompressed_bytes", operation),
+            take=held.take,
         )
     parts: list[bytes] = []
     size = 0
@@ -218,9 +225,7 @@ async def _read_body_inner(
         if size > limits.max_body_bytes:
             raise BodyError(413, f"body exceeds the limit of {limits.max_body_bytes} bytes{where} ({size_setting})")
         if inflater is not None:
-            before = inflater.size
-            await asyncio.to_thread(inflater.feed, chunk)  # inflating is CPU work, up to the limit
-            held.take(inflater.size - before)
+            await asyncio.to_thread(inflater.feed, chunk)  # CPU work; takes from the budget as it grows
         else:
             held.take(len(chunk))
             parts.append(chunk)

@@ -141,6 +141,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
                     "server_alive_after": alive,
                     "server_exit_code": proc.returncode,
                     "server_rss_mib_before": round(rss_before[0] / 1024, 1),
+                    "server_peak_rss_mib_before": round(rss_before[1] / 1024, 1),  # start-up (model loading)
                     "server_rss_mib_after": round(_rss_kib(proc.pid)[0] / 1024, 1) if alive else None,
                     "server_peak_rss_mib": round(_rss_kib(proc.pid)[1] / 1024, 1) if alive else None,
                     "tracebacks_in_log": log_file.read_text(errors="replace").count("Traceback"),
