@@ -15,6 +15,7 @@ Limits come from `Settings.limits` per operation id (`workbench/config.py`, docs
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import threading
 import time
 from collections.abc import Iterable
@@ -30,6 +31,7 @@ from workbench.config import LimitsSettings, ResolvedLimits
 from .body_checks import BodyError, Inflater, check_json, check_utf8
 from .errors import ApiError, error_response
 
+TRIM_AFTER_BYTES = 16 * 1024 * 1024
 DRAIN_SECONDS = 5.0
 DRAIN_IDLE_SECONDS = 0.5
 DRAIN_BYTES = 64 * 1024 * 1024
@@ -59,7 +61,8 @@ class RequestLimitsMiddleware:
         try:
             await self._handle(scope, receive, send, operation, limits, headers, held)
         finally:
-            held.release()  # the body is freed once the route has answered
+            if held.release() >= TRIM_AFTER_BYTES:  # the body is freed once the route has answered
+                await asyncio.to_thread(_trim_heap)
 
     async def _handle(
         self,
@@ -161,10 +164,30 @@ class _Held:
             self.budget.used += n
             self.bytes += n
 
-    def release(self) -> None:
+    def release(self) -> int:
+        """Give the bytes back to the budget; returns how many."""
         with self.budget.lock:
             self.budget.used -= self.bytes
-            self.bytes = 0
+            held, self.bytes = self.bytes, 0
+        return held
+
+
+def _trim_heap() -> None:
+    """Give freed heap memory back to the system after a large body (glibc keeps what worker
+    threads freed in their arenas otherwise, so the resident size would stay at its peak)."""
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
+def _load_libc() -> Any:
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        return libc if hasattr(libc, "malloc_trim") else None
+    except OSError:  # not glibc
+        return None
+
+
+_LIBC = _load_libc()
 
 
 async def _read_body(
