@@ -244,6 +244,7 @@ async def _read_body_inner(
         if message["type"] == "http.disconnect":
             return None
         chunk = message.get("body", b"")
+        state["finished"] = not message.get("more_body", False)  # known before this chunk can fail
         size += len(chunk)
         if size > limits.max_body_bytes:
             raise BodyError(413, f"body exceeds the limit of {limits.max_body_bytes} bytes{where} ({size_setting})")
@@ -252,8 +253,7 @@ async def _read_body_inner(
         else:
             held.take(len(chunk))
             parts.append(chunk)
-        if not message.get("more_body", False):
-            state["finished"] = True
+        if state["finished"]:
             break
     return await asyncio.to_thread(inflater.finish) if inflater is not None else b"".join(parts)
 
