@@ -30,8 +30,8 @@ log = logging.getLogger("api")
 
 _DESCRIPTION = """Combined rule-and-model predictions over HTTP.
 
-* `/v1/pipelines`, `/v1/runs`: pipelines (rules gating, post-processing and explaining model outputs)
-  and their recorded runs.
+* `/v1/pipelines`, `/v1/runs`: pipelines (rules gating, post-processing and explaining model outputs) and their
+  recorded runs.
 * `/v1/kb`: knowledge bases: upload, forward chaining (`run`), backward chaining (`ask`).
 * `/v2`: model inference in the Open Inference Protocol (KServe v2), JSON and binary tensors.
 * `/v1/models`, `/v1/completions`, `/v1/chat/completions`: OpenAI-compatible generation, streaming as
@@ -68,6 +68,9 @@ def create_app(
         try:
             yield
         finally:
+            consultations = getattr(app.state, "consultations", None)  # made on first use (routes/tools_common)
+            if consultations is not None:
+                consultations.close()
             await serving.stop()
 
     app = FastAPI(

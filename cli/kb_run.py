@@ -15,6 +15,8 @@ from typing import Annotated, Any
 
 import typer
 
+from .facts_file import read_facts_file
+
 FACTS_HELP = (
     'JSON file with a list of facts: {"template": "person", "slots": {"name": "ann"}} for template '
     'facts, {"template": "parent", "values": ["tom", "bob"]} for ordered facts (\'-\' reads stdin). '
@@ -62,7 +64,7 @@ def run(
         _fail(f"{len(exc.diagnostics)} error(s) in the knowledge base")
     except OSError as exc:
         _fail(f"cannot read {exc.filename}: {exc.strerror}")
-    fact_list = _read_facts(facts) if facts is not None else []
+    fact_list = read_facts_file(facts)
     try:
         engine = ForwardEngine.from_knowledge_base(
             kb, config=EngineConfig(workers=1, max_firings=None, timeout=timeout or 60.0)
@@ -104,28 +106,6 @@ def run(
     if error:
         typer.echo(f"error: {error}", err=True)
     raise typer.Exit(code)
-
-
-def _read_facts(path: Path) -> list:
-    import rules
-
-    where = "stdin" if str(path) == "-" else str(path)
-    try:
-        text = sys.stdin.read() if str(path) == "-" else path.read_text()
-    except OSError as exc:
-        _fail(f"cannot read facts file {where}: {exc.strerror}")
-    except UnicodeDecodeError as exc:
-        _fail(f"{where}: not UTF-8 text (byte {exc.start}: {exc.reason})")
-    try:
-        data = jsonlib.loads(text)
-    except jsonlib.JSONDecodeError as exc:
-        _fail(f"{where}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}")
-    if isinstance(data, dict) and set(data) == {"facts"}:
-        data = data["facts"]
-    try:
-        return rules.facts_from_json(data, "facts")
-    except rules.FactError as exc:
-        _fail(f"{where}: {exc}")
 
 
 def _fail(message: str) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Coroutine, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -168,7 +168,10 @@ class Workbench:
         dev = device or self.settings.device
         self.device = None if dev == "auto" else dev
         self.library = KnowledgeBaseLibrary(
-            self.knowledge_base_dir, allow_unsafe=self.settings.allow_unsafe_rules, functions=functions
+            self.knowledge_base_dir,
+            allow_unsafe=self.settings.allow_unsafe_rules,
+            functions=functions,
+            max_engines=self.settings.max_forward_engines,
         )
         self.catalog = ModelCatalog(
             model_catalog or default_model_catalog(), device=self.device, on_load=self._model_loaded
@@ -374,8 +377,11 @@ class Workbench:
         record: bool = True,
         raise_on_error: bool = False,
         validate: bool = True,
+        listener: Callable[[str, str, dict[str, Any]], None] | None = None,
     ) -> RunResult:
         """Run a pipeline (a name, resolved as `get_pipeline`, or a `Pipeline`) on one input.
+
+        `listener(kind, node_id, payload)` sees the run as it goes (see `stream`).
 
         The pipeline version is stored (if new) before the run so every recorded run points at
         its document. Returns a `RunResult` (status "failed" names the node unless
@@ -388,10 +394,45 @@ class Workbench:
         p = self._resolve(pipeline, version)
         if validate:
             await self._ensure_valid(p)
-        result = await self.executor.run(p, inputs, explain=explain, record=record, base_dir=self._base_dir(p))
+        result = await self.executor.run(
+            p, inputs, explain=explain, record=record, base_dir=self._base_dir(p), listener=listener
+        )
         if raise_on_error and not result.ok:
             raise RunFailedError(result)
         return result
+
+    async def stream(
+        self, pipeline: Pipeline | str, inputs: dict[str, Any], **kwargs: Any
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Run a pipeline on one input, yielding events as they happen (arguments as `run`):
+
+        `{"event": "node", "node", "type", "status", "seconds"}` when a node finishes;
+        `{"event": "text", "node", "delta"}` (or `"text"`: a rail replaced all shown text) as a
+        generate node releases checked text; `{"event": "rail", "node", "action", "text", "reason",
+        "tokens"}` for each rail verdict; last `{"event": "result", "run": RunResult.to_dict()}`.
+        Leaving early cancels the run (a generate node's request is aborted, its KV blocks freed).
+        Raises what `run` raises, before the first event.
+        """
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+
+        def listener(kind: str, node: str, payload: dict[str, Any]) -> None:  # any thread
+            loop.call_soon_threadsafe(queue.put_nowait, {"event": kind, "node": node, **payload})
+
+        task = asyncio.ensure_future(self.run(pipeline, inputs, listener=listener, **kwargs))
+        task.add_done_callback(lambda _: loop.call_soon_threadsafe(queue.put_nowait, None))
+        try:
+            while True:
+                item = await queue.get()
+                if item is None:
+                    break
+                yield item
+            result = task.result()  # raises the run's exception
+            yield {"event": "result", "run": result.to_dict()}
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
 
     async def _ensure_valid(self, p: Pipeline) -> None:
         key = p.version
@@ -459,13 +500,20 @@ class Workbench:
         return [{"seq": e.seq, "kind": e.kind, "node": e.node, "at": e.at, "payload": e.payload} for e in row.events]
 
     async def replay(
-        self, run_id: str, *, knowledge_bases: Mapping[str, str | Path] | None = None, record: bool = True
+        self,
+        run_id: str,
+        *,
+        knowledge_bases: Mapping[str, str | Path] | None = None,
+        record: bool = True,
+        regenerate: bool = False,
     ) -> ReplayResult:
         """Re-run a recorded run on the same pipeline version, optionally with edited knowledge bases.
 
         Args:
             knowledge_bases: `{name: path to a .clp file, or rule text}` replacing the knowledge
                 base of that name for this replay only.
+            regenerate: generate nodes decode again with the recorded seed; by default they
+                re-check the recorded text with their (possibly edited) rails, without the model.
         Returns:
             ReplayResult with the original and the new run and what changed (outputs, gate
             branches, rules fired, knowledge-base versions).
@@ -478,7 +526,10 @@ class Workbench:
         p = self.get_pipeline(original.pipeline, original.version)
         sources: dict[str, tuple[str, str | None]] = {}  # name -> (rule text, file name)
         if knowledge_bases:
-            used = sorted({kb_name for node in p.nodes.values() for kb_name in node.knowledge_bases})
+            used = sorted(
+                {kb_name for node in p.nodes.values() for kb_name in node.knowledge_bases}
+                | {node.get("rails")["knowledge_base"] for node in p.nodes_of("generate") if node.get("rails")}
+            )
             for name, src in knowledge_bases.items():
                 if name not in used:
                     raise KnowledgeBaseNotFoundError(
@@ -501,6 +552,7 @@ class Workbench:
                 allow_unsafe=self.library.allow_unsafe,
                 functions=self.library.functions,
                 engine_config=self.library.engine_config,
+                max_engines=self.library.max_engines,
             )
             try:
                 for name, (text, filename) in sources.items():
@@ -523,6 +575,8 @@ class Workbench:
                 base_dir=self._base_dir(p),
                 replay_of=original.run_id,
                 use_cache=False,
+                recorded={g["node"]: g for g in (original.explanation or {}).get("generations", [])},
+                regenerate=regenerate,
             )
         finally:
             if library is not self.library:
@@ -573,7 +627,8 @@ class Workbench:
         Returns `chaining.forward.ForwardResult` (`.to_dict()` for JSON). Raises KnowledgeBaseNotFoundError,
         KnowledgeBaseError, rules.facts.FactError, chaining.forward.ForwardError."""
         kb = self.library.load(name)
-        return self.library.engine(kb).evaluate(facts, strategy=strategy, max_firings=max_firings, timeout=timeout)
+        with self.library.lease(kb) as engine:
+            return engine.evaluate(facts, strategy=strategy, max_firings=max_firings, timeout=timeout)
 
     def ask(
         self,
@@ -620,7 +675,8 @@ class Workbench:
             all: every answer (default: the first; `max_answers` caps either).
             provider: answers askable facts (`chaining.backward.PersonProvider`, `ScriptedProvider`, ...).
         Returns:
-            `{"proved", "answers": [{"bindings", "fact", "certainty", "proof"}], "skipped_rules": [{"rule", "reason"}]}`.
+            `{"proved", "answers": [{"bindings", "fact", "certainty", "proof"}],
+            "skipped_rules": [{"rule", "reason"}]}`.
         Raises:
             KnowledgeBaseNotFoundError, KnowledgeBaseError, chaining.backward.BackwardError (GoalSyntaxError, ...).
         """
@@ -673,9 +729,27 @@ class Workbench:
         return self.catalog.get(name)
 
     def register_model(self, name: str, module: Any, **kwargs: Any) -> Any:
-        """Register an `nn.Module` (kwargs as `neural.loaders.load_module`: `signature=` or
-        `example_inputs=`, `task=`, `batcher_config=`, ...). Returns the ModelEntry."""
+        """Register an `nn.Module` for pipelines under `name`.
+
+        kwargs as `neural.loaders.load_module`: `example_inputs={input_name: array}` (one batch,
+        batch axis first; the signature is read from one forward pass) or `signature=`;
+        `output_names=[...]` (default `output_0`, ... for tensors, the keys for a dict output);
+        `dynamic_axes=`, `task=`, `device=`, `batcher_config=`. Returns the ModelEntry;
+        `describe_model(name)` shows the input and output names, shapes and dtypes.
+        """
         return self.catalog.register_module(name, module, **kwargs)
+
+    def describe_model(self, name: str) -> dict[str, Any]:
+        """Load a catalogue (or registered) model and describe it: the names pipelines use for its
+        inputs and outputs, with shapes and dtypes.
+
+        Returns `ModelEntry.info()`: `{"name", "version", "format", "task", "device", "dtype",
+        "signature": {"inputs": [{"name", "datatype", "shape"}], "outputs": [...]}, "backend", ...}`
+        (shape -1 is a dynamic axis; axis 0 is the batch). An `nn.Module` registered with
+        `example_inputs` names its outputs `output_0`, `output_1`, ... unless `output_names=` is given.
+        Raises ModelNotFoundError (naming the known models) or a neural load error.
+        """
+        return self.catalog.get(name).info()
 
     def register_model_entry(self, entry: Any) -> Any:
         """Register an already loaded `ModelEntry` (e.g. from `neural.loaders.load_onnx`)."""

@@ -2,6 +2,30 @@
 
 from __future__ import annotations
 
-from . import health, kb, kserve, openai, pipelines, runs
+from . import (
+    checks,
+    consultations,
+    health,
+    kb,
+    kserve,
+    kserve_generate,
+    model_admin,
+    openai,
+    pipelines,
+    replay,
+    runs,
+)
 
-ROUTERS = [pipelines.router, runs.router, kb.router, openai.router, kserve.router, health.router]
+ROUTERS = [
+    pipelines.router,
+    runs.router,
+    replay.router,
+    kb.router,
+    consultations.router,
+    checks.router,
+    model_admin.router,
+    openai.router,
+    kserve.router,
+    kserve_generate.router,
+    health.router,
+]

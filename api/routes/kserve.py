@@ -23,7 +23,7 @@ from ..schemas.kserve import InferenceResponse, ModelMetadata, RepositoryModel, 
 
 router = APIRouter(prefix="/v2", tags=["inference (KServe v2)"], responses=V2_ERRORS)
 
-EXTENSIONS = ["binary_tensor_data"]
+EXTENSIONS = ["binary_tensor_data", "generate"]
 
 
 # Readiness answers with a status and an empty body, as the protocol says.

@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from .report import percentile_ms
+
 EXTRA: dict[str, Any] = {}
 CONCURRENCY = (1, 16, 64)
 PIPELINE = "demo_digits"
@@ -140,14 +142,13 @@ async def _drive(
 
 
 def _row(endpoint: str, concurrency: int, latencies: list[float], errors: int, wall: float) -> dict[str, Any]:
-    ms = np.asarray(latencies) * 1000.0
     return {
         "endpoint": endpoint,
         "concurrency": concurrency,
         "rps": round(len(latencies) / wall, 1),
-        "p50_ms": round(float(np.percentile(ms, 50)), 2),
-        "p95_ms": round(float(np.percentile(ms, 95)), 2),
-        "p99_ms": round(float(np.percentile(ms, 99)), 2),
+        "p50_ms": percentile_ms(latencies, 50),
+        "p95_ms": percentile_ms(latencies, 95),
+        "p99_ms": percentile_ms(latencies, 99),
         "errors": errors,
     }
 

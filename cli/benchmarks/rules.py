@@ -223,7 +223,7 @@ def _program_rows(
             "run_seconds": round(run_s, 4),
         }
     )
-    for (trace_facts, label, read_back, native), results in zip(variants, ours):
+    for (_trace_facts, label, read_back, native), results in zip(variants, ours):
         s2, n2, cpu2 = min(results, key=lambda r: r[0])
         rows.append(
             {
@@ -265,8 +265,8 @@ def _gating_rows(evaluations: int, raw_evaluations: int, experta_seconds: float)
 
     import rules
     from chaining import EngineConfig, ExpertaEngine, ForwardEngine
-    from rules.facts import facts_from_json
     from cli.benchmarks._rules_experta import GATING_FACT_TYPES, Gating
+    from rules.facts import facts_from_json
 
     path = BENCH_KB / "gating.clp"
     inputs = [facts_from_json(gating_facts(i)) for i in range(1000)]
@@ -289,7 +289,7 @@ def _gating_rows(evaluations: int, raw_evaluations: int, experta_seconds: float)
         )
         engine = ForwardEngine.from_knowledge_base(rules.load_knowledge_base([path]), config=config)
         n = evaluations if (label, read, native) == variants[0] else max(window * 2, evaluations // 10)
-        marks = _timed_loop(lambda i: engine.evaluate(inputs[i % 1000], templates=read), n, window)
+        marks = _timed_loop(lambda i, e=engine, t=read: e.evaluate(inputs[i % 1000], templates=t), n, window)
         rows.append(
             {
                 "program": "gating",

@@ -118,3 +118,9 @@ def test_unreadable_database_file_is_a_clear_error(tmp_path):
     bad.write_bytes(b"this is not a database" * 100)
     with pytest.raises(StoreError, match="garbage.sqlite3"):
         Store.open(f"sqlite:///{bad}")
+
+
+def test_one_run_writing_path_on_sqlite(db_url, check_run_writing):
+    store = Store.open(db_url)
+    check_run_writing(store)
+    store.close()

@@ -18,6 +18,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from neural import errors as neural_errors
 from workbench.store import RunRow, Store, TraceEvent
 from workbench.store.models import utcnow
 
@@ -81,6 +82,9 @@ class Executor:
         base_dir: str | None = None,
         replay_of: str | None = None,
         use_cache: bool | None = None,
+        recorded: dict[str, Any] | None = None,
+        regenerate: bool = False,
+        listener: Any = None,
     ) -> RunResult:
         """Run `pipeline` on one input.
 
@@ -91,12 +95,18 @@ class Executor:
             base_dir: folder that relative knowledge-base paths are resolved against.
             replay_of: id of the run this one replays (recorded).
             use_cache: None: the pipeline's `cache` setting; False: never read the result cache.
+            recorded: replays: `{generate node id: its recorded generation}`; those nodes re-check
+                the recorded text with their rails instead of calling the model, unless `regenerate`
+                (decode again with the recorded seed).
+            listener: called as `listener(kind, node_id, payload)` while the run goes (streaming:
+                "node" when a node finishes, "text" for generated text, "rail" for rail verdicts).
 
         Returns:
             RunResult: status "succeeded" or "failed" (the error names the node).
 
         Raises:
-            InputValidationError: the input does not match the input node's schema (nothing recorded).
+            InputValidationError: the input does not match the input node's schema, or a model node's
+                input cannot be converted to the model's dtype and shape (nothing recorded).
             neural.errors.QueueFullError: a model's queue is full (nothing recorded; retry later).
         """
         started = utcnow()
@@ -117,6 +127,7 @@ class Executor:
                 return await self._cache_hit(pipeline, version, inputs, ihash, hit, started, t0, record, explain)
 
         ctx = RunContext(pipeline, inputs, base_dir=base_dir, plan=plan, explain=explain)
+        ctx.recorded, ctx.regenerate, ctx.listener = recorded or {}, regenerate, listener
         failure: NodeExecutionError | None = None
         for generation in plan.generations:
             runnable = []
@@ -159,7 +170,8 @@ class Executor:
             if not a:
                 src = ctx.states[e.source]
                 if src.status == SUCCEEDED and e.when is not None:
-                    return f"gate {e.source!r} did not select branch {e.when!r} (selected: {', '.join(sorted(src.branches or [])) or 'none'})"
+                    selected = ", ".join(sorted(src.branches or [])) or "none"
+                    return f"gate {e.source!r} did not select branch {e.when!r} (selected: {selected})"
                 return f"upstream node {e.source!r} was {src.status}"
         return "no active incoming edge"
 
@@ -173,15 +185,18 @@ class Executor:
             return self._failed(ctx, st, t, err)
         except InputValidationError as exc:
             return self._failed(ctx, st, t, NodeExecutionError(nid, st.node.type, str(exc)))
+        except neural_errors.QueueFullError:
+            raise
+        except neural_errors.InputValidationError as exc:
+            # a value that cannot become the model's dtype or shape is bad input: refused, nothing recorded
+            raise InputValidationError(nid, f"inputs.{exc.input_name}", str(exc)) from exc
         except Exception as exc:
-            from neural.errors import QueueFullError  # here, not at import: `neural` loads torch
-
-            if isinstance(exc, QueueFullError):  # back-pressure is the caller's answer (429), not a node failure
-                raise
             return self._failed(ctx, st, t, NodeExecutionError(nid, st.node.type, f"{type(exc).__name__}: {exc}"))
         st.seconds = time.perf_counter() - t
         st.status = SUCCEEDED
         metrics.NODE_LATENCY.labels(ctx.pipeline.name, st.node.type).observe(st.seconds)
+        if ctx.listener is not None:
+            ctx.listener("node", nid, {"type": st.node.type, "status": SUCCEEDED, "seconds": round(st.seconds, 6)})
         return None
 
     @staticmethod

@@ -4,7 +4,9 @@ For a fact reaching an explain or output node, the derivation walks back: the fi
 asserted it in its node's working memory (rule name, the facts that activated it), those facts
 recursively, and across nodes by fact content to the node that emitted it: a model call (model,
 version, batch size), the run input, or a knowledge base's deffacts. Gate decisions, model
-calls and overrides are listed beside the derivations.
+calls and overrides are listed beside the derivations. Derivations have the one shape of
+`chaining.derivation` (`premises` under their conclusion), with the pipeline's `node`,
+`knowledge_base` and, for model outputs, `model`, `version`, `batch_size`.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ def assemble(ctx: RunContext, targets: Iterable[str] | None = None, at_node: str
     """
     p = ctx.pipeline
     nodes = []
-    gates, calls, overrides, proofs = [], [], [], []
+    gates, calls, overrides, proofs, generations = [], [], [], [], []
     for nid, st in ctx.states.items():
         entry: dict[str, Any] = {"id": nid, "type": st.node.type, "status": st.status, "seconds": round(st.seconds, 6)}
         if st.reason:
@@ -68,10 +70,12 @@ def assemble(ctx: RunContext, targets: Iterable[str] | None = None, at_node: str
                     "facts": rec.get("facts_out", []),
                 }
             )
-        if "overrides" in rec and (rec["overrides"]["removed"] or rec["overrides"]["added"]):
+        if "overrides" in rec and rec["overrides"]["removed"]:  # only-added facts are derivations, not overrides
             overrides.append({"node": nid, **rec["overrides"]})
         if "proof" in rec:
             proofs.append({"node": nid, **rec["proof"]})
+        if "generation" in rec:  # generate nodes: text, rail verdicts, token counts, seed (replay reads these)
+            generations.append({"node": nid, **rec["generation"]})
     skipped_models = [s.node.id for s in ctx.states.values() if s.node.type == "model" and s.status == SKIPPED]
     ends = [at_node] if at_node else [n.id for n in p.nodes_of("output")]
     derivations = []
@@ -92,6 +96,8 @@ def assemble(ctx: RunContext, targets: Iterable[str] | None = None, at_node: str
         "proofs": proofs,
         "derivations": derivations,
     }
+    if generations:
+        expl["generations"] = generations
     expl["summary"] = summary_lines(expl)
     return expl
 
@@ -160,7 +166,7 @@ def _origin(ctx: RunContext, node_id: str, f: Fact, depth: int, seen: set) -> di
         return (
             _origin(ctx, src.node.id, f, depth + 1, seen)
             if depth < MAX_DEPTH
-            else {"fact": str(f), "node": src.node.id}
+            else {"fact": str(f), "node": src.node.id, "source": "unknown", "note": "derivation too deep to show"}
         )
     return {"fact": str(f), "node": node_id, "source": "unknown"}
 
@@ -171,20 +177,21 @@ def _derive(ctx: RunContext, node_id: str, fid: int, depth: int, seen: set) -> d
     rec = st.record
     f = st.wm.get(fid)
     text = rec.get("facts", {}).get(fid) or (str(f) if f is not None else f"f-{fid}")
-    out: dict[str, Any] = {"fact": text, "node": node_id, "knowledge_base": rec.get("knowledge_base")}
-    if (node_id, fid) in seen or depth >= MAX_DEPTH:
-        out["source"] = "see above"
-        return out
-    seen = seen | {(node_id, fid)}
+    out: dict[str, Any] = {"fact": text, "fact_id": fid, "node": node_id, "knowledge_base": rec.get("knowledge_base")}
     firing = None
     for fr in rec.get("firings", []):
         if fid in fr["asserted"]:
             firing = fr  # the last assert of this id made the fact as it is now
+    if (node_id, fid) in seen or depth >= MAX_DEPTH:
+        out["source"] = "rule" if firing is not None else "given"
+        out["note"] = "derivation shown above" if (node_id, fid) in seen else "derivation too deep to show"
+        return out
+    seen = seen | {(node_id, fid)}
     if firing is not None:
         out["source"] = "rule"
         out["rule"] = firing["rule"]
         out["firing"] = firing["index"]
-        out["from"] = [_derive(ctx, node_id, x, depth + 1, seen) for x in firing["facts"]]
+        out["premises"] = [_derive(ctx, node_id, x, depth + 1, seen) for x in firing["facts"]]
         return out
     if fid in rec.get("inputs", {}) and f is not None:
         return {**_origin(ctx, node_id, f, depth + 1, seen), "fact": text}
@@ -203,7 +210,8 @@ def summary_lines(expl: dict[str, Any]) -> list[str]:
         lines.append(f"model node {m} was skipped (not called)")
     for c in expl["model_calls"]:
         lines.append(
-            f"model {c['model']}@{(c['version'] or '')[:12]} (node {c['node']}, batch of {c['batch_size']}) gave {'; '.join(c['facts']) or 'no facts'}"
+            f"model {c['model']}@{(c['version'] or '')[:12]} (node {c['node']}, batch of {c['batch_size']}) gave "
+            f"{_some_facts(c['facts'])}"
         )
     for o in expl["overrides"]:
         if o["removed"]:
@@ -212,3 +220,15 @@ def summary_lines(expl: dict[str, Any]) -> list[str]:
         if d.get("rule"):
             lines.append(f"{d['fact']} by rule {d['rule']} in {d['node']}")
     return lines
+
+
+SUMMARY_FACTS = 3  # facts named per summary line; the full list stays in `model_calls`
+
+
+def _some_facts(facts: list[str]) -> str:
+    """`no facts`, the facts, or the first few and how many more (a summary line stays readable)."""
+    if not facts:
+        return "no facts"
+    if len(facts) <= SUMMARY_FACTS:
+        return "; ".join(facts)
+    return f"{len(facts)} facts: {'; '.join(facts[:SUMMARY_FACTS])} (+{len(facts) - SUMMARY_FACTS} more)"

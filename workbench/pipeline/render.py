@@ -9,6 +9,8 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from chaining.derivation import derivation_tree
+
 from .context import Plan
 from .spec import Node, Pipeline
 
@@ -67,7 +69,8 @@ def draw_pipeline(p: Pipeline) -> Group:
 
 
 def explanation_tree(expl: dict[str, Any]) -> Tree:
-    """An explanation (see explanation.py) as a rich tree: summary, gates, model calls, overrides, derivations, proofs."""
+    """An explanation (see explanation.py) as a rich tree: summary, gates, model calls, overrides, derivations,
+    proofs."""
     pl = expl.get("pipeline", {})
     root = Tree(Text(f"why: {pl.get('name')} @ {str(pl.get('version'))[:12]}", style="bold"))
     if expl.get("summary"):
@@ -77,7 +80,7 @@ def explanation_tree(expl: dict[str, Any]) -> Tree:
     for g in expl.get("gates", []):
         b = root.add(Text(f"gate {g['node']} → {', '.join(g['branches']) or 'no branch'}", style="yellow"))
         for d in g.get("because", []):
-            _derivation(b, d)
+            derivation_tree(d, b)
         for branch, wn in (g.get("why_not") or {}).items():
             w = b.add(Text(f"why not {branch}", style="yellow"))
             for r in wn.get("rules", []):
@@ -106,27 +109,13 @@ def explanation_tree(expl: dict[str, Any]) -> Tree:
     if expl.get("derivations"):
         d = root.add("derivations")
         for x in expl["derivations"]:
-            _derivation(d, x)
+            derivation_tree(x, d)
     for pr in expl.get("proofs", []):
         root.add(
             Text(
-                f"goal {pr['goal']} in {pr['node']}: {'proved' if pr['proved'] else 'not proved'} ({len(pr['answers'])} answers)",
+                f"goal {pr['goal']} in {pr['node']}: {'proved' if pr['proved'] else 'not proved'} "
+                f"({len(pr['answers'])} answers)",
                 style="blue",
             )
         )
     return root
-
-
-def _derivation(parent: Tree, d: dict[str, Any]) -> None:
-    src = d.get("source")
-    if src == "rule":
-        label = Text(d["fact"]) + Text(f"  ← rule {d['rule']} ({d['node']})", style="green")
-    elif src == "model":
-        label = Text(d["fact"]) + Text(
-            f"  ← model {d.get('model')}@{str(d.get('version'))[:12]} (batch {d.get('batch_size')})", style="magenta"
-        )
-    else:
-        label = Text(d["fact"]) + Text(f"  ← {src} ({d.get('node')})", style="dim")
-    node = parent.add(label)
-    for x in d.get("from", []):
-        _derivation(node, x)

@@ -10,7 +10,9 @@ import inspect
 import re
 from typing import Any
 
-from .errors import InvalidDocumentError, NotFoundError, UnavailableError, acall, call, code_of, jsonable, translate
+from rules.facts import to_json
+
+from .errors import InvalidDocumentError, NotFoundError, UnavailableError, acall, call, code_of, translate
 
 
 class LibraryServing:
@@ -94,6 +96,26 @@ class LibraryServing:
         result = await acall(wb.run(name, inputs, version=version, explain=explain))
         return result.to_dict()
 
+    async def predict_stream(
+        self, name: str, inputs: dict[str, Any], *, version: str | None = None, explain: bool = False
+    ) -> Any:
+        """`predict` as an async iterator of events (`Workbench.stream`), the last `{"event": "result",
+        "run": {...}}`. Raises (on the first `__anext__`) what `predict` raises."""
+        wb = self._wb()
+        events = wb.stream(name, inputs, version=version, explain=explain)
+
+        async def step() -> Any:
+            try:
+                return await events.__anext__()
+            except StopAsyncIteration:
+                return None
+
+        try:
+            while (event := await acall(step())) is not None:
+                yield to_json(event)
+        finally:
+            await events.aclose()
+
     async def predict_many(
         self, name: str, inputs: list[dict[str, Any]], *, version: str | None = None, explain: bool = False
     ) -> list[dict[str, Any]]:
@@ -173,8 +195,8 @@ class LibraryServing:
         wb = self._wb()
         kwargs = dict(all=all, max_answers=max_answers, max_depth=max_depth)
         if inspect.iscoroutinefunction(wb.ask):
-            return jsonable(await acall(wb.ask(name, goal, facts, **kwargs)))
-        return jsonable(await call(wb.ask, name, goal, facts, **kwargs))
+            return to_json(await acall(wb.ask(name, goal, facts, **kwargs)))
+        return to_json(await call(wb.ask, name, goal, facts, **kwargs))
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")

@@ -12,7 +12,7 @@ from neural.errors import QueueFullError
 from workbench.pipeline import InputValidationError, Pipeline
 from workbench.store import RunRow, TraceEventRow
 
-from .conftest import FIXTURES, digit_pixels, make_workbench, unsure_pixels
+from .conftest import EXAMPLE, digit_pixels, make_workbench, unsure_pixels
 
 
 def _batcher(wb):
@@ -30,8 +30,8 @@ async def test_model_gate_postprocess_output_and_explanation(wb):
     assert ex["gates"][0]["branches"] == ["classify"] and ex["gates"][0]["because"][0]["rule"] == "has-ink"
     assert ex["model_calls"][0]["model"] == "digits-mlp" and ex["model_calls"][0]["batch_size"] >= 1
     decision = next(d for d in ex["derivations"] if d["fact"].startswith("(decision"))
-    assert decision["rule"] == "confident" and decision["from"][0]["source"] == "model"
-    assert "(prediction (label three) (digit 3)" in decision["from"][0]["fact"]
+    assert decision["rule"] == "confident" and decision["premises"][0]["source"] == "model"
+    assert "(prediction (label three) (digit 3)" in decision["premises"][0]["fact"]
     low = await wb.run("digits_review", {"pixels": unsure_pixels()})
     assert low.outputs["action"] == "review" and low.outputs["reason"] == "low confidence"
 
@@ -93,8 +93,9 @@ async def test_rules_goal_explain_and_output_nodes(wb):
     trees = {d["fact"]: d for d in why["derivations"]}
     assert set(trees) == {"(grandparent ann bob)", "(grandparent tom otto)"}
     t = trees["(grandparent tom otto)"]
-    assert t["rule"] == "grandparent" and [p["fact"] for p in t["from"]] == ["(parent tom bob)", "(parent bob otto)"]
-    assert all(p["source"] == "input" for p in t["from"])
+    assert t["rule"] == "grandparent"
+    assert [p["fact"] for p in t["premises"]] == ["(parent tom bob)", "(parent bob otto)"]
+    assert all(p["source"] == "input" for p in t["premises"])
     proof = next(e for e in wb.get_trace(r.run_id) if e["kind"] == "proof")["payload"]
     assert proof["proved"] and {a["bindings"]["x"] for a in proof["answers"]} == {"tom", "bob", "ann"}
     firings = [
@@ -131,7 +132,7 @@ async def test_run_and_trace_are_written_in_one_transaction(wb):
 
 
 async def test_result_cache_returns_the_recorded_result_without_calling_the_model(wb):
-    p = Pipeline.from_file(FIXTURES / "digits_review.yaml")
+    p = Pipeline.from_file(EXAMPLE / "digits_review.yaml")
     p.cache = True
     b = _batcher(wb)
     first = await wb.run(p, {"pixels": digit_pixels(7)})

@@ -4,12 +4,13 @@ trace events to `ctx`. `HANDLERS` maps a node type to its handler."""
 
 from __future__ import annotations
 
-from . import explain, forward, goal, io, model
+from . import explain, forward, generate, goal, io, model
 
 HANDLERS = {
     "input": io.run_input,
     "output": io.run_output,
     "model": model.run_model,
+    "generate": generate.run_generate,
     "rules": forward.run_rules,
     "gate": forward.run_gate,
     "postprocess": forward.run_postprocess,
