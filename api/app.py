@@ -22,6 +22,7 @@ from workbench.serving import Serving
 
 from .errors import install_error_handlers
 from .http_metrics import HttpMetrics, HttpMetricsMiddleware
+from .limits import RequestLimitsMiddleware
 from .request_id import RequestIdMiddleware
 from .routes import ROUTERS
 
@@ -38,7 +39,8 @@ _DESCRIPTION = """Combined rule-and-model predictions over HTTP.
 * `/healthz`, `/readyz`, `/metrics`.
 
 Errors under `/v1` are `{"error": {"code", "message", "type", "param", "details", "request_id"}}`;
-under `/v2` they are `{"error": "..."}`. See docs/api.md.
+under `/v2` they are `{"error": "..."}`. Request bodies are limited in size, inflated size, JSON
+depth and encoding (413 / 400 / 422, see docs/api.md).
 """
 
 
@@ -86,6 +88,7 @@ def create_app(
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router)
+    app.add_middleware(RequestLimitsMiddleware, limits=settings.limits, routers=ROUTERS)
     app.add_middleware(HttpMetricsMiddleware, metrics=http_metrics)
     app.add_middleware(RequestIdMiddleware)
     return app

@@ -11,18 +11,15 @@ from pydantic import BaseModel, ValidationError
 from .errors import ApiError, field_path
 
 TEXT_TYPES = ("application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml", "text/plain", "text/x-clips")
-MAX_DOCUMENT_BYTES = 4 * 1024 * 1024
 
 
 async def read_document(request: Request, model: type[BaseModel], text_field: str) -> BaseModel:
     """Parse the body as `model` (JSON), or wrap a raw text body as `{text_field: body}`.
 
-    Raises ApiError 413 (too large), 415 (other content types), 422 (JSON that does not fit
-    `model`, with field paths).
+    Raises ApiError 415 (other content types), 422 (JSON that does not fit `model`, with field
+    paths). Size, inflated size, depth and UTF-8 were checked while the body was read (`api/limits.py`).
     """
     body = await request.body()
-    if len(body) > MAX_DOCUMENT_BYTES:
-        raise ApiError(413, f"document of {len(body)} bytes exceeds the limit of {MAX_DOCUMENT_BYTES}")
     ctype = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
     data: Any
     if ctype in TEXT_TYPES:

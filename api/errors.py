@@ -102,21 +102,40 @@ def is_kserve(request: Request) -> bool:
 
 
 def error_response(request: Request, err: ApiError) -> JSONResponse:
-    """Render `err` in the shape of the request's protocol (/v2: KServe; otherwise /v1)."""
+    """Render `err` in the shape of the request's protocol (/v2: KServe; otherwise /v1).
+
+    Text that came from the client (a field name, a YAML key) may hold lone surrogates, which
+    UTF-8 cannot encode: they are written as `\\udXXX` escapes, so rendering an error never fails."""
     if is_kserve(request):
-        return JSONResponse({"error": err.message}, status_code=err.status, headers=err.headers)
+        return JSONResponse({"error": _encodable(err.message)}, status_code=err.status, headers=err.headers)
     body: dict[str, Any] = {
         "code": err.code,
-        "message": err.message,
+        "message": _encodable(err.message),
         "type": _type_of(err.status),
-        "param": err.param,
-        "details": err.details,
+        "param": _encodable(err.param),
+        "details": _encodable(err.details),
         "request_id": request_id(request),
     }
     # set here too: unexpected errors are answered outside RequestIdMiddleware
     return JSONResponse(
         {"error": body}, status_code=err.status, headers={**err.headers, "X-Request-Id": body["request_id"]}
     )
+
+
+def _encodable(value: Any) -> Any:
+    """`value` with every string made UTF-8-encodable (lone surrogates -> backslash escapes).
+    Error details are at most a few levels deep (lists of flat dicts)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+    if isinstance(value, dict):
+        return {_encodable(k): _encodable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_encodable(v) for v in value]
+    return value
 
 
 def request_id(request: Request) -> str:
@@ -166,6 +185,8 @@ def from_serving(request: Request, exc: sv.ServingError) -> ApiError:
         return ApiError(504, exc.message, code="timeout")
     if isinstance(exc, sv.ConflictError):
         return ApiError(409, exc.message, code="conflict", param=exc.param)
+    if isinstance(exc, sv.LimitExceededError):
+        return ApiError(422, exc.message, code="limit_exceeded", param=exc.param)
     if isinstance(exc, sv.InvalidDocumentError):
         return ApiError(422, exc.message, code="validation_failed", param=exc.param, details=exc.details)
     if isinstance(exc, sv.BadInputError):
@@ -277,9 +298,17 @@ def _responses(model: type[BaseModel], codes: dict[int, str]) -> dict[int | str,
 
 _COMMON = {
     404: "Unknown name (`not_found`).",
+    413: "Body, or its inflated size, over the endpoint's limit (`payload_too_large`; docs/api.md, Limits).",
     422: "Invalid body or document: `details` gives each field path or line/column (`validation_failed`).",
     429: "Queue full, nothing was admitted; retry after `Retry-After` seconds (`queue_full`).",
     503: "Not ready or shutting down; retry after `Retry-After` seconds (`unavailable`).",
 }
-V1_ERRORS = _responses(ErrorResponse, {401: "Missing or wrong bearer key (`unauthorized`).", **_COMMON})
+V1_ERRORS = _responses(
+    ErrorResponse,
+    {
+        400: "Body not UTF-8, or JSON nested deeper than the limit (`invalid_request`).",
+        401: "Missing or wrong bearer key (`unauthorized`).",
+        **_COMMON,
+    },
+)
 V2_ERRORS = _responses(KServeError, {400: "Bad request (unknown input, wrong shape or datatype).", **_COMMON})

@@ -58,7 +58,6 @@ _NAME_TO_V2 = {
     "string": "BYTES",
     "object": "BYTES",
 }
-MAX_BODY_BYTES = 256 * 1024 * 1024
 
 
 class TensorCodecError(ValueError):

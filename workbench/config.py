@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 APP_NAME = "workbench"
@@ -27,6 +27,7 @@ APP_NAME = "workbench"
 OTHER_VARIABLES = frozenset(
     {"SETTINGS_FILE", "DEMO_LM", "TUI_API_KEY", "BENCH_THREADS", "ONNX_CACHE", "REQUIRE_NATIVE"}
     | {"SERVE_MODELS", "BENCH_GENERATE_ONLY"}  # `serve --model` to its workers; `bench generate` rows
+    | {"FUZZ_EXAMPLES", "FUZZ_REPORT"}  # tests/api/test_schema_fuzz.py
 )
 
 
@@ -60,6 +61,67 @@ class ServerSettings(BaseModel):
     workers: int = Field(1, ge=1)
 
 
+class EndpointLimits(BaseModel):
+    """Request limits of one endpoint; a field left unset takes the value from `LimitsSettings`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_body_bytes: int | None = Field(None, ge=1, description="Most bytes of the body as sent (compressed).")
+    max_decompressed_bytes: int | None = Field(
+        None, ge=1, description="Most bytes of a gzip/deflate body once inflated."
+    )
+    max_json_depth: int | None = Field(None, ge=1, le=10_000, description="Deepest nesting of arrays and objects.")
+
+
+MIB = 1024 * 1024
+# Binary tensors are large by nature: the KServe v2 infer routes get more room than JSON endpoints.
+DEFAULT_ENDPOINT_LIMITS: dict[str, EndpointLimits] = {
+    op: EndpointLimits(max_body_bytes=64 * MIB, max_decompressed_bytes=128 * MIB)
+    for op in ("v2_model_infer", "v2_model_version_infer")
+}
+
+
+class LimitsSettings(BaseModel):
+    """Request limits enforced by the API while it reads a body (`api/limits.py`; docs/api.md).
+
+    `endpoints` overrides them per operation id (`predict`, `v2_model_infer`, `put_knowledge_base`...),
+    e.g. `WORKBENCH_LIMITS__ENDPOINTS='{"predict": {"max_body_bytes": 1048576}}'`.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_body_bytes: int = Field(4 * MIB, ge=1)
+    max_decompressed_bytes: int = Field(16 * MIB, ge=1)
+    max_json_depth: int = Field(64, ge=1, le=10_000)
+    max_inflight_body_bytes: int = Field(
+        256 * MIB, ge=1, description="Bytes of request bodies all requests may hold at once (503 past it)."
+    )
+    endpoints: dict[str, EndpointLimits] = Field(default_factory=lambda: dict(DEFAULT_ENDPOINT_LIMITS))
+
+    @field_validator("endpoints", mode="after")
+    @classmethod
+    def _keep_defaults(cls, value: dict[str, EndpointLimits]) -> dict[str, EndpointLimits]:
+        # an override of one endpoint keeps the built-in values of the others
+        return {**DEFAULT_ENDPOINT_LIMITS, **value}
+
+    def for_endpoint(self, operation_id: str | None) -> ResolvedLimits:
+        """The limits of one operation (its overrides over the defaults above)."""
+        own = self.endpoints.get(operation_id or "") or EndpointLimits()
+        return ResolvedLimits(
+            max_body_bytes=own.max_body_bytes or self.max_body_bytes,
+            max_decompressed_bytes=own.max_decompressed_bytes or self.max_decompressed_bytes,
+            max_json_depth=own.max_json_depth or self.max_json_depth,
+        )
+
+
+class ResolvedLimits(BaseModel):
+    """The limits in force for one request."""
+
+    max_body_bytes: int
+    max_decompressed_bytes: int
+    max_json_depth: int
+
+
 class Settings(BaseSettings):
     """All Workbench settings. Read with `get_settings()`; see module docstring for sources."""
 
@@ -82,6 +144,7 @@ class Settings(BaseSettings):
     # WORKBENCH_API_KEYS=key1,key2 : bearer keys for mutating endpoints; empty disables auth.
     api_keys: Annotated[list[str], NoDecode] = Field(default_factory=list)
     require_key_for_predict: bool = False
+    limits: LimitsSettings = Field(default_factory=LimitsSettings)
 
     @field_validator("api_keys", mode="before")
     @classmethod

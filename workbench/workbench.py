@@ -97,6 +97,10 @@ class ConsistentStore:
         self._recorder.flush()
         return self._store.list_runs(*args, **kwargs)
 
+    def run_summaries(self, *args: Any, **kwargs: Any) -> Any:
+        self._recorder.flush()
+        return self._store.run_summaries(*args, **kwargs)
+
     def cached_run(self, *args: Any, **kwargs: Any) -> Any:
         self._recorder.flush()
         return self._store.cached_run(*args, **kwargs)

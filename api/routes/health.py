@@ -3,35 +3,42 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from ..deps import ServingDep
+from ..schemas.responses import Liveness, Readiness
 
 router = APIRouter(tags=["health"])
 
 
 @router.get("/healthz", operation_id="healthz", summary="Liveness: the process answers.")
-async def healthz() -> dict[str, str]:
+async def healthz() -> Liveness:
     """Always `{"status": "ok"}` while the server runs."""
-    return {"status": "ok"}
+    return Liveness()
 
 
 @router.get(
     "/readyz",
     operation_id="readyz",
     summary="Readiness: 200 once every served model is loaded, 503 before (or if loading failed).",
-    responses={503: {"description": "Still loading, or loading failed (`error` says why)."}},
+    response_model=Readiness,
+    responses={503: {"model": Readiness, "description": "Still loading, or loading failed (`error` says why)."}},
 )
-async def readyz(serving: ServingDep) -> JSONResponse:
-    """`{"ready": bool, "models": {name: state}, "error": str | null}`; status 200 only when ready."""
-    body = serving.readiness()
-    headers = {} if body["ready"] else {"Retry-After": "1"}
-    return JSONResponse(body, status_code=200 if body["ready"] else 503, headers=headers)
+async def readyz(serving: ServingDep) -> Response:
+    """`{"ready", "state", "models": {name: ready}, "error"}`; status 200 only when ready."""
+    body = Readiness.model_validate(serving.readiness())
+    if body.ready:
+        return JSONResponse(body.model_dump(), status_code=200)
+    return JSONResponse(body.model_dump(), status_code=503, headers={"Retry-After": "1"})
 
 
 @router.get(
-    "/metrics", operation_id="metrics", summary="Prometheus metrics: runtime (models, generation, pipelines) and HTTP."
+    "/metrics",
+    operation_id="metrics",
+    summary="Prometheus metrics: runtime (models, generation, pipelines) and HTTP.",
+    response_class=PlainTextResponse,
+    responses={200: {"content": {CONTENT_TYPE_LATEST: {"schema": {"type": "string"}}}}},
 )
 async def metrics(request: Request, serving: ServingDep) -> Response:
     """Text exposition format 0.0.4 of every registry: the neural runtime's, the generation engine's

@@ -2,28 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Any
+from fastapi import APIRouter, Query, Request, Response
 
-from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
-
-from ..deps import PREDICT_KEY, WRITE_KEY, ServingDep
+from .. import paging
+from ..deps import PREDICT_KEY, WRITE_KEY, KnowledgeBaseName, ServingDep
 from ..documents import document_body_doc, read_document
 from ..errors import V1_ERRORS
 from ..schemas.pipelines import AskRequest, KnowledgeBaseText, RunKnowledgeBaseRequest, facts_as_dicts
+from ..schemas.responses import AskResult, ForwardRun, KnowledgeBaseDetail, KnowledgeBasePage, KnowledgeBaseStored
 
 router = APIRouter(prefix="/v1/kb", tags=["knowledge bases"], responses=V1_ERRORS)
 
 
 @router.get("", operation_id="list_knowledge_bases", summary="Knowledge bases with their templates and rules.")
-async def list_knowledge_bases(serving: ServingDep) -> dict[str, Any]:
+async def list_knowledge_bases(
+    serving: ServingDep,
+    limit: int = Query(100, ge=1, le=paging.MAX_PAGE, description="Knowledge bases per page (by name)."),
+    cursor: str | None = Query(None, max_length=512, description="`next_cursor` of the previous page."),
+) -> KnowledgeBasePage:
     """Files that do not validate are listed with `errors` (file:line:col messages)."""
-    return {"knowledge_bases": await serving.list_knowledge_bases()}
+    page, next_cursor = paging.after_name(await serving.list_knowledge_bases(), cursor, limit)
+    return KnowledgeBasePage.model_validate({"knowledge_bases": page, "next_cursor": next_cursor})
 
 
 @router.get("/{name}", operation_id="get_knowledge_base", summary="One knowledge base: summary, version and rule text.")
-async def get_knowledge_base(name: str, serving: ServingDep) -> dict[str, Any]:
-    return await serving.get_knowledge_base(name)
+async def get_knowledge_base(name: KnowledgeBaseName, serving: ServingDep) -> KnowledgeBaseDetail:
+    return KnowledgeBaseDetail.model_validate(await serving.get_knowledge_base(name))
 
 
 @router.put(
@@ -33,16 +37,22 @@ async def get_knowledge_base(name: str, serving: ServingDep) -> dict[str, Any]:
     dependencies=[WRITE_KEY],
     status_code=201,
     openapi_extra=document_body_doc(KnowledgeBaseText, ("text/plain",)),
-    responses={200: {"description": "Replaced an existing knowledge base."}, 201: {"description": "Created."}},
+    responses={
+        200: {"model": KnowledgeBaseStored, "description": "Replaced an existing knowledge base."},
+        201: {"description": "Created."},
+    },
 )
-async def put_knowledge_base(name: str, request: Request, serving: ServingDep) -> JSONResponse:
+async def put_knowledge_base(
+    name: KnowledgeBaseName, request: Request, response: Response, serving: ServingDep
+) -> KnowledgeBaseStored:
     """Body: `{"text": "<rules>"}` as JSON, or the rules as `text/plain`. Rule files are data:
     they are parsed and validated (functions that reach the operating system are refused) and
     written only when valid; errors answer 422 with `details: [{file, line, column, message}]`."""
     body = await read_document(request, KnowledgeBaseText, "text")
     assert isinstance(body, KnowledgeBaseText)
-    result = await serving.upload_knowledge_base(name, body.text)
-    return JSONResponse(result, status_code=201 if result.pop("created") else 200)
+    stored = KnowledgeBaseStored.model_validate(await serving.upload_knowledge_base(name, body.text))
+    response.status_code = 201 if stored.created else 200
+    return stored
 
 
 @router.post(
@@ -50,13 +60,15 @@ async def put_knowledge_base(name: str, request: Request, serving: ServingDep) -
     operation_id="run_knowledge_base",
     summary="Forward chaining: facts in, working memory and firings out.",
     dependencies=[PREDICT_KEY],
+    responses={504: {"description": "The time limit (`timeout_s`) passed with rules still to fire (`timeout`)."}},
 )
-async def run_knowledge_base(name: str, body: RunKnowledgeBaseRequest, serving: ServingDep) -> dict[str, Any]:
-    """`{"output", "firings": [{"rule", "facts"}], "facts": [{"id", "template", "slots"}], "asserted", "retracted",
-    ...}`."""
-    return await serving.run_knowledge_base(
+async def run_knowledge_base(name: KnowledgeBaseName, body: RunKnowledgeBaseRequest, serving: ServingDep) -> ForwardRun:
+    """Working memory, the firings in order and the printed text. A run that reaches `max_firings`
+    answers 422 `limit_exceeded`; one that passes `timeout_s` answers 504 `timeout`."""
+    result = await serving.run_knowledge_base(
         name, facts_as_dicts(body.facts), strategy=body.strategy, max_firings=body.max_firings, timeout_s=body.timeout_s
     )
+    return ForwardRun.model_validate(result)
 
 
 @router.post(
@@ -64,11 +76,12 @@ async def run_knowledge_base(name: str, body: RunKnowledgeBaseRequest, serving: 
     operation_id="ask_knowledge_base",
     summary="Backward chaining: a goal in, answers with proofs out.",
     dependencies=[PREDICT_KEY],
+    responses={504: {"description": "The proof's time limit passed (`timeout`)."}},
 )
-async def ask(name: str, body: AskRequest, serving: ServingDep) -> dict[str, Any]:
-    """`{"proved", "answers": [{"bindings", "certainty", "proof"}], "skipped_rules"}`. Askable
-    facts cannot be asked interactively over HTTP: give them in `facts`."""
-    return await serving.ask(
+async def ask(name: KnowledgeBaseName, body: AskRequest, serving: ServingDep) -> AskResult:
+    """Askable facts cannot be asked interactively over HTTP: give them in `facts`. A proof deeper
+    than `max_depth` answers 422 `limit_exceeded`."""
+    result = await serving.ask(
         name,
         body.goal,
         facts_as_dicts(body.facts),
@@ -76,3 +89,4 @@ async def ask(name: str, body: AskRequest, serving: ServingDep) -> dict[str, Any
         max_answers=body.max_answers,
         max_depth=body.max_depth,
     )
+    return AskResult.model_validate(result)

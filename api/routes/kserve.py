@@ -9,32 +9,52 @@ as the protocol says. Readiness is 200 (true) or 400 (false) with an empty body.
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Request, Response
 
 from workbench import __version__
 from workbench.serving import ServedModel
 
 from ..deps import PREDICT_KEY, ServingDep
-from ..errors import V2_ERRORS, ApiError
-from ..kserve_codec import MAX_BODY_BYTES, TensorCodecError, decode_request, encode_response, v2_datatype
+from ..errors import V2_ERRORS, ApiError, KServeError
+from ..kserve_codec import TensorCodecError, decode_request, encode_response, v2_datatype
+from ..schemas.kserve import InferenceResponse, ModelMetadata, RepositoryModel, ServerMetadata
 
 router = APIRouter(prefix="/v2", tags=["inference (KServe v2)"], responses=V2_ERRORS)
 
 EXTENSIONS = ["binary_tensor_data", "generate"]
 
 
+# Readiness answers with a status and an empty body, as the protocol says.
+_READY_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"description": "Ready (empty body)."},
+    400: {"description": "Not ready (empty body)."},
+}
+
+
 @router.get("", operation_id="v2_server_metadata", summary="Server metadata: name, version, extensions.")
-async def server_metadata() -> dict[str, object]:
-    return {"name": "workbench", "version": __version__, "extensions": EXTENSIONS}
+async def server_metadata() -> ServerMetadata:
+    return ServerMetadata(name="workbench", version=__version__, extensions=EXTENSIONS)
 
 
-@router.get("/health/live", operation_id="v2_server_live", summary="Server liveness (200 while the process runs).")
-async def server_live() -> Response:
+@router.get(
+    "/health/live",
+    operation_id="v2_server_live",
+    summary="Server liveness (200 while the process runs).",
+    response_class=Response,
+    responses={200: {"description": "Live (empty body)."}},
+)
+async def server_live() -> Response:  # empty body, status only
     return Response(status_code=200)
 
 
 @router.get(
-    "/health/ready", operation_id="v2_server_ready", summary="Server readiness: 200 once models are loaded, else 503."
+    "/health/ready",
+    operation_id="v2_server_ready",
+    summary="Server readiness: 200 once models are loaded, else 503.",
+    response_class=Response,
+    responses={200: {"description": "Ready (empty body)."}, 503: {"description": "Not ready (empty body)."}},
 )
 async def server_ready(serving: ServingDep) -> Response:
     return Response(status_code=200 if serving.ready else 503, headers={} if serving.ready else {"Retry-After": "1"})
@@ -45,13 +65,13 @@ async def server_ready(serving: ServingDep) -> Response:
     operation_id="v2_repository_index",
     summary="Every model and version with its state (Triton's model-repository index).",
 )
-async def repository_index(serving: ServingDep) -> list[dict[str, str]]:
+async def repository_index(serving: ServingDep) -> list[RepositoryModel]:
     """`[{"name", "version", "state": "READY"|"UNAVAILABLE", "reason"}]`; any JSON body is ignored."""
-    return serving.model_index()
+    return [RepositoryModel.model_validate(m) for m in serving.model_index()]
 
 
 @router.get("/models/{model}", operation_id="v2_model_metadata", summary="Model metadata (latest version).")
-async def model_metadata(model: str, serving: ServingDep) -> dict[str, object]:
+async def model_metadata(model: str, serving: ServingDep) -> ModelMetadata:
     return _metadata(serving.model(model), serving.model_versions(model))
 
 
@@ -60,12 +80,16 @@ async def model_metadata(model: str, serving: ServingDep) -> dict[str, object]:
     operation_id="v2_model_version_metadata",
     summary="Model metadata of one version.",
 )
-async def model_version_metadata(model: str, version: str, serving: ServingDep) -> dict[str, object]:
+async def model_version_metadata(model: str, version: str, serving: ServingDep) -> ModelMetadata:
     return _metadata(serving.model(model, version), serving.model_versions(model))
 
 
 @router.get(
-    "/models/{model}/ready", operation_id="v2_model_ready", summary="Model readiness: 200 ready, 400 not ready."
+    "/models/{model}/ready",
+    operation_id="v2_model_ready",
+    summary="Model readiness: 200 ready, 400 not ready.",
+    response_class=Response,
+    responses=_READY_RESPONSES,
 )
 async def model_ready(model: str, serving: ServingDep) -> Response:
     return Response(status_code=200 if serving.model_ready(model) else 400)
@@ -75,12 +99,14 @@ async def model_ready(model: str, serving: ServingDep) -> Response:
     "/models/{model}/versions/{version}/ready",
     operation_id="v2_model_version_ready",
     summary="Readiness of one model version.",
+    response_class=Response,
+    responses=_READY_RESPONSES,
 )
 async def model_version_ready(model: str, version: str, serving: ServingDep) -> Response:
     return Response(status_code=200 if serving.model_ready(model, version) else 400)
 
 
-_INFER_DOC = {
+_INFER_DOC: dict[str, Any] = {
     "requestBody": {
         "required": True,
         "content": {
@@ -91,12 +117,20 @@ _INFER_DOC = {
                 "schema": {
                     "type": "string",
                     "format": "binary",
-                    "description": "Binary-data extension: JSON header (Inference-Header-Content-Length bytes) then "
-                    "raw tensors.",
+                    "description": "Binary-data extension: JSON header (Inference-Header-Content-Length bytes), "
+                    "then raw tensors.",
                 }
             },
         },
-    }
+    },
+}
+_INFER_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {
+        "model": InferenceResponse,
+        "description": "Outputs as JSON, or (binary-data extension) a JSON header then raw tensors.",
+        "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
+    },
+    413: {"model": KServeError, "description": "Body or its inflated size over the limit (docs/api.md)."},
 }
 
 
@@ -106,6 +140,7 @@ _INFER_DOC = {
     summary="Inference on the latest version.",
     dependencies=[PREDICT_KEY],
     openapi_extra=_INFER_DOC,
+    responses=_INFER_RESPONSES,
 )
 async def infer(model: str, request: Request, serving: ServingDep) -> Response:
     return await _infer(model, None, request, serving)
@@ -117,16 +152,14 @@ async def infer(model: str, request: Request, serving: ServingDep) -> Response:
     summary="Inference on one version.",
     dependencies=[PREDICT_KEY],
     openapi_extra=_INFER_DOC,
+    responses=_INFER_RESPONSES,
 )
 async def infer_version(model: str, version: str, request: Request, serving: ServingDep) -> Response:
     return await _infer(model, version, request, serving)
 
 
 async def _infer(model: str, version: str | None, request: Request, serving: ServingDep) -> Response:
-    served = serving.model(model, version)  # 404 before reading a large body
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        raise ApiError(413, f"request body of {declared} bytes exceeds the limit of {MAX_BODY_BYTES}")
+    served = serving.model(model, version)
     body = await request.body()
     try:
         decoded = decode_request(
@@ -172,12 +205,14 @@ def _timeout_s(params: dict[str, object]) -> float | None:
     return None
 
 
-def _metadata(m: ServedModel, versions: list[str]) -> dict[str, object]:
-    return {
-        "name": m.name,
-        "versions": versions,
-        "platform": m.platform,
-        "inputs": [{"name": t.name, "datatype": v2_datatype(t.dtype), "shape": list(t.shape)} for t in m.inputs],
-        "outputs": [{"name": t.name, "datatype": v2_datatype(t.dtype), "shape": list(t.shape)} for t in m.outputs],
-        "parameters": {"task": m.task, "max_batch_size": m.max_batch_size},
-    }
+def _metadata(m: ServedModel, versions: list[str]) -> ModelMetadata:
+    return ModelMetadata.model_validate(
+        {
+            "name": m.name,
+            "versions": versions,
+            "platform": m.platform,
+            "inputs": [{"name": t.name, "datatype": v2_datatype(t.dtype), "shape": list(t.shape)} for t in m.inputs],
+            "outputs": [{"name": t.name, "datatype": v2_datatype(t.dtype), "shape": list(t.shape)} for t in m.outputs],
+            "parameters": {"task": m.task, "max_batch_size": m.max_batch_size},
+        }
+    )

@@ -2,35 +2,50 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from ..deps import PREDICT_KEY, WRITE_KEY, ServingDep
+from .. import paging
+from ..deps import PREDICT_KEY, WRITE_KEY, PipelineName, ServingDep
 from ..disconnect import ClientGone, cancel_on_disconnect
 from ..documents import document_body_doc, read_document
 from ..errors import V1_ERRORS, ApiError
 from ..schemas.pipelines import PipelineDocument, PredictRequest, PromoteRequest
+from ..schemas.responses import (
+    PipelineDeleted,
+    PipelineDetail,
+    PipelinePage,
+    PipelineStored,
+    PipelineVersions,
+    PredictBatch,
+    RunOut,
+    StagePromoted,
+)
 
 router = APIRouter(prefix="/v1/pipelines", tags=["pipelines"], responses=V1_ERRORS)
 
 
 @router.get("", operation_id="list_pipelines", summary="Pipelines in the store and the pipeline folder.")
-async def list_pipelines(serving: ServingDep) -> dict[str, Any]:
-    """`{"pipelines": [{"name", "versions", "stages", "latest", "file", "description"}]}`."""
-    return {"pipelines": await serving.list_pipelines()}
+async def list_pipelines(
+    serving: ServingDep,
+    limit: int = Query(100, ge=1, le=paging.MAX_PAGE, description="Pipelines per page (by name)."),
+    cursor: str | None = Query(None, max_length=512, description="`next_cursor` of the previous page."),
+) -> PipelinePage:
+    page, next_cursor = paging.after_name(await serving.list_pipelines(), cursor, limit)
+    return PipelinePage.model_validate({"pipelines": page, "next_cursor": next_cursor})
 
 
 @router.get("/{name}", operation_id="get_pipeline", summary="One pipeline: its YAML document, versions and stages.")
 async def get_pipeline(
-    name: str,
+    name: PipelineName,
     serving: ServingDep,
     version: str | None = Query(
-        None, description="A stored version (unique prefix); default: production, else latest."
+        None, max_length=64, description="A stored version (unique prefix); default: production, else latest."
     ),
-) -> dict[str, Any]:
-    return await serving.get_pipeline(name, version)
+) -> PipelineDetail:
+    return PipelineDetail.model_validate(await serving.get_pipeline(name, version))
 
 
 @router.get(
@@ -38,9 +53,9 @@ async def get_pipeline(
     operation_id="list_pipeline_versions",
     summary="Stored versions, oldest first, with their stages.",
 )
-async def list_versions(name: str, serving: ServingDep) -> dict[str, Any]:
+async def list_versions(name: PipelineName, serving: ServingDep) -> PipelineVersions:
     doc = await serving.get_pipeline(name)
-    return {"name": name, "versions": doc["versions"], "stages": doc["stages"]}
+    return PipelineVersions.model_validate({"name": name, "versions": doc["versions"], "stages": doc["stages"]})
 
 
 @router.put(
@@ -51,18 +66,19 @@ async def list_versions(name: str, serving: ServingDep) -> dict[str, Any]:
     status_code=201,
     openapi_extra=document_body_doc(PipelineDocument),
     responses={
-        200: {"description": "That exact version was already stored."},
+        200: {"model": PipelineStored, "description": "That exact version was already stored."},
         201: {"description": "A new version was stored."},
     },
 )
-async def put_pipeline(name: str, request: Request, serving: ServingDep) -> JSONResponse:
+async def put_pipeline(name: PipelineName, request: Request, response: Response, serving: ServingDep) -> PipelineStored:
     """Body: `{"document": "<yaml>", "stage": null}` as JSON, or the YAML itself
     (`Content-Type: application/yaml`). A document that does not validate is refused with 422
     and one `details` item per issue (node, field, line, column); nothing is stored."""
     body = await read_document(request, PipelineDocument, "document")
     assert isinstance(body, PipelineDocument)
-    result = await serving.put_pipeline(name, body.document, body.stage)
-    return JSONResponse(result, status_code=201 if result["created"] else 200)
+    stored = PipelineStored.model_validate(await serving.put_pipeline(name, body.document, body.stage))
+    response.status_code = 201 if stored.created else 200
+    return stored
 
 
 @router.delete(
@@ -71,8 +87,8 @@ async def put_pipeline(name: str, request: Request, serving: ServingDep) -> JSON
     summary="Delete every stored version (recorded runs are kept).",
     dependencies=[WRITE_KEY],
 )
-async def delete_pipeline(name: str, serving: ServingDep) -> dict[str, Any]:
-    return {"name": name, "deleted_versions": await serving.delete_pipeline(name)}
+async def delete_pipeline(name: PipelineName, serving: ServingDep) -> PipelineDeleted:
+    return PipelineDeleted(name=name, deleted_versions=await serving.delete_pipeline(name))
 
 
 @router.put(
@@ -81,15 +97,10 @@ async def delete_pipeline(name: str, serving: ServingDep) -> dict[str, Any]:
     summary="Point a stage at a stored version (promote or roll back).",
     dependencies=[WRITE_KEY],
 )
-async def promote(name: str, stage: str, body: PromoteRequest, serving: ServingDep) -> dict[str, Any]:
-    if stage not in ("production", "staging"):
-        raise ApiError(
-            422,
-            f"path.stage: {stage!r} is not one of production, staging",
-            code="validation_failed",
-            param="path.stage",
-        )
-    return {"name": name, "stage": stage, "version": await serving.promote(name, body.version, stage)}
+async def promote(
+    name: PipelineName, stage: Literal["production", "staging"], body: PromoteRequest, serving: ServingDep
+) -> StagePromoted:
+    return StagePromoted(name=name, stage=stage, version=await serving.promote(name, body.version, stage))
 
 
 @router.post(
@@ -97,9 +108,11 @@ async def promote(name: str, stage: str, body: PromoteRequest, serving: ServingD
     operation_id="predict",
     summary="Run the pipeline on one input or a batch.",
     dependencies=[PREDICT_KEY],
+    response_model=RunOut | PredictBatch,
+    responses={500: {"description": "The run failed inside a node (`run_failed`), recorded with its id."}},
 )
 async def predict(
-    name: str,
+    name: PipelineName,
     body: PredictRequest,
     request: Request,
     serving: ServingDep,
@@ -125,7 +138,7 @@ async def predict(
                 err = item.get("error")
                 if isinstance(err, dict) and err.get("param"):
                     err["param"] = _body_path(err["param"], f"body.inputs[{i}]")
-            return {"results": results}
+            return PredictBatch.model_validate({"results": results})
         result = await cancel_on_disconnect(
             request, serving.predict(name, body.input or {}, version=body.version, explain=want_explain)
         )
@@ -147,7 +160,7 @@ async def predict(
             param=result.get("failed_node"),
             details=[{"run_id": result["run_id"], "node": result.get("failed_node"), "error": result["error"]}],
         )
-    return result
+    return RunOut.model_validate(result)
 
 
 def _body_path(json_path: str, prefix: str) -> str:

@@ -9,6 +9,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+# Ceilings of numeric fields (issue 16: every number a client sends is bounded); the engine still
+# refuses a prompt plus max_tokens longer than the model's context.
+MAX_TOKENS = 1 << 20
+MAX_TOP_K = 1 << 20
+
 
 class StreamOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -20,21 +25,21 @@ class _SamplingFields(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     model: str = Field(description="A served language model (GET /v1/models).")
-    max_tokens: Annotated[int, Field(ge=1)] | None = Field(
+    max_tokens: Annotated[int, Field(ge=1, le=MAX_TOKENS)] | None = Field(
         None, description="Most tokens to generate (completions: 16; chat: the rest of the context)."
     )
-    min_tokens: Annotated[int, Field(ge=0)] = Field(
+    min_tokens: Annotated[int, Field(ge=0, le=MAX_TOKENS)] = Field(
         0, description="vLLM: fewest tokens before EOS, stop_token_ids or stop strings may end the generation."
     )
     include_stop_str_in_output: bool = Field(False, description="vLLM: keep the matched stop string in the text.")
     temperature: Annotated[float, Field(ge=0.0, le=2.0)] = 1.0
     top_p: Annotated[float, Field(gt=0.0, le=1.0)] = 1.0
-    top_k: Annotated[int, Field(ge=-1)] = 0
+    top_k: Annotated[int, Field(ge=-1, le=MAX_TOP_K)] = 0
     n: Literal[1] = Field(1, description="Only n=1 is served.")
     stream: bool = False
     stream_options: StreamOptions | None = None
     stop: str | list[str] | None = None
-    stop_token_ids: list[Annotated[int, Field(ge=0)]] | None = None
+    stop_token_ids: Annotated[list[Annotated[int, Field(ge=0, le=2**31 - 1)]], Field(max_length=1024)] | None = None
     seed: Annotated[int, Field(ge=-(2**63), le=2**63 - 1)] | None = Field(
         None, description="Sampling seed (a signed 64-bit integer)."
     )
@@ -128,7 +133,7 @@ class ChatCompletionRequest(_SamplingFields):
     `max_tokens` / `max_completion_tokens` the reply may use the rest of the context (as vLLM)."""
 
     messages: Annotated[list[ChatMessage], Field(min_length=1)]
-    max_completion_tokens: Annotated[int, Field(ge=1)] | None = None
+    max_completion_tokens: Annotated[int, Field(ge=1, le=MAX_TOKENS)] | None = None
 
     def sampling(self, default_max_tokens: int | None = None) -> dict[str, Any]:
         out = super().sampling(default_max_tokens)

@@ -64,19 +64,33 @@ class FactIn(_Strict):
     values: list[Any] | None = None
 
 
+# Bounds of the numeric request fields: every number a client sends has a ceiling, so no request can
+# ask for unbounded work or memory (a process-wide limit once followed `max_depth`: issue 16).
+MAX_FACTS = 10_000
+MAX_FIRINGS = 100_000_000
+MAX_ANSWERS = 10_000
+MAX_PROOF_DEPTH = 1_000
+
+
 class RunKnowledgeBaseRequest(_Strict):
-    facts: list[FactIn] = Field(default_factory=list)
+    facts: Annotated[list[FactIn], Field(max_length=MAX_FACTS)] = Field(default_factory=list)
     strategy: Literal["depth", "breadth", "simplicity", "complexity", "lex", "mea", "random"] | None = None
-    max_firings: Annotated[int, Field(ge=0)] | None = None
-    timeout_s: Annotated[float, Field(gt=0, le=300)] | None = None
+    max_firings: Annotated[int, Field(ge=0, le=MAX_FIRINGS)] | None = Field(
+        None, description="Stop after this many rule firings (FiringLimitError: 422 `limit_exceeded`)."
+    )
+    timeout_s: Annotated[float, Field(gt=0, le=300)] | None = Field(
+        None, description="Time limit in seconds (504 `timeout` when it passes)."
+    )
 
 
 class AskRequest(_Strict):
-    goal: str = Field(description="A fact pattern in CLIPS syntax, e.g. `(ancestor ?x otto)`.")
-    facts: list[FactIn] = Field(default_factory=list)
+    goal: str = Field(max_length=10_000, description="A fact pattern in CLIPS syntax, e.g. `(ancestor ?x otto)`.")
+    facts: Annotated[list[FactIn], Field(max_length=MAX_FACTS)] = Field(default_factory=list)
     all: bool = Field(False, description="All answers instead of the first.")
-    max_answers: Annotated[int, Field(ge=1)] | None = None
-    max_depth: Annotated[int, Field(ge=1)] | None = None
+    max_answers: Annotated[int, Field(ge=1, le=MAX_ANSWERS)] | None = None
+    max_depth: Annotated[int, Field(ge=1, le=MAX_PROOF_DEPTH)] | None = Field(
+        None, description=f"Most nested subgoals (default 200, at most {MAX_PROOF_DEPTH})."
+    )
 
 
 def facts_as_dicts(facts: list[FactIn]) -> list[dict[str, Any]]:

@@ -20,6 +20,7 @@ from typing import Any
 
 import rules
 from chaining.forward import EngineConfig, ForwardEngine
+from workbench.names import check_name
 
 from .errors import KnowledgeBaseError, KnowledgeBaseNotFoundError
 
@@ -165,8 +166,7 @@ class KnowledgeBaseLibrary:
             KnowledgeBaseError: invalid rules (nothing is written).
             ValueError: a bad name, or no knowledge-base directory configured.
         """
-        if not name or "/" in name or name.startswith("."):
-            raise ValueError(f"knowledge base name {name!r}: expected a plain name (no '/')")
+        check_name(name, "knowledge base")
         if self.directory is None:
             raise ValueError("no knowledge-base directory is configured (settings.knowledge_base_dir)")
         target = self.directory / f"{name}{KB_SUFFIX}"

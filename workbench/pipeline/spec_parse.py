@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..names import InvalidNameError, check_name
 from .document import Path
 from .errors import Issue, PipelineValidationError
-from .spec import ID_RE, NAME_RE, NODE_TYPES, TOP_FIELDS, Edge, Node, Pipeline
+from .spec import ID_RE, NODE_TYPES, TOP_FIELDS, Edge, Node, Pipeline
 
 
 def parse_document(data: Any, positions: dict[Path, tuple[int, int]], filename: str | None) -> Pipeline:
@@ -23,10 +24,10 @@ def parse_document(data: Any, positions: dict[Path, tuple[int, int]], filename: 
         if key not in TOP_FIELDS:
             issues.append(issue(None, str(key), f"unknown field; expected one of {', '.join(TOP_FIELDS)}", (key,)))
     name = data.get("name")
-    if not isinstance(name, str) or not NAME_RE.match(name):
-        issues.append(
-            issue(None, "name", f"expected a pipeline name (letters, digits, '_', '-', '.'), got {name!r}", ("name",))
-        )
+    try:
+        check_name(name, "pipeline")  # the one naming rule of API, CLI and store (workbench/names.py)
+    except InvalidNameError as exc:
+        issues.append(issue(None, "name", str(exc), ("name",)))
         name = str(name)
     desc = data.get("description")
     if desc is not None and not isinstance(desc, str):

@@ -72,6 +72,10 @@ class DeadlineError(ServingError):
     """The request's time limit passed (HTTP 504)."""
 
 
+class LimitExceededError(ServingError):
+    """A run stopped at a limit the request set or accepted, e.g. its firing limit or proof depth (HTTP 422)."""
+
+
 class ExecutionError(ServingError):
     """The model, rules or pipeline failed while running this request (HTTP 500, message kept)."""
 
@@ -131,6 +135,9 @@ def translate(exc: BaseException) -> ServingError:
         return BadInputError(str(exc), param=exc.input_name)
     if isinstance(exc, pe.RunFailedError):
         return ExecutionError(str(exc))
+    runaway = _limit_error(exc)
+    if runaway is not None:
+        return runaway
     if _is_rule_error(exc):
         diags = getattr(exc, "diagnostics", None)
         details = [d.to_dict() for d in diags] if diags else []
@@ -143,6 +150,18 @@ def translate(exc: BaseException) -> ServingError:
         return BadInputError(str(exc))
     log.error("unexpected error in the serving layer", exc_info=exc)
     return ServingError(f"internal error ({type(exc).__name__})")
+
+
+def _limit_error(exc: BaseException) -> ServingError | None:
+    """A reasoner stopped by a limit: its time limit is a deadline (504), any other limit is 422."""
+    from chaining.backward import DepthLimitError, ProofTimeout
+    from chaining.forward import EvaluationTimeout, RunawayError
+
+    if isinstance(exc, (EvaluationTimeout, ProofTimeout)):
+        return DeadlineError(str(exc))
+    if isinstance(exc, (RunawayError, DepthLimitError)):
+        return LimitExceededError(str(exc))
+    return None
 
 
 def _is_rule_error(exc: BaseException) -> bool:
@@ -170,5 +189,6 @@ def code_of(err: ServingError) -> str:
         UnavailableError: "unavailable",
         DeadlineError: "timeout",
         ExecutionError: "execution_failed",
+        LimitExceededError: "limit_exceeded",
         ConflictError: "conflict",
     }.get(type(err), "internal_error")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import re
 from typing import Any
 
 from rules.facts import to_json
@@ -56,6 +57,7 @@ class LibraryServing:
         wb = self._wb()
         from workbench.pipeline.spec import Pipeline
 
+        _refuse_surrogate_escapes(document)
         p = await call(Pipeline.from_yaml, document)
         if p.name != name:
             raise InvalidDocumentError(
@@ -147,6 +149,14 @@ class LibraryServing:
         wb = self._wb()
         return [r.to_dict() for r in await call(wb.list_runs, pipeline, status, None, limit)]
 
+    async def run_summaries(
+        self, pipeline: str | None, status: str | None, limit: int, before: Any = None
+    ) -> list[dict[str, Any]]:
+        """One page of run summaries, newest first (`Store.run_summaries`: no inputs or outputs)."""
+        wb = self._wb()
+        rows = await call(wb.store.run_summaries, pipeline, status, limit, before)
+        return rows
+
     # ---- knowledge bases ---------------------------------------------------------------------
     async def list_knowledge_bases(self) -> list[dict[str, Any]]:
         """`[{"name", "version", "templates", "rules", "files", ...}]` (invalid files with `errors`)."""
@@ -187,3 +197,23 @@ class LibraryServing:
         if inspect.iscoroutinefunction(wb.ask):
             return to_json(await acall(wb.ask(name, goal, facts, **kwargs)))
         return to_json(await call(wb.ask, name, goal, facts, **kwargs))
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _refuse_surrogate_escapes(document: str) -> None:
+    """YAML decodes `"\\ud903"` to a lone surrogate, which no UTF-8 text can hold (the stored document
+    could not be written back): refuse it with its line and column. A pair is refused too, as YAML
+    (unlike JSON) does not join the halves of a pair into one character."""
+    m = _SURROGATE_ESCAPE.search(document)
+    if m is None:
+        return
+    line = document.count("\n", 0, m.start()) + 1
+    col = m.start() - (document.rfind("\n", 0, m.start()) + 1) + 1
+    message = (
+        f"line {line}, column {col}: the escape {m.group()} is a surrogate, not a character; write the character itself"
+    )
+    raise InvalidDocumentError(
+        message, param="document", details=[{"field": "document", "line": line, "column": col, "message": message}]
+    )

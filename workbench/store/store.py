@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine, delete, insert, select
+from sqlalchemy import Engine, and_, delete, func, insert, or_, select
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
+from ..names import check_name
 from .database import StoreError, create_store_engine, current_revision, upgrade
 from .models import KnowledgeBaseRow, ModelRow, PipelineRow, PipelineStageRow, RunRow, TraceEventRow, utcnow
 
@@ -72,7 +73,10 @@ class Store:
 
     # -- knowledge bases, models, pipelines -------------------------------------------------
     def save_knowledge_base(self, name: str, version: str, sources: Sequence[tuple[str, str]]) -> None:
-        """Record a knowledge base version (idempotent for an existing name+version)."""
+        """Record a knowledge base version (idempotent for an existing name+version).
+
+        Raises InvalidNameError (a ValueError) for a name that breaks `workbench.names`' rule."""
+        check_name(name, "knowledge base")
         with self.session() as s:
             if (
                 s.scalar(
@@ -102,7 +106,10 @@ class Store:
             return list(s.scalars(select(ModelRow).order_by(ModelRow.name, ModelRow.id)))
 
     def save_pipeline(self, name: str, version: str, document: str) -> bool:
-        """Record a pipeline version; returns False when that version was already stored."""
+        """Record a pipeline version; returns False when that version was already stored.
+
+        Raises InvalidNameError (a ValueError) for a name that breaks `workbench.names`' rule."""
+        check_name(name, "pipeline")
         with self.session() as s:
             if (
                 s.scalar(select(PipelineRow.id).where(PipelineRow.name == name, PipelineRow.version == version))
@@ -233,6 +240,66 @@ class Store:
             if since:
                 q = q.where(RunRow.started_at >= since)
             return list(s.scalars(q))
+
+    def run_summaries(
+        self,
+        pipeline: str | None = None,
+        status: str | None = None,
+        limit: int = 50,
+        before: tuple[datetime, str] | None = None,
+        error_chars: int = 500,
+    ) -> list[dict[str, Any]]:
+        """One page of runs, newest first, without inputs, outputs or explanation (keyset paging).
+
+        Args:
+            before: `(started_at, id)` of the last run of the previous page; this page starts after it.
+            error_chars: the error text is cut to this many characters.
+
+        Returns dicts `{"run_id", "pipeline", "version", "status", "error", "failed_node", "cache_hit",
+        "knowledge_base_versions", "model_versions", "started_at" (datetime), "duration_s", "replay_of"}`.
+        Only summary columns are read, so a run with a huge stored input costs no more than any other.
+        """
+        cols = (
+            RunRow.id,
+            RunRow.pipeline_name,
+            RunRow.pipeline_version,
+            RunRow.status,
+            func.substr(RunRow.error, 1, error_chars),
+            RunRow.timings,
+            RunRow.cache_hit,
+            RunRow.knowledge_base_versions,
+            RunRow.model_versions,
+            RunRow.started_at,
+            RunRow.duration,
+            RunRow.replay_of,
+        )
+        q = select(*cols).order_by(RunRow.started_at.desc(), RunRow.id.desc()).limit(limit)
+        if pipeline:
+            q = q.where(RunRow.pipeline_name == pipeline)
+        if status:
+            q = q.where(RunRow.status == status)
+        if before is not None:
+            at, rid = before
+            q = q.where(or_(RunRow.started_at < at, and_(RunRow.started_at == at, RunRow.id < rid)))
+        with self.session() as s:
+            rows = s.execute(q).all()
+        return [
+            {
+                "run_id": r[0],
+                "pipeline": r[1],
+                "version": r[2],
+                "status": r[3],
+                "error": r[4],
+                "failed_node": (r[5] or {}).get("_failed_node"),
+                "cache_hit": bool(r[6]),
+                "knowledge_base_versions": dict(r[7] or {}),
+                "model_versions": dict(r[8] or {}),
+                "started_at": r[9],
+                "duration_s": r[10],
+                "replay_of": r[11],
+            }
+            for r in rows
+        ]
 
     def cached_run(self, pipeline_version: str, input_hash: str) -> RunRow | None:
         """The latest successful, non-cache-hit run of this pipeline version on this input (result cache)."""

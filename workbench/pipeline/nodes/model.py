@@ -82,7 +82,9 @@ async def run_model(ctx: RunContext, state: NodeState, rt: Any) -> None:
                 "batch_size": req.batch_size,
             },
         )
-        if type(exc).__name__ == "QueueFullError":
+        from neural.errors import QueueFullError  # loaded already: the model ran
+
+        if isinstance(exc, QueueFullError):
             raise
         raise NodeExecutionError(node.id, node.type, f"model {entry.name!r}: {exc}") from exc
     latency = time.perf_counter() - t0

@@ -1,0 +1,186 @@
+"""Checks of a request body that run before any parser sees it: UTF-8, JSON nesting depth, lone
+surrogate escapes. None of them recurses, so no input can exhaust the Python or the C stack.
+
+Each raises `BodyError(status, message, param)`; `api/limits.py` answers it in the API's error shape.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zlib
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+# A JSON string token (RFC 8259 section 7), unrolled so that the regex engine does not backtrack.
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+# `\uD800`-`\uDFFF` escapes: the only way a JSON text can carry a surrogate code point.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+class BodyError(Exception):
+    """The body is refused: `status` (400, 413, 415, 422), a message naming the limit or the field."""
+
+    def __init__(self, status: int, message: str, param: str = "body") -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.param = param
+        self.pending = False  # set by the reader: the client may still be sending the body
+        self.retry_after_s: float | None = None
+
+
+def check_utf8(body: bytes, what: str = "body") -> str:
+    """Decode `body` as UTF-8. Raises BodyError 400 naming the byte offset of the first bad byte."""
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BodyError(
+            400,
+            f"{what}: not UTF-8 (byte 0x{body[exc.start]:02x} at offset {exc.start}); JSON and text must be UTF-8",
+        ) from None
+
+
+def json_depth(body: bytes) -> int:
+    """Deepest nesting of arrays and objects in a JSON text, counted without parsing or recursion.
+
+    Brackets inside string tokens are ignored; an unterminated string counts its brackets, which can
+    only over-estimate the depth of a text that does not parse anyway. Cost: one regex pass and one
+    vectorised prefix sum over the brackets (numpy), O(len(body)).
+    """
+    skeleton = _STRING.sub(b"", body).translate(None, _NOT_BRACKETS)
+    if not skeleton:
+        return 0
+    codes = np.frombuffer(skeleton, dtype=np.uint8)
+    steps = np.where((codes == ord("[")) | (codes == ord("{")), 1, -1).astype(np.int32)
+    return int(np.cumsum(steps).max())
+
+
+def check_json(body: bytes, max_depth: int, setting: str) -> None:
+    """Refuse a JSON body that is not UTF-8 (400), nested deeper than `max_depth` (400, naming
+    `setting`), or that carries a lone surrogate escape such as `"\\ud800"` (422 naming the field).
+
+    Syntax errors are left to the parser of the route (its 422 gives line and column).
+    """
+    check_utf8(body)
+    depth = json_depth(body)
+    if depth > max_depth:
+        raise BodyError(
+            400, f"body: JSON nested {depth} levels deep; the limit is {max_depth} ({setting})", param="body"
+        )
+    if _SURROGATE_ESCAPE.search(body):
+        try:
+            doc = json.loads(body)  # safe: the depth is bounded above
+        except ValueError:
+            return  # the route's parser reports the syntax error with its position
+        path = lone_surrogate_path(doc)
+        if path is not None:
+            raise BodyError(
+                422,
+                f"{path}: a lone surrogate escape (\\ud800-\\udfff) is not a character; send UTF-8 text",
+                param=path,
+            )
+
+
+def lone_surrogate_path(doc: Any, root: str = "body") -> str | None:
+    """The path (`body.input.text`, `body.items[2]`) of the first key or string holding a lone
+    surrogate, or None. Walks with an explicit stack, so deep documents cannot overflow it."""
+    stack: list[tuple[str, Any]] = [(root, doc)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str):
+            if not _encodable(value):
+                return path
+        elif isinstance(value, dict):
+            for key, item in reversed(list(value.items())):
+                key_text = str(key)
+                if not _encodable(key_text):
+                    return f"{path}.{key_text.encode('utf-8', 'backslashreplace').decode()}"
+                stack.append((f"{path}.{key_text}", item))
+        elif isinstance(value, (list, tuple)):
+            stack.extend((f"{path}[{i}]", item) for i, item in reversed(list(enumerate(value))))
+    return None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+STEP_BYTES = 1 << 20  # inflate at most this much per call, so memory is accounted as it grows
+
+
+class Inflater:
+    """Streaming gzip / deflate decoding that stops as soon as the output passes `limit` bytes.
+
+    Feed chunks as they arrive; output is produced in steps of at most STEP_BYTES and counted (and
+    offered to `take`) step by step, so a small compressed body (a "zip bomb") never gets to allocate
+    more than the limit plus one step. Raises BodyError 413
+    when the limit is crossed, 400 when the data is not valid gzip / deflate.
+    """
+
+    def __init__(self, encoding: str, limit: int, setting: str, take: Callable[[int], None] | None = None) -> None:
+        self.encoding = encoding
+        self.limit = limit
+        self.setting = setting
+        self.take = take  # called with each piece's size before it is kept (a shared memory budget)
+        self.size = 0
+        self._parts: list[bytes] = []
+        self._obj: Any = None
+        self._head = b""
+
+    def feed(self, chunk: bytes) -> None:
+        if self._obj is None:
+            self._head += chunk
+            if len(self._head) < 2 and self.encoding != "gzip":
+                return
+            chunk, self._head = self._head, b""
+            self._obj = zlib.decompressobj(self._wbits(chunk))
+        data = chunk
+        try:
+            while data:
+                out = self._obj.decompress(data, min(STEP_BYTES, self.limit + 1 - self.size))
+                self._take(out)
+                data = self._obj.unconsumed_tail
+                if self._obj.eof and self._obj.unused_data.strip(b"\0"):
+                    raise BodyError(400, f"body: data after the end of the {self.encoding} stream")
+        except zlib.error as exc:
+            raise BodyError(400, f"body: not valid {self.encoding} data ({exc})") from None
+
+    def finish(self) -> bytes:
+        if self._obj is None:
+            if not self._head:
+                return b""
+            self.feed(b"")
+            if self._obj is None:
+                raise BodyError(400, f"body: not valid {self.encoding} data (too short)")
+        try:
+            self._take(self._obj.flush())
+        except zlib.error as exc:
+            raise BodyError(400, f"body: not valid {self.encoding} data ({exc})") from None
+        if not self._obj.eof:
+            raise BodyError(400, f"body: the {self.encoding} stream is truncated")
+        return b"".join(self._parts)
+
+    def _take(self, out: bytes) -> None:
+        self.size += len(out)
+        if self.size > self.limit:
+            raise BodyError(
+                413, f"body: inflates to more than {self.limit} bytes, the limit ({self.setting})", param="body"
+            )
+        if self.take is not None:
+            self.take(len(out))
+        self._parts.append(out)
+
+    def _wbits(self, first: bytes) -> int:
+        if self.encoding == "gzip":
+            return 16 + zlib.MAX_WBITS
+        # HTTP `deflate` is the zlib format (RFC 9110 8.4.1.2); some clients send raw deflate instead
+        is_zlib = len(first) >= 2 and first[0] & 0x0F == 8 and (first[0] << 8 | first[1]) % 31 == 0
+        return zlib.MAX_WBITS if is_zlib else -zlib.MAX_WBITS
