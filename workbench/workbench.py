@@ -17,6 +17,7 @@ on a private event-loop thread. Errors are the classes in `workbench.pipeline.er
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 import time
 from collections.abc import Callable, Coroutine, Iterable, Mapping
@@ -36,7 +37,7 @@ from workbench.pipeline.errors import (
     RunFailedError,
     RunNotFoundError,
 )
-from workbench.pipeline.executor import Executor, Runtime
+from workbench.pipeline.executor import Executor, Runtime, default_workers
 from workbench.pipeline.knowledge import KnowledgeBaseLibrary
 from workbench.pipeline.recorder import RunRecorder
 from workbench.pipeline.replay import ReplayResult, diff_runs
@@ -171,7 +172,10 @@ class Workbench:
         )
         self.recorder = RunRecorder(real_store)
         self.store = ConsistentStore(real_store, self.recorder)
-        self.runtime = Runtime(self.library, self.catalog, real_store, self.recorder, durable)
+        self.pool = concurrent.futures.ThreadPoolExecutor(
+            self.settings.serving.run_workers or default_workers(), thread_name_prefix="workbench-run"
+        )
+        self.runtime = Runtime(self.library, self.catalog, real_store, self.recorder, durable, self.pool)
         self.executor = Executor(self.runtime)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: threading.Thread | None = None
@@ -506,7 +510,7 @@ class Workbench:
                 library.close()
                 raise
         executor = (
-            Executor(Runtime(library, self.catalog, self.store, self.recorder, self.runtime.durable))
+            Executor(Runtime(library, self.catalog, self.store, self.recorder, self.runtime.durable, self.pool))
             if knowledge_bases
             else self.executor
         )
@@ -755,6 +759,7 @@ class Workbench:
         if self._closed:
             return
         self._closed = True
+        self.pool.shutdown(wait=True, cancel_futures=True)
         self.recorder.close()
         self.catalog.close()
         self.library.close()

@@ -1,6 +1,8 @@
-"""Node handlers: one module per kind of node. Each handler is `async def run(ctx, state, rt)`; it
-fills `state.facts`, `state.value`, `state.record` (and `state.branches` for gates) and appends
-trace events to `ctx`. `HANDLERS` maps a node type to its handler."""
+"""Node handlers: one module per kind of node. Each handler is `def run(ctx, state, rt)`, called on
+a pool thread (never on the event loop); it fills `state.facts`, `state.value`, `state.record`
+(and `state.branches` for gates) and appends trace events to `ctx`. `HANDLERS` maps a node type
+to its handler. Model nodes are split in two around the wait for the model (`model.start_model`,
+`model.complete_model`), which the executor does on the loop."""
 
 from __future__ import annotations
 
@@ -9,7 +11,6 @@ from . import explain, forward, goal, io, model
 HANDLERS = {
     "input": io.run_input,
     "output": io.run_output,
-    "model": model.run_model,
     "rules": forward.run_rules,
     "gate": forward.run_gate,
     "postprocess": forward.run_postprocess,
