@@ -417,7 +417,9 @@ class _Run:
             except Exception as exc:
                 if type(exc).__name__ == "QueueFullError":
                     raise
-                err = ex._failed(ctx, st, call.t0, NodeExecutionError(st.node.id, "model", f"{type(exc).__name__}: {exc}"))
+                err = ex._failed(
+                    ctx, st, call.t0, NodeExecutionError(st.node.id, "model", f"{type(exc).__name__}: {exc}")
+                )
                 self.failure = self.failure or err
             else:
                 ex._succeeded(ctx, st, call.t0)

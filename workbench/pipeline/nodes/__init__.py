@@ -6,7 +6,7 @@ to its handler. Model nodes are split in two around the wait for the model (`mod
 
 from __future__ import annotations
 
-from . import explain, forward, goal, io, model
+from . import explain, forward, goal, io
 
 HANDLERS = {
     "input": io.run_input,

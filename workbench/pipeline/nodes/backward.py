@@ -40,7 +40,9 @@ async def prove(
     return answers, proven, [s.to_dict() for s in result.skipped_rules]
 
 
-def prove_sync(kb: Any, goal: str, facts: list[Fact], **kwargs: Any) -> tuple[list[dict[str, Any]], list[Fact], list[dict[str, Any]]]:
+def prove_sync(
+    kb: Any, goal: str, facts: list[Fact], **kwargs: Any
+) -> tuple[list[dict[str, Any]], list[Fact], list[dict[str, Any]]]:
     """`prove` for a thread without a running event loop (a pipeline run's pool thread): the
     prover's own coroutine runs on a private loop in this thread. Same arguments and errors."""
     import asyncio
