@@ -9,12 +9,15 @@ as the protocol says. Readiness is 200 (true) or 400 (false) with an empty body.
 
 from __future__ import annotations
 
+import asyncio
+
 from fastapi import APIRouter, Request, Response
 
 from workbench import __version__
 from workbench.serving import ServedModel
 
 from ..deps import PREDICT_KEY, ServingDep
+from ..disconnect import ClientGone, cancel_on_disconnect
 from ..errors import V2_ERRORS, ApiError
 from ..kserve_codec import MAX_BODY_BYTES, TensorCodecError, decode_request, encode_response, v2_datatype
 
@@ -127,9 +130,12 @@ async def _infer(model: str, version: str | None, request: Request, serving: Ser
     if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         raise ApiError(413, f"request body of {declared} bytes exceeds the limit of {MAX_BODY_BYTES}")
     body = await request.body()
-    try:
-        decoded = decode_request(
-            body, request.headers.get("inference-header-content-length"), request.headers.get("content-encoding")
+    try:  # parsing (JSON tensors of megabytes, gzip) is CPU work: off the event loop
+        decoded = await asyncio.to_thread(
+            decode_request,
+            body,
+            request.headers.get("inference-header-content-length"),
+            request.headers.get("content-encoding"),
         )
     except TensorCodecError as exc:
         raise ApiError(400, str(exc)) from None
@@ -144,7 +150,10 @@ async def _infer(model: str, version: str | None, request: Request, serving: Ser
         if sent is not None and sent != want and not _compatible(sent, want):
             raise ApiError(400, f"model {model!r}, input {t.name!r}: datatype {sent}; expected {want} {list(t.shape)}")
     timeout_s = _timeout_s(decoded.parameters)
-    result = await serving.infer(model, version, decoded.inputs, timeout_s=timeout_s)
+    try:  # a client that leaves (or times out) takes its queued rows with it: they never reach the model
+        result = await cancel_on_disconnect(request, serving.infer(model, version, decoded.inputs, timeout_s=timeout_s))
+    except ClientGone:
+        return Response(status_code=499)
     names = [o.name for o in decoded.outputs] if decoded.outputs is not None else list(known)
     outputs = {n: result.outputs[n] for n in names}
     try:
