@@ -47,6 +47,7 @@ def model_only_app() -> Any:
     name = sess.get_inputs()[0].name
 
     @app.get("/healthz")
+    @app.get("/readyz")
     def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
@@ -90,6 +91,7 @@ def hand_wired_app() -> Any:
         return list(env.facts())
 
     @app.get("/healthz")
+    @app.get("/readyz")
     def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
