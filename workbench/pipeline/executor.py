@@ -275,9 +275,6 @@ class Executor:
         if fired:
             metrics.RULE_FIRINGS.labels(pipeline.name).inc(fired)
         if record and self.rt.recorder is not None:
-            stored_timings = dict(timings, _skipped=skipped)
-            if failure:
-                stored_timings["_failed_node"] = failure.node
             row = dict(
                 id=str(uuid.uuid4()),
                 pipeline_name=pipeline.name,
@@ -290,7 +287,9 @@ class Executor:
                 explanation=explanation,
                 status=status,
                 error=result.error,
-                timings=stored_timings,
+                timings=timings,
+                skipped=skipped,
+                failed_node=failure.node if failure else None,
                 cache_hit=False,
                 replay_of=replay_of,
                 started_at=started,
@@ -356,7 +355,8 @@ class Executor:
                 explanation=hit.explanation,
                 status="succeeded",
                 error=None,
-                timings=dict(timings, _cached_from=hit.id),
+                timings=timings,
+                cached_from=hit.id,
                 cache_hit=True,
                 started_at=started,
                 duration=duration,
