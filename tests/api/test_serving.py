@@ -297,18 +297,23 @@ LONG = {"model": "demo-lm", "max_tokens": 900, "ignore_eos": True, "temperature"
 
 
 def _hogs(url: str, n: int) -> tuple[list[threading.Thread], threading.Event]:
+    """n streaming generations that occupy the engine's n running slots until `stop` is set;
+    returns once every one of them is producing tokens."""
     stop = threading.Event()
+    lines = [0] * n
 
     def hog(i: int) -> None:
         with httpx.Client(timeout=300) as cl:
             with cl.stream("POST", url + "/v1/completions", json={**LONG, "prompt": f"ROMEO {i}:\n"}) as r:
                 for _ in r.iter_lines():
+                    lines[i] += 1
                     if stop.is_set():
                         return
 
     ts = [threading.Thread(target=hog, args=(i,), daemon=True) for i in range(n)]
     for t in ts:
         t.start()
+    _wait_for(lambda: min(lines) >= 4)
     return ts, stop
 
 
@@ -342,8 +347,10 @@ def test_queued_generation_of_a_client_that_left_is_removed(busy_lm_server):
 
 
 def test_generation_waiting_past_the_queue_deadline_gets_504(busy_lm_server):
-    """vLLM issue 16391: a server-side queue deadline."""
+    """vLLM issue 16391: a server-side queue deadline (0.3 s here: shorter than the hogs' 900 tokens)."""
     url = busy_lm_server.url
+    settings = busy_lm_server.serving.settings.serving
+    old, settings.generation_queue_timeout_s = settings.generation_queue_timeout_s, 0.3
     ts, stop = _hogs(url, 2)
     _wait_for(lambda: metric("workbench_num_requests_running", model="demo-lm") == 2)
     t0 = time.monotonic()
@@ -352,11 +359,12 @@ def test_generation_waiting_past_the_queue_deadline_gets_504(busy_lm_server):
     )
     waited = time.monotonic() - t0
     stop.set()
+    settings.generation_queue_timeout_s = old
     for t in ts:
         t.join(60)
     assert r.status_code == 504, r.text
     assert "generation_queue_timeout_s" in r.json()["error"]["message"]
-    assert 1.2 < waited < 30
+    assert 0.25 < waited < 30
 
 
 def test_lm_gauges_are_zero_after_an_abort_on_an_idle_engine(busy_lm_server):
