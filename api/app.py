@@ -29,10 +29,12 @@ log = logging.getLogger("api")
 
 _DESCRIPTION = """Combined rule-and-model predictions over HTTP.
 
-* `/v1/pipelines`, `/v1/runs`: pipelines (rules gating, post-processing and explaining model outputs) and their recorded runs.
+* `/v1/pipelines`, `/v1/runs`: pipelines (rules gating, post-processing and explaining model outputs) and their
+  recorded runs.
 * `/v1/kb`: knowledge bases: upload, forward chaining (`run`), backward chaining (`ask`).
 * `/v2`: model inference in the Open Inference Protocol (KServe v2), JSON and binary tensors.
-* `/v1/models`, `/v1/completions`, `/v1/chat/completions`: OpenAI-compatible generation, streaming as server-sent events.
+* `/v1/models`, `/v1/completions`, `/v1/chat/completions`: OpenAI-compatible generation, streaming as
+  server-sent events.
 * `/healthz`, `/readyz`, `/metrics`.
 
 Errors under `/v1` are `{"error": {"code", "message", "type", "param", "details", "request_id"}}`;

@@ -15,7 +15,6 @@ Every explanation renders as a rich `Tree` and as JSON (`to_dict`).
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,15 +24,16 @@ from rich.text import Text
 from rich.tree import Tree
 
 from rules import KnowledgeBase, ast
-from rules.facts import Fact
+from rules.facts import IMPLIED, Fact
 from rules.printer import ce_text
 
 from .backward.askable import Question
 from .backward.goals import parse_goal
 from .backward.proof import Proof
-from .backward.prover import Session, _instantiated_ce, _Query
 from .backward.rulebase import analyse
-from .backward.terms import bindings_json, fact_text
+from .backward.session import Session
+from .backward.terms import bindings_json, fact_text, vkey
+from .backward.text import instantiated_ce
 
 # ---- HOW (backward) ------------------------------------------------------------------------------
 
@@ -211,12 +211,17 @@ class RuleFailure:
     premise: str | None = None
     bindings: dict[str, Any] = field(default_factory=dict)
     detail: str | None = None
+    answer: str | None = None  # the failing premise is askable: the question and the answer that failed it
+    sub: WhyNot | None = None  # the failing premise's own WHY NOT (a derived relation), down to facts and answers
 
     @property
     def label(self) -> str:
         if self.status == "premise-failed":
             b = " ".join(f"?{k}={v}" for k, v in bindings_json(self.bindings).items())
-            return f"rule {self.rule}: premise {self.index + 1} {self.premise} failed" + (f" (with {b})" if b else "")
+            out = f"rule {self.rule}: premise {self.index + 1} {self.premise} failed" + (f" (with {b})" if b else "")
+            if self.answer:
+                out += f": answered {self.answer}"
+            return out
         if self.status == "skipped":
             return f"rule {self.rule}: not used backwards: {self.detail}"
         if self.status == "concludes":
@@ -231,6 +236,8 @@ class RuleFailure:
             "premise": self.premise,
             "bindings": bindings_json(self.bindings),
             "detail": self.detail,
+            "answer": self.answer,
+            "because": self.sub.to_dict() if self.sub is not None else None,
         }
 
 
@@ -243,17 +250,26 @@ class WhyNot:
     rules: list[RuleFailure] = field(default_factory=list)
     facts_checked: str = ""
     askable: str | None = None
+    pruned: list[str] = field(default_factory=list)  # rules whose conclusion cannot match the goal
 
     def tree(self) -> Tree:
-        head = f"WHY NOT {self.goal}: " + ("it holds" if self.holds else "no proof")
-        root = Tree(Text(head))
-        root.add(Text(self.facts_checked))
-        if self.askable:
-            root.add(Text(self.askable))
-        if not self.rules:
-            root.add(Text("no rule concludes facts of this relation"))
-        for r in self.rules:
-            root.add(Text(r.label))
+        """The explanation as a rich Tree; a failing premise's own WHY NOT nests under its rule."""
+        root = Tree(Text(f"WHY NOT {self.goal}: " + ("it holds" if self.holds else "no proof")))
+        work = [(root, self)]
+        while work:
+            node, w = work.pop()
+            node.add(Text(w.facts_checked))
+            if w.askable:
+                node.add(Text(w.askable))
+            if not w.rules and not w.pruned:
+                node.add(Text("no rule concludes facts of this relation"))
+            for r in w.rules:
+                child = node.add(Text(r.label))
+                if r.sub is not None:
+                    sub = child.add(Text(f"WHY NOT {r.sub.goal}: " + ("it holds" if r.sub.holds else "no proof")))
+                    work.append((sub, r.sub))
+            if w.pruned:
+                node.add(Text(f"{len(w.pruned)} other rule(s) conclude other facts: {', '.join(w.pruned)}"))
         return root
 
     def to_dict(self) -> dict[str, Any]:
@@ -263,14 +279,19 @@ class WhyNot:
             "facts_checked": self.facts_checked,
             "askable": self.askable,
             "rules": [r.to_dict() for r in self.rules],
+            "pruned": list(self.pruned),
         }
 
 
-async def why_not(session: Session, goal: str, *, cap: int = 200) -> WhyNot:
+async def why_not(session: Session, goal: str, *, cap: int = 200, depth: int = 6) -> WhyNot:
     """Explain why a goal (one pattern) fails backwards: candidate rules and their first failing premise.
 
     Premises are tried left to right with the session's prover (so askable facts may be asked);
-    for each premise the solutions of the earlier ones are kept (at most `cap`).
+    for each premise the solutions of the earlier ones are kept (at most `cap`). A failing
+    premise over a derived relation is explained in turn (its `sub`, with the bindings it was
+    tried under), down to given facts and askable answers, `depth` levels at most; a failing
+    askable premise names the question and the answer that failed it. Rules whose conclusion
+    cannot match the goal are listed in `pruned`, not explained.
     """
     ces = parse_goal(goal, session.kb)
     if len(ces) != 1 or not isinstance(ces[0], ast.Pattern):
@@ -278,7 +299,7 @@ async def why_not(session: Session, goal: str, *, cap: int = 200) -> WhyNot:
     p = ces[0]
     result = await session.prove(goal, limit=1)
     rel = p.template.rsplit("::", 1)[-1]
-    n_given = len(session.base.get(rel, ()))
+    n_given = session.index.count(rel)
     out = WhyNot(
         goal,
         bool(result.answers),
@@ -295,8 +316,37 @@ async def why_not(session: Session, goal: str, *, cap: int = 200) -> WhyNot:
         if any(_asserts_relation(a, rel) for a in rule.rhs) or rel in rule.modifies:
             out.rules.append(RuleFailure(s.rule, "skipped", detail=s.reason))
     for br, heads in session.rules_for.get(rel, ()):
-        out.rules.append(await _rule_failure(session, br, heads, p, cap))
+        failure = await _rule_failure(session, br, heads, p, cap)
+        if failure.status == "head-mismatch":
+            out.pruned.append(failure.rule)
+            continue
+        out.rules.append(failure)
+        if failure.status == "premise-failed" and not out.holds:
+            await _follow(session, br.rule.lhs[failure.index], failure, cap, depth)
     return out
+
+
+async def _follow(session: Session, ce: ast.CE, failure: RuleFailure, cap: int, depth: int) -> None:
+    """Say why the failing premise `ce` failed: the answer that refused it, or its own WHY NOT."""
+    if not isinstance(ce, ast.Pattern):
+        return
+    rel = ce.template.rsplit("::", 1)[-1]
+    text = failure.premise or ""
+    if rel in session.kb.askable:
+        key = session._call_key(parse_goal(text, session.kb)[0], {})
+        for q, a in session.broker.asked:
+            if q.relation != rel:
+                continue
+            if key[1] == "t":
+                bound = dict(key[2])
+                asked_here = all(s in bound and bound[s] == vkey(v) for s, v in q.fact.slots.items())
+            else:
+                asked_here = tuple(vkey(v) for v in q.fact.slots.get(IMPLIED, ())) == tuple(key[2])
+            if asked_here:
+                failure.answer = f"{q.text} -> {a.text} ({a.source})"
+                return
+    if rel in session.rules_for and depth > 0:
+        failure.sub = await why_not(session, text, cap=cap, depth=depth - 1)
 
 
 def why_not_sync(session: Session, goal: str) -> WhyNot:
@@ -314,22 +364,17 @@ async def _rule_failure(session: Session, br, heads, goal: ast.Pattern, cap: int
             "head-mismatch",
             detail=f"its conclusion {' '.join(ce_text(_head_pattern(h)) for h in heads)} cannot match",
         )
-    q = _Query(deadline=None)
     frontier = [pre]
     for i, ce in enumerate(br.rule.lhs):
         nxt = []
         for b in frontier:
-            gen = session._ce(ce, b, q)
-            async with contextlib.aclosing(gen):
-                async for b2, _ in gen:
-                    nxt.append(b2)
-                    if len(nxt) >= cap:
-                        break
+            for b2, _ in await session.solve([ce], b, cap - len(nxt)):
+                nxt.append(b2)
             if len(nxt) >= cap:
                 break
         if not nxt:
             b0 = {k: v for k, v in frontier[0].items() if not isinstance(v, Fact)}
-            return RuleFailure(br.name, "premise-failed", i, _instantiated_ce(ce, frontier[0]), b0)
+            return RuleFailure(br.name, "premise-failed", i, instantiated_ce(ce, frontier[0]), b0)
         frontier = nxt
     produced = []
     for b in frontier:
@@ -397,7 +442,11 @@ def forward_why_not(kb: KnowledgeBase, result, pattern: str) -> WhyNot:
     async def run() -> None:
         for br, heads in grouped.values():
             session._rhs_bound.setdefault(br.name, {str(a.args[0].value) for a in br.actions if a.head == "bind"})
-            out.rules.append(await _rule_failure(session, br, heads, p, 200))
+            failure = await _rule_failure(session, br, heads, p, 200)
+            if failure.status == "head-mismatch":
+                out.pruned.append(failure.rule)
+            else:
+                out.rules.append(failure)
 
     asyncio.run(run())
     fired = {f.rule for f in result.firings}

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import typer
 
-app = typer.Typer(no_args_is_help=True, help="Knowledge bases: check, run (forward), ask (backward), explain.")
+from . import kb_ask, kb_check, kb_run, kb_show, kb_test
+
+app = typer.Typer(
+    no_args_is_help=True, help="Knowledge bases: check, run (forward), ask (backward), explain, test (scenarios), show."
+)
 
 # Each command module defines `register(app)`; one line per module below.
-from . import kb_check
-
-kb_check.register(app)  # noqa: E402
-from . import kb_ask
-
-kb_ask.register(app)  # noqa: E402
-from . import kb_run
-
-kb_run.register(app)  # noqa: E402
+kb_check.register(app)
+kb_ask.register(app)
+kb_run.register(app)
+kb_test.register(app)
+kb_show.register(app)

@@ -1,19 +1,25 @@
 """`workbench kb ask` (backward chaining) and `workbench kb explain` (HOW / WHY NOT).
 
-    workbench kb ask FILE... GOAL [--facts FACTS.json] [--all] [--answers ANSWERS.json] [--json]
+    workbench kb ask FILE... GOAL [--facts FACTS.json] [--all | --limit N] [--proofs none|first|all]
+                     [--answers ANSWERS.json] [--json] [--max-depth N] [--timeout S]
     workbench kb explain FILE... --fact PATTERN [--facts FACTS.json] [--why-not] [--backward] [--json]
 
 `ask` proves GOAL (CLIPS pattern syntax, e.g. "(ancestor ?x otto)"); questions about askable
 facts are asked on the terminal (type `why` to see the chain of goals), or answered from
 ANSWERS.json (`{"(feature (name hair))": "yes", ...}`). With --json it prints
-`{"answers": [{"bindings", "certainty", "proof"}], "skipped_rules": [...], ...}`.
+`{"answers": [{"bindings", "fact", "certainty", "truth", "proof"?}], "steps"?: [...], "count", ...}`.
 
 `explain` runs the knowledge base forward on the real CLIPS engine and explains each fact
 matching PATTERN from the recorded firings (HOW: its derivation down to the given facts); with
 --why-not it explains why no such fact was derived (the rules that could conclude it and the
 first premise each failed on, against the final working memory). --backward explains through
 the backward prover instead (proof trees; WHY NOT with the prover).
-Exit codes: 0 done (also when there is no answer); 1 bad files, facts, goal or answers, or a limit hit.
+Answers are printed as they are found; `--limit N` stops after N, `--proofs none|first|all` says which
+carry their proof (JSON: one flat list of proof steps shared by the answers, `steps`, each answer's
+`proof` the id of its root step). A goal over a relation nothing defines is an error (with "did you
+mean"); premises over such relations are warned about.
+Exit codes: ask: 0 done (also when there is no answer); 1 bad files, facts, goal or answers, or a limit
+hit. explain: 1 also when no fact matches the pattern (HOW).
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+
+from chaining.backward.results import DEFAULT_MAX_DEPTH
 
 FACTS_HELP = (
     'JSON list of facts ({"template": "person", "slots": {...}} or {"template": "parent", '
@@ -103,50 +111,113 @@ def ask(
     ],
     facts: Annotated[Path | None, typer.Option("--facts", help=FACTS_HELP)] = None,
     all_answers: Annotated[bool, typer.Option("--all", help="All answers (default: the first).")] = False,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="Stop after N answers (default 1; --all: no limit).")
+    ] = None,
+    proofs: Annotated[
+        str,
+        typer.Option(
+            "--proofs",
+            help="Which answers carry their proof: none, first or all (default: all in text, none with --json).",
+        ),
+    ] = "",
     answers: Annotated[
         Path | None, typer.Option("--answers", help="JSON object scripting the answers to questions.")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-    max_depth: Annotated[int, typer.Option("--max-depth", min=1, help="Most nested subgoals.")] = 200,
+    max_depth: Annotated[
+        int, typer.Option("--max-depth", min=1, help="Most nested subgoals (a memory limit; default 100,000).")
+    ] = DEFAULT_MAX_DEPTH,
     timeout: Annotated[float, typer.Option("--timeout", min=0.001, help="Seconds before giving up.")] = 30.0,
     allow_unsafe: Annotated[bool, typer.Option("--allow-unsafe", help="Permit functions that reach the OS.")] = False,
 ) -> None:
-    """Prove a goal backwards; print each answer's bindings and proof (HOW)."""
-    from chaining.backward import BackwardError, ProverConfig, ScriptedProvider, Session
+    """Prove a goal backwards; print each answer's bindings and proof (HOW) as it is found."""
+    from chaining.backward import BackwardError, ProverConfig, ScriptedProvider, Session, parse_goal
+    from chaining.backward.check import unknown_in_goal, unknown_premises
     from chaining.explain import how_tree
 
     if len(files_and_goal) < 2:
         _fail("give at least one rule file and then the goal, e.g. kb ask family.clp '(ancestor ?x otto)'")
+    mode = proofs or ("none" if as_json else "all")
+    if mode not in ("none", "first", "all"):
+        _fail(f"--proofs must be none, first or all, got {proofs!r}")
+    if all_answers and limit is not None:
+        _fail("give --all or --limit N, not both")
     *files, goal = files_and_goal
     kb = _load([Path(f) for f in files], allow_unsafe)
     fact_list = _facts(facts)
     console = Console()
+    found: list[dict] = []  # JSON answers (without proofs) or nothing in text mode
+    roots: list = []
+
+    def on_answer(a) -> None:
+        n = len(found) + 1 if as_json else on_answer.n + 1
+        on_answer.n = n
+        show_proof = mode == "all" or (mode == "first" and n == 1)
+        if as_json:
+            found.append(a.to_dict(proof=False))
+            if show_proof:
+                roots.append((len(found) - 1, a.proof))
+            return
+        console.print(_answer_line(n, a), markup=False)
+        if show_proof:
+            console.print(how_tree(a.proof))
+
+    on_answer.n = 0
     try:
         provider = ScriptedProvider.from_json_file(answers) if answers else _terminal_provider(console)
         session = Session(
             kb, facts=fact_list, provider=provider, config=ProverConfig(max_depth=max_depth, timeout=timeout)
         )
-        result = session.prove_sync(goal, limit=None if all_answers else 1)
+        given = set(session.index.by_relation)
+        for u in unknown_premises(kb, given):
+            typer.echo(f"warning: {u}", err=True)
+        unknown = unknown_in_goal(kb, parse_goal(goal, kb), given)
+        if unknown:  # as Prolog's unknown procedure: an error, not "no"
+            _fail("; ".join(str(u) for u in unknown))
+        result = session.prove_sync(
+            goal, limit=None if all_answers else (limit or 1), on_answer=on_answer, keep=False, proofs=mode != "none"
+        )
     except BackwardError as exc:
         _fail(_located(facts, exc))
     if as_json:
-        doc = result.to_dict()
+        from chaining.backward.proof import proofs_to_steps
+
+        doc = result.to_dict(proofs="none")
+        doc["answers"] = found
+        if roots:
+            steps, ids = proofs_to_steps([p for _, p in roots])
+            for (i, _), root_id in zip(roots, ids):
+                found[i]["proof"] = root_id
+            doc["steps"] = steps
+        doc["count"] = result.count
         doc["knowledge_base"] = {"name": kb.name, "version": kb.version}
         typer.echo(jsonlib.dumps(doc))
         return
-    if not result.answers:
+    if not result.count:
         console.print(f"no: {goal} cannot be proved", markup=False)
-    for i, a in enumerate(result.answers, 1):
-        b = " ".join(f"?{k} = {v}" for k, v in a.bindings.items()) or "yes"
-        cf = f"  (certainty {a.certainty:.4g})" if a.certainty is not None else ""
-        console.print(f"answer {i}: {b}{cf}", markup=False)
-        console.print(how_tree(a.proof))
     if not result.complete:
-        console.print("(first answer only; --all for every answer)", markup=False, style="dim")
+        more = "first answer only" if result.count == 1 else f"first {result.count} answers"
+        console.print(f"({more}; --all for every answer)", markup=False, style="dim")
     for s in result.skipped_rules:
         console.print(f"skipped rule {s.rule}: {s.reason}", markup=False, style="dim")
     for w in result.warnings:
         typer.echo(f"warning: {w}", err=True)
+
+
+def _answer_line(n: int, a) -> str:
+    """`answer N: ?x = v ...` or `yes`; with certainty factors a negative certainty reads as no."""
+    from chaining.backward.terms import show
+
+    b = " ".join(f"?{k} = {'(' + show(v) + ')' if isinstance(v, tuple) else show(v)}" for k, v in a.bindings.items())
+    if a.certainty is not None and a.certainty < 0:
+        return f"answer {n}: no (certainty {a.certainty:.4g})" + (f"  for {b}" if b else "")
+    if a.truth == "undefined":
+        return f"answer {n}: undefined (well-founded semantics: neither provable nor refutable)" + (
+            f"  for {b}" if b else ""
+        )
+    cf = f"  (certainty {a.certainty:.4g})" if a.certainty is not None else ""
+    return f"answer {n}: {b or 'yes'}{cf}"
 
 
 def explain(
@@ -240,13 +311,16 @@ def _emit(console: Console, as_json: bool, doc: dict, tree) -> None:
 
 
 def _emit_many(console: Console, as_json: bool, doc: dict, trees: list, empty: str) -> None:
+    """Print the explanations; exit 1 when there is none (no fact matches the pattern)."""
     if as_json:
         typer.echo(jsonlib.dumps(doc))
-        return
+    else:
+        if not trees:
+            console.print(empty, markup=False)
+        for t in trees:
+            console.print(t)
     if not trees:
-        console.print(empty, markup=False)
-    for t in trees:
-        console.print(t)
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

@@ -10,7 +10,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-app = typer.Typer(no_args_is_help=True, help="Models: list the catalogue, describe one, export to ONNX.")
+app = typer.Typer(
+    no_args_is_help=True,
+    help="Models: list the catalogue, describe one, add a folder to the repository, export to ONNX.",
+)
 console = Console()
 
 
@@ -33,10 +36,27 @@ def _fail(exc: Exception) -> None:
 
 @app.command("list")
 def list_models(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
-    """List the models that load by name (name, task, format, version = SHA-256 of the weights, source)."""
+    """List the models that load by name (name, task, format, version = SHA-256 of the weights, source):
+    the built-ins, then the model catalogue (`models/catalog.yaml` and the repositories beside it)."""
     from neural import catalog, hash_files
+    from workbench.pipeline.catalog import ModelCatalog
+    from workbench.workbench import default_model_catalog
 
     rows = []
+    for spec in ModelCatalog(default_model_catalog(), builtin_minilm=False).specs().values():
+        path = spec.path
+        weights = sorted(path.glob("*.safetensors")) if path.is_dir() else [path] if path.is_file() else []
+        rows.append(
+            {
+                "name": spec.name,
+                "task": spec.task or "",
+                "format": spec.format,
+                "weights_version": hash_files(weights, path if path.is_dir() else path.parent)[:12] if weights else "",
+                "source": str(path),
+                "description": "model catalogue"
+                + (f" ({path.parent.name} version {path.name})" if path.name.isdigit() else ""),
+            }
+        )
     for item in catalog():
         path = item.path()
         weights = sorted(path.glob("*.safetensors")) if path.is_dir() else [path]
@@ -50,6 +70,7 @@ def list_models(as_json: Annotated[bool, typer.Option("--json", help="Print JSON
                 "description": item.description,
             }
         )
+    rows += _pipeline_catalogue_rows({r["name"] for r in rows})
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
@@ -73,13 +94,16 @@ def info(
 ) -> None:
     """Load a model and describe it: version, format, task, device, dtype, signature, backend."""
     from neural import NeuralError
+    from neural.errors import ModelNotFoundError
 
     try:
         entry = _load(name, device)
+        doc = entry.info()
+        entry.close()
+    except ModelNotFoundError:
+        doc = _describe_pipeline_model(name, device)
     except (NeuralError, ValueError) as exc:
         _fail(exc)
-    doc = entry.info()
-    entry.close()
     if as_json:
         typer.echo(json.dumps(doc, indent=2, default=str))
         return
@@ -94,6 +118,50 @@ def info(
             for spec in doc["signature"][kind]:
                 table.add_row(kind[:-1], spec["name"], spec["datatype"], str(spec["shape"]))
         console.print(table)
+
+
+def _pipeline_catalogue_rows(seen: set[str]) -> list[dict]:
+    """The models of the pipelines' catalogue (models/catalog.yaml) that the built-in list lacks."""
+    from neural import hash_files
+    from workbench import Workbench
+
+    rows = []
+    with Workbench.open() as wb:
+        for name, spec in wb.catalog.specs().items():
+            if name in seen:
+                continue
+            path = spec.path
+            weights = sorted(path.glob("*.safetensors")) if path.is_dir() else [path]
+            rows.append(
+                {
+                    "name": name,
+                    "task": spec.task or "",
+                    "format": spec.format,
+                    "weights_version": hash_files(weights, path if path.is_dir() else path.parent)[:12]
+                    if path.exists()
+                    else "missing",
+                    "source": str(path),
+                    "description": "pipeline catalogue (models/catalog.yaml)",
+                }
+            )
+    return rows
+
+
+def _describe_pipeline_model(name: str, device: str | None) -> dict:
+    """A model of the pipelines' catalogue (models/catalog.yaml), described as `workbench run` loads it."""
+    from neural import NeuralError, catalog
+    from workbench import Workbench
+    from workbench.pipeline import NotFoundError
+
+    try:
+        with Workbench.open(**({"device": device} if device else {})) as wb:
+            known = sorted({item.name for item in catalog()} | set(wb.catalog.names()))
+            return wb.describe_model(name)
+    except NotFoundError:
+        _fail(ValueError(f"no model named {name!r}; known models: {', '.join(known)} (or give a model path)"))
+    except (NeuralError, ValueError) as exc:
+        _fail(exc)
+    raise AssertionError("unreachable")
 
 
 @app.command()
@@ -113,3 +181,49 @@ def export(
     entry.close()
     diffs = ", ".join(f"{k} {v:.2e}" for k, v in report.max_abs_diff.items())
     typer.echo(f"wrote {report.path} ({report.exporter} exporter); max |onnx - torch|: {diffs} <= {atol:g}")
+
+
+@app.command("add")
+def add(
+    folder: Annotated[Path, typer.Argument(help="A Hugging Face model folder (config.json + weights + tokenizer).")],
+    name: Annotated[str | None, typer.Option("--name", help="Model name (default: the folder's name).")] = None,
+    repository: Annotated[
+        Path | None,
+        typer.Option("--repository", help="Model repository folder (default: beside the catalogue, models/)."),
+    ] = None,
+) -> None:
+    """Register a folder in the model repository in Triton's layout: NAME/config.yaml and a new
+    numbered version NAME/N/ holding a copy of the folder. Pipelines, `serve` and the TUI then
+    find the model by name (the highest version is served unless config.yaml pins `version`)."""
+    import shutil
+
+    import yaml
+
+    from neural.generation.model_config import is_causal_lm
+    from workbench.pipeline.spec import NAME_RE
+    from workbench.workbench import default_model_catalog
+
+    if not (folder / "config.json").is_file():
+        _fail(ValueError(f"{folder}: not a Hugging Face model folder (no config.json)"))
+    name = name or folder.resolve().name
+    if not NAME_RE.match(name):
+        _fail(ValueError(f"model name {name!r}: use letters, digits, '_', '-', '.' (not starting with a symbol)"))
+    root = (repository or default_model_catalog().parent) / name
+    root.mkdir(parents=True, exist_ok=True)
+    versions = [int(d.name) for d in root.iterdir() if d.is_dir() and d.name.isdigit()]
+    version = max(versions, default=0) + 1
+    target = root / str(version)
+    shutil.copytree(folder, target, ignore=shutil.ignore_patterns(".*", "__pycache__"))
+    cfg = root / "config.yaml"
+    if not cfg.is_file():
+        cfg_json = json.loads((folder / "config.json").read_text())
+        archs = cfg_json.get("architectures") or []
+        task = (
+            "causal-lm"
+            if is_causal_lm(folder)
+            else "classification"
+            if any(a.endswith("ForSequenceClassification") for a in archs)
+            else "embedding"
+        )
+        cfg.write_text(yaml.safe_dump({"name": name, "format": "hf", "task": task}, sort_keys=False))
+    typer.echo(f"added {name} version {version}: {target}")

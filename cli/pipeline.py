@@ -74,7 +74,7 @@ def show(
             p = _load(wb, ref)
         except (PipelineValidationError, NotFoundError) as exc:
             typer.echo(str(exc), err=True)
-            raise typer.Exit(1)
+            raise typer.Exit(1) from None
         if as_json:
             typer.echo(json.dumps(p.to_data(), indent=2))
         else:
@@ -98,7 +98,7 @@ def save(
         except PipelineValidationError as exc:
             for i in exc.issues:
                 typer.echo(str(i))
-            raise typer.Exit(1)
+            raise typer.Exit(1) from None
         typer.echo(version)
 
 
@@ -135,7 +135,7 @@ def versions(name: str, as_json: Annotated[bool, typer.Option("--json")] = False
             rows = wb.pipeline_versions(name)
         except NotFoundError as exc:
             typer.echo(str(exc), err=True)
-            raise typer.Exit(1)
+            raise typer.Exit(1) from None
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
@@ -161,5 +161,5 @@ def promote(
             full = wb.promote(name, version, stage)
         except (NotFoundError, ValueError) as exc:
             typer.echo(str(exc), err=True)
-            raise typer.Exit(1)
+            raise typer.Exit(1) from None
     typer.echo(f"{name} {stage} -> {full}")

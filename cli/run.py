@@ -24,9 +24,7 @@ def run(
     input_file: Annotated[
         Path | None, typer.Option("--input-file", "-f", help="JSON Lines file: one input per line.")
     ] = None,
-    version: Annotated[
-        str | None, typer.Option("--version", help="Run this stored version (a unique prefix).")
-    ] = None,
+    version: Annotated[str | None, typer.Option("--version", help="Run this stored version (a unique prefix).")] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Include the explanation.")] = False,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the whole run record as JSON (one line per input for files).")
@@ -45,7 +43,7 @@ def run(
             items = [json.loads(input)]
         except json.JSONDecodeError as exc:
             typer.echo(f"--input: not valid JSON: {exc}", err=True)
-            raise typer.Exit(2)
+            raise typer.Exit(2) from None
         where = ["--input"]
     else:
         items, where = _read_jsonl(input_file)
@@ -63,10 +61,10 @@ def _read_jsonl(path: Path) -> tuple[list, list[str]]:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         typer.echo(f"{path}: cannot read: {exc.strerror}", err=True)
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     except UnicodeDecodeError as exc:
         typer.echo(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})", err=True)
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -74,7 +72,7 @@ def _read_jsonl(path: Path) -> tuple[list, list[str]]:
             items.append(json.loads(line))
         except json.JSONDecodeError as exc:
             typer.echo(f"{path}:{n}:{exc.colno}: not valid JSON: {exc.msg}", err=True)
-            raise typer.Exit(2)
+            raise typer.Exit(2) from None
         where.append(f"{path}:{n}")
     return items, where
 
@@ -144,8 +142,8 @@ async def _main(
                     out.print_json(json.dumps(r.outputs, default=str))
                 else:
                     err.print(f"run failed: {r.error}", markup=False)
-                if explain and r.explanation:
-                    out.print(explanation_tree(r.explanation))
+                if explain and r.explanation:  # on stderr: stdout stays the outputs' JSON (`| jq` works)
+                    err.print(explanation_tree(r.explanation))
                 err.print(f"run {r.run_id} ({r.status}, {r.duration_s * 1000:.1f} ms)")
         if not single:
             err.print(f"{len(results) - failed} succeeded, {failed} failed")

@@ -1,4 +1,4 @@
-"""`workbench runs list|show RUN_ID [--json]|replay RUN_ID [--kb NAME=FILE]`: recorded runs."""
+"""`workbench runs list|show RUN_ID [--json]|replay RUN_ID [--kb NAME=FILE] [--regenerate]`: recorded runs."""
 
 from __future__ import annotations
 
@@ -32,19 +32,31 @@ def list_(
     if as_json:
         typer.echo(json.dumps([r.to_dict() for r in runs], default=str, indent=2))
         return
-    t = Table(title="runs")
-    for c in ("run", "started", "pipeline", "version", "status", "ms", "cache", "outputs / error"):
-        t.add_column(c)
+    # fits 80 columns: no borders, narrow fixed columns, the version only where there is room, the
+    # pipeline and outputs cut with an ellipsis (`runs show` has everything)
+    from rich import box
+
+    console = Console()  # made here: the terminal's (or COLUMNS's) width now, not at import
+    wide = console.width >= 110
+    t = Table(title="runs", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1), collapse_padding=True)
+    t.add_column("run", no_wrap=True, min_width=8)
+    t.add_column("started", no_wrap=True, min_width=14)
+    t.add_column("pipeline", no_wrap=True, overflow="ellipsis", max_width=14)
+    if wide:
+        t.add_column("version", no_wrap=True, min_width=8)
+    t.add_column("status", no_wrap=True, min_width=9)
+    t.add_column("ms", no_wrap=True, justify="right")
+    fixed = 8 + 14 + 14 + (8 if wide else 0) + 9 + 6 + 2 * (6 if wide else 5)
+    t.add_column("outputs / error", no_wrap=True, overflow="ellipsis", max_width=max(12, console.width - fixed))
     for r in runs:
         t.add_row(
             r.run_id[:8],
-            r.started_at.strftime("%Y-%m-%d %H:%M:%S") if r.started_at else "-",
+            r.started_at.strftime("%m-%d %H:%M:%S") if r.started_at else "-",
             r.pipeline,
-            r.version[:12],
-            r.status,
-            f"{r.duration_s * 1000:.1f}",
-            "hit" if r.cache_hit else "",
-            (json.dumps(r.outputs) if r.ok else r.error or "")[:60],
+            *([r.version[:8]] if wide else []),
+            ("cached" if r.cache_hit and r.ok else r.status),
+            f"{r.duration_s * 1000:.0f}",
+            (json.dumps(r.outputs) if r.ok else r.error or "")[:300],
         )
     console.print(t)
 
@@ -54,7 +66,8 @@ def show(
     run_id: Annotated[str, typer.Argument(help="Run id (a unique prefix of 4+ characters).")],
     as_json: Annotated[bool, typer.Option("--json", help="The run record with its trace as JSON.")] = False,
 ) -> None:
-    """A run's provenance: versions, inputs, outputs, timings, trace (rule firings, model calls, gates) and explanation."""
+    """A run's provenance: versions, inputs, outputs, timings, trace (rule firings, model calls, gates) and
+    explanation."""
     from workbench import Workbench
     from workbench.pipeline import NotFoundError
     from workbench.pipeline.render import explanation_tree
@@ -65,7 +78,7 @@ def show(
             trace = wb.get_trace(r.run_id)
         except NotFoundError as exc:
             typer.echo(str(exc), err=True)
-            raise typer.Exit(1)
+            raise typer.Exit(1) from None
     if as_json:
         typer.echo(json.dumps({**r.to_dict(), "trace": trace}, default=str, indent=2))
         return
@@ -86,18 +99,7 @@ def show(
     for c in ("#", "at ms", "kind", "node", "detail"):
         t.add_column(c)
     for e in trace:
-        p = e["payload"]
-        detail = {
-            "rule_firing": lambda: f"{p.get('rule')} on f-{p.get('facts')} +{p.get('asserted')} -{p.get('retracted')}",
-            "model_call": lambda: (
-                f"{p.get('model')}@{str(p.get('version'))[:12]} batch {p.get('batch_size')} "
-                f"queue {1000 * (p.get('queue_s') or 0):.2f} ms compute {1000 * (p.get('compute_s') or 0):.2f} ms"
-            ),
-            "gate_decision": lambda: f"branches {p.get('branches')} edges {p.get('edges')}",
-            "proof": lambda: (
-                f"{p.get('goal')}: {'proved' if p.get('proved') else 'not proved'} ({len(p.get('answers', []))} answers)"
-            ),
-        }.get(e["kind"], lambda: json.dumps(p, default=str)[:100])()
+        detail = _trace_detail(e["kind"], e["payload"])
         t.add_row(str(e["seq"]), f"{1000 * (e['at'] or 0):.2f}", e["kind"], e["node"] or "-", detail)
     console.print(t)
     if r.explanation:
@@ -114,6 +116,13 @@ def replay(
     record: Annotated[
         bool, typer.Option("--record/--no-record", help="Record the replay as a run (replay_of the original).")
     ] = True,
+    regenerate: Annotated[
+        bool,
+        typer.Option(
+            "--regenerate",
+            help="Generate nodes decode again with the recorded seed (default: re-check the recorded text).",
+        ),
+    ] = False,
 ) -> None:
     """Re-run a recorded run on its pipeline version, optionally with edited knowledge bases; prints what changed."""
     from workbench import Workbench
@@ -128,10 +137,10 @@ def replay(
         edits[name] = file
     with Workbench.open() as wb:
         try:
-            res = asyncio.run(wb.replay(run_id, knowledge_bases=edits, record=record))
+            res = asyncio.run(wb.replay(run_id, knowledge_bases=edits, record=record, regenerate=regenerate))
         except (NotFoundError, KnowledgeBaseError) as exc:
             typer.echo(str(exc), err=True)
-            raise typer.Exit(1)
+            raise typer.Exit(1) from None
     if as_json:
         typer.echo(json.dumps(res.to_dict(), default=str, indent=2))
         return
@@ -155,3 +164,20 @@ def replay(
         console.print(f"  knowledge base {name}: {str(v['before'])[:12]} -> {str(v['after'])[:12]}", markup=False)
     if "skipped" in ch:
         console.print(f"  skipped nodes: {ch['skipped']['before']} -> {ch['skipped']['after']}", markup=False)
+
+
+def _trace_detail(kind: str, p: dict) -> str:
+    """One line for a trace event's payload, by event kind."""
+    if kind == "rule_firing":
+        return f"{p.get('rule')} on f-{p.get('facts')} +{p.get('asserted')} -{p.get('retracted')}"
+    if kind == "model_call":
+        return (
+            f"{p.get('model')}@{str(p.get('version'))[:12]} batch {p.get('batch_size')} "
+            f"queue {1000 * (p.get('queue_s') or 0):.2f} ms compute {1000 * (p.get('compute_s') or 0):.2f} ms"
+        )
+    if kind == "gate_decision":
+        return f"branches {p.get('branches')} edges {p.get('edges')}"
+    if kind == "proof":
+        verdict = "proved" if p.get("proved") else "not proved"
+        return f"{p.get('goal')}: {verdict} ({len(p.get('answers', []))} answers)"
+    return json.dumps(p, default=str)[:100]

@@ -1,4 +1,10 @@
-"""`workbench serve [--host H] [--port P] [--workers N]`: the REST API under uvicorn.
+"""`workbench serve [--model DIR [--model-name NAME]]... [--host H] [--port P] [--workers N]`: the REST API.
+
+`--model DIR` (repeatable) serves a Hugging Face folder: a causal LM (Llama, Mistral, Qwen2,
+GPT-2 families) on `/v1` (OpenAI-compatible) and `/v2/models/NAME/generate`, any other folder
+the loaders support on `/v2/models/NAME/infer`; the name defaults to the folder's name. With
+`--model`, only those folders load at start-up (catalogue models load on first use) and the demo
+LM is not served on /v1 unless named too.
 
 Defaults come from the settings (`WORKBENCH_SERVER__HOST`, `..._PORT`, `..._WORKERS`). Each
 worker is a separate process with its own models, batchers and generation engine (and its own
@@ -8,9 +14,14 @@ worker is a separate process with its own models, batchers and generation engine
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
 from typing import Annotated
 
 import typer
+
+MODELS_ENV = "WORKBENCH_SERVE_MODELS"  # JSON [[name, folder], ...] handed to each worker process
 
 
 def serve(
@@ -26,6 +37,14 @@ def serve(
     log_level: Annotated[
         str, typer.Option("--log-level", help="uvicorn log level: critical|error|warning|info|debug.")
     ] = "info",
+    model: Annotated[
+        list[Path] | None,
+        typer.Option("--model", help="A Hugging Face model folder to serve (repeatable)."),
+    ] = None,
+    model_name: Annotated[
+        list[str] | None,
+        typer.Option("--model-name", help="Served name of the --model at the same position (default: folder name)."),
+    ] = None,
 ) -> None:
     """Serve the REST API (pipelines, knowledge bases, KServe v2 inference, OpenAI-compatible generation).
 
@@ -45,6 +64,13 @@ def serve(
             f"workbench serve: --log-level {log_level!r}: expected critical, error, warning, info or debug", err=True
         )
         raise typer.Exit(2)
+    try:
+        models = resolve_models(model or [], model_name or [])
+    except ValueError as exc:
+        typer.echo(f"workbench serve: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if models:
+        os.environ[MODELS_ENV] = json.dumps(models)
     host = host or settings.server.host
     port = port or settings.server.port
     workers = workers or settings.server.workers
@@ -70,7 +96,43 @@ def create_app():
     """
     from api.app import create_app as build
 
-    return build()
+    models = json.loads(os.environ.get(MODELS_ENV) or "[]")
+    if not models:
+        return build()
+    from workbench.config import get_settings
+    from workbench.serving import Serving
+
+    def load(serving: Serving) -> None:
+        for name, folder in models:
+            serving.serve_folder(folder, name)
+
+    settings = get_settings()
+    serving = Serving(settings=settings, serve_demo_lm=False, load_models=False, load=load)
+    return build(serving=serving, settings=settings)
+
+
+def resolve_models(folders: list[Path], names: list[str]) -> list[list[str]]:
+    """`[[name, absolute folder]]` for `--model`/`--model-name`. Raises ValueError naming the bad option."""
+    from neural.generation.model_config import SUPPORTED, is_causal_lm
+
+    if len(names) > len(folders):
+        raise ValueError(f"{len(names)} --model-name for {len(folders)} --model; give one name per folder at most")
+    out: list[list[str]] = []
+    for i, folder in enumerate(folders):
+        if not (folder / "config.json").is_file():
+            raise ValueError(f"--model {folder}: not a Hugging Face model folder (no config.json)")
+        cfg = json.loads((folder / "config.json").read_text())
+        archs = cfg.get("architectures") or []
+        if not is_causal_lm(folder) and any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs):
+            raise ValueError(
+                f"--model {folder}: model_type {cfg.get('model_type')!r} is not supported by the generation "
+                f"engine; supported: {', '.join(sorted(SUPPORTED))}"
+            )
+        name = names[i] if i < len(names) else folder.resolve().name
+        if any(name == n for n, _ in out):
+            raise ValueError(f"--model {folder}: the name {name!r} is served twice; give --model-name")
+        out.append([name, str(folder.resolve())])
+    return out
 
 
 def register(app: typer.Typer) -> None:

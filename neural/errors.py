@@ -48,7 +48,8 @@ class QueueFullError(NeuralError):
         self.max_queue_size = max_queue_size
         self.retry_after_s = retry_after_s
         super().__init__(
-            f"model {model!r}: request queue is full ({max_queue_size} waiting); retry after about {retry_after_s:.3f} s"
+            f"model {model!r}: request queue is full ({max_queue_size} waiting); retry after about {retry_after_s:.3f} "
+            "s"
         )
 
 

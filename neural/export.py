@@ -177,11 +177,13 @@ def export_entry(entry: Any, out: str | Path, *, atol: float = 1e-4) -> ExportRe
     backend = entry.backend
     if not isinstance(backend, TorchBackend):
         raise ValueError(
-            f"model {entry.name!r} runs on {getattr(backend, 'kind', type(backend).__name__)}; only torch models can be exported"
+            f"model {entry.name!r} runs on {getattr(backend, 'kind', type(backend).__name__)}; only torch models can "
+            "be exported"
         )
     if backend.dtype != "float32" or backend.compiled:
         raise ValueError(
-            f"model {entry.name!r}: export the float32, uncompiled model (it is {backend.dtype}, compiled={backend.compiled})"
+            f"model {entry.name!r}: export the float32, uncompiled model (it is {backend.dtype}, "
+            f"compiled={backend.compiled})"
         )
     tokenizer = getattr(entry.runner, "tokenizer", None)
     if tokenizer is not None:

@@ -199,8 +199,9 @@ def load_onnx(
     padding_safe: bool = False,
 ) -> ModelEntry:
     """Load an ONNX file; the signature comes from the graph. `padding_safe=True` declares that the
-    model masks zero padding on its sequence axis (else only equal-length requests share a batch). Version: SHA-256 of the file
-    (and of its external-data files). Raises ModelLoadError for a missing or invalid file."""
+    model masks zero padding on its sequence axis (else only equal-length requests share a batch).
+    Version: SHA-256 of the file (and of its external-data files). Raises ModelLoadError for a
+    missing or invalid file."""
     path = Path(path)
     if not path.is_file():
         raise ModelLoadError(f"ONNX file not found: {path}")

@@ -45,7 +45,8 @@ def _families_for(registry: CollectorRegistry) -> _Families:
             ),
             failures=Counter(
                 f"{_PREFIX}_failures",
-                "Requests that ended in an error, by reason (model_error, timeout, cancelled, rejected_queue_full, invalid_input).",
+                "Requests that ended in an error, by reason (model_error, timeout, cancelled, rejected_queue_full, "
+                "invalid_input).",
                 ["model", "reason"],
                 registry=registry,
             ),

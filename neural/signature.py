@@ -109,9 +109,12 @@ class Signature:
 
         `batched=True`: arrays carry the batch axis (shape as declared). `batched=False`: one
         request without the batch axis (the declared shape minus its first axis).
-        Integer inputs of another integer width and float inputs of another float width are
-        cast only when lossless in kind (int->int, float->float); everything else is an error.
-        Raises `InputValidationError` naming the input, the expected dtype/shape and what came.
+        numpy arrays of another integer width or float width are cast only when lossless in kind
+        (int->int, float->float). Values that are not numpy arrays (lists and numbers, e.g. from
+        JSON, which has one number type) are converted to the model's dtype: integers and booleans
+        to a float dtype, and to an integer dtype when every value is a whole number (`3.0` -> 3).
+        Raises `InputValidationError` naming the input, the expected dtype/shape and what came
+        (e.g. `1.5` for an int64 input, strings for a numeric one, values out of the dtype's range).
         """
         missing = [s.name for s in self.inputs if s.name not in inputs]
         if missing:
@@ -158,6 +161,15 @@ def _check(model: str, spec: TensorSpec, value: Any, batched: bool) -> np.ndarra
         same_kind = (arr.dtype.kind in "iu" and want.kind in "iu") or (arr.dtype.kind == "f" and want.kind == "f")
         if arr.dtype.kind == "b" and want.kind == "b":
             same_kind = True
+        if not isinstance(value, np.ndarray):  # JSON-like values carry no dtype: convert to the model's
+            if want.kind == "f" and arr.dtype.kind in "iub":
+                same_kind = True
+            elif want.kind in "iu" and arr.dtype.kind == "f":
+                if not (np.isfinite(arr).all() and (arr == np.trunc(arr)).all()):
+                    raise InputValidationError(
+                        model, spec.name, f"values are not whole numbers; expected {spec.dtype}", expected, got
+                    )
+                same_kind = True
         if not same_kind:
             raise InputValidationError(model, spec.name, f"dtype {arr.dtype}; expected {spec.dtype}", expected, got)
         if want.kind in "iu" and arr.size and (arr.min() < np.iinfo(want).min or arr.max() > np.iinfo(want).max):

@@ -38,6 +38,7 @@ from .ast import (
     Test,
     Wildcard,
 )
+from .decision_table import is_table as is_decision_table
 from .errors import Diagnostic, RuleError, RuleSyntaxError, RuleValidationError, UnsafeConstructError
 from .facts import Fact, FactError, String, Symbol, facts_from_json
 from .knowledge_base import (
@@ -59,6 +60,7 @@ __all__ = [
     "check_files",
     "check_sources",
     "load_knowledge_base",
+    "is_decision_table",
     "knowledge_base_from_text",
     "knowledge_base_from_sources",
     "content_version",

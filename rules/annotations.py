@@ -63,8 +63,8 @@ def read_annotations(
             key, _, value = c.text[2:].strip().partition(" ")
             value = value.strip()
 
-            def err(msg: str) -> None:
-                diags.append(Diagnostic(m.filename, c.pos.line, c.pos.column, msg))
+            def err(msg: str, filename: str = m.filename, pos=c.pos) -> None:
+                diags.append(Diagnostic(filename, pos.line, pos.column, msg))
 
             if key not in KNOWN:
                 err(f"unknown annotation ';@{key}'; expected one of: {', '.join(';@' + k for k in KNOWN)}")

@@ -13,7 +13,6 @@ Conditional elements (left-hand side) are `Pattern`, `Test`, `Not`, `And`, `Or`,
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
 
 @dataclass(slots=True, frozen=True)
@@ -88,7 +87,7 @@ class Call:
         return self.items[1:] if self.head is not None else list(self.items)
 
 
-Expr = Union[Atom, Call]
+Expr = Atom | Call
 
 
 # ---- left-hand side ----------------------------------------------------------------------
@@ -133,7 +132,7 @@ class Wildcard:
     pos: Pos = _pos()
 
 
-Field = Union[FieldConstraint, Wildcard]
+Field = FieldConstraint | Wildcard
 
 
 @dataclass(slots=True)
@@ -204,7 +203,7 @@ class Logical:
     pos: Pos = _pos()
 
 
-CE = Union[Pattern, Test, Not, And, Or, Exists, Forall, Logical]
+CE = Pattern | Test | Not | And | Or | Exists | Forall | Logical
 
 
 # ---- constructs --------------------------------------------------------------------------
@@ -378,7 +377,7 @@ class OpaqueConstruct:
         return str(first.value) if isinstance(first, Atom) and first.kind == "symbol" else None
 
 
-Construct = Union[TemplateDef, FactsDef, RuleDef, FunctionDef, GlobalDef, ModuleDef, OpaqueConstruct]
+Construct = TemplateDef | FactsDef | RuleDef | FunctionDef | GlobalDef | ModuleDef | OpaqueConstruct
 
 
 @dataclass(slots=True)

@@ -4,9 +4,15 @@ A fact is a named relation (its template) with slot values. Template ("unordered
 carry named slots; ordered facts, such as CLIPS's `(parent tom bob)`, carry their values
 in the single multislot CLIPS calls `implied`.
 
-Value types: `str` (a CLIPS symbol unless wrapped in `String`), `int`, `float`, and
-`tuple` of those for multifield slots. `Symbol` and `String` let callers be explicit where
-the CLIPS type matters (`(name "Rex")` is a string, `(name rex)` a symbol).
+Value types: `Symbol`, `String`, plain `str`, `int`, `float`, and `tuple` of those for
+multifield slots. `Symbol` and `String` say the CLIPS type (`(name "Rex")` is a string, `(name
+rex)` a symbol); a plain `str` (what JSON gives) is whatever CLIPS makes of it when asserted: a
+symbol when it reads as one symbol token and the slot accepts symbols, else a string
+(`typed_value`).
+
+This module is the one home of a fact's identity (`value_key`, `fact_key`: typed, so the symbol
+`a` and the string "a" are different facts, as they are to CLIPS), of quoting a CLIPS string
+(`quote_string`) and of turning values into plain JSON (`to_json`).
 """
 
 from __future__ import annotations
@@ -77,7 +83,7 @@ class Fact:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form: `{"id": n, "template": name, "slots": {...}}` (tuples become lists)."""
-        return {"id": self.id, "template": self.template, "slots": {k: _thaw(v) for k, v in self.slots.items()}}
+        return {"id": self.id, "template": self.template, "slots": {k: to_json(v) for k, v in self.slots.items()}}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], where: str = "fact") -> Fact:
@@ -189,13 +195,120 @@ def _freeze(value: Any, where: str) -> Value:
     return _check_value(value, where)
 
 
-def _thaw(value: Value) -> Any:
-    return [_thaw(v) for v in value] if isinstance(value, tuple) else (str(value) if isinstance(value, str) else value)
-
-
 def _clips_text(value: Value) -> str:
     if isinstance(value, tuple):
         return " ".join(_clips_text(v) for v in value)
     if isinstance(value, String):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return quote_string(value)
+    if isinstance(value, str) and type(value) is not Symbol and not is_symbol_token(value):
+        return quote_string(value)  # a plain str that CLIPS stores as a string (`typed_value`)
+    return str(value)
+
+
+# ---- symbol tokens, typed values and a fact's identity ----------------------------------------
+
+# A CLIPS symbol token: no whitespace or delimiter, not starting like a variable, not a number.
+_SYMBOL_RE = re.compile(r'[^\s"()&|~;<?$][^\s"()&|~;]*|\$[^\s"()&|~;?][^\s"()&|~;]*')
+_TOKEN_CACHE: dict[str, bool] = {}
+
+
+def is_symbol_token(text: str) -> bool:
+    """True when `text` reads back from CLIPS source as one symbol (e.g. `dog`, `big-red`), not
+    as a number, a variable or several tokens."""
+    known = _TOKEN_CACHE.get(text)
+    if known is None:
+        known = bool(_SYMBOL_RE.fullmatch(text)) and not _NUMBER_RE.fullmatch(text)
+        if len(_TOKEN_CACHE) > 50_000:  # bounded: request text must not grow it without limit
+            _TOKEN_CACHE.clear()
+        _TOKEN_CACHE[text] = known
+    return known
+
+
+def quote_string(text: str) -> str:
+    """The CLIPS string literal for `text`: in double quotes, `\\` and `"` escaped with a backslash
+    (CLIPS 6.4 Basic Programming Guide, 2.3.1)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def typed_value(value: Value, strings_only: bool = False) -> Value:
+    """The value as CLIPS stores it: a plain `str` becomes `String` when `strings_only` (the slot
+    accepts STRING but not SYMBOL) or when it is not one symbol token, else `Symbol`; `bool`
+    becomes the symbol TRUE/FALSE; tuples element-wise; `Symbol`, `String` and numbers as given."""
+    t = type(value)
+    if t is Symbol or t is String or t is int or t is float:
+        return value
+    if isinstance(value, bool):
+        return Symbol("TRUE" if value else "FALSE")
+    if isinstance(value, str):
+        return String(value) if strings_only or not is_symbol_token(value) else Symbol(value)
+    if isinstance(value, (tuple, list)):
+        return tuple(typed_value(v, strings_only) for v in value)
+    return value
+
+
+def typed_fact(fact: Fact, string_slots: Iterable[str] = ()) -> Fact:
+    """The fact with every value as CLIPS stores it (`typed_value`); `string_slots`: the template's
+    slots that accept STRING but not SYMBOL (`KnowledgeBase.string_slots()[template]`)."""
+    so = set(string_slots)
+    return Fact(fact.template, {k: typed_value(v, k in so) for k, v in fact.slots.items()}, fact.id)
+
+
+_TAGS = {Symbol: "y", String: "s", int: "i", float: "f"}
+
+
+def value_key(value: Value, strings_only: bool = False) -> tuple:
+    """Hashable typed key of a value: `("y", symbol)`, `("s", string)`, `("i", int)`, `("f", float)`,
+    `("m", (keys...))` for a multifield. CLIPS tells the symbol `a` from the string "a" and the
+    integer 1 from the float 1.0, and so does this key; a plain `str` is keyed as `typed_value`
+    types it. Raises TypeError for a value that is not a fact value."""
+    tag = _TAGS.get(type(value))
+    if tag is not None:
+        return (tag, value)
+    if isinstance(value, (tuple, list)):
+        return ("m", tuple(value_key(x, strings_only) for x in value))
+    if isinstance(value, bool):
+        return ("y", "TRUE" if value else "FALSE")
+    if isinstance(value, String):
+        return ("s", str(value))
+    if isinstance(value, Symbol):
+        return ("y", str(value))
+    if isinstance(value, str):
+        return ("s", value) if strings_only or not is_symbol_token(value) else ("y", value)
+    if isinstance(value, int):
+        return ("i", int(value))
+    if isinstance(value, float):
+        return ("f", float(value))
+    raise TypeError(f"unsupported fact value {value!r} of type {type(value).__name__}")
+
+
+def fact_key(fact: Fact, string_slots: Iterable[str] = ()) -> tuple:
+    """A fact's identity by content: its template and the typed keys of its slot values
+    (`value_key`), slots in name order; the working-memory id is ignored. `string_slots`: the
+    template's slots that accept STRING but not SYMBOL (`KnowledgeBase.string_slots`), where a
+    plain `str` is a string."""
+    if string_slots:
+        so = set(string_slots)
+        return (fact.template, tuple((k, value_key(v, k in so)) for k, v in sorted(fact.slots.items())))
+    return (fact.template, tuple((k, value_key(v)) for k, v in sorted(fact.slots.items())))
+
+
+def to_json(value: Any) -> Any:
+    """Plain JSON-ready Python: `Symbol`/`String` -> `str`, tuples and lists -> lists, mappings ->
+    dicts with `str` keys, objects with `to_dict()` (facts, proofs) through it, numpy arrays and
+    scalars through `tolist()`; `None`, `bool`, `int`, `float` as they are; anything else as its
+    `str`. The one conversion to JSON for facts, bindings, proofs and expression results."""
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, (tuple, list)):
+        return [to_json(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, (bool, int, float)):
+        return value
+    if hasattr(value, "to_dict"):
+        return to_json(value.to_dict())
+    if hasattr(value, "tolist"):
+        return to_json(value.tolist())
     return str(value)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from . import ast
 from .annotations import Annotations, AskableSpec, read_annotations
+from .decision_table import is_table, read_rows, table_to_clips
 from .errors import Diagnostic, RuleError, RuleSyntaxError, RuleValidationError, UnsafeConstructError
 from .parser import parse
 from .validate import bare, validate
@@ -51,6 +52,20 @@ class KnowledgeBase:
     certainty_factors: bool = False
     python_functions: frozenset[str] = frozenset()
     allow_unsafe: bool = False
+    _string_slots: dict[str, frozenset[str]] | None = field(default=None, repr=False, compare=False)
+
+    def string_slots(self) -> dict[str, frozenset[str]]:
+        """Template -> its slots that accept STRING but not SYMBOL (e.g. `(slot title (type STRING))`):
+        a plain `str` asserted there is a string, as `rules.facts.typed_fact(f, string_slots[t])`
+        types it. Templates without such slots are left out. Computed once."""
+        if self._string_slots is None:
+            out: dict[str, frozenset[str]] = {}
+            for name, t in self.templates.items():
+                only = frozenset(n for n, s in t.slots.items() if "STRING" in s.types and "SYMBOL" not in s.types)
+                if only:
+                    out[name] = only
+            self._string_slots = out
+        return self._string_slots
 
     @property
     def text(self) -> str:
@@ -94,16 +109,71 @@ def _analyse(sources: list[tuple[str, str]], allow_unsafe: bool, functions: Iter
     return modules, [], diags, unsafe, (notes, note_diags)
 
 
-def _read(paths: Iterable[str | Path]) -> tuple[list[tuple[str, str]], list[Diagnostic]]:
+def _read(paths: Iterable[str | Path]) -> tuple[list[tuple[str, str]], list[Diagnostic], dict[str, list[int]]]:
+    """Read rule files; decision tables (.csv/.xlsx) become CLIPS text placed after every .clp file.
+
+    Returns (sources, diagnostics, line_rows): `line_rows[filename]` maps a table's generated
+    lines (0-based) to its rows, so diagnostics in that text can name the table's row.
+    """
     sources, diags = [], []
+    tables: list[str] = []
     for p in paths:
+        if is_table(p):
+            tables.append(str(p))
+            continue
         try:
             sources.append((str(p), Path(p).read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError) as exc:
             diags.append(
                 Diagnostic(str(p), 1, 1, f"cannot read rule file: {exc.strerror if isinstance(exc, OSError) else exc}")
             )
-    return sources, diags
+    line_rows: dict[str, list[int]] = {}
+    if tables:
+        templates, rule_names = _templates_of(sources)
+        for t in tables:
+            try:
+                rows = read_rows(t)
+            except (OSError, UnicodeDecodeError, ValueError) as exc:
+                why = exc.strerror if isinstance(exc, OSError) else str(exc)
+                diags.append(Diagnostic(t, 1, 1, f"cannot read decision table: {why}"))
+                continue
+            generated = table_to_clips(t, rows, templates, rule_names)
+            diags.extend(generated.diagnostics)
+            if not generated.diagnostics:
+                sources.append((t, generated.text))
+                line_rows[t] = generated.line_rows
+                rule_names |= {line.split()[1] for line in generated.text.splitlines() if line.startswith("(defrule ")}
+    return sources, diags, line_rows
+
+
+def _templates_of(sources: list[tuple[str, str]]) -> tuple[dict[str, ast.TemplateDef], set[str]]:
+    """Templates and rule names the .clp sources define (sources that do not parse are skipped here)."""
+    templates: dict[str, ast.TemplateDef] = {}
+    rule_names: set[str] = set()
+    for filename, text in sources:
+        try:
+            module = parse(text, filename)
+        except RuleSyntaxError:
+            continue
+        for c in module.constructs:
+            if isinstance(c, ast.TemplateDef):
+                templates[bare(c.name)] = c
+            elif isinstance(c, ast.RuleDef):
+                rule_names.add(bare(c.name))
+    return templates, rule_names
+
+
+def _locate_in_tables(diags: list[Diagnostic], line_rows: dict[str, list[int]]) -> list[Diagnostic]:
+    """Diagnostics inside a table's generated text point at the table's row instead."""
+    if not line_rows:
+        return diags
+    out = []
+    for d in diags:
+        rows = line_rows.get(d.file)
+        if rows and 1 <= d.line <= len(rows):
+            d = Diagnostic(d.file, rows[d.line - 1], 1, d.message)
+        out.append(d)
+    return out
 
 
 def check_sources(
@@ -123,8 +193,10 @@ def check_files(
 
     Never raises on bad rule text or unreadable files: they become diagnostics.
     """
-    sources, read_diags = _read(paths)
-    return read_diags + check_sources(sources, allow_unsafe=allow_unsafe, functions=functions)
+    sources, read_diags, line_rows = _read(paths)
+    return read_diags + _locate_in_tables(
+        check_sources(sources, allow_unsafe=allow_unsafe, functions=functions), line_rows
+    )
 
 
 def knowledge_base_from_sources(
@@ -197,12 +269,17 @@ def load_knowledge_base(
     paths = list(paths)
     if not paths:
         raise RuleError([Diagnostic("<none>", 1, 1, "no rule files given")])
-    sources, read_diags = _read(paths)
+    sources, read_diags, line_rows = _read(paths)
     if read_diags:
         raise RuleError(read_diags)
-    return knowledge_base_from_sources(
-        name or Path(paths[0]).stem, sources, allow_unsafe=allow_unsafe, functions=functions
-    )
+    try:
+        return knowledge_base_from_sources(
+            name or Path(paths[0]).stem, sources, allow_unsafe=allow_unsafe, functions=functions
+        )
+    except RuleError as exc:
+        if not line_rows:
+            raise
+        raise type(exc)(_locate_in_tables(exc.diagnostics, line_rows)) from None
 
 
 def knowledge_base_from_text(

@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 from . import ast
-
-
-def quote(s: str) -> str:
-    """A CLIPS string literal for `s`."""
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+from .facts import quote_string as quote
 
 
 def expr_text(e: ast.Expr) -> str:

@@ -604,7 +604,8 @@ class Validator:
             self.file,
             call.items[0].pos.line,
             call.items[0].pos.column,
-            f"unsafe function '{head}' ({reason}) is refused; allow_unsafe=True (CLI --allow-unsafe, setting WORKBENCH_ALLOW_UNSAFE_RULES) permits it",
+            f"unsafe function '{head}' ({reason}) is refused; allow_unsafe=True (CLI --allow-unsafe, setting "
+            "WORKBENCH_ALLOW_UNSAFE_RULES) permits it",
         )
         self.diagnostics.append(d)
         self.unsafe.append(d)

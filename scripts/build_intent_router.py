@@ -91,7 +91,7 @@ def group(x: np.ndarray, labels: list[str], intents: list[str]) -> tuple[torch.T
 
 def leave_one_out(x: np.ndarray, labels: list[str], intents: list[str], k: int) -> float:
     """Accuracy of the k-NN vote when each labelled example is classified by all the others."""
-    y = np.array([intents.index(l) for l in labels])
+    y = np.array([intents.index(label) for label in labels])
     sims = x @ x.T
     np.fill_diagonal(sims, -2.0)
     scores = np.stack([-np.sort(-sims[:, y == j], axis=1)[:, :k].mean(1) for j in range(len(intents))], axis=1)
@@ -171,7 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     if diff > ATOL or not np.array_equal(got[1], want[1]):
         tmp.unlink(missing_ok=True)
         raise SystemExit(
-            f"ONNX export differs from torch (max |diff| {diff:.3g}, nearest ids equal: {np.array_equal(got[1], want[1])})"
+            f"ONNX export differs from torch (max |diff| {diff:.3g}, nearest ids equal: "
+            f"{np.array_equal(got[1], want[1])})"
         )
     tmp.replace(onnx_file)
 

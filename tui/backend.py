@@ -69,7 +69,7 @@ class Backend(ABC):
     #: True when writes are validated by the other side (a refused write carries the diagnostics).
     validates_on_write: bool = False
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (an optional hook: the default holds nothing)
         """Release what the backend holds (stores, model batchers, connections)."""
 
     # ---- knowledge bases ------------------------------------------------------------------

@@ -25,6 +25,7 @@ APP_NAME = "workbench"
 # tools): accepted by the unknown-setting check.
 OTHER_VARIABLES = frozenset(
     {"SETTINGS_FILE", "DEMO_LM", "TUI_API_KEY", "BENCH_THREADS", "ONNX_CACHE", "REQUIRE_NATIVE"}
+    | {"SERVE_MODELS", "BENCH_GENERATE_ONLY"}  # `serve --model` to its workers; `bench generate` rows
 )
 
 
@@ -81,6 +82,9 @@ class Settings(BaseSettings):
     knowledge_base_dir: Path | None = None
     pipeline_dir: Path | None = None
     allow_unsafe_rules: bool = False
+    # compiled forward engines kept per process (least recently used evicted and closed); every rule
+    # file edit is a new knowledge-base version with its own engine
+    max_forward_engines: int = Field(32, ge=1)
     # WORKBENCH_API_KEYS=key1,key2 : bearer keys for mutating endpoints; empty disables auth.
     api_keys: Annotated[list[str], NoDecode] = Field(default_factory=list)
     require_key_for_predict: bool = False

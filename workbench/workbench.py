@@ -93,7 +93,10 @@ class Workbench(PipelinesMixin, RunsMixin, KnowledgeMixin, ModelsMixin):
         dev = device or self.settings.device
         self.device = None if dev == "auto" else dev
         self.library = KnowledgeBaseLibrary(
-            self.knowledge_base_dir, allow_unsafe=self.settings.allow_unsafe_rules, functions=functions
+            self.knowledge_base_dir,
+            allow_unsafe=self.settings.allow_unsafe_rules,
+            functions=functions,
+            max_engines=self.settings.max_forward_engines,
         )
         self.catalog = ModelCatalog(
             model_catalog or default_model_catalog(), device=self.device, on_load=self._model_loaded

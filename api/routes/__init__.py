@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
-from . import health, kb, kserve, openai, pipelines, runs
+from . import health, kb, kserve, kserve_generate, openai, pipelines, runs
 
-ROUTERS = [pipelines.router, runs.router, kb.router, openai.router, kserve.router, health.router]
+ROUTERS = [
+    pipelines.router,
+    runs.router,
+    kb.router,
+    openai.router,
+    kserve.router,
+    kserve_generate.router,
+    health.router,
+]

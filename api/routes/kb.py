@@ -52,7 +52,8 @@ async def put_knowledge_base(name: str, request: Request, serving: ServingDep) -
     dependencies=[PREDICT_KEY],
 )
 async def run_knowledge_base(name: str, body: RunKnowledgeBaseRequest, serving: ServingDep) -> dict[str, Any]:
-    """`{"output", "firings": [{"rule", "facts"}], "facts": [{"id", "template", "slots"}], "asserted", "retracted", ...}`."""
+    """`{"output", "firings": [{"rule", "facts"}], "facts": [{"id", "template", "slots"}], "asserted", "retracted",
+    ...}`."""
     return await serving.run_knowledge_base(
         name, facts_as_dicts(body.facts), strategy=body.strategy, max_firings=body.max_firings, timeout_s=body.timeout_s
     )

@@ -23,7 +23,7 @@ from ..kserve_codec import MAX_BODY_BYTES, TensorCodecError, decode_request, enc
 
 router = APIRouter(prefix="/v2", tags=["inference (KServe v2)"], responses=V2_ERRORS)
 
-EXTENSIONS = ["binary_tensor_data"]
+EXTENSIONS = ["binary_tensor_data", "generate"]
 
 
 @router.get("", operation_id="v2_server_metadata", summary="Server metadata: name, version, extensions.")
@@ -94,7 +94,8 @@ _INFER_DOC = {
                 "schema": {
                     "type": "string",
                     "format": "binary",
-                    "description": "Binary-data extension: JSON header (Inference-Header-Content-Length bytes) then raw tensors.",
+                    "description": "Binary-data extension: JSON header (Inference-Header-Content-Length bytes) then "
+                    "raw tensors.",
                 }
             },
         },

@@ -19,19 +19,62 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.routing import APIRoute
 
-from workbench.serving import DeadlineError, GenerationDelta, Serving
+from workbench.serving import BadInputError, DeadlineError, GenerationDelta, Serving
 
 from ..deps import PREDICT_KEY, ServingDep
 from ..disconnect import ClientGone, cancel_on_disconnect
-from ..errors import V1_ERRORS
-from ..schemas.openai import ChatCompletionRequest, CompletionRequest
-
-router = APIRouter(prefix="/v1", tags=["generation (OpenAI-compatible)"], responses=V1_ERRORS)
+from ..errors import V1_ERRORS, ApiError, field_path
+from ..schemas.openai import ChatCompletion, ChatCompletionRequest, Completion, CompletionRequest, ModelList
 
 
-@router.get("/models", operation_id="list_generation_models", summary="Served language models (OpenAI `models.list`).")
+class OpenAIRoute(APIRoute):
+    """Bad requests answer 400 `invalid_request` (as OpenAI and vLLM do), not 422; an unknown field
+    is named in the message."""
+
+    def get_route_handler(self) -> Any:
+        handler = super().get_route_handler()
+
+        async def route(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except RequestValidationError as exc:
+                raise _bad_request(exc) from None
+            except BadInputError as exc:
+                raise ApiError(400, exc.message, code="invalid_request", param=exc.param, details=exc.details) from None
+
+        return route
+
+
+def _bad_request(exc: RequestValidationError) -> ApiError:
+    details = []
+    for e in exc.errors():
+        loc = tuple(e.get("loc", ()))
+        msg = e.get("msg", "")
+        if e.get("type") == "extra_forbidden":
+            msg = f"unknown parameter {str(loc[-1])!r}: this server does not support it"
+        elif msg.startswith("Value error, "):
+            msg = msg[len("Value error, ") :]
+        details.append({"loc": field_path(loc), "msg": msg, "type": e.get("type", "")})
+    first = details[0] if details else {"loc": "body", "msg": "invalid request"}
+    message = f"{first['loc']}: {first['msg']}"
+    if len(details) > 1:
+        message += f" (and {len(details) - 1} more)"
+    return ApiError(400, message, code="invalid_request", param=first["loc"], details=details)
+
+
+router = APIRouter(prefix="/v1", tags=["generation (OpenAI-compatible)"], responses=V1_ERRORS, route_class=OpenAIRoute)
+
+
+@router.get(
+    "/models",
+    operation_id="list_generation_models",
+    summary="Served language models (OpenAI `models.list`).",
+    response_model=ModelList,
+)
 async def list_models(serving: ServingDep) -> dict[str, Any]:
     serving.require_ready()
     created = int(time.time())
@@ -53,6 +96,7 @@ async def list_models(serving: ServingDep) -> dict[str, Any]:
     operation_id="create_completion",
     summary="Text completion (streaming with `stream: true`).",
     dependencies=[PREDICT_KEY],
+    responses={200: {"model": Completion, "description": "The completion (or server-sent events when streaming)."}},
 )
 async def create_completion(body: CompletionRequest, request: Request, serving: ServingDep) -> Response:
     rid = f"cmpl-{uuid.uuid4().hex}"
@@ -125,6 +169,7 @@ async def create_completion(body: CompletionRequest, request: Request, serving: 
     operation_id="create_chat_completion",
     summary="Chat completion with the model's chat template (streaming with `stream: true`).",
     dependencies=[PREDICT_KEY],
+    responses={200: {"model": ChatCompletion, "description": "The reply (or server-sent events when streaming)."}},
 )
 async def create_chat_completion(body: ChatCompletionRequest, request: Request, serving: ServingDep) -> Response:
     rid = f"chatcmpl-{uuid.uuid4().hex}"
@@ -305,6 +350,8 @@ def _sse(
                 if not (d.delta_text or d.finished or (first and first_has_role)):
                     continue
                 body = chunk(i, d, True) if (first and first_has_role) else chunk(i, d)
+                if include_usage:  # OpenAI: every chunk but the last carries "usage": null
+                    body["usage"] = None
                 yield b"data: " + json.dumps(body, ensure_ascii=False).encode() + b"\n\n"
             if include_usage:
                 yield b"data: " + json.dumps(usage_chunk(_usage(list(finals.values())))).encode() + b"\n\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 
 from ..deps import PREDICT_KEY, WRITE_KEY, ServingDep
 from ..disconnect import ClientGone, cancel_on_disconnect
@@ -114,6 +114,8 @@ async def predict(
     its place and the others still run.
     """
     want_explain = explain or body.explain
+    if body.stream:
+        return await _stream(serving, name, body, want_explain)
     try:
         if body.inputs is not None:
             results = await cancel_on_disconnect(
@@ -159,3 +161,29 @@ def _body_path(json_path: str, prefix: str) -> str:
     if json_path.startswith("$"):
         return prefix + json_path[1:]
     return f"{prefix}.{json_path}" if json_path else prefix
+
+
+async def _stream(serving: Any, name: str, body: PredictRequest, explain: bool) -> StreamingResponse:
+    """Server-sent events `event: KIND` / `data: {...}` (see `Workbench.stream`); errors that happen
+    before the run starts answer as usual, a failure later is an `event: error`."""
+    import json
+
+    events = serving.predict_stream(name, body.input or {}, version=body.version, explain=explain)
+    first = await events.__anext__()
+
+    async def sse() -> Any:
+        try:
+            event = first
+            while True:
+                yield f"event: {event['event']}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n".encode()
+                try:
+                    event = await events.__anext__()
+                except StopAsyncIteration:
+                    return
+        except Exception as exc:  # after the 200 header: report in-band
+            message = getattr(exc, "message", None) or f"{type(exc).__name__}"
+            yield f"event: error\ndata: {json.dumps({'event': 'error', 'message': message})}\n\n".encode()
+        finally:
+            await events.aclose()
+
+    return StreamingResponse(sse(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})

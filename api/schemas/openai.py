@@ -1,22 +1,32 @@
-"""OpenAI-compatible request bodies (the fields this server honours; unknown fields are ignored,
-as OpenAI-compatible servers do, so any client library works)."""
+"""OpenAI-compatible request bodies: OpenAI's fields this server honours, vLLM's extra sampling
+fields (`ignore_eos`, `min_tokens`, `include_stop_str_in_output`, `stop_token_ids`, `top_k`) and
+`rails`. Any other field is refused by name (400), never ignored: a client that sends
+`logit_bias` or `tools` learns that they are not applied."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class StreamOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     include_usage: bool = False
 
 
 class _SamplingFields(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="forbid")
 
     model: str = Field(description="A served language model (GET /v1/models).")
-    max_tokens: Annotated[int, Field(ge=1)] | None = Field(None, description="Most tokens to generate (default 16).")
+    max_tokens: Annotated[int, Field(ge=1)] | None = Field(
+        None, description="Most tokens to generate (completions: 16; chat: the rest of the context)."
+    )
+    min_tokens: Annotated[int, Field(ge=0)] = Field(
+        0, description="vLLM: fewest tokens before EOS, stop_token_ids or stop strings may end the generation."
+    )
+    include_stop_str_in_output: bool = Field(False, description="vLLM: keep the matched stop string in the text.")
     temperature: Annotated[float, Field(ge=0.0, le=2.0)] = 1.0
     top_p: Annotated[float, Field(gt=0.0, le=1.0)] = 1.0
     top_k: Annotated[int, Field(ge=-1)] = 0
@@ -44,7 +54,14 @@ class _SamplingFields(BaseModel):
             raise ValueError("logprobs are not served")
         return v
 
-    def sampling(self, default_max_tokens: int = 16) -> dict[str, Any]:
+    @model_validator(mode="after")
+    def _stream_options_need_stream(self) -> Any:
+        if self.stream_options is not None and not self.stream:
+            raise ValueError("stream_options is only allowed together with stream: true")
+        return self
+
+    def sampling(self, default_max_tokens: int | None = 16) -> dict[str, Any]:
+        """`neural.generation.SamplingParams` fields; `max_tokens` None means the rest of the context."""
         stop = [self.stop] if isinstance(self.stop, str) else list(self.stop or [])
         return {
             "temperature": self.temperature,
@@ -52,9 +69,11 @@ class _SamplingFields(BaseModel):
             "top_k": self.top_k,
             "seed": self.seed,
             "max_tokens": self.max_tokens or default_max_tokens,
+            "min_tokens": self.min_tokens,
             "stop": stop,
             "stop_token_ids": list(self.stop_token_ids or []),
             "ignore_eos": self.ignore_eos,
+            "include_stop_str_in_output": self.include_stop_str_in_output,
         }
 
 
@@ -83,12 +102,14 @@ class CompletionRequest(_SamplingFields):
 
 
 class ContentPart(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     type: Literal["text"]
     text: str
 
 
 class ChatMessage(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="forbid")
 
     role: Literal["system", "developer", "user", "assistant", "tool"]
     content: str | list[ContentPart] | None = None
@@ -103,13 +124,75 @@ class ChatMessage(BaseModel):
 
 
 class ChatCompletionRequest(_SamplingFields):
-    """`POST /v1/chat/completions`: messages rendered with the model's chat template."""
+    """`POST /v1/chat/completions`: messages rendered with the model's chat template. Without
+    `max_tokens` / `max_completion_tokens` the reply may use the rest of the context (as vLLM)."""
 
     messages: Annotated[list[ChatMessage], Field(min_length=1)]
     max_completion_tokens: Annotated[int, Field(ge=1)] | None = None
 
-    def sampling(self, default_max_tokens: int = 16) -> dict[str, Any]:
+    def sampling(self, default_max_tokens: int | None = None) -> dict[str, Any]:
         out = super().sampling(default_max_tokens)
         if self.max_completion_tokens is not None:
             out["max_tokens"] = self.max_completion_tokens
         return out
+
+
+# ---- responses (documented shapes; the routes build them as JSON) ---------------------------------------
+class Usage(BaseModel):
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+class CompletionChoice(BaseModel):
+    index: int
+    text: str
+    logprobs: None = None
+    finish_reason: str | None = Field(description="stop | length | content_filter (rails) | abort")
+
+
+class Completion(BaseModel):
+    """`POST /v1/completions` without streaming (with `stream: true`: `text_completion` chunks as SSE)."""
+
+    id: str
+    object: Literal["text_completion"]
+    created: int
+    model: str
+    choices: list[CompletionChoice]
+    usage: Usage
+
+
+class AssistantMessage(BaseModel):
+    role: Literal["assistant"]
+    content: str
+
+
+class ChatChoice(BaseModel):
+    index: int
+    message: AssistantMessage
+    logprobs: None = None
+    finish_reason: str | None
+
+
+class ChatCompletion(BaseModel):
+    """`POST /v1/chat/completions` without streaming (with `stream: true`: `chat.completion.chunk` SSE)."""
+
+    id: str
+    object: Literal["chat.completion"]
+    created: int
+    model: str
+    choices: list[ChatChoice]
+    usage: Usage
+
+
+class ModelCard(BaseModel):
+    id: str
+    object: Literal["model"]
+    created: int
+    owned_by: str
+    max_model_len: int
+
+
+class ModelList(BaseModel):
+    object: Literal["list"]
+    data: list[ModelCard]

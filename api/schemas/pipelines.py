@@ -38,11 +38,18 @@ class PredictRequest(_Strict):
         description="Deadline in seconds (default: the server's serving.predict_timeout_s); past it the run is "
         "cancelled and the answer is 504.",
     )
+    stream: bool = Field(
+        False,
+        description="Answer server-sent events as the run goes (node finished, text delta, rail verdict, "
+        "result); one `input` only.",
+    )
 
     @model_validator(mode="after")
     def _one_of(self) -> PredictRequest:
         if (self.input is None) == (self.inputs is None):
             raise ValueError("give exactly one of 'input' (one run) or 'inputs' (a batch)")
+        if self.stream and self.inputs is not None:
+            raise ValueError("stream: true takes one 'input', not a batch of 'inputs'")
         return self
 
 

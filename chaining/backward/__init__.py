@@ -6,12 +6,13 @@
     result = Session(kb, facts=[...]).prove_sync("(ancestor ?x otto)")
     for a in result.answers: print(a.bindings, a.proof.label)
 
-See `prover` for the algorithm (SLD resolution with linear tabling, negation as failure),
+See `engine` for the algorithm (iterative SLD resolution, SLG tabling of recursive relations),
 `askable` for questions and providers, `certainty` for EMYCIN certainty factors.
 """
 
 from .askable import AskAnswer, AskBroker, ModelProvider, PersonProvider, Provider, Question, ScriptedProvider
 from .certainty import combine, probability_to_certainty
+from .check import UnknownRelation, unknown_premises
 from .errors import (
     AskError,
     BackwardError,
@@ -23,8 +24,9 @@ from .errors import (
 )
 from .goals import parse_goal
 from .proof import Proof
-from .prover import Answer, ProofResult, ProverConfig, Session
+from .results import Answer, ProofResult, ProverConfig
 from .rulebase import SkippedRule
+from .session import Session
 
 __all__ = [
     "Session",
@@ -50,4 +52,6 @@ __all__ = [
     "ProofTimeout",
     "NotStratifiedError",
     "AskError",
+    "UnknownRelation",
+    "unknown_premises",
 ]

@@ -9,13 +9,14 @@ number of fields; single-field variables and `?` match exactly one.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from rules import ast
 from rules.facts import IMPLIED, Fact, String, Symbol
 
 from .errors import EvaluationError
 from .evaluator import ClipsEvaluator
-from .terms import Bindings, Value, same
+from .terms import Bindings, Value, same, vkey
 
 
 def _const(a: ast.Atom) -> Value:
@@ -155,3 +156,93 @@ def match(
                 yield from go(i + 1, b2)
 
     yield from go(0, b)
+
+
+# ---- compiled matching of simple patterns -------------------------------------------------------
+
+PlanCache = dict  # id(pattern) -> (pattern, plan): the pattern is kept so that its id stays unique
+
+
+def _simple_field(f: ast.Field):
+    """(0, None) wildcard, (1, key) constant, (2, name) variable; None when the field needs `check_field`."""
+    if isinstance(f, ast.Wildcard):
+        return None if f.multifield else (0, None)
+    if len(f.alternatives) != 1 or len(f.alternatives[0]) != 1:
+        return None
+    t = f.alternatives[0][0]
+    if t.negated:
+        return None
+    if t.kind == "constant":
+        return (1, vkey(_const(t.value)))  # type: ignore[arg-type]
+    if t.kind == "variable":
+        return (2, str(t.value.value))  # type: ignore[union-attr]
+    return None
+
+
+def compile_pattern(p: ast.Pattern, multislots: set[str] | None, cache: PlanCache):
+    """A plan for matching `p` without generators: ("o", n, fields) for an ordered pattern of single
+    fields, ("t", [(slot, field)]) for a template pattern of single-field, single-value slots; None
+    when `p` needs the general matcher (multifields, `&`, `|`, `~`, predicates)."""
+    got = cache.get(id(p))
+    if got is not None and got[0] is p:
+        return got[1]
+    plan: Any = None
+    if p.ordered and p.fields:
+        fields = [_simple_field(f) for f in p.fields]
+        if all(x is not None for x in fields):
+            plan = ("o", len(fields), tuple(fields))
+    elif not p.ordered:
+        pairs = []
+        for sc in p.slots:
+            if (multislots and sc.name in multislots) or len(sc.fields) != 1:
+                break
+            x = _simple_field(sc.fields[0])
+            if x is None:
+                break
+            pairs.append((sc.name, x))
+        else:
+            plan = ("t", tuple(pairs))
+    if len(cache) > 50_000:  # goals are parsed anew per proof: keep the cache bounded
+        cache.clear()
+    cache[id(p)] = (p, plan)
+    return plan
+
+
+def match_list(
+    p: ast.Pattern, fact: Fact, b: Bindings, ev: ClipsEvaluator, multislots: set[str] | None, cache: PlanCache
+) -> list[Bindings]:
+    """`list(match(...))`, through a compiled plan when the pattern is simple (the common case)."""
+    plan = compile_pattern(p, multislots, cache)
+    if plan is None or fact.template != p.template.rsplit("::", 1)[-1]:
+        return list(match(p, fact, b, ev, multislots))
+    slots = fact.slots
+    if plan[0] == "o":
+        vals = slots.get(IMPLIED)
+        if vals is None:
+            return list(match(p, fact, b, ev, multislots))
+        if len(vals) != plan[1]:
+            return []
+        pairs = zip(plan[2], vals)
+    else:
+        try:
+            pairs = [(x, slots[name]) for name, x in plan[1]]
+        except KeyError:
+            return []
+    out = b
+    copied = False
+    for (kind, arg), v in pairs:
+        if kind == 0:
+            continue
+        if kind == 1:
+            if vkey(v) != arg:
+                return []
+            continue
+        if arg in out:
+            if vkey(out[arg]) != vkey(v):
+                return []
+            continue
+        if not copied:
+            out = dict(out)
+            copied = True
+        out[arg] = v
+    return [out]

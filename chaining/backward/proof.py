@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +27,7 @@ class Proof:
         source: for "fact": "working-memory" or "deffacts"; for "asked": "person", "model" or "script".
         rule: the rule's name for "rule" nodes.
         bindings: the rule's variable bindings (rule nodes).
-        premises: child proofs, in premise order.
+        premises: child proofs, in premise order (a list, or a tuple shared with the prover's state).
         certainty: certainty factor when the knowledge base uses them, else None.
         detail: the test expression, the negated pattern, or the question text.
         fact_id: the working-memory id of a given fact (CLIPS fact index), else None.
@@ -66,9 +67,10 @@ class Proof:
             return f"{fact_text(self.fact)}  {self.detail}{cf}"
         return f"goal {self.detail}{cf}"
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form: {"kind", "fact", "source", "rule", "bindings", "certainty", "detail", "fact_id", "premises"}."""
-        out: dict[str, Any] = {"kind": self.kind}
+    def node_dict(self) -> dict[str, Any]:
+        """This node alone: {"kind", "label", "fact", "template", "source", "rule", "bindings", "certainty",
+        "detail", "fact_id"} (absent keys omitted, "certainty" always present)."""
+        out: dict[str, Any] = {"kind": self.kind, "label": self.label}
         if self.fact is not None:
             out["fact"] = fact_text(self.fact)
             out["template"] = self.fact.template
@@ -83,18 +85,69 @@ class Proof:
             out["detail"] = self.detail
         if self.fact_id is not None:
             out["fact_id"] = self.fact_id
-        out["premises"] = [p.to_dict() for p in self.premises]
         return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """Nested JSON form: `node_dict()` plus "premises" (the children's dicts). Built without recursion;
+        for deep proofs prefer `proofs_to_steps` (JSON readers refuse very deep nesting)."""
+        root = self.node_dict()
+        work = [(self, root)]
+        while work:
+            node, out = work.pop()
+            children = []
+            for p in node.premises:
+                d = p.node_dict()
+                children.append(d)
+                work.append((p, d))
+            out["premises"] = children
+        return root
+
+    def walk(self) -> Iterator[Proof]:
+        """Every node of the tree, depth first, premises in order (iterative; shared nodes repeat)."""
+        work = [self]
+        while work:
+            node = work.pop()
+            yield node
+            work.extend(reversed(node.premises))
 
     def rules_used(self) -> list[str]:
         """Names of the rules in this tree, depth first."""
-        out = [self.rule] if self.rule else []
-        for p in self.premises:
-            out += p.rules_used()
-        return out
+        return [p.rule for p in self.walk() if p.rule]
 
     def leaves(self) -> list[Proof]:
         """Given facts, answers and tests the proof rests on."""
-        if not self.premises:
-            return [self]
-        return [leaf for p in self.premises for leaf in p.leaves()]
+        return [p for p in self.walk() if not p.premises]
+
+
+def proofs_to_steps(roots: list[Proof]) -> tuple[list[dict[str, Any]], list[int]]:
+    """Proofs as one flat list of steps: a DAG in which a node shared by several proofs (a tabled
+    answer used twice) is one step. Returns (steps, the step id of each root).
+
+    Each step is `Proof.node_dict()` plus "id" (its index) and "premises" (ids of its premise
+    steps, which come before it). Built iteratively, so a proof 10,000 levels deep is valid,
+    shallow JSON.
+    """
+    ids: dict[int, int] = {}
+    opened: set[int] = set()  # expanded, not yet written: a premise among them would be a cycle
+    steps: list[dict[str, Any]] = []
+    root_ids: list[int] = []
+    for root in roots:
+        work: list[tuple[Proof, bool]] = [(root, False)]
+        while work:
+            node, expanded = work.pop()
+            if id(node) in ids:
+                continue
+            if not expanded:
+                if id(node) in opened:
+                    continue
+                opened.add(id(node))
+                work.append((node, True))
+                work.extend((p, False) for p in reversed(node.premises) if id(p) not in ids and id(p) not in opened)
+                continue
+            d = node.node_dict()
+            d["id"] = len(steps)
+            d["premises"] = [ids[id(p)] for p in node.premises if id(p) in ids]
+            ids[id(node)] = d["id"]
+            steps.append(d)
+        root_ids.append(ids[id(root)])
+    return steps, root_ids

@@ -47,10 +47,10 @@ class BackwardRule:
     heads: list[Head]
     actions: list[ast.Call]
     certainty: float = 1.0
+    name: str = ""
 
-    @property
-    def name(self) -> str:
-        return bare(self.rule.name)
+    def __post_init__(self) -> None:
+        self.name = bare(self.rule.name)
 
 
 @dataclass(slots=True, frozen=True)
@@ -95,6 +95,21 @@ def _addresses(ces: list[ast.CE]) -> set[str]:
     return out
 
 
+def premise_relations(ces: list[ast.CE]) -> set[str]:
+    """Relations the conditional elements read (patterns anywhere inside not/and/or/exists/forall)."""
+    out: set[str] = set()
+    work = list(ces)
+    while work:
+        ce = work.pop()
+        if isinstance(ce, ast.Pattern):
+            out.add(ce.template.rsplit("::", 1)[-1])
+        elif isinstance(ce, ast.Not):
+            work.append(ce.ce)
+        elif isinstance(ce, (ast.And, ast.Or, ast.Exists, ast.Forall, ast.Logical)):
+            work.extend(ce.ces)
+    return out
+
+
 def analyse(
     kb: KnowledgeBase,
 ) -> tuple[dict[str, list[tuple[BackwardRule, Head]]], list[BackwardRule], list[SkippedRule]]:
@@ -111,7 +126,7 @@ def analyse(
         actions: list[ast.Call] = []
         reason = None
         addresses = _addresses(rule.lhs)
-        for i, action in enumerate(rule.rhs):
+        for action in rule.rhs:
             if not isinstance(action, ast.Call):
                 continue
             head = action.head

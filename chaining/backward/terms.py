@@ -1,44 +1,27 @@
 """Values, typed equality and CLIPS text for the backward prover.
 
-Values are those of `rules.facts`: `Symbol` (or a plain `str`, read as a symbol), `String`,
-`int`, `float`, and `tuple` for multifields. CLIPS distinguishes the symbol `a` from the
-string "a" and the integer 1 from the float 1.0 when matching; `vkey` gives a hashable key
-that keeps those distinctions.
+Values are those of `rules.facts`: `Symbol`, `String` (a plain `str` is typed as CLIPS stores
+it: a symbol when it is one symbol token, else a string), `int`, `float`, and `tuple` for
+multifields. CLIPS distinguishes the symbol `a` from the string "a" and the integer 1 from the
+float 1.0 when matching; `vkey` (`rules.facts.value_key`, the one typed identity shared with the
+pipeline) gives a hashable key that keeps those distinctions.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 import clips
 
-from rules.facts import IMPLIED, Fact, String, Symbol
+from rules.facts import IMPLIED, Fact, String, Symbol, is_symbol_token, quote_string, to_json, typed_value
+
+# The typed identity lives in rules.facts (shared with the pipeline); re-exported for the prover.
+from rules.facts import fact_key as fact_key
+from rules.facts import value_key as vkey
 
 Value = Any
 Bindings = dict[str, Value]
-_TAGS = {Symbol: "y", String: "s", int: "i", float: "f"}
-
-
-def vkey(v: Value) -> tuple:
-    """Hashable typed key: ("y", sym) / ("s", str) / ("i", int) / ("f", float) / ("m", (keys...))."""
-    tag = _TAGS.get(type(v))
-    if tag is not None:
-        return (tag, v)
-    if isinstance(v, tuple):
-        return ("m", tuple(vkey(x) for x in v))
-    if isinstance(v, bool):
-        return ("y", "TRUE" if v else "FALSE")
-    if isinstance(v, String):
-        return ("s", str(v))
-    if isinstance(v, str):
-        return ("y", str(v))
-    if isinstance(v, int):
-        return ("i", v)
-    if isinstance(v, float):
-        return ("f", v)
-    raise TypeError(f"unsupported value {v!r}")
 
 
 def same(a: Value, b: Value) -> bool:
@@ -67,9 +50,9 @@ def clips_text(v: Value) -> str:
     if isinstance(v, bool):
         return "TRUE" if v else "FALSE"
     if isinstance(v, String):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return quote_string(v)
     if isinstance(v, str):
-        return str(v)
+        return str(v) if isinstance(v, Symbol) or is_symbol_token(v) else quote_string(v)
     if isinstance(v, float):
         return repr(v)
     return str(v)
@@ -82,38 +65,10 @@ def show(v: Value) -> str:
     return clips_text(v)
 
 
-def to_json(v: Value) -> Any:
-    if isinstance(v, tuple):
-        return [to_json(x) for x in v]
-    if isinstance(v, str):
-        return str(v)
-    return v
-
-
-_SYMBOL = re.compile(r'[^\s"()&|~;?$<][^\s"()&|~;]*')
-
-
-def is_symbol_text(text: str) -> bool:
-    """Whether `text` can be written as a CLIPS symbol (else it needs to be a string)."""
-    return bool(_SYMBOL.fullmatch(text))
-
-
-def fact_key(f: Fact) -> tuple:
-    """Identity of a fact's content (template + typed slot values); ids are ignored."""
-    return (f.template, tuple((k, vkey(v)) for k, v in sorted(f.slots.items())))
-
-
 def normalise_fact(f: Fact) -> Fact:
-    """Plain `str` values become `Symbol`s so that keys and display are stable."""
-
-    def norm(v: Value) -> Value:
-        if isinstance(v, tuple):
-            return tuple(norm(x) for x in v)
-        if isinstance(v, str) and not isinstance(v, (Symbol, String)):
-            return Symbol(v) if is_symbol_text(v) else String(v)
-        return v
-
-    return Fact(f.template, {k: norm(v) for k, v in f.slots.items()}, f.id)
+    """The fact with its values typed as CLIPS stores them (`rules.facts.typed_value`), so that keys
+    and display are stable."""
+    return Fact(f.template, {k: typed_value(v) for k, v in f.slots.items()}, f.id)
 
 
 def fact_text(f: Fact) -> str:

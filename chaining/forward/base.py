@@ -122,7 +122,7 @@ class ForwardChainer(ABC):
             ValueError: an unknown strategy.
         """
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (an optional hook: the default holds nothing)
         """Release the engine's resources (idempotent)."""
 
     def __enter__(self):

@@ -6,8 +6,9 @@ returns (`(while TRUE do ...)`, an endless `loop-for-count`), nor an endless exp
 is its halt flags: `SetHaltExecution(env, true)` makes every loop and function call return
 (CLIPS 6.4 prints `[PRCCODE4] Execution halted during the actions of ...`) and
 `SetHaltRules(env, true)` makes `Run` stop after the current rule. clipspy 1.0.6 does not
-declare these functions, but its extension module exports them (bound in `clips_native`). One watchdog thread sets the flags of every evaluation that is
-past its deadline; the evaluating thread clears them afterwards, so the environment stays usable.
+declare these functions, but its extension module exports them (bound in `clips_native`). One
+watchdog thread sets the flags of every evaluation that is past its deadline; the evaluating
+thread clears them afterwards, so the environment stays usable.
 
 The flags are plain `bool` fields that CLIPS reads at every loop iteration and function call;
 setting one from another thread is how CLIPS's own interactive interrupt (Ctrl-C) works.

@@ -18,6 +18,7 @@ from rules.facts import IMPLIED, Fact, String
 from rules.facts import Symbol as _Symbol
 
 from .clips_values import FLOAT, INTEGER, STRING, SYMBOL, ValueWriter, is_symbol_token, read_value
+from .errors import FactAssertError
 
 _string = ffi.string
 
@@ -26,7 +27,6 @@ _create_float = lib.CreateFloat
 _create_symbol = lib.CreateSymbol
 _put_slot = lib.FBPutSlot
 _is_token = is_symbol_token
-from .errors import FactAssertError
 
 _FBE = {
     lib.FBE_NO_ERROR: "no error",
@@ -198,7 +198,8 @@ class WorkingMemory:
             if so is None:
                 lib.FBAbort(fb)
                 raise FactAssertError(
-                    f"{where}.slots.{slot}: template {fact.template!r} has no slot {slot!r}; slots are {list(info.slots)}"
+                    f"{where}.slots.{slot}: template {fact.template!r} has no slot {slot!r}; slots are "
+                    f"{list(info.slots)}"
                 )
             t = type(v)  # the common scalar types inline (hot path), everything else via ValueWriter
             if t is int:
@@ -237,11 +238,13 @@ class WorkingMemory:
         if fact.is_ordered or (info is not None and info.implied):
             if info is not None and not info.implied:
                 raise FactAssertError(
-                    f"{where}: {fact.template!r} is a deftemplate with slots {list(info.slots)}; give 'slots', not 'values'"
+                    f"{where}: {fact.template!r} is a deftemplate with slots {list(info.slots)}; give 'slots', not "
+                    "'values'"
                 )
             if not fact.is_ordered and fact.slots:
                 raise FactAssertError(
-                    f"{where}: {fact.template!r} is an ordered fact; give 'values', not named slots {sorted(fact.slots)}"
+                    f"{where}: {fact.template!r} is an ordered fact; give 'values', not named slots "
+                    f"{sorted(fact.slots)}"
                 )
             if info is None:
                 self._by_name.pop(fact.template, None)
@@ -504,9 +507,7 @@ def _fact_id(fact: Fact) -> int:
 
 
 def _render(value: Any, where: str) -> str:
-    from rules.facts import FactError, String, Symbol
-
-    from .clips_values import is_symbol_token
+    from rules.facts import FactError, String, Symbol, is_symbol_token, quote_string
 
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
@@ -516,7 +517,7 @@ def _render(value: Any, where: str) -> str:
         return repr(value)
     if isinstance(value, str):
         if type(value) is String or (type(value) is not Symbol and not is_symbol_token(value)):
-            return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+            return quote_string(value)
         if not is_symbol_token(value):
             raise FactError(f"{where}: {value!r} is not a valid CLIPS symbol")
         return value

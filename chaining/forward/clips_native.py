@@ -51,7 +51,8 @@ void SBAppend(void *sb, const char *text);
 unsigned char ActivateRouter(void *env, const char *name);
 unsigned char DeactivateRouter(void *env, const char *name);
 
-unsigned char AddBeforeRuleFiresFunction(void *env, const char *name, RuleFiredFunction *f, int priority, void *context);
+unsigned char AddBeforeRuleFiresFunction(void *env, const char *name, RuleFiredFunction *f, int priority,
+                                         void *context);
 unsigned char RemoveBeforeRuleFiresFunction(void *env, const char *name);
 unsigned char AddAssertFunction(void *env, const char *name, FactFunction *f, int priority, void *context);
 unsigned char RemoveAssertFunction(void *env, const char *name);

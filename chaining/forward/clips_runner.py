@@ -231,13 +231,15 @@ class ClipsRunner:
             if stop == "firings":
                 raise FiringLimitError(
                     f"runaway knowledge base: stopped after {fired} firings (limit {max_firings}) with activations "
-                    f"still on the agenda; last rules fired: {', '.join(last) or ('(none)' if self.trace_firings else '(not traced: trace_firings is off)')}",
+                    "still on the agenda; last rules fired: "
+                    f"{', '.join(last) or ('(none)' if self.trace_firings else '(not traced: trace_firings is off)')}",
                     result,
                     last,
                 )
             raise EvaluationTimeout(
                 f"runaway knowledge base: stopped after {result.seconds:.3f} s (time limit {timeout} s) and "
-                f"{fired} firings; last rules fired: {', '.join(last) or ('(none)' if self.trace_firings else '(not traced: trace_firings is off)')}"
+                f"{fired} firings; last rules fired: "
+                f"{', '.join(last) or ('(none)' if self.trace_firings else '(not traced: trace_firings is off)')}"
                 + (f" (the partial result keeps the trace of the last {TIMEOUT_TRACE_KEEP} firings)" if skip else ""),
                 result,
                 last,

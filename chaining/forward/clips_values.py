@@ -23,32 +23,13 @@ asserted through the fact builder and read straight into Python data.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from clips._clips import ffi, lib
 
-from rules.facts import FactError, String, Symbol
+from rules.facts import FactError, String, Symbol, is_symbol_token
 
 FLOAT, INTEGER, SYMBOL, STRING, MULTIFIELD, EXTERNAL, FACT_ADDRESS, INSTANCE_ADDRESS, INSTANCE_NAME, VOID = range(10)
-
-# A CLIPS symbol token: no whitespace or delimiter, not starting like a variable, not a number.
-_SYMBOL_RE = re.compile(r'[^\s"()&|~;<?$][^\s"()&|~;]*|\$[^\s"()&|~;?][^\s"()&|~;]*')
-_NUMBER_RE = re.compile(r"[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)")
-
-
-_TOKEN_CACHE: dict[str, bool] = {}
-
-
-def is_symbol_token(text: str) -> bool:
-    """True when `text` reads back from CLIPS source as one symbol (e.g. `dog`, `big-red`)."""
-    known = _TOKEN_CACHE.get(text)
-    if known is None:
-        known = bool(_SYMBOL_RE.fullmatch(text)) and not _NUMBER_RE.fullmatch(text)
-        if len(_TOKEN_CACHE) > 50_000:  # bounded: request text must not grow it without limit
-            _TOKEN_CACHE.clear()
-        _TOKEN_CACHE[text] = known
-    return known
 
 
 class ValueWriter:

@@ -150,13 +150,15 @@ class ExpertaEngine(ForwardChainer):
             ) from error
         if stop == "firings":
             raise FiringLimitError(
-                f"runaway knowledge base: stopped after {len(firings)} firings (limit {limit}) with activations still on the agenda; last rules fired: {', '.join(last)}",
+                f"runaway knowledge base: stopped after {len(firings)} firings (limit {limit}) with activations still "
+                f"on the agenda; last rules fired: {', '.join(last)}",
                 result,
                 last,
             )
         if stop == "timeout":
             raise EvaluationTimeout(
-                f"runaway knowledge base: stopped after {result.seconds:.3f} s (time limit {seconds} s) and {len(firings)} firings; last rules fired: {', '.join(last)}",
+                f"runaway knowledge base: stopped after {result.seconds:.3f} s (time limit {seconds} s) and "
+                f"{len(firings)} firings; last rules fired: {', '.join(last)}",
                 result,
                 last,
             )

@@ -82,6 +82,18 @@ class ForwardResult:
                 out[e.fact] = e.firing
         return out
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the printed text, the firings and the final facts as HTML tables."""
+        from chaining.display import forward_result_html
+
+        return forward_result_html(self)
+
+    def __rich__(self) -> Any:
+        """`rich.print(result)`: the printed text, the firings and the final facts as tables."""
+        from chaining.display import forward_result_rich
+
+        return forward_result_rich(self)
+
     def facts_of(self, template: str) -> list[Fact]:
         """The final facts of one template (or ordered relation)."""
         return [f for f in self.facts if f.template == template]

@@ -184,8 +184,8 @@ class Manners(KnowledgeEngine):
         self.modify(st, **{"path-done": "yes"})
         self.modify(ctx, state="check-done")
 
-    @Rule(AS.ctx << context(state="check-done"), LastSeat(seat=MATCH.l), seating(seat2=MATCH.l))
-    def are_we_done(self, ctx, l):
+    @Rule(AS.ctx << context(state="check-done"), LastSeat(seat=MATCH.last), seating(seat2=MATCH.last))
+    def are_we_done(self, ctx, last):
         print("\nYes, we are done!!")
         self.modify(ctx, state="print-results")
 
@@ -260,12 +260,12 @@ class Waltz(KnowledgeEngine):
         for f in self._by_cid.pop(cid, []):
             self.retract(f)
 
-    @Rule(junction(id=MATCH.j, type=MATCH.t, edges=MATCH.e), catalog(type=MATCH.t, labels=MATCH.l), salience=20)
-    def initial_labellings(self, j, e, l):
+    @Rule(junction(id=MATCH.j, type=MATCH.t, edges=MATCH.e), catalog(type=MATCH.t, labels=MATCH.labels), salience=20)
+    def initial_labellings(self, j, e, labels):
         self._next_cid += 1
         cid = self._next_cid
-        made = [self.declare(candidate(junction=j, labels=tuple(l), cid=cid))]
-        for k, x in zip(e, l):
+        made = [self.declare(candidate(junction=j, labels=tuple(labels), cid=cid))]
+        for k, x in zip(e, labels):
             made.append(self.declare(elabel(junction=j, to=k, label=x, partner=PARTNER[x], cid=cid)))
         self._by_cid[cid] = made
 
@@ -292,9 +292,9 @@ class Waltz(KnowledgeEngine):
     def waltz_filter(self, cid, **_):
         self._drop(cid)
 
-    @Rule(junction(id=MATCH.j, type=MATCH.t), candidate(junction=MATCH.j, labels=MATCH.l), salience=-10)
-    def report(self, j, t, l):
-        print(f"{j} {t} {' '.join(l)}")
+    @Rule(junction(id=MATCH.j, type=MATCH.t), candidate(junction=MATCH.j, labels=MATCH.labels), salience=-10)
+    def report(self, j, t, labels):
+        print(f"{j} {t} {' '.join(labels)}")
 
     @Rule(junction(id=MATCH.j), NOT(candidate(junction=MATCH.j)), salience=-20)
     def impossible(self, j):

@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from .report import percentile_ms
 
 EXTRA: dict[str, Any] = {}
 CONCURRENCY = (1, 16, 64)
@@ -211,7 +211,6 @@ def _overload(url: str, payloads: list[Any], rate: float, seconds: float, tmp: P
 
     sent_rate = asyncio.run(main())
     recorded = _settled_count(db) - before
-    ms = np.asarray(admitted) * 1000.0 if admitted else np.asarray([float("nan")])
     EXTRA["overload"] = {
         "target_rate_rps": round(rate, 1),
         "sent_rate_rps": round(sent_rate, 1),
@@ -227,9 +226,9 @@ def _overload(url: str, payloads: list[Any], rate: float, seconds: float, tmp: P
         "server": "workbench",
         "concurrency": "overload",
         "rps": round(codes.get(200, 0) / seconds, 1),
-        "p50_ms": round(float(np.percentile(ms, 50)), 2),
-        "p95_ms": round(float(np.percentile(ms, 95)), 2),
-        "p99_ms": round(float(np.percentile(ms, 99)), 2),
+        "p50_ms": percentile_ms(admitted, 50),
+        "p95_ms": percentile_ms(admitted, 95),
+        "p99_ms": percentile_ms(admitted, 99),
         "errors": resets + sum(n for c, n in codes.items() if c not in (200, 429)),
         "rejected_429": codes.get(429, 0),
         "recorded": f"{recorded}/{codes.get(200, 0)}",
@@ -266,18 +265,17 @@ def _healthz_during_big_text(url: str) -> dict[str, Any]:
             lat.append(time.perf_counter() - s)
             time.sleep(0.01)
     t.join()
-    ms = np.asarray(lat) * 1000.0
     EXTRA["healthz_during_8MiB"] = {"infer_status": status[0], "infer_seconds": round(time.perf_counter() - t0, 2)}
     return {
         "endpoint": "GET /healthz while 8 MiB text -> /v2 all-MiniLM-L6-v2",
         "server": "workbench",
         "concurrency": 1,
         "rps": round(len(lat) / (time.perf_counter() - t0), 1),
-        "p50_ms": round(float(np.percentile(ms, 50)), 2),
-        "p95_ms": round(float(np.percentile(ms, 95)), 2),
-        "p99_ms": round(float(np.percentile(ms, 99)), 2),
+        "p50_ms": percentile_ms(lat, 50),
+        "p95_ms": percentile_ms(lat, 95),
+        "p99_ms": percentile_ms(lat, 99),
         "errors": int(status[0] != 200),
-        "max_ms": round(float(ms.max()), 2),
+        "max_ms": percentile_ms(lat, 100),
     }
 
 
@@ -326,15 +324,14 @@ async def _drive(
 def _row(
     endpoint: str, server: str, concurrency: int, latencies: list[float], errors: int, wall: float
 ) -> dict[str, Any]:
-    ms = np.asarray(latencies) * 1000.0 if latencies else np.asarray([float("nan")])
     return {
         "endpoint": endpoint,
         "server": server,
         "concurrency": concurrency,
         "rps": round(len(latencies) / wall, 1),
-        "p50_ms": round(float(np.percentile(ms, 50)), 2),
-        "p95_ms": round(float(np.percentile(ms, 95)), 2),
-        "p99_ms": round(float(np.percentile(ms, 99)), 2),
+        "p50_ms": percentile_ms(latencies, 50),
+        "p95_ms": percentile_ms(latencies, 95),
+        "p99_ms": percentile_ms(latencies, 99),
         "errors": errors,
     }
 

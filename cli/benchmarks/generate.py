@@ -7,7 +7,10 @@ ignored so every request generates exactly its length. All requests arrive at t=
 * hf_sequential: `transformers` generate, one request at a time;
 * hf_static: `transformers` generate on static batches of MAX_BATCH requests in arrival order
   (left padding; a batch runs until its longest request is done);
-* workbench: our engine, max_num_seqs = MAX_BATCH.
+* workbench: our engine, max_num_seqs = MAX_BATCH;
+* engine_async / pipeline: the same requests as text through the streaming engine, bare and as
+  a pipeline's generate node with rails every 8 tokens (cli/benchmarks/_generate_pipeline.py).
+  `WORKBENCH_BENCH_GENERATE_ONLY=pipeline` runs only these two rows.
 
 Same model, float32, same torch thread count. Times per token come from a logits processor
 (transformers) or the engine's outputs (ours). KV-cache bytes are averaged over decode steps:
@@ -19,7 +22,6 @@ would reserve, and a check that our greedy tokens equal transformers' sequential
 
 from __future__ import annotations
 
-import math
 import os
 import random
 import statistics
@@ -28,21 +30,14 @@ from typing import Any
 
 import torch
 
+from .report import percentile_ms
+
 NUM_REQUESTS = 64
 MAX_BATCH = 32
 THREADS = int(os.environ.get("WORKBENCH_BENCH_THREADS", "1"))  # 1: the CPUs here are shared
 SEED = 0
 BLOCK_SIZE = 16
 EXTRA: dict[str, Any] = {}
-
-
-def _pct(values: list[float], q: float) -> float:
-    v = sorted(values)
-    if not v:
-        return float("nan")
-    k = (len(v) - 1) * q
-    lo, hi = math.floor(k), math.ceil(k)
-    return v[lo] + (v[hi] - v[lo]) * (k - lo)
 
 
 def workload(tokenizer, n: int, quick: bool) -> list[tuple[list[int], int]]:
@@ -67,10 +62,10 @@ def _row(
     return {
         "engine": engine,
         "output_tokens_per_s": round(total_tokens / seconds, 1),
-        "ttft_p50_ms": round(_pct(ttft, 0.5) * 1e3, 1),
-        "ttft_p99_ms": round(_pct(ttft, 0.99) * 1e3, 1),
-        "tpot_p50_ms": round(_pct(tpot, 0.5) * 1e3, 2),
-        "tpot_p99_ms": round(_pct(tpot, 0.99) * 1e3, 2),
+        "ttft_p50_ms": percentile_ms(ttft, 50, 1),
+        "ttft_p99_ms": percentile_ms(ttft, 99, 1),
+        "tpot_p50_ms": percentile_ms(tpot, 50),
+        "tpot_p99_ms": percentile_ms(tpot, 99),
         "kv_reserved_bytes": int(reserved),
         "kv_used_bytes": int(used),
     }
@@ -119,7 +114,7 @@ def run_hf(model, reqs, batch_size: int, bytes_per_token: int) -> tuple[dict, li
         outs, times = _hf_generate(model, batch, 0)
         tokens.extend(outs)
         width = max(len(p) for p, _ in batch)
-        for (p, o), _ in zip(batch, outs):
+        for _prompt, o in batch:
             ttft.append(times[0] - t0)
             if o > 1:
                 tpot.append((times[o - 1] - times[0]) / (o - 1))
@@ -188,7 +183,7 @@ def run_prefix_sharing(tokenizer, quick: bool) -> dict:
         seconds = time.perf_counter() - t0
         result["on" if caching else "off"] = {
             "seconds": round(seconds, 3),
-            "ttft_p50_ms": round(_pct([o.ttft for o in outs], 0.5) * 1e3, 1),
+            "ttft_p50_ms": percentile_ms([o.ttft for o in outs], 50, 1),
             "prefix_cache_hit_rate": round(engine.block_manager.hit_rate, 4),
             "cached_prompt_tokens": sum(o.num_cached_tokens for o in outs),
         }
@@ -218,6 +213,12 @@ def run(quick: bool = False) -> list[dict]:
     spec = engine.spec
     bytes_per_token = spec.kv_bytes_per_token * 4  # float32
     reqs = workload(engine.tokenizer, n, quick)
+    if os.environ.get("WORKBENCH_BENCH_GENERATE_ONLY") == "pipeline":
+        from ._generate_pipeline import run_pipeline_rows
+
+        rows, extra = run_pipeline_rows(engine.tokenizer, reqs, BLOCK_SIZE, MAX_BATCH)
+        EXTRA.update(extra, requests=n, threads=THREADS)
+        return rows
     hf = AutoModelForCausalLM.from_pretrained(DEMO_LM_DIR, dtype=torch.float32).eval()
     hf.generation_config.eos_token_id = None  # EOS ignored: every request runs to its length
     hf.config.eos_token_id = None
@@ -226,6 +227,11 @@ def run(quick: bool = False) -> list[dict]:
     static, static_tokens = run_hf(hf, reqs, MAX_BATCH, bytes_per_token)
     seq, seq_tokens = run_hf(hf, reqs, 1, bytes_per_token)
     rows = [seq, static, ours]
+    from ._generate_pipeline import run_pipeline_rows
+
+    pipeline_rows, extra = run_pipeline_rows(engine.tokenizer, reqs, BLOCK_SIZE, MAX_BATCH)
+    rows += pipeline_rows
+    EXTRA.update(extra)
     EXTRA["prefix_sharing_192_tokens"] = run_prefix_sharing(engine.tokenizer, quick)
     EXTRA.update(
         {

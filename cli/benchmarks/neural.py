@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .report import percentile_ms
+
 EXTRA: dict[str, Any] = {}
 
 N_SENTENCES = 256
@@ -73,11 +75,6 @@ async def _drive(batcher, items: list[Any], concurrency: int) -> tuple[float, li
     t0 = time.perf_counter()
     await asyncio.gather(*(client() for _ in range(concurrency)))
     return time.perf_counter() - t0, latencies
-
-
-def _pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, max(0, int(round(q * (len(s) - 1)))))]
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
@@ -134,9 +131,9 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
                         "backend": backend,
                         "concurrency": c,
                         "throughput_rps": round(len(prepared) / wall, 2),
-                        "p50_ms": round(1000 * _pct(lat, 0.50), 2),
-                        "p95_ms": round(1000 * _pct(lat, 0.95), 2),
-                        "p99_ms": round(1000 * _pct(lat, 0.99), 2),
+                        "p50_ms": percentile_ms(lat, 50),
+                        "p95_ms": percentile_ms(lat, 95),
+                        "p99_ms": percentile_ms(lat, 99),
                         "mean_batch_size": round(batcher.stats.mean_batch_size, 2),
                     }
                 )

@@ -11,11 +11,12 @@ Rows: `{"mode": "bare_model"|"pipeline", "concurrency", "p50_ms", "p99_ms", "thr
 from __future__ import annotations
 
 import asyncio
-import statistics
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from .report import percentile_ms
 
 EXTRA: dict[str, Any] = {}
 
@@ -92,13 +93,11 @@ async def _measure(call, items: list[str], concurrency: int) -> tuple[list[float
 
 
 def _row(mode: str, c: int, lat: list[float], wall: float) -> dict[str, Any]:
-    lat = sorted(lat)
-    p99 = lat[min(len(lat) - 1, int(round(0.99 * (len(lat) - 1))))]
     return {
         "mode": mode,
         "concurrency": c,
-        "p50_ms": round(statistics.median(lat) * 1000, 3),
-        "p99_ms": round(p99 * 1000, 3),
+        "p50_ms": percentile_ms(lat, 50, 3),
+        "p99_ms": percentile_ms(lat, 99, 3),
         "throughput_rps": round(len(lat) / wall, 2),
     }
 
@@ -155,14 +154,14 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
             for c, n in ((1, n1), (32, n32)):
                 lat: dict[str, list[float]] = {"bare_model": [], "pipeline": []}
                 wall = {"bare_model": 0.0, "pipeline": 0.0}
-                for mode, call in (("bare_model", bare), ("pipeline", piped)):
+                for call in (bare, piped):
                     await _measure(call, sents[:8], min(c, 8))  # warm-up
                 # alternate the modes in rounds so that a change of machine load hits both alike
                 for r in range(rounds):
                     chunk = sents[r * n // rounds : (r + 1) * n // rounds]
                     for mode, call in (("bare_model", bare), ("pipeline", piped)):
-                        l, w = await _measure(call, chunk, c)
-                        lat[mode] += l
+                        latencies, w = await _measure(call, chunk, c)
+                        lat[mode] += latencies
                         wall[mode] += w
                 for mode in ("bare_model", "pipeline"):
                     rows.append(_row(mode, c, lat[mode], wall[mode]))

@@ -138,7 +138,8 @@ class DynamicBatcher:
         items = list(items)
         if len(items) > self.config.max_queue_size:
             raise ValueError(
-                f"model {self.name!r}: {len(items)} items exceed max_queue_size={self.config.max_queue_size}; submit them in chunks"
+                f"model {self.name!r}: {len(items)} items exceed max_queue_size={self.config.max_queue_size}; submit "
+                "them in chunks"
             )
         lengths = [self._length(i) for i in items]  # outside the lock: may tokenise
         timeout_s = self.config.default_timeout_s if timeout_s is None else timeout_s

@@ -39,12 +39,16 @@ class IncrementalDetokenizer:
         self.max_stop_len = max((len(s) for s in stop), default=0)
         self.output_text = ""
         self.emitted = 0
+        self.checked = 0  # text before this offset is never searched for stop strings (min_tokens)
 
     def _decode(self, ids: list[int]) -> str:
         return self.tokenizer.decode(ids, skip_special_tokens=self.skip_special)
 
-    def add_token(self, token_id: int) -> str | None:
-        """Append one generated token; returns the stop string it completed, if any."""
+    def add_token(self, token_id: int, check_stop: bool = True) -> str | None:
+        """Append one generated token; returns the stop string it completed, if any.
+
+        check_stop=False (before `min_tokens`): the text grows but no stop string ends it.
+        """
         self.ids.append(token_id)
         prefix_text = self._decode(self.ids[self.prefix_offset : self.read_offset])
         new_text = self._decode(self.ids[self.prefix_offset :])
@@ -53,7 +57,10 @@ class IncrementalDetokenizer:
         before = len(self.output_text)
         self.output_text += new_text[len(prefix_text) :]
         self.prefix_offset, self.read_offset = self.read_offset, len(self.ids)
-        return self._check_stop(before)
+        if not check_stop:
+            self.checked = len(self.output_text)
+            return None
+        return self._check_stop(max(before, self.checked))
 
     def flush(self) -> None:
         """At the end: append whatever is left undecoded (an incomplete character shows as U+FFFD)."""

@@ -64,12 +64,9 @@ class LLMEngine:
         self.block_manager = BlockManager(num_blocks, config.block_size, config.enable_prefix_caching)
         self.scheduler = Scheduler(self.block_manager, config.max_num_seqs, config.max_num_batched_tokens)
         self.sampler = Sampler()
-        self.tokenizer = None
-        tok_path = self.model_dir / "tokenizer.json"
-        if tok_path.is_file():
-            from tokenizers import Tokenizer
+        from .tokenizer import load_tokenizer
 
-            self.tokenizer = Tokenizer.from_file(str(tok_path))
+        self.tokenizer = load_tokenizer(self.model_dir)  # tokenizer.json, vocab/merges or sentencepiece
         self.eos_token_ids = set(self.spec.eos_token_ids)
         self.requests: dict[str, Sequence] = {}
         self.metrics = metrics
@@ -104,20 +101,18 @@ class LLMEngine:
     def encode(self, text: str) -> list[int]:
         """Token ids of `text` (no special tokens added). Raises RuntimeError without a tokenizer."""
         if self.tokenizer is None:
-            raise RuntimeError(f"{self.model_dir}: no tokenizer.json; pass prompt token ids instead of text")
+            raise RuntimeError(f"{self.model_dir}: no tokenizer files; pass prompt token ids instead of text")
         return self.tokenizer.encode(text, add_special_tokens=False).ids
 
     def apply_chat_template(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
-        """Prompt text for chat `messages` using the model's chat template (see `chat.render_chat`).
+        """Prompt text for chat `messages` with the model's chat template (`chat.apply_chat_template`).
 
-        Raises ValueError when the model directory has no chat template or a message is malformed.
+        Raises `chat.ChatTemplateError` (a ValueError) when the folder has no chat template, a
+        message is malformed or the template refuses the messages.
         """
-        from .chat import load_chat_template, render_chat, special_tokens
+        from .chat import apply_chat_template
 
-        template = load_chat_template(self.model_dir)
-        if template is None:
-            raise ValueError(f"{self.model_dir}: no chat template (chat_template.jinja or tokenizer_config.json)")
-        return render_chat(template, messages, add_generation_prompt, **special_tokens(self.model_dir))
+        return apply_chat_template(self.model_dir, messages, add_generation_prompt, fallback=False)
 
     # ---- requests -------------------------------------------------------------------------
     def make_sequence(
@@ -141,14 +136,20 @@ class LLMEngine:
             raise ValueError(
                 f"request {request_id!r}: prompt token ids {bad[:5]} outside the vocabulary [0, {self.spec.vocab_size})"
             )
-        if len(ids) + params.max_tokens > self.max_model_len:
+        if len(ids) + (params.max_tokens or 1) > self.max_model_len:
+            want = "one generated token" if params.max_tokens is None else f"max_tokens ({params.max_tokens})"
             raise ValueError(
-                f"request {request_id!r}: prompt ({len(ids)} tokens) + max_tokens ({params.max_tokens}) "
+                f"request {request_id!r}: prompt ({len(ids)} tokens) + {want} "
+                f"exceeds max_model_len {self.max_model_len}"
+            )
+        if len(ids) + params.min_tokens > self.max_model_len:
+            raise ValueError(
+                f"request {request_id!r}: prompt ({len(ids)} tokens) + min_tokens ({params.min_tokens}) "
                 f"exceeds max_model_len {self.max_model_len}"
             )
         if params.stop and self.tokenizer is None:
             raise ValueError(
-                f"request {request_id!r}: stop strings need a tokenizer; {self.model_dir} has no tokenizer.json"
+                f"request {request_id!r}: stop strings need a tokenizer; {self.model_dir} has no tokenizer files"
             )
         seq = Sequence(request_id, ids, params, arrival_time if arrival_time is not None else time.perf_counter())
         if self.tokenizer is not None:
@@ -216,6 +217,7 @@ class LLMEngine:
             for seq, n in sched.scheduled:
                 seq.num_computed_tokens += n
                 bm.commit_computed(seq)
+            self._mask_until_min_tokens(seqs, logits)
             tokens = self.sampler.sample(seqs, logits)
             now = time.perf_counter()
             out.num_generated = len(tokens)
@@ -233,6 +235,18 @@ class LLMEngine:
             self.metrics.observe(out)
         return out
 
+    def _mask_until_min_tokens(self, seqs: list[Sequence], logits: torch.Tensor) -> None:
+        """Set the logits of EOS (unless ignore_eos) and stop token ids to -inf for sequences that
+        have generated fewer than `min_tokens` (vLLM's min-tokens logits processor). logits: [S, vocab]."""
+        for i, seq in enumerate(seqs):
+            p = seq.params
+            if p.min_tokens and seq.num_output_tokens < p.min_tokens:
+                banned = set(p.stop_token_ids) | (set() if p.ignore_eos else self.eos_token_ids)
+                banned = [t for t in banned if 0 <= t < logits.shape[-1]]
+                if banned:
+                    with torch.inference_mode():  # the runner's logits are an inference tensor
+                        logits[i, banned] = float("-inf")
+
     def _append_token(self, seq: Sequence, tok: int, now: float, out: StepOutput) -> None:
         seq.token_ids.append(tok)
         times = seq.times
@@ -248,10 +262,13 @@ class LLMEngine:
         if tok in p.stop_token_ids or (not p.ignore_eos and tok in self.eos_token_ids):
             reason, seq.stop_reason = "stop", (tok if tok in p.stop_token_ids else None)
         elif seq.detok is not None:
-            stop_str = seq.detok.add_token(tok)
+            stop_str = seq.detok.add_token(tok, check_stop=seq.num_output_tokens >= p.min_tokens)
             if stop_str is not None:
                 reason, seq.stop_reason = "stop", stop_str
-        if reason is None and (seq.num_output_tokens >= p.max_tokens or len(seq.token_ids) >= self.max_model_len):
+        if reason is None and (
+            (p.max_tokens is not None and seq.num_output_tokens >= p.max_tokens)
+            or len(seq.token_ids) >= self.max_model_len
+        ):
             reason = "length"
         delta = ""
         if seq.detok is not None:

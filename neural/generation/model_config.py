@@ -41,7 +41,8 @@ class ModelSpec:
             raise ValueError(f"ModelSpec.arch must be 'llama' or 'gpt2', got {self.arch!r}")
         if self.num_heads % self.num_kv_heads:
             raise ValueError(
-                f"num_attention_heads ({self.num_heads}) must be a multiple of num_key_value_heads ({self.num_kv_heads})"
+                f"num_attention_heads ({self.num_heads}) must be a multiple of num_key_value_heads "
+                f"({self.num_kv_heads})"
             )
 
     @property
@@ -55,6 +56,22 @@ def _eos(cfg: dict) -> tuple[int, ...]:
     if eos is None:
         return ()
     return tuple(eos) if isinstance(eos, list) else (int(eos),)
+
+
+def is_causal_lm(model_dir: str | Path) -> bool:
+    """True when `model_dir/config.json` names a model type this engine supports and a causal-LM
+    architecture (`*ForCausalLM` / `*LMHeadModel`, or no `architectures` at all)."""
+    path = Path(model_dir) / "config.json"
+    if not path.is_file():
+        return False
+    try:
+        cfg = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
+    archs = cfg.get("architectures") or []
+    return cfg.get("model_type") in SUPPORTED and (
+        not archs or any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs)
+    )
 
 
 def load_spec(model_dir: str | Path) -> ModelSpec:

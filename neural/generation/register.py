@@ -22,7 +22,21 @@ def register_causal_lm(
     max_pending_requests: int | None = 1024,
     replace: bool = False,
 ) -> ModelEntry:
-    """Load a Hugging Face causal LM directory into an `AsyncLLMEngine` and register it.
+    """`load_causal_lm` and register the entry in `registry` (default: the default registry)."""
+    entry = load_causal_lm(path, name, config, max_pending_requests)
+    return (registry or default_registry()).register(entry, replace=replace)
+
+
+def load_causal_lm(
+    path: str | Path,
+    name: str | None = None,
+    config: EngineConfig | None = None,
+    max_pending_requests: int | None = 1024,
+    registry: object | None = None,
+) -> ModelEntry:
+    """Load a Hugging Face causal LM directory into an `AsyncLLMEngine`; returns its entry.
+
+    `registry`: the Prometheus registry of the engine's metrics (default: the neural one).
 
     The entry has task "causal-lm", format "hf", version = SHA-256 of the safetensors files,
     `signature=None` and `backend` = the `AsyncLLMEngine` (call `entry.backend.generate(...)`).
@@ -37,7 +51,7 @@ def register_causal_lm(
     name = name or root.name
     try:
         engine = AsyncLLMEngine.from_pretrained(
-            root, config, model_name=name, max_pending_requests=max_pending_requests
+            root, config, model_name=name, registry=registry, max_pending_requests=max_pending_requests
         )
     except (ValueError, KeyError, FileNotFoundError) as exc:
         raise ModelLoadError(f"{root}: cannot load as a causal LM: {exc}") from exc
@@ -62,7 +76,7 @@ def register_causal_lm(
             "eos_token_ids": sorted(llm.eos_token_ids),
         },
     )
-    return (registry or default_registry()).register(entry, replace=replace)
+    return entry
 
 
 def register_demo_lm(registry: ModelRegistry | None = None, config: EngineConfig | None = None) -> ModelEntry:

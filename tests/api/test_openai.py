@@ -112,17 +112,17 @@ def test_errors_use_the_v1_shape(client, gen_server):
     with pytest.raises(openai.NotFoundError) as e:
         client.completions.create(model="nope", prompt="x", max_tokens=2)
     assert e.value.body["code"] == "not_found" and "nope" in e.value.body["message"]
-    with pytest.raises(openai.UnprocessableEntityError) as e:
+    with pytest.raises(openai.BadRequestError) as e:  # 400 as OpenAI and vLLM answer
         client.completions.create(model="demo-lm", prompt="x", max_tokens=2, temperature=7)
-    assert e.value.body["code"] == "validation_failed" and e.value.body["param"] == "body.temperature"
-    with pytest.raises(openai.UnprocessableEntityError) as e:
+    assert e.value.body["code"] == "invalid_request" and e.value.body["param"] == "body.temperature"
+    with pytest.raises(openai.BadRequestError) as e:
         client.completions.create(model="demo-lm", prompt="x " * 600, max_tokens=600)
     assert "max_model_len" in e.value.body["message"]
     r = httpx.post(
         gen_server.url + "/v1/chat/completions",
         json={"model": "demo-lm", "messages": [{"role": "wizard", "content": "hi"}]},
     )
-    assert r.status_code == 422 and r.json()["error"]["param"] == "body.messages[0].role"
+    assert r.status_code == 400 and r.json()["error"]["param"] == "body.messages[0].role"
     assert "Traceback" not in r.text
 
 
@@ -132,7 +132,7 @@ async def test_a_refused_prompt_in_a_batch_aborts_the_admitted_ones(gen_server):
     body = {"model": "demo-lm", "prompt": ["ROMEO:\n" * 10, "x " * 1200], "max_tokens": 900, "ignore_eos": True}
     async with httpx.AsyncClient(base_url=gen_server.url, timeout=30) as http:
         r = await http.post("/v1/completions", json=body)
-    assert r.status_code == 422 and "max_model_len" in r.json()["error"]["message"]
+    assert r.status_code == 400 and "max_model_len" in r.json()["error"]["message"]
     assert await _wait_freed(serving), serving.kv_blocks("demo-lm")
     assert _generated_tokens() - before < 900  # the first prompt was aborted, not left running
 

@@ -64,3 +64,19 @@ def test_completions_with_demo_rails(client):
     assert (
         len(text.replace(" ...", "").replace(" [stopped: content policy]", "").split()) <= 61
     )  # the length rail (per-token deltas: one word may be cut)
+
+
+def test_integer_pixels_are_converted_to_the_model_dtype(client):
+    """Regression (shared/cases/newcomer/digits_int_pixels.sh): integer pixel values (valid for the
+    pipeline's schema; `jq` writes 0.0 as 0) failed inside the model with `dtype int64; expected
+    float32` and the API answered 500. JSON numbers carry no dtype: they become the model's."""
+    import json
+    from pathlib import Path
+
+    case = Path(__file__).parents[1] / "regressions" / "cases" / "newcomer" / "digits_int_pixels.json"
+    as_ints = json.loads(case.read_text())
+    as_floats = {**as_ints, "images": [[float(v) for v in image] for image in as_ints["images"]]}
+    r_int = client.post("/v1/pipelines/demo_digits/predict", json={"input": as_ints})
+    r_float = client.post("/v1/pipelines/demo_digits/predict", json={"input": as_floats})
+    assert r_int.status_code == 200 and r_float.status_code == 200, (r_int.text, r_float.text)
+    assert r_int.json()["outputs"] == r_float.json()["outputs"]

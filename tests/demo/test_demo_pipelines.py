@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -63,31 +62,28 @@ def test_intents_pipeline_on_labelled_requests(wb, text, intent, action):
 
 
 def test_generation_through_rails(wb):
-    from workbench.demo.generate import RailedGenerator, generate_many
     from workbench.demo.generate_demo import generation_unavailable
     from workbench.demo.prompts import PROMPTS
 
     reason = generation_unavailable()
     if reason:
         pytest.skip(reason)
-    gen = RailedGenerator(wb)
-    try:
-        prompts = [p["prompt"] for p in PROMPTS[:4]] + [p["prompt"] for p in PROMPTS if p["expect"] == "blocked"]
-        res = asyncio.run(generate_many(gen, prompts))
-    finally:
-        gen.close()
+    prompts = [p["prompt"] for p in PROMPTS[:4]] + [p["prompt"] for p in PROMPTS if p["expect"] == "blocked"]
+    res = wb.run_many_sync("demo_generate", [{"prompt": p, "seed": i} for i, p in enumerate(prompts)])
     for p, r in zip(prompts, res):
+        assert r.ok, r.error
+        out = r.outputs
         expect = next(x["expect"] for x in PROMPTS if x["prompt"] == p)
         if expect == "blocked":
-            assert r.outcome == "blocked" and r.completion_tokens == 0
+            assert out["outcome"] == "blocked" and "generate" in r.skipped
         else:
-            assert r.outcome in ("completed", "stopped") and r.completion_tokens > 0
+            assert out["outcome"] in ("completed", "stopped") and out["usage"]["completion_tokens"] > 0
             assert (
-                len(r.text.replace(" ...", "").replace(" [stopped: content policy]", "").split()) <= 60
+                len(out["text"].replace(" ...", "").replace(" [stopped: content policy]", "").split()) <= 60
             )  # the length rail
             for name in ("Romeo", "Juliet", "villain"):
-                assert name.lower() not in r.text.lower()  # redaction rail
-        assert wb.get_run(r.run_id).outputs["outcome"] == r.outcome
+                assert name.lower() not in out["text"].lower()  # redaction rail
+        assert wb.get_run(r.run_id).outputs["outcome"] == out["outcome"]
 
 
 def test_replay_with_a_stricter_checksum_policy_sends_the_correction_to_review(wb):

@@ -1,4 +1,4 @@
-"""The rails knowledge base on real CLIPS, and the runner's release of streamed text."""
+"""The rails knowledge base on real CLIPS."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from chaining.forward import ForwardEngine
-from workbench.demo.generate import release_point
 
 KB = Path(__file__).resolve().parents[2] / "knowledge_bases" / "demo_rails.clp"
 
@@ -65,9 +64,3 @@ def test_content_rail_stops_on_the_second_violent_word(rails):
     assert _verdict(rails, text="the blood of", delta="the blood of", tokens=3, finished="FALSE") is None
     v = _verdict(rails, text="the blood of kings, slain", delta=" kings, slain", tokens=6, finished="FALSE")
     assert v["action"] == "stop" and "content" in v["reason"]
-
-
-def test_release_point_holds_back_partial_words_and_possible_speaker_lines():
-    assert release_point("", "Good morr") == 5  # "Good " goes, "morr" waits
-    assert release_point("Good morrow.\n", "KING RICH") == 0  # could become "KING RICHARD:"
-    assert release_point("Good morrow.\n", "King of ") == 8  # has a lower-case letter: a speech line

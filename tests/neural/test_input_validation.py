@@ -44,7 +44,11 @@ GOOD = {"ids": np.array([1, 2, 3], dtype=np.int64), "pixels": np.zeros((3, 4), d
         ),
         ({**GOOD, "ids": np.array([1.5, 2.0])}, r"input 'ids': dtype float64; expected int64"),
         ({**GOOD, "ids": np.array(["a", "b"])}, r"input 'ids': dtype <U1; expected int64"),
-        ({**GOOD, "pixels": [[1, 2, 3, 4]] * 3}, r"input 'pixels': dtype int64; expected float32"),
+        ({**GOOD, "pixels": np.ones((3, 4), np.int64)}, r"input 'pixels': dtype int64; expected float32"),
+        ({**GOOD, "ids": [1.5, 2.0]}, r"input 'ids': values are not whole numbers; expected int64"),
+        ({**GOOD, "ids": [1.0, float("nan")]}, r"input 'ids': values are not whole numbers; expected int64"),
+        ({**GOOD, "pixels": [["a", "b", "c", "d"]] * 3}, r"input 'pixels': dtype <U1; expected float32"),
+        ({**GOOD, "ids": [1.0, 1e30]}, r"input 'ids': values out of range for int64"),
     ],
 )
 def test_bad_request_names_input_and_expected_shape(entry, request_, pattern):
@@ -58,6 +62,12 @@ def test_lossless_casts_are_accepted(entry):
         {"ids": np.array([1, 2, 3], dtype=np.int32), "pixels": np.ones((3, 4), dtype=np.float64)}, timeout_s=30
     )
     np.testing.assert_allclose(out["score"], [14.0])
+
+
+def test_json_values_are_converted_to_the_model_dtype(entry):
+    """Lists (as JSON gives them) carry no dtype: integers become float32, whole floats int64."""
+    out = entry.infer_sync({"ids": [1.0, 2.0, 3.0], "pixels": [[1, 2, 3, 4]] * 3}, timeout_s=30)
+    np.testing.assert_allclose(out["score"], [2.0 + 30.0])
 
 
 def test_batched_predict_validates_the_batch_axis(entry):

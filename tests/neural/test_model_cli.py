@@ -8,8 +8,8 @@ import numpy as np
 import torch
 from typer.testing import CliRunner
 
-from neural import Signature, TensorSpec, save_torchscript
 from cli.app import app
+from neural import Signature, TensorSpec, save_torchscript
 
 runner = CliRunner()
 

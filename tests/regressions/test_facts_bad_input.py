@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from rules.facts import Fact, FactError, facts_from_json
 from cli.app import app
+from rules.facts import Fact, FactError, facts_from_json
 
 runner = CliRunner()
 ORDERED_KB = "(defrule r (foo $?v) => (printout t ?v crlf))\n"

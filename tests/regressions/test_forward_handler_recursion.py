@@ -65,7 +65,8 @@ def test_bounded_handler_recursion_prints_what_clips_prints():
     env.add_router(Capture("capture", 50))
     for construct in (
         "(defclass COUNTER (is-a USER))",
-        '(defmessage-handler COUNTER down (?k) (printout t "at " ?k crlf) (if (> ?k 0) then (send ?self down (- ?k 1))))',
+        '(defmessage-handler COUNTER down (?k) (printout t "at " ?k crlf)'
+        " (if (> ?k 0) then (send ?self down (- ?k 1))))",
         "(deffunction kick (?x ?k) (send ?x down ?k))",
         '(defrule start => (make-instance c of COUNTER) (kick [c] 3) (printout t "done" crlf))',
     ):

@@ -73,7 +73,8 @@ def _kb_ask(tmp_path: Path, text: str, *args: str) -> subprocess.CompletedProces
 def test_backward_prover_survives_endless_recursion_and_loops(tmp_path: Path) -> None:
     """The prover evaluates `test` patterns in its own CLIPS environment: same crash, and an endless
     loop there ignored --timeout."""
-    rec = "(deffunction spin (?x) (spin ?x))\n(defrule r (a ?x) (test (spin ?x)) => (assert (b ?x)))\n(deffacts f (a 1))\n"
+    rec = "(deffunction spin (?x) (spin ?x))\n"
+    rec += "(defrule r (a ?x) (test (spin ?x)) => (assert (b ?x)))\n(deffacts f (a 1))\n"
     r = _kb_ask(tmp_path, rec, "(b ?x)")
     assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
     assert "recursion too deep: spin reached call depth 1001" in r.stderr and "no: (b ?x) cannot be proved" in r.stdout

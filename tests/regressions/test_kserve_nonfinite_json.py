@@ -14,9 +14,8 @@ from api.kserve_codec import TensorCodecError, decode_request
 
 
 def _body(data, dt="FP32"):
-    return (
-        '{"inputs":[{"name":"x","shape":[1,%d],"datatype":"%s","data":[%s]}]}' % (len(data), dt, ",".join(data))
-    ).encode()
+    tensor = f'{{"name":"x","shape":[1,{len(data)}],"datatype":"{dt}","data":[{",".join(data)}]}}'
+    return ('{"inputs":[' + tensor + "]}").encode()
 
 
 @pytest.mark.parametrize(

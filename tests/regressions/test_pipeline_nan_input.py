@@ -10,8 +10,8 @@ import math
 import pytest
 from typer.testing import CliRunner
 
-from workbench import Workbench
 from cli.app import app
+from workbench import Workbench
 from workbench.pipeline import InputValidationError
 from workbench.pipeline.schema import check_json_numbers
 

@@ -9,8 +9,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from workbench import Workbench
 from cli.app import app
+from workbench import Workbench
 from workbench.pipeline import KnowledgeBaseError, NotFoundError
 
 RULES = """(defrule big (n ?x&:(> ?x 10)) => (assert (size big)))

@@ -45,7 +45,8 @@ def backend(workbench):
 
 @pytest.fixture
 def helpers():
-    """`helpers.settle(pilot)` and `helpers.wait_until(pilot, cond)` (fixtures, since test modules here are not a package)."""
+    """`helpers.settle(pilot)` and `helpers.wait_until(pilot, cond)` (fixtures, since test modules here are not a
+    package)."""
     import types
 
     return types.SimpleNamespace(settle=settle, wait_until=wait_until, SIZE=SIZE)

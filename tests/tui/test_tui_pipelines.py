@@ -54,7 +54,8 @@ async def test_build_validate_and_save_a_pipeline(backend, helpers):
             pilot,
             app,
             {
-                "schema": "{type: object, required: [name, income, debt], properties: {name: {type: string}, income: {type: number}, debt: {type: number}}}",
+                "schema": "{type: object, required: [name, income, debt], properties: {name: {type: string}, income: "
+                "{type: number}, debt: {type: number}}}",
                 "facts": "[{template: applicant, slots: {name: input.name, income: input.income, debt: input.debt}}]",
             },
         )

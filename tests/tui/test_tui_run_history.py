@@ -142,7 +142,10 @@ ELIGIBILITY = """name: eligibility
 nodes:
   - id: applicant
     type: input
-    schema: {type: object, required: [name, income, debt], properties: {name: {type: string}, income: {type: number}, debt: {type: number}}}
+    schema:
+      type: object
+      required: [name, income, debt]
+      properties: {name: {type: string}, income: {type: number}, debt: {type: number}}
     facts:
       - template: applicant
         slots: {name: "input.name", income: "input.income", debt: "input.debt"}

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import io
 
+import numpy as np
+import pytest
 from rich.console import Console
 
-from cli.benchmarks.report import PIPE_WIDTH, print_rows, report_console
+from cli.benchmarks.report import PIPE_WIDTH, percentile_ms, print_rows, report_console
 
 
 def test_rows_of_different_shapes_get_their_own_tables():
@@ -42,3 +44,15 @@ def test_every_bench_command_is_a_benchmark():
     assert {"rules", "neural", "pipeline", "api", "generate"} <= set(names)
     for name in names:
         assert callable(getattr(importlib.import_module(f"cli.benchmarks.{name}"), "run", None)), name
+
+
+def test_percentile_ms_is_numpy_percentile_in_milliseconds():
+    seconds = [0.010, 0.020, 0.030, 0.040, 0.100]
+    for q in (0, 50, 95, 99, 100):
+        assert percentile_ms(seconds, q, 6) == pytest.approx(float(np.percentile(seconds, q)) * 1000)
+    # linear interpolation between ranks, not the nearest rank the old copies used
+    assert percentile_ms(seconds, 95, 3) == 88.0
+    assert percentile_ms([0.001, 0.002], 50) == 1.5
+    assert np.isnan(percentile_ms([], 50))
+    with pytest.raises(ValueError, match="outside 0..100"):
+        percentile_ms(seconds, 0.99 * 1000)

@@ -159,3 +159,9 @@ def test_migration_0002_moves_hidden_timing_keys_to_columns(tmp_path):
         "_failed_node": "rules",
         "_cached_from": "r0",
     }
+
+
+def test_one_run_writing_path_on_sqlite(db_url, check_run_writing):
+    store = Store.open(db_url)
+    check_run_writing(store)
+    store.close()

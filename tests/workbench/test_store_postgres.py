@@ -102,3 +102,9 @@ def test_postgres_migrates_and_round_trips(postgres_url):
     got = store.get_run(run_id)
     assert got.inputs == {"a": [1, 2]} and [e.kind for e in got.events] == ["rule_firing", "model_call"]
     store.close()
+
+
+def test_postgres_one_run_writing_path(postgres_url, check_run_writing):
+    store = Store.open(postgres_url)
+    check_run_writing(store)
+    store.close()

@@ -13,7 +13,9 @@ from textual.widgets.option_list import Option
 
 DIALOG_CSS = """
 {cls} {{ align: center middle; }}
-{cls} > Vertical {{ width: 60; height: auto; max-height: 20; border: thick $accent; background: $surface; padding: 0 1; }}
+{cls} > Vertical {{
+    width: 60; height: auto; max-height: 20; border: thick $accent; background: $surface; padding: 0 1;
+}}
 {cls} OptionList {{ height: auto; max-height: 14; }}
 """
 

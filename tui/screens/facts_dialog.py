@@ -65,7 +65,8 @@ class FactsDialog(ModalScreen[RunRequest | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="facts-box"):
             yield Static(
-                f"[b]{'Consult' if self.with_goal else 'Run rules'}[/b] — Ctrl+R {'start' if self.with_goal else 'run'} · Esc cancel"
+                f"[b]{'Consult' if self.with_goal else 'Run rules'}[/b] — Ctrl+R "
+                f"{'start' if self.with_goal else 'run'} · Esc cancel"
             )
             known = f" — one of: {', '.join(self.choices)}" if self.choices else ""
             yield Label(f"Knowledge base{known}"[:70])

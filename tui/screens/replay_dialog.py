@@ -29,7 +29,8 @@ class ReplayDialog(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="replay-box"):
             yield Static(
-                f"[b]Edit {escape(self.kb_name)} for the replay[/b] — Ctrl+R replay · Esc cancel (the file is not changed)",
+                f"[b]Edit {escape(self.kb_name)} for the replay[/b] — Ctrl+R replay · Esc cancel (the file is not "
+                "changed)",
                 id="replay-title",
             )
             yield ClipsEditor(self.text, id="replay-editor")

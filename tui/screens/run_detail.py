@@ -24,7 +24,8 @@ from .replay_dialog import ReplayDialog
 def provenance_text(run: dict[str, Any]) -> str:
     """Versions (content hashes) of everything the run used, inputs and outputs, as markup."""
     lines = [
-        f"[b]run[/b] {run.get('run_id')}   [b]status[/b] {run.get('status')}   [b]started[/b] {run.get('started_at') or '-'}",
+        f"[b]run[/b] {run.get('run_id')}   [b]status[/b] {run.get('status')}   [b]started[/b] "
+        f"{run.get('started_at') or '-'}",
         f"[b]pipeline[/b] {escape(str(run.get('pipeline')))} @ {run.get('version')}",
     ]
     if run.get("replay_of"):

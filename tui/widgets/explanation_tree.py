@@ -81,7 +81,8 @@ class ExplanationTree(Tree[Any]):
             for c in calls:
                 label = Text(f"{c.get('model')}@{str(c.get('version') or '')[:12]}", style="bold magenta")
                 label.append(
-                    f"  node {c.get('node')} · batch {c.get('batch_size')} · queue {c.get('queue_ms')} ms · compute {c.get('compute_ms')} ms",
+                    f"  node {c.get('node')} · batch {c.get('batch_size')} · queue {c.get('queue_ms')} ms · compute "
+                    f"{c.get('compute_ms')} ms",
                     style="dim",
                 )
                 call = node.add(label)

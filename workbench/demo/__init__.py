@@ -4,7 +4,8 @@
   correct with a Luhn checksum, send to review, explain.
 - `demo_intents` (pipelines/demo_intents.yaml): all-MiniLM-L6-v2 similarity routing; policy rules
   gate, override, refuse, escalate, explain with the nearest labelled example.
-- `demo_generate` (workbench/demo/generate.py): the demo LM streamed through rules as rails.
+- `demo_generate` (pipelines/demo_generate.yaml, run by workbench/demo/generate_demo.py): the demo LM
+  streamed through rules as rails.
 
 Public API: `DemoOptions`, `DemoReport`, `run_demo(wb, options)`, `run_demo_sync(options)`,
 `print_report(report)`; the parts `run_digits`, `run_intents`, `run_generate`.

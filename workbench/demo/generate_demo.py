@@ -1,10 +1,12 @@
-"""Part 3 of `workbench demo`: the demo language model streamed through rules acting as rails."""
+"""Part 3 of `workbench demo`: `pipelines/demo_generate.yaml`, the demo language model streamed
+through rules acting as rails (an input gate, then rails inside the decode at each line end)."""
 
 from __future__ import annotations
 
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from .prompts import PROMPTS
@@ -31,14 +33,14 @@ async def run_generate(
     progress: Callable[[int, int], None] | None = None,
     on_text: Callable[[int, str], None] | None = None,
 ) -> PipelineSummary:
-    """Generate for every demo prompt concurrently (continuous batching), through the rails.
+    """Run `pipelines/demo_generate.yaml` on every demo prompt concurrently (continuous batching).
 
     Checks the input rail against the prompts' known outcomes (`blocked`), and counts outcomes,
     rail reasons, redactions, TTFT/TPOT, running sequences per step, rule firings, and model calls
     the input rail kept from running. `on_text(index, chunk)` streams what users are shown of the
     first prompt that is not expected to be blocked (a final "\n" ends it).
     """
-    from .generate import RailedGenerator
+    import asyncio
 
     s = PipelineSummary(PIPELINE, "generation: demo LM streamed through rules as output rails")
     reason = generation_unavailable()
@@ -48,29 +50,32 @@ async def run_generate(
     prompts = PROMPTS if not quick else [p for p in PROMPTS if p["expect"] == "blocked"][:1] + PROMPTS[:3]
     s.inputs = len(prompts)
     stream_index = next((i for i, p in enumerate(prompts) if p["expect"] is None), -1)
-    gen = RailedGenerator(wb)
     done = 0
     t0 = time.perf_counter()
-    try:
-        import asyncio
 
-        async def one(i: int, p: dict[str, Any]) -> Any:
-            nonlocal done
-            cb = (lambda chunk: on_text(i, chunk)) if on_text and i == stream_index else None
-            try:
-                r = await gen.generate(p["prompt"], index=i, on_text=cb)
-            except Exception as exc:  # reported per prompt; the others go on
-                r = exc
-            if cb:
-                cb("\n")  # the end of the streamed answer
-            done += 1
-            if progress:
-                progress(done, len(prompts))
-            return r
+    async def one(i: int, p: dict[str, Any]) -> Any:
+        nonlocal done
+        inputs = {"prompt": p["prompt"], "seed": i}
+        try:
+            if on_text is not None and i == stream_index:
+                result = None
+                async for event in wb.stream(PIPELINE, inputs, explain=True):
+                    if event["event"] == "text":
+                        on_text(i, event.get("delta", event.get("text", "")))
+                    elif event["event"] == "result":
+                        result = event["run"]
+                on_text(i, "\n")  # the end of the streamed answer
+                r = _Result.of(result)
+            else:
+                r = _Result.of((await wb.run(PIPELINE, inputs, explain=True)).to_dict())
+        except Exception as exc:  # reported per prompt; the others go on
+            r = exc
+        done += 1
+        if progress:
+            progress(done, len(prompts))
+        return r
 
-        results = await asyncio.gather(*(one(i, p) for i, p in enumerate(prompts)))
-    finally:
-        gen.close()
+    results = await asyncio.gather(*(one(i, p) for i, p in enumerate(prompts)))
     s.seconds = time.perf_counter() - t0
     reasons: Counter = Counter()
     ttft, tpot = [], []
@@ -80,6 +85,8 @@ async def run_generate(
             s.failed += 1
             s.errors.append(f"{p['prompt'][:30]!r}: {r}")
             continue
+        r.prompt = p["prompt"]
+        r.firings = sum(1 for e in wb.get_trace(r.run_id) if e["kind"] == "rule_firing") if r.run_id else 0
         s.runs_recorded += r.run_id is not None
         s.latencies_s.append(r.latency_s)
         s.outcomes[r.outcome] += 1
@@ -116,6 +123,50 @@ async def run_generate(
         "TPOT p50 ms": _round(percentile_ms(tpot, 50)),
     }
     return s
+
+
+@dataclass(slots=True)
+class _Result:
+    """What the report reads of one demo_generate run."""
+
+    run_id: str | None
+    outcome: str
+    text: str
+    raw_text: str
+    finish_reason: str | None
+    reasons: list[str]
+    redactions: int
+    completion_tokens: int
+    ttft_s: float | None
+    tpot_s: float | None
+    latency_s: float
+    running_seen: list[int] = field(default_factory=list)
+    prompt: str = ""
+    firings: int = 0
+
+    @classmethod
+    def of(cls, run: dict[str, Any] | None) -> _Result:
+        if run is None or run["status"] != "succeeded":
+            raise RuntimeError((run or {}).get("error") or "the run gave no result")
+        out = run["outputs"]
+        gens = (run.get("explanation") or {}).get("generations") or [{}]
+        gen = gens[0]
+        verdicts = gen.get("verdicts") or []
+        reasons = [v["reason"] for v in verdicts] if verdicts else ([out["reason"]] if out.get("reason") else [])
+        return cls(
+            run_id=run["run_id"],
+            outcome=out["outcome"],
+            text=out["text"] or "",
+            raw_text=gen.get("raw_text") or "",
+            finish_reason=out.get("finish_reason"),
+            reasons=reasons,
+            redactions=sum(v["action"] in ("redact", "rewrite") for v in verdicts),
+            completion_tokens=(out.get("usage") or {}).get("completion_tokens", 0),
+            ttft_s=gen.get("ttft_s"),
+            tpot_s=gen.get("tpot_s"),
+            latency_s=run["duration_s"],
+            running_seen=list(gen.get("running") or []),
+        )
 
 
 def _round(x: float | None) -> float | None:

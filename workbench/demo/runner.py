@@ -21,7 +21,7 @@ from rich.text import Text
 from .summary import PipelineSummary
 
 PARTS = ("digits", "intents", "generate")
-MODELS = {"digits": ["demo-digits"], "intents": ["all-MiniLM-L6-v2", "demo-intent-router"], "generate": []}
+MODELS = {"digits": ["demo-digits"], "intents": ["all-MiniLM-L6-v2", "demo-intent-router"], "generate": ["demo-lm"]}
 
 
 @dataclass(slots=True)

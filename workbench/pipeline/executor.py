@@ -21,6 +21,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from neural import errors as neural_errors
 from workbench.store import RunRow, Store, TraceEvent
 from workbench.store.models import utcnow
 
@@ -30,7 +31,7 @@ from .context import FAILED, SKIPPED, SUCCEEDED, Plan, RunContext
 from .errors import InputValidationError, NodeExecutionError
 from .explanation import assemble
 from .knowledge import KnowledgeBaseLibrary
-from .nodes import HANDLERS
+from .nodes import ASYNC_HANDLERS, HANDLERS
 from .nodes.model import ModelCall, complete_model, start_model
 from .recorder import RunRecorder
 from .result import RunResult
@@ -120,6 +121,9 @@ class Executor:
         base_dir: str | None = None,
         replay_of: str | None = None,
         use_cache: bool | None = None,
+        recorded: dict[str, Any] | None = None,
+        regenerate: bool = False,
+        listener: Any = None,
     ) -> RunResult:
         """Run `pipeline` on one input.
 
@@ -138,12 +142,18 @@ class Executor:
             base_dir: folder that relative knowledge-base paths are resolved against.
             replay_of: id of the run this one replays (recorded).
             use_cache: None: the pipeline's `cache` setting; False: never read the result cache.
+            recorded: replays: `{generate node id: its recorded generation}`; those nodes re-check
+                the recorded text with their rails instead of calling the model, unless `regenerate`
+                (decode again with the recorded seed).
+            listener: called as `listener(kind, node_id, payload)` while the run goes (streaming:
+                "node" when a node finishes, "text" for generated text, "rail" for rail verdicts).
 
         Returns:
             RunResult: status "succeeded" or "failed" (the error names the node).
 
         Raises:
-            InputValidationError: the input does not match the input node's schema (nothing recorded).
+            InputValidationError: the input does not match the input node's schema, or a model node's
+                input cannot be converted to the model's dtype and shape (nothing recorded).
             neural.errors.QueueFullError: a model's queue is full (nothing recorded; retry later).
         """
         started = utcnow()
@@ -159,13 +169,14 @@ class Executor:
             if hit is not None:
                 return await self._cache_hit(pipeline, plan.version, inputs, ihash, hit, started, t0, record, explain)
         step = _Run(self, pipeline, plan, inputs, ihash, base_dir, explain, record, replay_of, started, t0)
+        step.extras = (recorded or {}, regenerate, listener)
         calls = await self._offload(step.advance, None)
         while calls:
             try:
                 outcomes = await asyncio.gather(*(c.wait() for c in calls), return_exceptions=True)
             except asyncio.CancelledError:
                 for c in calls:
-                    c.request.cancel()
+                    c.cancel()
                 raise
             calls = await self._offload(step.advance, outcomes)
         assert step.result is not None
@@ -189,7 +200,8 @@ class Executor:
             if not a:
                 src = ctx.states[e.source]
                 if src.status == SUCCEEDED and e.when is not None:
-                    return f"gate {e.source!r} did not select branch {e.when!r} (selected: {', '.join(sorted(src.branches or [])) or 'none'})"
+                    selected = ", ".join(sorted(src.branches or [])) or "none"
+                    return f"gate {e.source!r} did not select branch {e.when!r} (selected: {selected})"
                 return f"upstream node {e.source!r} was {src.status}"
         return "no active incoming edge"
 
@@ -204,9 +216,12 @@ class Executor:
             return self._failed(ctx, st, t, err)
         except InputValidationError as exc:
             return self._failed(ctx, st, t, NodeExecutionError(nid, st.node.type, str(exc)))
+        except neural_errors.QueueFullError:
+            raise
+        except neural_errors.InputValidationError as exc:
+            # a value that cannot become the model's dtype or shape is bad input: refused, nothing recorded
+            raise InputValidationError(nid, f"inputs.{exc.input_name}", str(exc)) from exc
         except Exception as exc:
-            if type(exc).__name__ == "QueueFullError":
-                raise
             return self._failed(ctx, st, t, NodeExecutionError(nid, st.node.type, f"{type(exc).__name__}: {exc}"))
         return self._succeeded(ctx, st, t)
 
@@ -215,6 +230,9 @@ class Executor:
         st.seconds = time.perf_counter() - t
         st.status = SUCCEEDED
         metrics.NODE_LATENCY.labels(ctx.pipeline.name, st.node.type).observe(st.seconds)
+        if ctx.listener is not None:
+            payload = {"type": st.node.type, "status": SUCCEEDED, "seconds": round(st.seconds, 6)}
+            ctx.listener("node", st.node.id, payload)
         return None
 
     @staticmethod
@@ -398,6 +416,7 @@ class _Run:
         self.calls: list[ModelCall] = []
         self.result: RunResult | None = None
         self.pending: Any = None
+        self.extras: tuple[dict[str, Any], bool, Any] = ({}, False, None)  # recorded, regenerate, listener
 
     def advance(self, outcomes: list[Any] | None) -> list[ModelCall]:
         if self.ctx is None:
@@ -406,16 +425,24 @@ class _Run:
             self.ctx = RunContext(
                 self.pipeline, self.inputs, base_dir=self.base_dir, plan=self.plan, explain=self.explain
             )
+            self.ctx.recorded, self.ctx.regenerate, self.ctx.listener = self.extras
         ctx, ex = self.ctx, self.ex
         for call, outcome in zip(self.calls, outcomes or ()):
             st = ctx.states[call.node_id]
             try:
-                complete_model(ctx, st, call, outcome)
+                if isinstance(call, _AsyncNode):
+                    if isinstance(outcome, BaseException):
+                        raise outcome
+                else:
+                    complete_model(ctx, st, call, outcome)
             except NodeExecutionError as exc:
-                err = ex._failed(ctx, st, call.t0, exc)
-                self.failure = self.failure or err
+                err = exc if exc.node == st.node.id else NodeExecutionError(st.node.id, st.node.type, str(exc))
+                self.failure = self.failure or ex._failed(ctx, st, call.t0, err)
+            except InputValidationError as exc:
+                err = NodeExecutionError(st.node.id, st.node.type, str(exc))
+                self.failure = self.failure or ex._failed(ctx, st, call.t0, err)
             except Exception as exc:
-                if type(exc).__name__ == "QueueFullError":
+                if isinstance(exc, neural_errors.QueueFullError):
                     raise
                 err = ex._failed(
                     ctx, st, call.t0, NodeExecutionError(st.node.id, "model", f"{type(exc).__name__}: {exc}")
@@ -441,15 +468,21 @@ class _Run:
                     if st.node.type == "model":
                         metrics.GATE_SKIPS.labels(self.pipeline.name, st.node.get("model")).inc()
                     continue
+                if st.node.type in ASYNC_HANDLERS:  # runs on the loop (a streaming decode)
+                    calls.append(_AsyncNode(ctx, st, ex.rt, time.perf_counter()))
+                    continue
                 if st.node.type == "model":
                     t = time.perf_counter()
                     try:
                         calls.append(start_model(ctx, st, ex.rt, t))
                     except NodeExecutionError as exc:
                         self.failure = self.failure or ex._failed(ctx, st, t, exc)
-                    except BaseException:  # a full queue: nothing of this run may stay queued
+                    except BaseException as exc:  # refused: nothing of this run may stay queued
                         for c in calls:
-                            c.request.cancel()
+                            c.cancel()
+                        if isinstance(exc, neural_errors.InputValidationError):
+                            # a value that cannot become the model's dtype or shape is bad input (nothing recorded)
+                            raise InputValidationError(nid, f"inputs.{exc.input_name}", str(exc)) from exc
                         raise
                     continue
                 err = ex._run_node(ctx, nid)
@@ -473,3 +506,17 @@ class _Run:
             self.replay_of,
         )
         return []
+
+
+class _AsyncNode:
+    """A node whose handler is a coroutine (`ASYNC_HANDLERS`): awaited on the loop like a model call."""
+
+    def __init__(self, ctx: RunContext, state: Any, rt: Runtime, t0: float):
+        self.ctx, self.state, self.rt, self.t0 = ctx, state, rt, t0
+        self.node_id = state.node.id
+
+    async def wait(self) -> None:
+        await ASYNC_HANDLERS[self.state.node.type](self.ctx, self.state, self.rt)
+
+    def cancel(self) -> None:
+        """Nothing queued outside the awaiting task (cancelling the task aborts its generation)."""

@@ -34,7 +34,7 @@ def assemble(ctx: RunContext, targets: Iterable[str] | None = None, at_node: str
     """
     p = ctx.pipeline
     nodes = []
-    gates, calls, overrides, proofs = [], [], [], []
+    gates, calls, overrides, proofs, generations = [], [], [], [], []
     for nid, st in ctx.states.items():
         entry: dict[str, Any] = {"id": nid, "type": st.node.type, "status": st.status, "seconds": round(st.seconds, 6)}
         if st.reason:
@@ -68,10 +68,12 @@ def assemble(ctx: RunContext, targets: Iterable[str] | None = None, at_node: str
                     "facts": rec.get("facts_out", []),
                 }
             )
-        if "overrides" in rec and (rec["overrides"]["removed"] or rec["overrides"]["added"]):
+        if "overrides" in rec and rec["overrides"]["removed"]:  # only-added facts are derivations, not overrides
             overrides.append({"node": nid, **rec["overrides"]})
         if "proof" in rec:
             proofs.append({"node": nid, **rec["proof"]})
+        if "generation" in rec:  # generate nodes: text, rail verdicts, token counts, seed (replay reads these)
+            generations.append({"node": nid, **rec["generation"]})
     skipped_models = [s.node.id for s in ctx.states.values() if s.node.type == "model" and s.status == SKIPPED]
     ends = [at_node] if at_node else [n.id for n in p.nodes_of("output")]
     derivations = []
@@ -92,6 +94,8 @@ def assemble(ctx: RunContext, targets: Iterable[str] | None = None, at_node: str
         "proofs": proofs,
         "derivations": derivations,
     }
+    if generations:
+        expl["generations"] = generations
     expl["summary"] = summary_lines(expl)
     return expl
 
@@ -203,7 +207,8 @@ def summary_lines(expl: dict[str, Any]) -> list[str]:
         lines.append(f"model node {m} was skipped (not called)")
     for c in expl["model_calls"]:
         lines.append(
-            f"model {c['model']}@{(c['version'] or '')[:12]} (node {c['node']}, batch of {c['batch_size']}) gave {'; '.join(c['facts']) or 'no facts'}"
+            f"model {c['model']}@{(c['version'] or '')[:12]} (node {c['node']}, batch of {c['batch_size']}) gave "
+            f"{_some_facts(c['facts'])}"
         )
     for o in expl["overrides"]:
         if o["removed"]:
@@ -212,3 +217,15 @@ def summary_lines(expl: dict[str, Any]) -> list[str]:
         if d.get("rule"):
             lines.append(f"{d['fact']} by rule {d['rule']} in {d['node']}")
     return lines
+
+
+SUMMARY_FACTS = 3  # facts named per summary line; the full list stays in `model_calls`
+
+
+def _some_facts(facts: list[str]) -> str:
+    """`no facts`, the facts, or the first few and how many more (a summary line stays readable)."""
+    if not facts:
+        return "no facts"
+    if len(facts) <= SUMMARY_FACTS:
+        return "; ".join(facts)
+    return f"{len(facts)} facts: {'; '.join(facts[:SUMMARY_FACTS])} (+{len(facts) - SUMMARY_FACTS} more)"

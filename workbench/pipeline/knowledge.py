@@ -2,7 +2,8 @@
 one compiled forward engine per knowledge-base version (reused across runs: reset, not reload).
 
 A reference is a name (`knowledge_bases/NAME.clp`, or every `*.clp` of `knowledge_bases/NAME/`
-sorted) or a path to a `.clp` file (relative to the pipeline file, then the working directory).
+sorted, then that folder's decision tables `*.csv`/`*.xlsx` sorted) or a path to a `.clp` file
+(relative to the pipeline file, then the working directory).
 `override(name, kb)` replaces a knowledge base for the runs that ask for it (replay with an
 edited rule file uses a private library with the override).
 """
@@ -11,7 +12,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +25,16 @@ from .errors import KnowledgeBaseError, KnowledgeBaseNotFoundError
 
 KB_SUFFIX = ".clp"
 RECHECK_S = 1.0  # how long the files a reference resolves to are reused before resolving it again
+MAX_ENGINES = 32  # compiled engines kept (settings.max_forward_engines); each holds CLIPS environments
 
 
 class KnowledgeBaseLibrary:
     """Loads knowledge bases by reference and caches them and their engines by content version.
 
     Thread-safe. `functions` are Python functions callable from rules (registered with every engine).
+    Compiled engines are kept in a least-recently-used cache of `max_engines` (every edit of a rule
+    file is a new version, so a long-running server would otherwise keep every version's CLIPS
+    environments); an evicted engine is closed as soon as no `lease` holds it.
     """
 
     def __init__(
@@ -37,14 +44,20 @@ class KnowledgeBaseLibrary:
         allow_unsafe: bool = False,
         functions: Mapping[str, Callable] | None = None,
         engine_config: EngineConfig | None = None,
+        max_engines: int = MAX_ENGINES,
     ):
+        if max_engines < 1:
+            raise ValueError(f"max_engines must be >= 1, got {max_engines}")
         self.directory = Path(directory) if directory else None
         self.allow_unsafe = allow_unsafe
         self.functions = dict(functions or {})
         self.engine_config = engine_config or EngineConfig(timeout=10.0, max_firings=100_000)
         self._lock = threading.RLock()
         self._kbs: dict[tuple, tuple[tuple, rules.KnowledgeBase]] = {}
-        self._engines: dict[str, ForwardEngine] = {}
+        self.max_engines = max_engines
+        self._engines: OrderedDict[str, ForwardEngine] = OrderedDict()  # least recently used first
+        self._leases: dict[int, int] = {}  # id(engine) -> how many leases hold it
+        self._retired: dict[int, ForwardEngine] = {}  # evicted while leased: closed at the last release
         self._overrides: dict[str, rules.KnowledgeBase] = {}
         self._recent: dict[tuple, tuple[float, list[Path]]] = {}
 
@@ -74,7 +87,7 @@ class KnowledgeBaseLibrary:
             if f.is_file():
                 return [f]
             if d.is_dir():
-                files = sorted(d.glob(f"*{KB_SUFFIX}"))
+                files = _folder_files(d)
                 if files:
                     return files
             tried += [str(f), f"{d}/*{KB_SUFFIX}"]
@@ -83,7 +96,7 @@ class KnowledgeBaseLibrary:
             if p.is_file():
                 return [p]
             if p.is_dir() and any(p.glob(f"*{KB_SUFFIX}")):
-                return sorted(p.glob(f"*{KB_SUFFIX}"))
+                return _folder_files(p)
             tried.append(str(p))
         raise KnowledgeBaseNotFoundError(ref, "looked for " + ", ".join(dict.fromkeys(tried)))
 
@@ -166,23 +179,72 @@ class KnowledgeBaseLibrary:
         return kb, target
 
     # -- engines ----------------------------------------------------------------------------
-    def engine(self, kb: rules.KnowledgeBase) -> ForwardEngine:
-        """The compiled forward engine for this knowledge base version (built once, then reused)."""
+    @contextmanager
+    def lease(self, kb: rules.KnowledgeBase) -> Iterator[ForwardEngine]:
+        """The compiled forward engine for this knowledge base version (built once, then reused),
+        held open for the `with` block: eviction from the cache closes it only after the last lease.
+
+        Raises:
+            chaining.forward.KnowledgeBaseLoadError: CLIPS refuses the rules (building the engine).
+        """
         key = f"{kb.name}@{kb.version}"
-        eng = self._engines.get(key)
-        if eng is None:
+        with self._lock:
+            eng = self._engines.get(key)
+            if eng is None:
+                eng = ForwardEngine.from_knowledge_base(kb, functions=self.functions, config=self.engine_config)
+                self._engines[key] = eng
+            else:
+                self._engines.move_to_end(key)
+            self._leases[id(eng)] = self._leases.get(id(eng), 0) + 1
+            evicted = self._evict()
+        for old in evicted:
+            old.close()
+        try:
+            yield eng
+        finally:
             with self._lock:
-                eng = self._engines.get(key)
-                if eng is None:
-                    eng = ForwardEngine.from_knowledge_base(kb, functions=self.functions, config=self.engine_config)
-                    self._engines[key] = eng
-        return eng
+                n = self._leases[id(eng)] - 1
+                if n:
+                    self._leases[id(eng)] = n
+                else:
+                    del self._leases[id(eng)]
+                retired = self._retired.pop(id(eng), None) if not n else None
+            if retired is not None:
+                retired.close()
+
+    def _evict(self) -> list[ForwardEngine]:
+        """Drop the least recently used engines beyond `max_engines` (under the lock); returns those
+        no lease holds, to be closed; leased ones are closed by their last lease."""
+        out = []
+        while len(self._engines) > self.max_engines:
+            _, old = self._engines.popitem(last=False)
+            if id(old) in self._leases:
+                self._retired[id(old)] = old
+            else:
+                out.append(old)
+        return out
+
+    @property
+    def cached_engines(self) -> list[str]:
+        """`name@version` of the engines in the cache, least recently used first."""
+        with self._lock:
+            return list(self._engines)
 
     def close(self) -> None:
         with self._lock:
-            for eng in self._engines.values():
-                eng.close()
+            engines = list(self._engines.values()) + list(self._retired.values())
             self._engines.clear()
+            self._retired.clear()
+        for eng in engines:
+            eng.close()
 
     def describe(self, kb: rules.KnowledgeBase) -> dict[str, Any]:
         return kb.summary() | {"files": [f for f, _ in kb.sources]}
+
+
+def _folder_files(folder: Path) -> list[Path]:
+    """A folder knowledge base: its `.clp` files sorted, then its decision tables (.csv, .xlsx) sorted."""
+    clp = sorted(folder.glob(f"*{KB_SUFFIX}"))
+    if not clp:
+        return []
+    return clp + sorted(p for p in folder.iterdir() if p.is_file() and rules.is_decision_table(p))

@@ -15,13 +15,11 @@ import concurrent.futures
 import logging
 import queue
 import threading
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import insert
-
-from workbench.store import RunRow, Store, TraceEvent, TraceEventRow
+from workbench.store import RunRow, Store, TraceEvent
+from workbench.store.store import run_columns
 
 log = logging.getLogger("workbench.recorder")
 _STOP = object()
@@ -50,9 +48,7 @@ class RunRecorder:
         run id once committed."""
         if self._closed:
             raise RuntimeError("run recorder is closed")
-        row = _run_dict(run)
-        if not row.get("id"):
-            row["id"] = str(uuid.uuid4())
+        row = run_columns(run)
         if isinstance(run, RunRow):
             run.id = row["id"]
         fut: concurrent.futures.Future = concurrent.futures.Future()
@@ -145,60 +141,7 @@ class RunRecorder:
             _done(fut, run["id"])
 
     def _write(self, group: list[tuple[dict[str, Any], list[TraceEvent], concurrent.futures.Future]]) -> None:
-        runs, events = [], []
-        for run, evs, _ in group:
-            runs.append(run)
-            events += [
-                {"run_id": run["id"], "seq": i, "kind": e.kind, "node": e.node, "payload": e.payload, "at": e.at}
-                for i, e in enumerate(evs)
-            ]
-        with self.store.engine.begin() as conn:  # Core inserts: no ORM bulk machinery on the hot path
-            conn.execute(insert(RunRow.__table__), runs)
-            if events:
-                conn.execute(insert(TraceEventRow.__table__), events)
-
-
-RUN_COLUMNS = (
-    "id",
-    "pipeline_name",
-    "pipeline_version",
-    "knowledge_base_versions",
-    "model_versions",
-    "inputs",
-    "input_hash",
-    "outputs",
-    "explanation",
-    "status",
-    "error",
-    "timings",
-    "skipped",
-    "failed_node",
-    "cache_hit",
-    "cached_from",
-    "replay_of",
-    "started_at",
-    "duration",
-)
-
-
-def _run_dict(run: RunRow | dict[str, Any]) -> dict[str, Any]:
-    """The run's columns as a dict for a Core insert (no ORM instrumentation on the hot path)."""
-    if isinstance(run, dict):
-        unknown = set(run) - set(RUN_COLUMNS)
-        if unknown:
-            raise ValueError(f"unknown run column(s) {sorted(unknown)}")
-        d = {c: run.get(c) for c in RUN_COLUMNS}
-    else:
-        d = {c: getattr(run, c) for c in RUN_COLUMNS}
-    d["knowledge_base_versions"] = d["knowledge_base_versions"] or {}
-    d["model_versions"] = d["model_versions"] or {}
-    d["timings"] = d["timings"] or {}
-    d["cache_hit"] = bool(d["cache_hit"])
-    if d["started_at"] is None:
-        from workbench.store.models import utcnow
-
-        d["started_at"] = utcnow()
-    return d
+        self.store.record_runs([(run, evs) for run, evs, _ in group])  # the store's one run-writing path
 
 
 def _done(fut: concurrent.futures.Future, value: Any) -> None:

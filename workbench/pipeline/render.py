@@ -67,7 +67,8 @@ def draw_pipeline(p: Pipeline) -> Group:
 
 
 def explanation_tree(expl: dict[str, Any]) -> Tree:
-    """An explanation (see explanation.py) as a rich tree: summary, gates, model calls, overrides, derivations, proofs."""
+    """An explanation (see explanation.py) as a rich tree: summary, gates, model calls, overrides, derivations,
+    proofs."""
     pl = expl.get("pipeline", {})
     root = Tree(Text(f"why: {pl.get('name')} @ {str(pl.get('version'))[:12]}", style="bold"))
     if expl.get("summary"):
@@ -110,7 +111,8 @@ def explanation_tree(expl: dict[str, Any]) -> Tree:
     for pr in expl.get("proofs", []):
         root.add(
             Text(
-                f"goal {pr['goal']} in {pr['node']}: {'proved' if pr['proved'] else 'not proved'} ({len(pr['answers'])} answers)",
+                f"goal {pr['goal']} in {pr['node']}: {'proved' if pr['proved'] else 'not proved'} "
+                f"({len(pr['answers'])} answers)",
                 style="blue",
             )
         )

@@ -48,6 +48,18 @@ class RunResult:
     def ok(self) -> bool:
         return self.status == "succeeded"
 
+    def _repr_html_(self) -> str:
+        """Jupyter: outputs, the explanation's summary and the versions as HTML."""
+        from .display import run_result_html
+
+        return run_result_html(self)
+
+    def __rich__(self) -> Any:
+        """`rich.print(result)`: outputs, the explanation tree and the versions."""
+        from .display import run_result_rich
+
+        return run_result_rich(self)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (the CLI's `--json` lines and the API's predict response)."""
         return {

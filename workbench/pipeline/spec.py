@@ -3,9 +3,10 @@
 A pipeline is `name`, optional `description`, `cache` (result cache, off by default), `nodes`
 (each `id`, `type` and the fields of its type) and `edges` (`from`, `to`, optional `when`: the
 branch of a gate that enables the edge). The full schema with an example is in
-docs/pipelines.md. This module checks the document's structure (known fields, their types,
-expressions that compile); `validate.py` checks references (knowledge bases, models,
-templates) and the graph (acyclic, connected, typed edges).
+docs/pipelines.md. `spec_parse.py` reads a document; `spec_checks.py` checks its structure
+(known fields, their types, expressions that compile; `spec_generate.py` for generate nodes);
+`validate.py` checks references (knowledge bases, models, templates) and the graph (acyclic,
+connected, typed edges).
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ import networkx as nx
 
 from .document import Path, dump_yaml, load_yaml
 from .errors import Issue, PipelineValidationError
-from .expressions import ExpressionError, compile_expression
+from .spec_generate import GENERATE_FIELDS
 
-NODE_TYPES = ("input", "model", "rules", "goal", "gate", "postprocess", "explain", "output")
+NODE_TYPES = ("input", "model", "generate", "rules", "goal", "gate", "postprocess", "explain", "output")
 KB_NODE_TYPES = ("rules", "goal", "gate", "postprocess")
 ID_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -35,6 +36,7 @@ _KB_FIELDS = ("knowledge_base", "emit", "strategy", "max_firings", "timeout_s")
 NODE_FIELDS: dict[str, tuple[str, ...]] = {
     "input": ("schema", "facts"),
     "model": ("model", "inputs", "labels", "facts", "timeout_s"),
+    "generate": GENERATE_FIELDS,
     "rules": _KB_FIELDS,
     "postprocess": _KB_FIELDS,
     "gate": _KB_FIELDS + ("decision", "default"),
@@ -44,6 +46,7 @@ NODE_FIELDS: dict[str, tuple[str, ...]] = {
 }
 REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
     "model": ("model", "inputs"),
+    "generate": ("model",),
     "rules": ("knowledge_base",),
     "postprocess": ("knowledge_base",),
     "gate": ("knowledge_base",),
@@ -285,8 +288,10 @@ class Pipeline:
     @classmethod
     def from_yaml(cls, text: str, filename: str | None = None) -> Pipeline:
         """Parse YAML text. Raises PipelineValidationError listing every structural problem."""
+        from .spec_parse import parse_document
+
         data, positions = load_yaml(text, filename)
-        pipe = _parse(data, positions, filename)
+        pipe = parse_document(data, positions, filename)
         pipe._text = text
         pipe._loaded_fp = pipe.fingerprint()
         return pipe
@@ -294,276 +299,20 @@ class Pipeline:
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> Pipeline:
         """Build from plain data (e.g. JSON from the API). Raises PipelineValidationError."""
-        return _parse(copy.deepcopy(data), {}, None)
+        from .spec_parse import parse_document
+
+        return parse_document(copy.deepcopy(data), {}, None)
 
     def check_structure(self) -> list[Issue]:
         """Structural issues of the current (possibly edited) document: fields, types, expressions."""
+        from .spec_checks import check_edge, check_node
+
         issues: list[Issue] = []
         for n in self.nodes.values():
-            issues += _check_node(self, n)
+            issues += check_node(self, n)
         for i, e in enumerate(self.edges):
-            issues += _check_edge(self, e, i)
+            issues += check_edge(self, e, i)
         return issues
 
     def __repr__(self) -> str:
         return f"Pipeline({self.name!r}, nodes={list(self.nodes)}, edges={len(self.edges)})"
-
-
-# -- parsing ------------------------------------------------------------------------------------
-
-
-def _parse(data: Any, positions: dict[Path, tuple[int, int]], filename: str | None) -> Pipeline:
-    def issue(node: str | None, fld: str, msg: str, path: Path) -> Issue:
-        line, col = _locate(positions, path)
-        return Issue(node, fld, msg, filename, line, col)
-
-    if not isinstance(data, dict):
-        raise PipelineValidationError(
-            [issue(None, "", f"expected a mapping with {', '.join(TOP_FIELDS)}, got {type(data).__name__}", ())]
-        )
-    issues: list[Issue] = []
-    for key in data:
-        if key not in TOP_FIELDS:
-            issues.append(issue(None, str(key), f"unknown field; expected one of {', '.join(TOP_FIELDS)}", (key,)))
-    name = data.get("name")
-    if not isinstance(name, str) or not NAME_RE.match(name):
-        issues.append(
-            issue(None, "name", f"expected a pipeline name (letters, digits, '_', '-', '.'), got {name!r}", ("name",))
-        )
-        name = str(name)
-    desc = data.get("description")
-    if desc is not None and not isinstance(desc, str):
-        issues.append(issue(None, "description", "expected a string", ("description",)))
-    cache = data.get("cache", False)
-    if not isinstance(cache, bool):
-        issues.append(issue(None, "cache", f"expected true or false, got {cache!r}", ("cache",)))
-    pipe = Pipeline(name, description=desc if isinstance(desc, str) else None, cache=cache is True)
-    pipe.source_file = filename
-    pipe._positions = positions
-    nodes = data.get("nodes")
-    if not isinstance(nodes, list) or not nodes:
-        issues.append(issue(None, "nodes", "expected a non-empty list of nodes", ("nodes",)))
-        nodes = []
-    for i, raw in enumerate(nodes):
-        if not isinstance(raw, dict):
-            issues.append(issue(None, f"nodes[{i}]", "expected a mapping with 'id' and 'type'", ("nodes", i)))
-            continue
-        nid, ntype = raw.get("id"), raw.get("type")
-        if not isinstance(nid, str) or not ID_RE.match(nid):
-            issues.append(
-                issue(
-                    str(nid) if nid else None,
-                    f"nodes[{i}].id",
-                    f"expected an identifier (letters, digits, _), got {nid!r}",
-                    ("nodes", i, "id"),
-                )
-            )
-            continue
-        if nid in pipe.nodes:
-            issues.append(issue(nid, "id", "duplicate node id", ("nodes", i, "id")))
-            continue
-        if ntype not in NODE_TYPES:
-            issues.append(
-                issue(
-                    nid,
-                    "type",
-                    f"unknown node type {ntype!r}; expected one of {', '.join(NODE_TYPES)}",
-                    ("nodes", i, "type"),
-                )
-            )
-            continue
-        pipe.nodes[nid] = Node(nid, ntype, {k: v for k, v in raw.items() if k not in ("id", "type")})
-    edges = data.get("edges", [])
-    if not isinstance(edges, list):
-        issues.append(issue(None, "edges", "expected a list of edges", ("edges",)))
-        edges = []
-    for i, raw in enumerate(edges):
-        if not isinstance(raw, dict) or not {"from", "to"} <= set(raw) or set(raw) - {"from", "to", "when"}:
-            issues.append(
-                issue(None, f"edges[{i}]", "expected a mapping with 'from', 'to' and optionally 'when'", ("edges", i))
-            )
-            continue
-        pipe.edges.append(Edge(str(raw["from"]), str(raw["to"]), None if raw.get("when") is None else str(raw["when"])))
-    issues += pipe.check_structure()
-    if issues:
-        raise PipelineValidationError(issues)
-    return pipe
-
-
-def _locate(positions: dict[Path, tuple[int, int]], path: Path) -> tuple[int, int]:
-    while path:
-        if path in positions:
-            return positions[path]
-        path = path[:-1]
-    return positions.get((), (0, 0)) if positions else (0, 0)
-
-
-# -- structural checks per node type ------------------------------------------------------------
-
-
-def _check_node(pipe: Pipeline, n: Node) -> list[Issue]:
-    out: list[Issue] = []
-
-    def bad(fld: str, msg: str) -> None:
-        out.append(pipe.issue(n.id, fld, msg))
-
-    allowed = COMMON_FIELDS + NODE_FIELDS[n.type]
-    for key in n.config:
-        if key not in allowed:
-            bad(
-                str(key),
-                f"unknown field for a {n.type} node; expected one of {', '.join(k for k in allowed if k not in ('id', 'type'))}",
-            )
-    for key in REQUIRED_FIELDS.get(n.type, ()):
-        if n.config.get(key) in (None, "", [], {}):
-            bad(key, f"required for a {n.type} node")
-    c = n.config
-    if "description" in c and not isinstance(c["description"], str):
-        bad("description", "expected a string")
-    if "join" in c and c["join"] not in ("all", "any"):
-        bad("join", f"expected 'all' or 'any', got {c['join']!r}")
-    if "schema" in c and not isinstance(c["schema"], dict):
-        bad("schema", "expected a JSON Schema object (a mapping)")
-    if "schema" in c and isinstance(c["schema"], dict):
-        import jsonschema
-
-        try:
-            jsonschema.Draft202012Validator.check_schema(c["schema"])
-        except jsonschema.SchemaError as exc:
-            bad("schema" + "".join(f".{p}" for p in exc.path), f"not a valid JSON Schema: {exc.message}")
-    if "facts" in c:
-        out += _check_fact_mappings(pipe, n, c["facts"], MODEL_FUNCTIONS if n.type == "model" else frozenset())
-    if "knowledge_base" in c:
-        kb = c["knowledge_base"]
-        if not (isinstance(kb, str) and kb) and not (
-            isinstance(kb, list) and kb and all(isinstance(k, str) and k for k in kb)
-        ):
-            bad("knowledge_base", "expected a knowledge base name or path, or a list of them")
-    for key in ("emit", "targets"):
-        if key in c and not (isinstance(c[key], list) and all(isinstance(t, str) for t in c[key])):
-            bad(key, "expected a list of template names")
-    for key in ("max_firings", "max_answers", "max_depth"):
-        if key in c and not (isinstance(c[key], int) and not isinstance(c[key], bool) and c[key] >= 0):
-            bad(key, f"expected a non-negative integer, got {c[key]!r}")
-    if "timeout_s" in c and not (
-        isinstance(c["timeout_s"], (int, float)) and not isinstance(c["timeout_s"], bool) and c["timeout_s"] > 0
-    ):
-        bad("timeout_s", f"expected positive seconds, got {c['timeout_s']!r}")
-    if "strategy" in c:
-        from chaining.forward import STRATEGY_NAMES
-
-        if c["strategy"] not in STRATEGY_NAMES:
-            bad(
-                "strategy",
-                f"unknown conflict-resolution strategy {c['strategy']!r}; expected one of {', '.join(STRATEGY_NAMES)}",
-            )
-    if "all" in c and not isinstance(c["all"], bool):
-        bad("all", "expected true or false")
-    if n.type == "model":
-        if "model" in c and not isinstance(c["model"], str):
-            bad("model", "expected a model name")
-        inputs = c.get("inputs")
-        if inputs is not None and not isinstance(inputs, dict):
-            bad("inputs", "expected a mapping from model input name to an expression")
-        elif isinstance(inputs, dict):
-            for k, v in inputs.items():
-                _check_expr(out, pipe, n, f"inputs.{k}", v, FACT_FUNCTIONS)
-        if "labels" in c and not (
-            isinstance(c["labels"], list) and all(isinstance(x, (str, int)) for x in c["labels"])
-        ):
-            bad("labels", "expected a list of class labels (strings or integers)")
-    if n.type == "gate":
-        dec = c.get("decision")
-        if dec is not None and not (
-            isinstance(dec, dict)
-            and set(dec) <= {"template", "slot"}
-            and all(isinstance(v, str) and v for v in dec.values())
-        ):
-            bad("decision", "expected {template: NAME, slot: NAME}")
-        if "default" in c and not isinstance(c["default"], str):
-            bad("default", "expected a branch name")
-    if n.type == "goal" and "goal" in c:
-        g = c["goal"]
-        if not (isinstance(g, str) and g.strip().startswith("(") and g.strip().endswith(")")):
-            bad("goal", f"expected a fact pattern such as '(ancestor ?x otto)', got {g!r}")
-    if n.type == "output" and "fields" in c:
-        fields = c["fields"]
-        if not isinstance(fields, dict) or not fields:
-            bad("fields", "expected a mapping from output field to an expression (or {expr, default})")
-        else:
-            for k, v in fields.items():
-                if isinstance(v, dict):
-                    if "expr" not in v or set(v) - {"expr", "default"}:
-                        bad(f"fields.{k}", "expected an expression or {expr: EXPRESSION, default: VALUE}")
-                        continue
-                    v = v["expr"]
-                _check_expr(out, pipe, n, f"fields.{k}", v, FACT_FUNCTIONS)
-    return out
-
-
-def _check_fact_mappings(pipe: Pipeline, n: Node, facts: Any, funcs: frozenset[str]) -> list[Issue]:
-    out: list[Issue] = []
-    if not isinstance(facts, list):
-        return [pipe.issue(n.id, "facts", "expected a list of {template, slots, foreach?, when?}")]
-    for i, fm in enumerate(facts):
-        where = f"facts[{i}]"
-        if (
-            not isinstance(fm, dict)
-            or "template" not in fm
-            or set(fm) - {"template", "slots", "values", "foreach", "when"}
-        ):
-            out.append(
-                pipe.issue(
-                    n.id,
-                    where,
-                    "expected {template: NAME, slots: {SLOT: EXPRESSION}} (optional foreach, when; or values: [...] for an ordered fact)",
-                )
-            )
-            continue
-        if not isinstance(fm["template"], str) or not fm["template"]:
-            out.append(pipe.issue(n.id, f"{where}.template", "expected a template name"))
-        slots = fm.get("slots", {})
-        if "slots" in fm and "values" in fm:
-            out.append(
-                pipe.issue(n.id, where, "give either 'slots' (template fact) or 'values' (ordered fact), not both")
-            )
-        if not isinstance(slots, dict):
-            out.append(pipe.issue(n.id, f"{where}.slots", "expected a mapping from slot name to expression"))
-        else:
-            for k, v in slots.items():
-                _check_expr(out, pipe, n, f"{where}.slots.{k}", v, funcs)
-        if "values" in fm:
-            if not isinstance(fm["values"], list):
-                out.append(pipe.issue(n.id, f"{where}.values", "expected a list of expressions"))
-            else:
-                for j, v in enumerate(fm["values"]):
-                    _check_expr(out, pipe, n, f"{where}.values[{j}]", v, funcs)
-        for key in ("foreach", "when"):
-            if key in fm:
-                _check_expr(out, pipe, n, f"{where}.{key}", fm[key], funcs)
-    return out
-
-
-def _check_expr(out: list[Issue], pipe: Pipeline, n: Node, fld: str, value: Any, funcs: frozenset[str]) -> None:
-    try:
-        compile_expression(value, funcs | FACT_FUNCTIONS)
-    except ExpressionError as exc:
-        out.append(pipe.issue(n.id, fld, str(exc)))
-
-
-def _check_edge(pipe: Pipeline, e: Edge, i: int) -> list[Issue]:
-    out = []
-    for end, fld in ((e.source, "from"), (e.target, "to")):
-        if end not in pipe.nodes:
-            out.append(
-                pipe.issue(
-                    None, f"edges[{i}].{fld}", f"no node {end!r}; nodes: {', '.join(pipe.nodes)}", ("edges", i, fld)
-                )
-            )
-    if e.when is not None and e.source in pipe.nodes and pipe.nodes[e.source].type != "gate":
-        out.append(
-            pipe.issue(
-                e.source, f"edges[{i}].when", "only edges leaving a gate node may have 'when'", ("edges", i, "when")
-            )
-        )
-    return out

@@ -48,6 +48,8 @@ def validate(
             except KnowledgeBaseError as exc:
                 for d in exc.diagnostics[:10]:
                     issues.append(pipeline.issue(n.id, "knowledge_base", f"{d}"))
+        if n.type == "generate":
+            issues += _check_generate(pipeline, n, library, catalog, base_dir)
         if n.type == "model":
             issues += _check_model(
                 pipeline,
@@ -137,6 +139,32 @@ def _check_graph(p: Pipeline) -> list[Issue]:
 
 def _has_cycle(p: Pipeline) -> bool:
     return not nx.is_directed_acyclic_graph(p.graph)
+
+
+def _check_generate(
+    p: Pipeline, n: Node, library: KnowledgeBaseLibrary, catalog: ModelCatalog, base_dir: str | None
+) -> list[Issue]:
+    """A generate node's model is a causal LM of the catalogue; its rails knowledge base loads."""
+    out: list[Issue] = []
+    name = n.get("model")
+    if not catalog.known(name):
+        known = ", ".join(catalog.names()) or "(none)"
+        out.append(p.issue(n.id, "model", f"no model named {name!r} in the catalogue; known: {known}"))
+    else:
+        spec = catalog.specs().get(name)
+        task = spec.task if spec is not None else getattr(catalog.loaded.get(name), "task", None)
+        if task != "causal-lm":
+            out.append(p.issue(n.id, "model", f"model {name!r} is not a causal LM (task {task!r})"))
+    rails = n.get("rails")
+    if isinstance(rails, dict) and isinstance(rails.get("knowledge_base"), str):
+        try:
+            library.load([rails["knowledge_base"]], base_dir)
+        except NotFoundError as exc:
+            out.append(p.issue(n.id, "rails.knowledge_base", str(exc)))
+        except KnowledgeBaseError as exc:
+            for d in exc.diagnostics[:10]:
+                out.append(p.issue(n.id, "rails.knowledge_base", f"{d}"))
+    return out
 
 
 def _check_model(p: Pipeline, n: Node, catalog: ModelCatalog, load: bool, ancestors: set[str]) -> list[Issue]:
@@ -238,7 +266,7 @@ def _produced_templates(p: Pipeline, kbs: dict[str, Any]) -> dict[str, Templates
         for e in p.incoming(nid):
             for t, s in produced.get(e.source, {}).items():
                 incoming[t] = s if t not in incoming else incoming[t]
-        if n.type in ("input", "model"):
+        if n.type in ("input", "model", "generate"):
             produced[nid] = _mapping_templates(n)
         elif n.type in ("rules", "gate", "postprocess"):
             mine = dict(incoming)
@@ -264,7 +292,7 @@ def _check_edge_templates(p: Pipeline, kbs: dict[str, Any], produced: dict[str, 
             target is not None
             and source is not None
             and target.type in KB_NODE_TYPES
-            and source.type in ("input", "model")
+            and source.type in ("input", "model", "generate")
             and not produced.get(e.source)
         ):
             out.append(
@@ -286,7 +314,8 @@ def _check_edge_templates(p: Pipeline, kbs: dict[str, Any], produced: dict[str, 
                         p.issue(
                             e.target,
                             "knowledge_base",
-                            f"edge {e.source} -> {e.target}: template {t!r} in knowledge base {kb.name!r} has no slot(s) {', '.join(missing)}; "
+                            f"edge {e.source} -> {e.target}: template {t!r} in knowledge base {kb.name!r} has no "
+                            f"slot(s) {', '.join(missing)}; "
                             f"slots: {', '.join(kb.templates[t].slots)}",
                         )
                     )
@@ -295,7 +324,8 @@ def _check_edge_templates(p: Pipeline, kbs: dict[str, Any], produced: dict[str, 
                     p.issue(
                         e.target,
                         "knowledge_base",
-                        f"edge {e.source} -> {e.target}: template {t!r} (slots {', '.join(sorted(slots))}) is not defined in knowledge base {kb.name!r}; "
+                        f"edge {e.source} -> {e.target}: template {t!r} (slots {', '.join(sorted(slots))}) is not "
+                        f"defined in knowledge base {kb.name!r}; "
                         f"add a deftemplate or filter it upstream with 'emit'",
                     )
                 )
@@ -361,7 +391,8 @@ def _check_expressions(p: Pipeline, produced: dict[str, Templates]) -> list[Issu
                             p.issue(
                                 n.id,
                                 fld,
-                                f"input field {attr!r} is not in the input schema (properties: {', '.join(sorted(input_props))})",
+                                f"input field {attr!r} is not in the input schema (properties: "
+                                f"{', '.join(sorted(input_props))})",
                             )
                         )
             if n.type == "output":

@@ -172,16 +172,3 @@ def code_of(err: ServingError) -> str:
         ExecutionError: "execution_failed",
         ConflictError: "conflict",
     }.get(type(err), "internal_error")
-
-
-def jsonable(value: Any) -> Any:
-    """Proof trees and bindings as plain JSON (objects with `to_dict()` are converted)."""
-    if hasattr(value, "to_dict"):
-        return jsonable(value.to_dict())
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    return str(value)

@@ -6,7 +6,6 @@ engine, which frees its KV-cache blocks before the next step.
 
 from __future__ import annotations
 
-import functools
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +46,13 @@ class GenerationServing:
         if not (DEMO_LM_DIR / "config.json").is_file():
             log.info("no demo LM at %s; /v1/completions serves no model", DEMO_LM_DIR)
             return
+        catalog = getattr(self.workbench, "catalog", None)
+        spec = catalog.specs().get("demo-lm") if catalog is not None else None
+        if spec is not None and spec.task == "causal-lm":  # one engine for /v1 and generate nodes
+            engine = catalog.get("demo-lm").backend
+            engine.max_pending_requests = self._max_pending_generations
+            self._engines["demo-lm"] = engine
+            return
         self.add_engine("demo-lm", DEMO_LM_DIR)
 
     def add_engine(self, name: str, model_dir: Any, config: Any = None) -> Any:
@@ -69,6 +75,41 @@ class GenerationServing:
         self._engines[name] = engine
         self._owned_engines.add(name)
         return engine
+
+    def serve_folder(self, path: Any, name: str | None = None, config: Any = None) -> Any:
+        """Serve a Hugging Face model folder as `name` (default: the folder's name); returns its entry.
+
+        A causal LM the generation engine supports (Llama, Mistral, Qwen2, GPT-2 families) is
+        served on `/v1/completions`, `/v1/chat/completions` and `/v2/models/NAME/generate`, and
+        is in the workbench's catalogue for generate nodes (one engine for both). Any other folder
+        the loaders support (text embedding or classification) is served by the dynamic batcher
+        on `/v2/models/NAME/infer` and to model nodes. Raises neural.errors.ModelLoadError naming
+        what is missing or unsupported.
+        """
+        from pathlib import Path
+
+        from neural.generation.model_config import is_causal_lm
+        from neural.metrics import METRICS_REGISTRY
+
+        root = Path(path)
+        name = name or root.name
+        if is_causal_lm(root):
+            from neural.generation.register import load_causal_lm
+
+            entry = load_causal_lm(
+                root, name, config, max_pending_requests=self._max_pending_generations, registry=METRICS_REGISTRY
+            )
+            self._engines[name] = entry.backend
+        else:
+            from neural.loaders import load_hf_dir
+
+            entry = load_hf_dir(root, name=name)
+        catalog = getattr(self.workbench, "catalog", None)
+        if catalog is not None:
+            catalog.register(entry)  # the catalogue closes it (and its engine) when the workbench closes
+        elif entry.task == "causal-lm":
+            self._owned_engines.add(name)
+        return entry
 
     # ---- generation (OpenAI-compatible) ---------------------------------------------------
     def generation_models(self) -> list[dict[str, Any]]:
@@ -104,32 +145,20 @@ class GenerationServing:
         return self._engine(model).num_unfinished_requests
 
     def chat_prompt(self, model: str, messages: list[dict[str, Any]]) -> str:
-        """Render chat `messages` (`[{"role", "content"}]`) with the tokenizer's chat template.
+        """Render chat `messages` (`[{"role", "content"}]`) with the model's chat template.
 
-        The template is `chat_template` of the model's `tokenizer_config.json` (or a
-        `chat_template.jinja` file), rendered as transformers renders it (sandboxed Jinja,
-        `add_generation_prompt=True`, `bos_token`/`eos_token` from the tokenizer config).
-        A model without a template gets the plain documented fallback: one `role: content` line
-        per message, then `assistant:`. Raises NotFoundError, BadInputError (a template error).
+        Rendered by transformers' `apply_chat_template` (see `neural.generation.chat`); a model
+        without a template gets the plain documented fallback: one `role: content` line per
+        message, then `assistant:`. Raises NotFoundError, BadInputError (the template refused).
         """
+        from neural.generation.chat import ChatTemplateError, apply_chat_template
+
         engine = self._engine(model)
-        template, special = _chat_template(str(getattr(engine, "chat_template_dir", None) or engine.engine.model_dir))
-        if template is None:
-            return "".join(f"{m['role']}: {m['content']}\n" for m in messages) + "assistant:"
+        model_dir = getattr(engine, "chat_template_dir", None) or engine.engine.model_dir
         try:
-            from jinja2 import TemplateError
-            from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-            def raise_exception(message: str) -> None:
-                raise TemplateError(message)
-
-            env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-            env.globals["raise_exception"] = raise_exception
-            return env.from_string(template).render(messages=messages, add_generation_prompt=True, **special)
-        except Exception as exc:  # a template that refuses these messages (e.g. role order)
-            raise BadInputError(
-                f"model {model!r}: the chat template refused the messages: {exc}", param="messages"
-            ) from None
+            return apply_chat_template(model_dir, messages)
+        except ChatTemplateError as exc:
+            raise BadInputError(f"model {model!r}: {exc}", param="messages") from None
 
     async def generate(self, model: str, prompt: str | list[int], params: dict[str, Any], request_id: str) -> Any:
         """Stream one generation: an async iterator of `GenerationDelta`, the last with `finished=True`.
@@ -290,27 +319,3 @@ def _param_of(message: str) -> str | None:
 
     m = re.search(r"SamplingParams\.(\w+)", message)
     return m.group(1) if m else None
-
-
-@functools.lru_cache(maxsize=16)
-def _chat_template(model_dir: str) -> tuple[str | None, dict[str, Any]]:
-    """The chat template of a model folder and the special tokens it may use (read once per folder)."""
-    import json
-    from pathlib import Path
-
-    root = Path(model_dir)
-    special: dict[str, Any] = {}
-    template = None
-    cfg_file = root / "tokenizer_config.json"
-    if cfg_file.is_file():
-        cfg = json.loads(cfg_file.read_text())
-        template = cfg.get("chat_template")
-        if isinstance(template, list):  # named templates: use "default"
-            template = next((t["template"] for t in template if t.get("name") == "default"), None)
-        for key in ("bos_token", "eos_token", "pad_token", "unk_token"):
-            tok = cfg.get(key)
-            special[key] = tok.get("content") if isinstance(tok, dict) else tok
-    jinja_file = root / "chat_template.jinja"
-    if template is None and jinja_file.is_file():
-        template = jinja_file.read_text()
-    return template, special

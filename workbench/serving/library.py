@@ -9,8 +9,10 @@ import asyncio
 import inspect
 from typing import Any
 
+from rules.facts import to_json
+
 from .admission import AdmissionQueue, with_deadline
-from .errors import InvalidDocumentError, NotFoundError, UnavailableError, acall, call, code_of, jsonable, translate
+from .errors import InvalidDocumentError, NotFoundError, UnavailableError, acall, call, code_of, translate
 
 
 class LibraryServing:
@@ -119,6 +121,26 @@ class LibraryServing:
             )
         return result.to_dict()
 
+    async def predict_stream(
+        self, name: str, inputs: dict[str, Any], *, version: str | None = None, explain: bool = False
+    ) -> Any:
+        """`predict` as an async iterator of events (`Workbench.stream`), the last `{"event": "result",
+        "run": {...}}`. Raises (on the first `__anext__`) what `predict` raises."""
+        wb = self._wb()
+        events = wb.stream(name, inputs, version=version, explain=explain)
+
+        async def step() -> Any:
+            try:
+                return await events.__anext__()
+            except StopAsyncIteration:
+                return None
+
+        try:
+            while (event := await acall(step())) is not None:
+                yield to_json(event)
+        finally:
+            await events.aclose()
+
     async def predict_many(
         self,
         name: str,
@@ -201,5 +223,5 @@ class LibraryServing:
         wb = self._wb()
         kwargs = dict(all=all, max_answers=max_answers, max_depth=max_depth)
         if inspect.iscoroutinefunction(wb.ask):
-            return jsonable(await acall(wb.ask(name, goal, facts, **kwargs)))
-        return jsonable(await call(wb.ask, name, goal, facts, **kwargs))
+            return to_json(await acall(wb.ask(name, goal, facts, **kwargs)))
+        return to_json(await call(wb.ask, name, goal, facts, **kwargs))

@@ -125,3 +125,19 @@ def test_first_answer_still_combines_every_derivation() -> None:
     assert cold.proof.kind == "combined"
     assert sorted(p.rule for p in cold.proof.premises) == ["cold-from-cough", "cold-unlikely-when-vaccinated"]
     assert [p.certainty for p in cold.proof.premises] == [pytest.approx(0.6), pytest.approx(-0.4)]
+
+
+def test_one_query_over_many_items_makes_one_batched_model_call() -> None:
+    """The questions one proof raises for a model are asked together (they were 6 calls of batch 1)."""
+    kb = load("bc_neural.clp")
+    sizes: list[int] = []
+
+    async def predict_batch(facts: list[Fact]) -> list:
+        sizes.append(len(facts))
+        return ["positive" if "good" in f.slots["text"] else "negative" for f in facts]
+
+    reviews = [{"template": "review", "values": [f"r{i}", f"{'good' if i % 2 else 'bad'} film {i}"]} for i in range(6)]
+    r = Session(kb, facts=reviews, provider=ModelProvider(predict_batch)).prove_sync("(recommend ?r)")
+    assert sizes == [6]
+    assert sorted(str(a.bindings["r"]) for a in r.answers) == ["r1", "r3", "r5"]
+    assert all(a.proof.premises[1].kind == "asked" and a.proof.premises[1].source == "model" for a in r.answers)

@@ -23,14 +23,20 @@ def kb(name: str) -> str:
 
 
 def test_ask_json_shape() -> None:
-    r = runner.invoke(app, ["kb", "ask", kb("family.clp"), "(ancestor ?x otto)", "--all", "--json"])
+    r = runner.invoke(app, ["kb", "ask", kb("family.clp"), "(ancestor ?x otto)", "--all", "--json", "--proofs", "all"])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     assert {a["bindings"]["x"] for a in doc["answers"]} == {"dora", "gus", "bert", "adam", "eva"}
     first = doc["answers"][0]
     assert set(first) >= {"bindings", "certainty", "proof"} and first["certainty"] is None
-    assert first["proof"]["kind"] == "rule" and first["proof"]["premises"]
-    assert doc["skipped_rules"] == [] and doc["complete"] is True
+    root = doc["steps"][first["proof"]]  # proofs are one flat list of steps; premises are step ids
+    assert root["kind"] == "rule" and root["premises"] and all(i < root["id"] for i in root["premises"])
+    assert root["label"].startswith(first["fact"])
+    assert doc["skipped_rules"] == [] and doc["complete"] is True and doc["count"] == 5
+    # without --proofs, JSON carries none
+    r = runner.invoke(app, ["kb", "ask", kb("family.clp"), "(ancestor ?x otto)", "--all", "--json"])
+    doc = json.loads(r.stdout)
+    assert "steps" not in doc and all("proof" not in a for a in doc["answers"])
 
 
 def test_ask_first_answer_text_and_facts_file(tmp_path: Path) -> None:

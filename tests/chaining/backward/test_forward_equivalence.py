@@ -120,7 +120,8 @@ def test_graph_reach_on_random_graphs(edges) -> None:
 TEMPLATE_KB = """
 (deftemplate item (slot name) (slot price (type INTEGER) (default 0)) (multislot tags) (slot tier (default basic)))
 (deftemplate offer (slot name) (slot price (type INTEGER)) (multislot tags) (slot tier (allowed-symbols basic premium)))
-(defrule expensive (item (name ?n) (price ?p&:(> ?p 100)) (tags $?t)) => (assert (offer (name ?n) (price ?p) (tags ?t premium))))
+(defrule expensive (item (name ?n) (price ?p&:(> ?p 100)) (tags $?t))
+  => (assert (offer (name ?n) (price ?p) (tags ?t premium))))
 (defrule cheap (item (name ?n) (price ?p&:(<= ?p 100))) => (bind ?d (- ?p 1)) (assert (offer (name ?n) (price ?d))))
 (defrule tagged (item (name ?n) (tags $? sale $?)) => (assert (on-sale ?n)))
 (defrule pair (offer (name ?a) (tier premium)) (offer (name ?b&~?a) (tier basic)) => (assert (bundle ?a ?b)))

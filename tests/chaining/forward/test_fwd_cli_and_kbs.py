@@ -135,7 +135,10 @@ def _brute_force_puzzle():
         for pet in permutations(["dog", "fish", "bird", "horse"]):
             for dr in permutations(["tea", "milk", "coffee", "water"]):
                 a = {p: (pos[i], pet[i], dr[i]) for i, p in enumerate(people)}
-                who = lambda k, v: next(p for p in people if a[p][k] == v)  # noqa: E731
+
+                def who(k, v, a=a):
+                    return next(p for p in people if a[p][k] == v)
+
                 if (
                     a[who(2, "tea")][0] == 2
                     and a["bob"][0] == 4

@@ -196,7 +196,11 @@ def test_limit_exactly_at_quiescence_is_not_an_error():
 
 
 def test_string_symbol_mapping():
-    text = '(deftemplate p (slot name) (slot title (type STRING)) (multislot tags))\n(defrule r (p (name ?n) (title ?t) (tags $?g)) => (printout t (type ?n) " " (type ?t) " " (type (nth$ 1 ?g)) " " (type (nth$ 2 ?g)) crlf))'
+    text = (
+        "(deftemplate p (slot name) (slot title (type STRING)) (multislot tags))\n"
+        '(defrule r (p (name ?n) (title ?t) (tags $?g)) => (printout t (type ?n) " " (type ?t) " "'
+        ' (type (nth$ 1 ?g)) " " (type (nth$ 2 ?g)) crlf))'
+    )
     engine = _engine(text)
     out = engine.evaluate(
         [{"template": "p", "slots": {"name": "rex", "title": "dog", "tags": ["two words", "x"]}}]

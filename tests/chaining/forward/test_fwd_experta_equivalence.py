@@ -45,8 +45,8 @@ def test_family():
     conclusions = {"grandparent", "sibling"}
     assert _conclusions(clp, conclusions) == _conclusions(exp, conclusions)
     assert len(_conclusions(clp, {"grandparent"})) == 3
-    assert sorted(l for l in clp.output.splitlines() if "grandparent" in l) == sorted(
-        l for l in exp.output.splitlines() if "grandparent" in l
+    assert sorted(line for line in clp.output.splitlines() if "grandparent" in line) == sorted(
+        line for line in exp.output.splitlines() if "grandparent" in line
     )
 
 
@@ -89,7 +89,9 @@ def test_bank_transfers():
     exp = ExpertaEngine(Bank).evaluate()
     assert _conclusions(clp, {"account", "transfer"}) == _conclusions(exp, {"account", "transfer"})
     assert {str(f.slots["owner"]): f.slots["balance"] for f in clp.facts_of("account")} == {"ann": 70, "bob": 50}
-    assert [l for l in clp.output.splitlines() if l.startswith(("moved", "refused"))] == exp.output.splitlines()
+    assert [
+        line for line in clp.output.splitlines() if line.startswith(("moved", "refused"))
+    ] == exp.output.splitlines()
 
 
 def test_long_chain():

@@ -14,8 +14,8 @@ pytestmark = pytest.mark.skipif(not native_trace.AVAILABLE, reason=f"C trace rec
 @pytest.mark.parametrize("program", ["manners-16", "waltz-4", "gating"])
 def test_both_recorders_record_the_same_trace(program):
     """The C and the Python recorder give identical firings and fact events on the benchmark programs."""
-    from rules.facts import facts_from_json
     from cli.benchmarks.rules import BENCH_KB, gating_facts, manners_facts, waltz_facts
+    from rules.facts import facts_from_json
 
     name = program.split("-")[0]
     facts = {

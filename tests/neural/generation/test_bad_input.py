@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from neural.generation import EngineConfig, LLMEngine, SamplingParams
-from neural.generation.chat import render_chat
+from neural.generation.chat import ChatTemplateError, apply_chat_template
 from neural.generation.model_config import load_spec
 
 
@@ -60,8 +60,20 @@ def test_engine_rejects_bad_requests(llama_dir):
     assert not engine.has_unfinished_requests()
 
 
-def test_chat_template_errors():
-    with pytest.raises(ValueError, match=r"messages\[1\]"):
-        render_chat("{{ messages }}", [{"role": "user", "content": "hi"}, {"role": "user"}])
-    with pytest.raises(ValueError, match="chat template error"):
-        render_chat("{% for %}", [{"role": "user", "content": "hi"}])
+def test_chat_template_errors(tmp_path):
+    from neural.generation import DEMO_LM_DIR
+
+    with pytest.raises(ChatTemplateError, match=r"messages\[1\]"):
+        apply_chat_template(DEMO_LM_DIR, [{"role": "user", "content": "hi"}, {"role": "user"}])
+    for f in ("tokenizer.json", "tokenizer_config.json"):
+        (tmp_path / f).write_bytes((DEMO_LM_DIR / f).read_bytes())
+    (tmp_path / "chat_template.jinja").write_text("{% for %}")
+    with pytest.raises(ChatTemplateError, match="refused"):
+        apply_chat_template(tmp_path, [{"role": "user", "content": "hi"}])
+    (tmp_path / "chat_template.jinja").unlink()
+    cfg = json.loads((tmp_path / "tokenizer_config.json").read_text())
+    cfg.pop("chat_template", None)
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(cfg))
+    assert apply_chat_template(tmp_path, [{"role": "user", "content": "hi"}]) == "user: hi\nassistant:"
+    with pytest.raises(ChatTemplateError, match="no chat template"):
+        apply_chat_template(tmp_path, [{"role": "user", "content": "hi"}], fallback=False)

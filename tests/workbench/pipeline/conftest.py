@@ -9,6 +9,8 @@ import pytest
 import torch
 
 FIXTURES = Path(__file__).parent / "fixtures"
+# the complete example of docs/pipelines.md (digits_review.yaml and its knowledge bases) lives in the docs
+EXAMPLE = Path(__file__).resolve().parents[3] / "docs" / "examples" / "digits_review"
 
 
 def digit_pixels(digit: int, strength: float = 1.0) -> list[float]:
@@ -52,10 +54,11 @@ def dirs(tmp_path):
     pipes = tmp_path / "pipelines"
     kb.mkdir()
     pipes.mkdir()
-    for f in FIXTURES.glob("*.clp"):
-        shutil.copy(f, kb / f.name)
-    for f in FIXTURES.glob("*.yaml"):
-        shutil.copy(f, pipes / f.name)
+    for folder in (FIXTURES, EXAMPLE):
+        for f in folder.glob("*.clp"):
+            shutil.copy(f, kb / f.name)
+        for f in folder.glob("*.yaml"):
+            shutil.copy(f, pipes / f.name)
     return kb, pipes
 
 

@@ -12,7 +12,7 @@ from neural.errors import QueueFullError
 from workbench.pipeline import InputValidationError, Pipeline
 from workbench.store import RunRow, TraceEventRow
 
-from .conftest import FIXTURES, digit_pixels, make_workbench, unsure_pixels
+from .conftest import EXAMPLE, digit_pixels, make_workbench, unsure_pixels
 
 
 def _batcher(wb):
@@ -131,7 +131,7 @@ async def test_run_and_trace_are_written_in_one_transaction(wb):
 
 
 async def test_result_cache_returns_the_recorded_result_without_calling_the_model(wb):
-    p = Pipeline.from_file(FIXTURES / "digits_review.yaml")
+    p = Pipeline.from_file(EXAMPLE / "digits_review.yaml")
     p.cache = True
     b = _batcher(wb)
     first = await wb.run(p, {"pixels": digit_pixels(7)})

@@ -9,10 +9,10 @@ from typer.testing import CliRunner
 from cli.app import app
 from workbench.pipeline import Pipeline
 
-from .conftest import FIXTURES, digit_pixels
+from .conftest import EXAMPLE, digit_pixels
 
 STRICT = (
-    (FIXTURES / "confidence_review.clp")
+    (EXAMPLE / "confidence_review.clp")
     .read_text()
     .replace(">= ?s 0.5", ">= ?s 0.9999")
     .replace("< ?s 0.5", "< ?s 0.9999")
@@ -39,7 +39,7 @@ async def test_replay_with_an_edited_rule_changes_the_outcome(wb, tmp_path):
 
 
 async def test_versions_stages_and_rollback(wb):
-    p = Pipeline.from_file(FIXTURES / "digits_review.yaml")
+    p = Pipeline.from_file(EXAMPLE / "digits_review.yaml")
     v1 = wb.save_pipeline(p, stage="production")
     p.nodes["result"].config["fields"]["reason"] = "coalesce(decision.reason, 'no ink')"
     v2 = wb.save_pipeline(p)

@@ -9,7 +9,7 @@ import pytest
 from workbench.pipeline import Pipeline, PipelineValidationError
 from workbench.pipeline.expressions import ExpressionError, compile_expression
 
-from .conftest import FIXTURES
+from .conftest import EXAMPLE
 
 ODD = """# a hand-written pipeline with comments, flow style and odd spacing
 name:   odd-one
@@ -23,7 +23,7 @@ edges: [{from: req, to: out}]
 """
 
 
-@pytest.mark.parametrize("text", [(FIXTURES / "digits_review.yaml").read_text(), ODD])
+@pytest.mark.parametrize("text", [(EXAMPLE / "digits_review.yaml").read_text(), ODD])
 def test_load_then_save_is_byte_for_byte(text, tmp_path):
     p = Pipeline.from_yaml(text)
     assert p.to_yaml() == text

@@ -6,11 +6,11 @@ import pytest
 
 from workbench.pipeline import Pipeline, PipelineValidationError
 
-from .conftest import FIXTURES
+from .conftest import EXAMPLE
 
 
 def _fixture() -> Pipeline:
-    return Pipeline.from_file(FIXTURES / "digits_review.yaml")
+    return Pipeline.from_file(EXAMPLE / "digits_review.yaml")
 
 
 def _issues(wb, p) -> dict[tuple, str]:

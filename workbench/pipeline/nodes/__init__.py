@@ -2,11 +2,12 @@
 a pool thread (never on the event loop); it fills `state.facts`, `state.value`, `state.record`
 (and `state.branches` for gates) and appends trace events to `ctx`. `HANDLERS` maps a node type
 to its handler. Model nodes are split in two around the wait for the model (`model.start_model`,
-`model.complete_model`), which the executor does on the loop."""
+`model.complete_model`), which the executor does on the loop. `ASYNC_HANDLERS` (generate nodes:
+a decode that streams from the generation engine) are coroutines the executor runs on the loop."""
 
 from __future__ import annotations
 
-from . import explain, forward, goal, io
+from . import explain, forward, generate, goal, io
 
 HANDLERS = {
     "input": io.run_input,
@@ -18,4 +19,8 @@ HANDLERS = {
     "explain": explain.run_explain,
 }
 
-__all__ = ["HANDLERS"]
+ASYNC_HANDLERS = {
+    "generate": generate.run_generate,
+}
+
+__all__ = ["ASYNC_HANDLERS", "HANDLERS"]

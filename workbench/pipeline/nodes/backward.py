@@ -30,7 +30,7 @@ async def prove(
     """
     from chaining.backward import ProverConfig, Session
 
-    cfg = ProverConfig(max_depth=max_depth or 200, timeout=timeout or 30.0)
+    cfg = ProverConfig(timeout=timeout or 30.0) if max_depth is None else ProverConfig(max_depth, timeout or 30.0)
     session = Session(
         kb, facts=[Fact(f.template, f.slots) for f in facts], config=cfg, functions=functions, provider=provider
     )

@@ -1,14 +1,14 @@
 """`rules`, `gate` and `postprocess` nodes: forward chaining on the real CLIPS engine over the
 facts arriving on active edges. The record keeps every firing with the ids of the facts that
-activated it and the facts it asserted and retracted (from the engine's trace: CLIPS's firing and fact callbacks), which is
-what explanations read."""
+activated it and the facts it asserted and retracted (from the engine's trace: CLIPS's firing and
+fact callbacks), which is what explanations read."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from chaining.forward import ForwardError, RunawayError
-from rules.facts import Fact
+from rules.facts import Fact, typed_fact
 
 from ..context import NodeState, RunContext, strip_ids
 from ..errors import NodeExecutionError
@@ -19,17 +19,23 @@ def evaluate(ctx: RunContext, state: NodeState, rt: Any) -> tuple[Any, list[Fact
     node = state.node
     kb = rt.library.load(node.knowledge_bases, ctx.base_dir)
     ctx.kb_versions[kb.name] = kb.version
-    engine = rt.library.engine(kb)
     facts_in = ctx.incoming_facts(node.id)
     try:
-        result = engine.evaluate(
-            facts_in, strategy=node.get("strategy"), max_firings=node.get("max_firings"), timeout=node.get("timeout_s")
-        )
+        with rt.library.lease(kb) as engine:
+            result = engine.evaluate(
+                facts_in,
+                strategy=node.get("strategy"),
+                max_firings=node.get("max_firings"),
+                timeout=node.get("timeout_s"),
+            )
     except RunawayError as exc:
         msg = str(exc) if "last rules" in str(exc) else f"{exc} (last rules fired: {', '.join(exc.last_rules)})"
         raise NodeExecutionError(node.id, node.type, f"knowledge base {kb.name!r}: {msg}") from exc
     except (ForwardError, ValueError) as exc:
         raise NodeExecutionError(node.id, node.type, f"knowledge base {kb.name!r}: {exc}") from exc
+    ss = kb.string_slots()
+    if ss:  # the given facts as CLIPS stored them: a plain str in a STRING-only slot is a string
+        facts_in = [typed_fact(f, ss[f.template]) if f.template in ss else f for f in facts_in]
     _record(ctx, state, kb, facts_in, result)
     return kb, facts_in, result
 
@@ -84,6 +90,7 @@ def run_rules(ctx: RunContext, state: NodeState, rt: Any) -> None:
 
 def run_postprocess(ctx: RunContext, state: NodeState, rt: Any) -> None:
     _, facts_in, result = evaluate(ctx, state, rt)
+    # typed identity (rules.facts.fact_key): a rule turning the symbol `a` into the string "a" is an override
     out_keys = {ctx.key(f) for f in result.facts}
     in_keys = {ctx.key(f) for f in facts_in}
     removed = [str(f) for f in facts_in if ctx.key(f) not in out_keys]

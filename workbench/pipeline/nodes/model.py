@@ -71,6 +71,10 @@ class ModelCall:
         """The model's output for this item; cancelling the awaiting task cancels a queued request."""
         return await self.request.wait()
 
+    def cancel(self) -> None:
+        """Remove the request from the batcher's queue if it has not started."""
+        self.request.cancel()
+
 
 def start_model(ctx: RunContext, state: NodeState, rt: Any, t0: float) -> ModelCall:
     """Build the node's request from upstream values and submit it to the model's batcher.

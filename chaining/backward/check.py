@@ -1,0 +1,137 @@
+"""Unknown relations: a goal or premise whose relation nothing defines (a misspelt name, usually).
+
+A relation is defined by a deftemplate, a deffacts fact, a rule's `(assert ...)` anywhere in
+its right-hand side, an `;@askable` declaration, or facts given at run time. A premise or goal
+over any other relation can never match, which Prolog reports as an unknown procedure; here
+`kb check` lists such premises as warnings and `kb ask` refuses a goal over a relation that
+nothing defines or reads, each located (file:line:col) with the closest defined name ("did you
+mean").
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from rules import KnowledgeBase, ast
+
+
+@dataclass(slots=True, frozen=True)
+class UnknownRelation:
+    """A pattern over an undefined relation: where it is and the closest defined relation."""
+
+    relation: str
+    file: str
+    line: int
+    column: int
+    where: str  # "goal" or "rule NAME, premise N"
+    suggestion: str | None = None
+
+    @property
+    def message(self) -> str:
+        hint = f"; did you mean {self.suggestion}?" if self.suggestion else ""
+        return f"{self.where} uses relation {self.relation}, which no rule, fact, template or askable defines{hint}"
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}: {self.message}"
+
+    def to_dict(self) -> dict:
+        return {
+            "relation": self.relation,
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "where": self.where,
+            "suggestion": self.suggestion,
+            "message": self.message,
+        }
+
+
+def _bare(name: str) -> str:
+    return str(name).rsplit("::", 1)[-1]
+
+
+def _asserted(e: ast.Expr, out: set[str]) -> None:
+    work = [e]
+    while work:
+        x = work.pop()
+        if isinstance(x, ast.Call):
+            if x.head in ("assert", "duplicate"):
+                out.update(_bare(a.head) for a in x.args if isinstance(a, ast.Call) and a.head)
+            work.extend(x.items)
+
+
+def defined_relations(kb: KnowledgeBase, given: Iterable[str] = ()) -> set[str]:
+    """Relations something defines: templates, deffacts, asserted conclusions, askables, `given`."""
+    out = {_bare(t) for t in kb.templates} | {_bare(a) for a in kb.askable} | {_bare(g) for g in given}
+    for d in kb.facts.values():
+        out.update(_bare(c.head) for c in d.facts if isinstance(c, ast.Call) and c.head)
+    for r in kb.rules.values():
+        for action in r.rhs:
+            _asserted(action, out)
+    out.add("initial-fact")
+    return out
+
+
+def _patterns(ces: list[ast.CE]):
+    """(top-level premise index, pattern) for every pattern, nested ones included."""
+    for i, top in enumerate(ces):
+        work = [top]
+        while work:
+            ce = work.pop()
+            if isinstance(ce, ast.Pattern):
+                yield i, ce
+            elif isinstance(ce, ast.Not):
+                work.append(ce.ce)
+            elif isinstance(ce, (ast.And, ast.Or, ast.Exists, ast.Forall, ast.Logical)):
+                work.extend(reversed(ce.ces))
+
+
+def _suggest(rel: str, defined: set[str]) -> str | None:
+    close = difflib.get_close_matches(rel, sorted(defined), n=1, cutoff=0.7)
+    return close[0] if close else None
+
+
+def unknown_premises(kb: KnowledgeBase, given: Iterable[str] = ()) -> list[UnknownRelation]:
+    """Premises of the knowledge base's rules over relations nothing defines, in file order."""
+    defined = defined_relations(kb, given)
+    files = {}
+    for (name, _), module in zip(kb.sources, kb.modules):
+        for c in module.constructs:
+            files[id(c)] = str(name)
+    out = []
+    for r in kb.rules.values():
+        for i, p in _patterns(r.lhs):
+            rel = _bare(p.template)
+            if rel not in defined:
+                pos = p.template_pos if p.template_pos.line else p.pos
+                out.append(
+                    UnknownRelation(
+                        rel,
+                        files.get(id(r), kb.name),
+                        pos.line,
+                        pos.column,
+                        f"rule {_bare(r.name)}, premise {i + 1}",
+                        _suggest(rel, defined),
+                    )
+                )
+    return out
+
+
+def unknown_in_goal(kb: KnowledgeBase, ces: list[ast.CE], given: Iterable[str] = ()) -> list[UnknownRelation]:
+    """Patterns of a parsed goal over relations nothing defines (columns count in the goal text).
+
+    A relation some rule reads counts as declared here (its facts may come at run time, as an
+    input relation's do); a misspelt premise is reported by `unknown_premises` instead."""
+    defined = defined_relations(kb, given)
+    for r in kb.rules.values():
+        defined.update(_bare(p.template) for _, p in _patterns(r.lhs))
+    prefix = len("(defrule __goal__ ")  # goals are parsed as a rule's left-hand side (goals.parse_goal)
+    out = []
+    for _, p in _patterns(ces):
+        rel = _bare(p.template)
+        if rel not in defined:
+            pos = p.template_pos if p.template_pos.line else p.pos
+            out.append(UnknownRelation(rel, "goal", 1, max(pos.column - prefix, 1), "the goal", _suggest(rel, defined)))
+    return out

@@ -1,0 +1,491 @@
+"""The iterative proof engine: SLD resolution with SLG tabling for recursive relations.
+
+No Python recursion follows the user's program: the goals still to prove are a linked list of
+continuation frames (`Seq`, `Ret`, `Exit`, `Top`) and the alternatives not yet tried are a
+stack of iterators (choice points), both on the heap; nesting is limited by
+`ProverConfig.max_depth` and memory.
+
+- Non-recursive relations are proved by SLD resolution (Prolog's depth-first, left-to-right
+  order: given facts, then the askable question, then the rules in file order), looking base
+  facts up through argument indexes (`index.FactIndex`). A ground call of a derived relation
+  stops at its first proof (a cut), so a consultation asks only what it needs.
+- Relations on a cycle of the rule graph are tabled (SLG resolution, Chen & Warren, JACM 1996,
+  with batched scheduling as in XSB): a call's table collects its answers; a call that finds
+  the table of a variant being evaluated becomes a consumer and receives every answer as it
+  is added, so answers flow to the caller as they are found and a ground goal over an
+  infinite relation returns at once. Completion is by strongly connected components: each
+  table and each negation sits on a completion stack, and a table whose evaluation consumed an
+  older, unfinished table joins that table's component (leader); a component is complete when
+  the choice points above its leader are exhausted.
+- `not`, `exists` and `forall` evaluate their patterns in a region of the choice-point stack
+  behind a barrier; the first proof cuts the region (its unfinished tables are dropped). A
+  negation over a goal whose component is not complete when its region is exhausted is
+  negation through recursion (NotStratifiedError).
+- With certainty factors, every derived relation is tabled and every derivation counts:
+  answers combine their derivations (EMYCIN), and an answer whose certainty changes is
+  delivered again to its consumers.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from rules import ast
+from rules.facts import IMPLIED, Fact
+from rules.printer import ce_text, expr_text
+
+from . import certainty as cfm
+from .asking import QuestionsMixin
+from .errors import BackwardError, DepthLimitError, EvaluationError, ProofTimeout
+from .frames import (
+    TOP,
+    AskReq,
+    Barrier,
+    Ctx,
+    Exit,
+    Marker,
+    Oracle,
+    Ret,
+    Seq,
+    Table,
+    TAnswer,
+    Top,
+    chain_text,
+    mentions,
+    record_derivation,
+)
+from .matcher import match_list
+from .proof import Proof
+from .regions import RegionsMixin
+from .terms import fact_key, vkey
+from .text import instantiated_ce, instantiated_expr, instantiated_text
+
+if TYPE_CHECKING:
+    from .session import Session
+
+__all__ = ["Query", "Ctx", "Oracle", "Seq", "TOP", "chain_text"]
+
+
+# ---- one query ----------------------------------------------------------------------------------
+
+
+class Query(RegionsMixin, QuestionsMixin):
+    """The state of one `Session.prove`: choice points, tables, completion stack, answers found."""
+
+    def __init__(self, session: Session, deadline: float | None, oracle: Oracle | None = None):
+        self.s = session
+        self.deadline = deadline
+        self.oracle = oracle
+        self.stack: list[Any] = []
+        self.tables: dict[tuple, Table] = {}
+        self.comp: list[Table | Barrier] = []
+        self.out: list[tuple[dict, tuple]] = []
+        self.warnings: list[str] = []
+        self.ctx: Ctx | None = None  # context of the state being run (for error messages)
+        self.steps = 0
+        self.sink: Any = None  # called with each answer instead of collecting it in `out`
+        self.n_tables = 0  # tables created (counted by `release`)
+        self.pending: list[AskReq] = []  # questions for a model, asked together (`_flush`)
+        provider = session.broker.provider
+        self.batch_asks = provider is not None and getattr(provider, "source", "") == "model"
+        self.proofs = True  # False: rule conclusions keep no premises or bindings (no HOW wanted)
+        self._interned: dict[tuple, tuple] = {}
+        self.stopped = False
+
+    # -- running -------------------------------------------------------------------------------
+
+    def start(self, ces: list[ast.CE], goal: str) -> None:
+        root = Ctx(goal, None, None, 0)
+        self.stack.append(iter([(Seq(ces, 0, TOP), {}, (), root)]))
+
+    async def run(self, want: int | None = None) -> bool:
+        """Run until `want` new answers are in `self.out` (None: to the end), or until `self.sink`,
+        called with each answer (bindings, proofs) instead, returns True. Returns True when the
+        search is exhausted."""
+        stack = self.stack
+        while stack or self.pending:
+            if self.stopped or (want is not None and len(self.out) >= want):
+                return False
+            if self.pending and self._must_flush():
+                await self._flush()  # questions to a model, asked together before any completion decision
+                continue
+            top = stack[-1]
+            t = type(top)
+            if t is Marker:
+                stack.pop()
+                self._table_done(top.table)
+                continue
+            if t is Barrier:
+                stack.pop()
+                self._barrier_done(top)
+                continue
+            st = next(top, None)
+            if st is None:
+                stack.pop()
+                continue
+            self.steps += 1
+            if not self.steps & 255:
+                self.check_time()
+            if type(st) is AskReq:
+                if self.batch_asks:
+                    self.pending.append(st)  # go on with the other alternatives; asked in one batch
+                else:
+                    await self._ask(st)  # a person is asked at once, in the order the proof needs
+                continue
+            self.ctx = st[3]
+            self._step(*st)
+        return True
+
+    def release(self) -> None:
+        """Drop the choice points and tables (they form reference cycles: a table's consumers continue
+        into its own producers), so that the query's memory is freed at once, without a full collection."""
+        self.n_tables = len(self.tables)
+        for t in self.tables.values():
+            t.consumers = []
+        self.stack.clear()
+        self.comp.clear()
+        self.pending.clear()
+        self.tables.clear()
+
+    def check_time(self) -> None:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            goal = self.ctx.text if self.ctx is not None else "?"
+            chain = [c.text for c in self.ctx.chain()] if self.ctx is not None else [goal]
+            raise ProofTimeout(
+                f"proof ran past {self.s.config.timeout} s while proving {goal}; goal chain: {chain_text(chain)}"
+                + self._cause(),
+                goal,
+            )
+
+    def _cause(self) -> str:
+        """Why a proof may run long: the table with the most answers (an infinite relation?), the depth."""
+        if not self.tables:
+            depth = self.ctx.depth if self.ctx is not None else 0
+            return f"; {self.steps} steps, subgoal depth {depth}" if depth > 1000 else ""
+        t = max(self.tables.values(), key=lambda x: len(x.answers))
+        return f"; {len(self.tables)} subgoal table(s), the largest {t.text} with {len(t.answers)} answer(s)" + (
+            " so far (infinitely many? ask for fewer answers: limit / --limit N)" if not t.complete else ""
+        )
+
+    def _push(self, states: list) -> None:
+        if states:
+            self.stack.append(iter(states))
+
+    # -- one state -----------------------------------------------------------------------------
+
+    def _step(self, k: Any, b: dict, pf: tuple, ctx: Ctx) -> None:
+        s = self.s
+        cf_on = s.cf_on
+        while True:
+            tk = type(k)
+            if tk is Seq:
+                ces = k.ces
+                i = k.i
+                if i == len(ces):
+                    k = k.nxt
+                    continue
+                ce = ces[i]
+                nxt = Seq(ces, i + 1, k.nxt) if i + 1 < len(ces) else k.nxt
+                tc = type(ce)
+                if tc is ast.Pattern:
+                    self._call(ce, b, pf, ctx, nxt)
+                    return
+                if tc is ast.Test:
+                    try:
+                        ok = s.ev.truth(ce.call, b)
+                    except EvaluationError as exc:
+                        self.warnings.append(f"(test {expr_text(ce.call)}): {exc}")
+                        ok = False
+                    if not ok:
+                        return
+                    pf = pf + (Proof("test", detail=instantiated_expr(ce.call, b), certainty=1.0 if cf_on else None),)
+                    k = nxt
+                    continue
+                if tc is ast.And or tc is ast.Logical:
+                    k = Seq(ce.ces, 0, nxt)
+                    continue
+                if tc is ast.Or:
+                    if cf_on:
+                        self._barrier("ormax", [(Seq([sub], 0, None), b, ()) for sub in ce.ces], (nxt, b, pf, ctx))
+                    else:
+                        self._push([(Seq([sub], 0, nxt), b, pf, ctx) for sub in ce.ces])
+                    return
+                if tc is ast.Not:
+                    detail = instantiated_ce(ce.ce, b)
+                    oracle = self.oracle
+                    if oracle is None:
+                        self._barrier("not", [(Seq([ce.ce], 0, None), b, ())], (nxt, b, pf, ctx), detail)
+                    elif not oracle.all_true:  # well-founded iteration: derived facts come from the oracle
+                        nctx = Ctx(ctx.text, ctx.rule, ctx, ctx.depth, True)
+                        self._barrier("not", [(Seq([ce.ce], 0, None), b, ())], (nxt, b, pf, ctx), detail, nctx=nctx)
+                    return
+                if tc is ast.Exists:
+                    detail = " ".join(instantiated_ce(c, b) for c in ce.ces)
+                    self._barrier("exists", [(Seq(ce.ces, 0, None), b, ())], (nxt, b, pf, ctx), detail)
+                    return
+                if tc is ast.Forall:
+                    detail = " ".join(instantiated_ce(c, b) for c in ce.ces)
+                    bar = self._barrier("forall", [(Seq(ce.ces[:1], 0, None), b, ())], (nxt, b, pf, ctx), detail)
+                    bar.rest = ce.ces[1:]
+                    return
+                raise BackwardError(f"unsupported conditional element {ce_text(ce)}")
+            if tk is Ret:
+                states = self._conclude(k, b, pf)
+                if not states:
+                    return
+                if len(states) > 1:
+                    self._push(states)
+                    return
+                k, b, pf, ctx = states[0]
+                continue
+            if tk is Exit:
+                nxt_state = self._exit(k.barrier, b, pf, ctx)
+                if nxt_state is None:
+                    return
+                k, b, pf, ctx = nxt_state
+                continue
+            if tk is Top:
+                if self.sink is None:
+                    self.out.append((b, pf))
+                elif self.sink(b, pf):
+                    self.stopped = True
+                return
+            raise BackwardError(f"internal: unknown frame {k!r}")  # pragma: no cover
+
+    # -- calls ---------------------------------------------------------------------------------
+
+    def _call(self, p: ast.Pattern, b: dict, pf: tuple, ctx: Ctx, nxt: Any) -> None:
+        s = self.s
+        rel = p.template.rsplit("::", 1)[-1]
+        key = s._call_key(p, b)
+        if ctx.neg and rel in s.rules_for:  # inside a negation, well-founded iteration: the oracle's facts
+            facts = self.oracle.index.lookup(key)  # type: ignore[union-attr]
+            if facts:
+                self.stack.append(self._match_base(p, key, facts, b, pf, ctx, nxt))
+            return
+        if rel in s.tabled:
+            self._call_tabled(p, key, b, pf, ctx, nxt)
+            return
+        rules = s.rules_for.get(rel)
+        spec = s.kb.askable_specs.get(rel)
+        if not rules and spec is None:
+            facts = s.index.lookup(key)
+            if facts:
+                self.stack.append(self._match_base(p, key, facts, b, pf, ctx, nxt))
+            return
+        text = instantiated_text(p, b)
+        if not s.cf_on and s._is_ground(key):
+            # a ground call has at most one answer: stop at its first proof (questions included)
+            self._barrier("once", [(None, b, ())], (nxt, b, pf, ctx), text, alts=(p, key, rules, spec, text))
+            return
+        self.stack.append(self._sld_alts(p, key, rules, spec, text, b, pf, ctx, nxt))
+
+    def _match_base(self, p, key, facts, b, pf, ctx, nxt):
+        s = self.s
+        ms = s._multislots.get(key[0])
+        for bf in facts:  # the index gave the facts agreeing with the bound fields; matching does the rest
+            try:
+                for b2 in match_list(p, bf.fact, b, s.ev, ms, s.plans):
+                    if p.address:
+                        b2 = {**b2, p.address: bf.fact}
+                    yield (nxt, b2, pf + (bf.proof,), ctx)
+            except EvaluationError as exc:
+                self.warnings.append(f"{ce_text(p)}: {exc}")
+
+    def _sld_alts(self, p, key, rules, spec, text, b, pf, ctx, nxt):
+        """Alternatives of an SLD call: matching given facts, the question, then each rule whose head fits."""
+        s = self.s
+        yield from self._match_base(p, key, s.index.lookup(key), b, pf, ctx, nxt)
+        if spec is not None:
+            fact = s._askable_fact(spec, key, text, self.warnings)
+            if fact is not None:
+                yield AskReq(fact, spec, text, p, key, b, pf, ctx, nxt, None)
+        for br, heads in rules or ():
+            pre = s._unify_heads(br, heads, key)
+            if pre is None:
+                continue
+            depth = ctx.depth + 1
+            c2 = Ctx(text, br.name, ctx, depth)
+            if depth > s.config.max_depth:
+                self._depth_error(c2)
+            yield (Seq(br.rule.lhs, 0, Ret(br, heads, p, key, b, pf, ctx, nxt, None)), pre, (), c2)
+
+    def _depth_error(self, c: Ctx) -> None:
+        chain = [x.text for x in c.chain()[1:]] or [c.text]
+        lim = self.s.config.max_depth
+        raise DepthLimitError(
+            f"goal depth limit {lim} exceeded proving {c.text}; "
+            f"chain (outermost first): {' -> '.join(chain[:5])} ... {' -> '.join(chain[-3:])}",
+            chain,
+        )
+
+    def _call_tabled(self, p, key, b, pf, ctx, nxt) -> None:
+        s = self.s
+        t = self.tables.get(key)
+        if t is not None and t.complete:
+            self.stack.append(self._match_answers(p, t.answers, len(t.answers), b, pf, ctx, nxt))
+            return
+        if t is not None:
+            t.consumers.append((p, b, pf, ctx, nxt))
+            top = self.comp[-1]
+            if t.dfn < top.leader:
+                top.leader = t.dfn
+            n = len(t.answers)
+            if n:
+                self.stack.append(self._match_answers(p, t.answers, n, b, pf, ctx, nxt))
+            return
+        text = instantiated_text(p, b)
+        depth = ctx.depth + 1
+        tctx = Ctx(text, None, ctx, depth)
+        if depth > s.config.max_depth:
+            self._depth_error(tctx)
+        dfn = len(self.comp)
+        t = Table(key, text, dfn, tctx, leader=dfn)
+        self.tables[key] = t
+        self.comp.append(t)
+        t.consumers.append((p, b, pf, ctx, nxt))
+        self.stack.append(Marker(t))
+        self.stack.append(self._producers(t, p))
+        for bf in s.index.lookup(key):
+            if s._key_matches(key, bf.fact):
+                self._add(t, bf.fact, bf.proof, bf.cf, ("given", bf.fact.id))
+
+    def _producers(self, t: Table, p: ast.Pattern):
+        s = self.s
+        rel = t.key[0]
+        spec = s.kb.askable_specs.get(rel)
+        if spec is not None:
+            fact = s._askable_fact(spec, t.key, t.text, self.warnings)
+            if fact is not None:
+                yield AskReq(fact, spec, t.text, p, t.key, None, (), t.ctx, None, t)
+        for br, heads in s.rules_for.get(rel, ()):
+            if t.dead:
+                return
+            pre = s._unify_heads(br, heads, t.key)
+            if pre is None:
+                continue
+            c2 = Ctx(t.text, br.name, t.ctx.parent, t.ctx.depth, t.ctx.neg)
+            yield (Seq(br.rule.lhs, 0, Ret(br, heads, p, t.key, None, (), None, None, t)), pre, (), c2)
+
+    def _match_answers(self, p, answers, n, b, pf, ctx, nxt):
+        s = self.s
+        ms = s._multislots.get(p.template.rsplit("::", 1)[-1])
+        for i in range(n):
+            ta = answers[i]
+            try:
+                for b2 in match_list(p, ta.fact, b, s.ev, ms, s.plans):
+                    if p.address:
+                        b2 = {**b2, p.address: ta.fact}
+                    yield (nxt, b2, pf + (ta.proof,), ctx)
+            except EvaluationError as exc:
+                self.warnings.append(f"{ce_text(p)}: {exc}")
+
+    def _deliver(self, ta: TAnswer, consumers: list[tuple]):
+        s = self.s
+        for p, b, pf, ctx, nxt in consumers:
+            ms = s._multislots.get(p.template.rsplit("::", 1)[-1])
+            try:
+                for b2 in match_list(p, ta.fact, b, s.ev, ms, s.plans):
+                    if p.address:
+                        b2 = {**b2, p.address: ta.fact}
+                    yield (nxt, b2, pf + (ta.proof,), ctx)
+            except EvaluationError as exc:
+                self.warnings.append(f"{ce_text(p)}: {exc}")
+
+    def _add(
+        self, t: Table, fact: Fact, proof: Proof, cf: float | None, signature: tuple, k: tuple | None = None
+    ) -> None:
+        """Record an answer of table `t` (`k`: its fact_key, when known); a new answer (or, with
+        certainty factors, a changed certainty) is delivered to every consumer registered so far."""
+        if t.dead:
+            return
+        if k is None:
+            k = self._tkey(fact)
+        ta = t.by_key.get(k)
+        if ta is None:
+            ta = TAnswer(fact, proof, cf, {signature: cf} if cf is not None else None)
+            t.by_key[k] = ta
+            t.answers.append(ta)
+            self.stack.append(self._deliver(ta, list(t.consumers)))
+            return
+        if cf is None or ta.contributions.get(signature) == cf:
+            return
+        is_new = signature not in ta.contributions
+        ta.contributions[signature] = cf
+        if is_new:
+            record_derivation(ta, proof)
+        new_cf = cfm.combine_all(ta.contributions.values())
+        if ta.cf is None or abs(new_cf - ta.cf) > 1e-12:
+            ta.cf = new_cf
+            ta.proof.certainty = new_cf
+            self.stack.append(self._deliver(ta, list(t.consumers)))
+
+    def _tkey(self, f: Fact) -> tuple:
+        """A table's key for an answer: `fact_key` (certainty factors compare it with proofs' facts), or for
+        ordered facts a smaller key built from one shared typed key per value."""
+        slots = f.slots
+        vals = slots.get(IMPLIED)
+        if vals is None or len(slots) != 1 or self.s.cf_on:
+            return fact_key(f)
+        interned = self._interned
+        out = []
+        for v in vals:
+            tv = (type(v), v)
+            k = interned.get(tv)
+            if k is None:
+                k = interned[tv] = vkey(v)
+            out.append(k)
+        return (f.template, tuple(out))
+
+    def _conclude(self, r: Ret, b: dict, pf: tuple) -> list:
+        s = self.s
+        br = r.br
+        try:
+            if br.name in s._rhs_bound:
+                b = s._run_actions(br, b)
+            facts = [s._instantiate_head(h, b) for h in r.heads]
+        except EvaluationError as exc:
+            self.warnings.append(f"rule {br.name}: {exc}")
+            return []
+        cf = None
+        if s.cf_on:
+            premise_cf = cfm.conjunction([p.certainty for p in pf if p.certainty is not None])
+            if premise_cf <= s.config.cf_threshold:
+                return []
+            cf = cfm.rule_conclusion(br.certainty, premise_cf)
+        shown = None
+        out: list = []
+        t = r.table
+        for f in facts:
+            if t is not None:
+                if t.dead or not s._key_matches(r.key, f):
+                    continue
+                fk = self._tkey(f)
+                if not s.cf_on and fk in t.by_key:
+                    continue
+                if s.cf_on and mentions(pf, fk):
+                    continue  # a derivation through itself is not new evidence
+            if shown is None:
+                shown = {k: v for k, v in b.items() if not isinstance(v, Fact)} if br.name in s._addressed else b
+            if self.proofs:
+                proof = Proof("rule", f, rule=br.name, bindings=shown, premises=pf, certainty=cf)  # type: ignore[arg-type]
+            else:  # the caller wants no proofs: keep the conclusion only (a large query's memory)
+                proof = Proof("rule", f, rule=br.name, certainty=cf)
+            if t is not None:
+                sig = (
+                    (br.name, tuple(fact_key(p.fact) if p.fact is not None else (p.kind, p.detail) for p in pf))
+                    if s.cf_on
+                    else ()
+                )
+                self._add(t, f, proof, cf, sig, fk)
+                continue
+            p = r.p
+            try:
+                for b2 in match_list(p, f, r.b, s.ev, s._multislots.get(f.template), s.plans):
+                    if p.address:
+                        b2 = {**b2, p.address: f}
+                    out.append((r.nxt, b2, r.pf + (proof,), r.ctx))
+            except EvaluationError as exc:
+                self.warnings.append(f"{ce_text(p)}: {exc}")
+        return out

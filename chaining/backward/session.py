@@ -1,0 +1,437 @@
+"""A consultation over one knowledge base: base facts, the askable-answer cache, the provider, `prove`.
+
+The proof engine is `engine.Query` (iterative SLD resolution, SLG tabling for recursive
+relations); this module prepares what it reads (indexed base facts, rules by concluded
+relation, which relations are tabled) and turns what it finds into `Answer`s.
+
+Certainty factors (when the knowledge base uses them): a given fact has 1.0 (or its
+deffacts' `;@cf`), an answer its provider's certainty, a rule's conclusion rule_cf x min of
+its premises (premises at or below `cf_threshold` do not conclude, as in EMYCIN), an `(or ...)`
+premise the max of its branches, and distinct derivations of one fact combine with
+`certainty.combine`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from rules import KnowledgeBase, ast
+from rules.facts import IMPLIED, Fact, String
+
+from . import certainty as cfm
+from .askable import AskBroker, Provider, answered_fact, question_for
+from .calls import CallsMixin, from_vkey
+from .check import unknown_in_goal
+from .engine import Ctx, Oracle, Query, chain_text
+from .errors import BackwardError, NotStratifiedError, ProofTimeout
+from .evaluator import ClipsEvaluator
+from .goals import parse_goal
+from .index import FactIndex
+from .matcher import compile_pattern
+from .proof import Proof
+from .results import Answer, ProofResult, ProverConfig
+from .rulebase import BackwardRule, Head, analyse, premise_relations
+from .terms import fact_key, fact_text, normalise_fact, same, vkey
+from .text import goal_variables
+
+
+class Session(CallsMixin):
+    """A consultation over one knowledge base: base facts, askable-answer cache, the provider.
+
+    Args:
+        kb: a validated knowledge base (`rules.load_knowledge_base`).
+        facts: working-memory facts (Fact or JSON dicts); deffacts facts are added by CLIPS's reset.
+        provider: answers askable facts (PersonProvider, ModelProvider, ScriptedProvider) or None.
+        config: limits (ProverConfig).
+        functions: Python functions callable from the rules (registered with CLIPS by name).
+        use_rules: False to match against the given facts only (used for forward WHY NOT).
+
+    Raises:
+        EvaluationError: a given fact does not fit its template.
+    """
+
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        *,
+        facts: Iterable[Fact | Mapping] = (),
+        provider: Provider | None = None,
+        config: ProverConfig | None = None,
+        functions: Mapping[str, Callable] | None = None,
+        use_rules: bool = True,
+        include_deffacts: bool = True,
+        keep_ids: bool = False,
+    ):
+        from chaining.forward.base import as_facts  # the shared normaliser of facts given as data
+
+        self.kb = kb
+        self.config = config or ProverConfig()
+        self.cf_on = kb.certainty_factors
+        self.ev = ClipsEvaluator(kb, functions)
+        self.broker = AskBroker(kb, provider)
+        self._multislots = {name: {s for s, d in t.slots.items() if d.multislot} for name, t in kb.templates.items()}
+        self.index = FactIndex()
+        self.plans: dict = {}  # compiled matching plans of patterns (matcher.compile_pattern)
+        given = [self._normalise(f) for f in as_facts(list(facts))]
+        deffacts_cf = self._deffacts_certainty()
+        loaded = self.ev.base_facts(given, include_deffacts)
+        wm = [i for i, (_, source) in enumerate(loaded) if source == "working-memory"]
+        if keep_ids and len(wm) == len(given):  # keep the caller's ids (e.g. a forward run's fact ids)
+            for i, g in zip(wm, given):
+                loaded[i] = (Fact(loaded[i][0].template, loaded[i][0].slots, g.id), "working-memory")
+        for f, source in loaded:
+            if source == "deffacts" and not include_deffacts:
+                continue
+            cf = (deffacts_cf.get(fact_key(f), 1.0) if source == "deffacts" else 1.0) if self.cf_on else None
+            self.index.add(f, source, cf)
+        by_rel, self.usable, self.skipped = analyse(kb) if use_rules else ({}, [], [])
+        self.rules_for: dict[str, list[tuple[BackwardRule, list[Head]]]] = {}
+        for rel, pairs in by_rel.items():
+            grouped: list[tuple[BackwardRule, list[Head]]] = []
+            for br, h in pairs:
+                if grouped and grouped[-1][0] is br:
+                    grouped[-1][1].append(h)
+                else:
+                    grouped.append((br, [h]))
+            self.rules_for[rel] = grouped
+        self._rhs_bound = {
+            br.name: {
+                str(a.args[0].value)
+                for a in br.actions
+                if a.head == "bind" and a.args and isinstance(a.args[0], ast.Atom)
+            }
+            for br in self.usable
+            if any(a.head == "bind" for a in br.actions)
+        }
+        self._addressed = {br.name for br in self.usable if _has_address(br.rule.lhs)}
+        self._defaults: dict = {}
+        self.tabled = self._tabled_relations()
+
+    def _tabled_relations(self) -> set[str]:
+        """Relations evaluated with tables: those on a cycle of the rule graph (a relation's rules
+        use, perhaps through others, the relation itself); with certainty factors every derived one."""
+        import networkx as nx
+
+        if self.cf_on:
+            return set(self.rules_for)
+        g = nx.DiGraph()
+        for rel, pairs in self.rules_for.items():
+            g.add_node(rel)
+            for br, _ in pairs:
+                for used in premise_relations(br.rule.lhs):
+                    g.add_edge(rel, used)
+        out: set[str] = set()
+        for comp in nx.strongly_connected_components(g):
+            if len(comp) > 1 or any(g.has_edge(r, r) for r in comp):
+                out |= comp
+        return out
+
+    def _normalise(self, f: Fact) -> Fact:
+        """JSON strings: a symbol when one token and the slot takes symbols, else a string (as `kb run`)."""
+        f = normalise_fact(f)
+        t = self.kb.templates.get(f.template)
+        if t is None or f.is_ordered:
+            return f
+        slots = dict(f.slots)
+        for name, v in f.slots.items():
+            sd = t.slots.get(name)
+            if sd is not None and sd.types and not ({"SYMBOL", "LEXEME"} & set(sd.types)) and "STRING" in sd.types:
+                slots[name] = (
+                    tuple(String(x) if isinstance(x, str) else x for x in v)
+                    if isinstance(v, tuple)
+                    else (String(v) if isinstance(v, str) else v)
+                )
+        return Fact(f.template, slots, f.id)
+
+    def _deffacts_certainty(self) -> dict[tuple, float]:
+        out: dict[tuple, float] = {}
+        if not self.kb.facts_certainty:
+            return out
+        for name, cf in self.kb.facts_certainty.items():
+            d = self.kb.facts[name]
+            for call in d.facts:
+                try:
+                    f = self._instantiate_call(call, {})
+                except BackwardError:
+                    continue
+                out[fact_key(f)] = cf
+        return out
+
+    @property
+    def base(self) -> dict[str, list[tuple[Fact, str, float | None]]]:
+        """Base facts by relation: (fact, source, certainty)."""
+        return {rel: [(bf.fact, bf.source, bf.cf) for bf in facts] for rel, facts in self.index.by_relation.items()}
+
+    @property
+    def given_facts(self) -> list[Fact]:
+        return [bf.fact for facts in self.index.by_relation.values() for bf in facts]
+
+    # ---- public entry points ----------------------------------------------------------------
+
+    async def prove(
+        self,
+        goal: str,
+        *,
+        limit: int | None = None,
+        on_answer: Callable[[Answer], Any] | None = None,
+        keep: bool = True,
+        proofs: bool = True,
+    ) -> ProofResult:
+        """Prove `goal` (CLIPS pattern text, one pattern or several as a conjunction).
+
+        Answers are found one at a time (the search stops after `limit`): `on_answer(answer)` is
+        called for each as soon as it is found (with certainty factors: at the end, once every
+        derivation is combined). A ground single-pattern goal has at most one answer.
+
+        Args:
+            goal: e.g. "(ancestor ?x otto)" or "(person (name ?n) (age ?a&:(> ?a 30)))".
+            limit: stop after this many answers (None: all answers).
+            on_answer: called with each Answer as it is found.
+            keep: False to keep no answers in the result (streaming many answers; `count` says how many).
+            proofs: False when no HOW is wanted: a rule's conclusion then keeps neither its premises
+                nor its bindings (each answer's `proof` is its last step only), saving memory.
+
+        Returns:
+            ProofResult with answers (bindings of the goal's variables, proofs).
+
+        Raises:
+            GoalSyntaxError, DepthLimitError, ProofTimeout, NotStratifiedError, AskError.
+        """
+        if limit is not None and limit < 1:
+            raise ValueError(f"limit must be >= 1 or None, got {limit}")
+        t0 = time.perf_counter()
+        ces = parse_goal(goal, self.kb)
+        unknown = unknown_in_goal(self.kb, ces, self.index.by_relation)  # reported in warnings (no answers)
+        deadline = None if self.config.timeout is None else time.monotonic() + self.config.timeout
+        asked_before = len(self.broker.asked)
+        self.ev.deadline = None if self.config.timeout is None else time.perf_counter() + self.config.timeout
+        single = len(ces) == 1 and isinstance(ces[0], ast.Pattern) and not ces[0].address
+        exhaust_after = False
+        if single and not self.cf_on and self._is_ground(self._call_key(ces[0], {})):
+            limit = 1  # a ground goal has one answer at most: stop at it
+            exhaust_after = True
+        simple = single and compile_pattern(ces[0], self._multislots.get(ces[0].template), self.plans) is not None
+        c = _Collector(goal, goal_variables(ces), single, simple, limit, on_answer, keep, self.cf_on)
+        c.proofs = proofs
+        warnings: list[str] = [f"unknown relation: {u}" for u in unknown]
+        tables = 0
+        try:
+            with _relaxed_gc():
+                try:
+                    q = Query(self, deadline)
+                    stopped = await self._drain(q, ces, goal, c)
+                    warnings, tables = warnings + q.warnings, q.n_tables
+                except NotStratifiedError:
+                    # negation through recursion: answer under the well-founded semantics (wfs)
+                    from .wfs import well_founded
+
+                    k_index, u_index = await well_founded(self, deadline)
+                    stopped = False
+                    for oracle_index, truth in ((u_index, "true"), (k_index, "undefined")):
+                        q = Query(self, deadline, Oracle(False, oracle_index))
+                        c.truth = truth
+                        stopped = await self._drain(q, ces, goal, c)
+                        warnings += q.warnings
+                        tables += q.n_tables
+                        if stopped:
+                            break
+        except ProofTimeout as exc:
+            if str(exc).startswith(f"proof ran past {self.config.timeout} s"):
+                raise
+            chain = [x.text for x in q.ctx.chain()] if q.ctx is not None else [goal]
+            raise ProofTimeout(
+                f"proof ran past {self.config.timeout} s while proving {chain[-1]}; "
+                f"goal chain: {chain_text(chain)}; CLIPS was evaluating {exc.goal}",
+                chain[-1],
+            ) from None
+        answers, count = c.answers, c.count
+        complete = not stopped or exhaust_after
+        if self.cf_on:
+            for a in answers:  # certainties may have grown after the answer was first found
+                a.certainty = a.proof.certainty
+            if limit is not None and len(answers) > limit:
+                answers, complete = answers[:limit], False
+            if on_answer is not None:
+                for a in answers:
+                    on_answer(a)
+            if not keep:
+                answers = []
+        asked = self.broker.asked[asked_before:]
+        return ProofResult(
+            goal,
+            answers,
+            complete,
+            list(self.skipped),
+            [{**qq.to_dict(), "answer": aa.text, "certainty": aa.certainty, "source": aa.source} for qq, aa in asked],
+            warnings,
+            time.perf_counter() - t0,
+            tables,
+            count,
+        )
+
+    async def _drain(self, q: Query, ces: list[ast.CE], goal: str, c: _Collector) -> bool:
+        """Run query `q` for `ces`, handing each answer to `c`; True when stopped at the limit."""
+        q.start(ces, goal)
+        q.sink = c.add  # each answer as it is found; True (the limit) stops the query
+        q.proofs = c.proofs
+        try:
+            done = await q.run(None)
+        finally:
+            q.release()
+        return not done
+
+    def prove_sync(self, goal: str, *, limit: int | None = None, **kw: Any) -> ProofResult:
+        """`prove` for callers without an event loop (runs one with asyncio.run)."""
+        return asyncio.run(self.prove(goal, limit=limit, **kw))
+
+    async def solve(self, ces: list[ast.CE], b: dict, cap: int) -> list[tuple[dict, list[Proof]]]:
+        """Up to `cap` solutions (bindings, premise proofs) of the conditional elements `ces` under
+        bindings `b` (used by WHY NOT to try a rule's premises one at a time)."""
+        from .engine import TOP, Seq
+
+        q = Query(self, None if self.config.timeout is None else time.monotonic() + self.config.timeout)
+        q.stack.append(iter([(Seq(list(ces), 0, TOP), dict(b), (), Ctx("premise", None, None, 0))]))
+        out: list[tuple[dict, list[Proof]]] = []
+        while len(out) < cap:
+            done = await q.run(1)
+            out.extend((bb, list(pf)) for bb, pf in q.out)
+            q.out.clear()
+            if done:
+                break
+        return out[:cap]
+
+    # ---- questions ----------------------------------------------------------------------------
+
+    def _askable_fact(self, spec, key: tuple, text: str, warnings: list[str]) -> Fact | None:
+        """The fact a call of an askable relation asks about, or None (not identified, or known)."""
+        rel = key[0]
+        if key[1] == "o":
+            if key[3] is None or any(k is None for k in key[2]):
+                warnings.append(f"cannot ask {text}: a yes/no question needs every field bound")
+                return None
+            fact = Fact(rel, {IMPLIED: tuple(from_vkey(k) for k in key[2])})
+        else:
+            bound = dict(key[2])
+            missing = [s for s in spec.key_slots if s not in bound]
+            if missing:
+                warnings.append(f"cannot ask {text}: slot(s) {', '.join(missing)} must be bound to ask it")
+                return None
+            fact = Fact(rel, {s: from_vkey(bound[s]) for s in spec.key_slots})
+        for bf in self.index.by_relation.get(rel, ()):
+            f = bf.fact
+            if spec.ask_slot is None and fact_key(f) == fact_key(fact):
+                return None
+            if spec.ask_slot is not None and all(
+                s in f.slots and same(f.slots[s], fact.slots[s]) for s in spec.key_slots
+            ):
+                return None  # already known from working memory
+        return fact
+
+    async def _ask_fact(self, fact: Fact, spec, ctx: Ctx, warnings: list[str]):
+        """Ask (once per session) about `fact`; returns (answered fact or None, its proof, certainty)."""
+        chain = ctx.chain()
+        if len(chain) > 1 and chain[0].rule is None and chain[1].text == chain[0].text:
+            chain = chain[1:]  # a one-pattern query: its goal is the first rule's goal
+        why = [c.text + (f" by rule {c.rule}" if c.rule else "") for c in chain] + [fact_text(fact)]
+        question = question_for(spec, fact, why)
+        if self.broker.provider is None and question.key not in self.broker.cache:
+            # No one to ask (e.g. over HTTP): the fact is unknown; say so instead of failing the proof.
+            warnings.append(f"not asked, no provider: {question.text} {question.fact_text}")
+            return None, None, None
+        answer = await self.broker.ask(question)
+        got = answered_fact(question, answer)
+        if got is None:
+            return None, None, None
+        cf = (answer.certainty if answer.certainty is not None else 1.0) if self.cf_on else None
+        proof = Proof("asked", got, answer.source, certainty=cf, detail=f"{question.text} -> {answer.text}")
+        return got, proof, cf
+
+
+class _Collector:
+    """The answers of one `prove`: de-duplicated, counted, streamed to `on_answer`, kept or not."""
+
+    def __init__(self, goal, goal_vars, single, simple, limit, on_answer, keep, cf_on):
+        self.goal, self.goal_vars, self.single, self.simple = goal, goal_vars, single, simple
+        self.limit, self.on_answer, self.keep, self.cf_on = limit, on_answer, keep, cf_on
+        self.answers: list[Answer] = []
+        self.seen: set[tuple] = set()
+        self.count = 0
+        self.truth = "true"
+        self.proofs = True
+
+    def add(self, b: dict, pf: tuple) -> bool:
+        """Record one solution; True when the limit is reached (never with certainty factors)."""
+        goal_vars = self.goal_vars
+        if self.single:
+            fact = pf[0].fact
+            bindings = {k: b[k] for k in goal_vars if k in b}
+            # a simple pattern's bindings are a function of the fact: the fact identifies the answer
+            bk = fact_key(fact) if self.simple else (fact_key(fact), _bindings_key(bindings))
+            a = Answer(bindings, pf[0], fact, pf[0].certainty, self.truth)
+        else:
+            bindings = {k: b[k] for k in goal_vars if k in b and not isinstance(b[k], Fact)}
+            bk = _bindings_key(bindings)
+            cf = cfm.conjunction([p.certainty for p in pf if p.certainty is not None]) if self.cf_on else None
+            proof = Proof("goal", premises=list(pf), detail=self.goal, certainty=cf)
+            a = Answer(bindings, proof, None, cf, self.truth)
+        if bk in self.seen:
+            return False
+        self.seen.add(bk)
+        self.count += 1
+        if self.cf_on:
+            self.answers.append(a)
+            return False
+        if self.keep:
+            self.answers.append(a)
+        if self.on_answer is not None:
+            self.on_answer(a)
+        return self.limit is not None and self.count >= self.limit
+
+
+_gc_users = 0
+_gc_lock = threading.Lock()
+_gc_saved: tuple[int, ...] = ()
+
+
+@contextlib.contextmanager
+def _relaxed_gc():
+    """Collect the youngest generation every 50,000 allocations instead of 700 while proofs run: a large
+    query allocates a few small objects per answer and CPython's cyclic collector otherwise took about
+    half of its time. Restored when the last running proof ends."""
+    global _gc_users, _gc_saved
+    with _gc_lock:  # proofs may run in worker threads (asyncio.to_thread) as well as in one event loop
+        if _gc_users == 0:
+            _gc_saved = gc.get_threshold()
+            gc.set_threshold(50_000, 20, 50)
+        _gc_users += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_users -= 1
+            if _gc_users == 0:
+                gc.set_threshold(*_gc_saved)
+
+
+def _bindings_key(bindings: dict) -> tuple:
+    return tuple((k, vkey(v)) for k, v in bindings.items())
+
+
+def _has_address(ces: list[ast.CE]) -> bool:
+    """Whether a rule's premises bind a fact address (`?f <- (...)`), which proofs leave out of bindings."""
+    work = list(ces)
+    while work:
+        ce = work.pop()
+        if isinstance(ce, ast.Pattern) and ce.address:
+            return True
+        if isinstance(ce, ast.Not):
+            work.append(ce.ce)
+        elif isinstance(ce, (ast.And, ast.Or, ast.Exists, ast.Forall, ast.Logical)):
+            work.extend(ce.ces)
+    return False

@@ -1,0 +1,195 @@
+"""`workbench bench backward`: the backward prover against SWI-Prolog (tabled) on the same programs.
+
+Cases (issue 18), generated into a temporary folder as a rule file and an equivalent Prolog file:
+    chain-right-N   a chain n0 -> ... -> n(N-1), `path` right-recursive, ground goal (path n0 nN-1)
+    chain-left-N    the same chain, `path` left-recursive, every answer of (path n0 ?y)
+                    (N = 1,000 and 10,000)
+    cyclic-2000     reachability (right-recursive, as knowledge_bases/graph_reach.clp) over a
+                    strongly connected graph of 500 nodes and 2,000 edges (a ring plus 1,500
+                    random chords, seed 7); every answer of (reach n0 ?y)
+    cross-100000    (p ?x ?y) <= (a ?x) (b ?y) over 100 x 1,000 facts: 100,000 answers
+Each engine runs in its own process, whole-process wall time and peak resident memory measured
+(os.wait4's ru_maxrss): ours is `python -m cli.benchmarks.backward` (imports, parse, prove, count
+answers, nothing printed per answer, no proofs kept: what `kb ask --json` does without --proofs)
+and reports from inside its prove time and the time to its first answer; SWI-Prolog is `swipl`
+with `:- table path/2.` (or reach/2) counting answers with aggregate_all/3. A row for
+SWI-Prolog says "skipped" where `swipl` is not installed.
+
+Rows: {"case", "engine": "workbench"|"swipl", "answers", "wall_s", "peak_mb", "prove_s",
+       "first_answer_s", "load_s", "vs_swipl_wall", "vs_swipl_mem", "status"}
+Goals (issue 18): every case within 10x of SWI-Prolog's time and 4x of its memory; time linear in
+the chain length; first answer of the 100,000-answer query within 0.1 s of the proof's start.
+The load average (the machine may be shared) is in EXTRA, before and after.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+EXTRA: dict[str, Any] = {}
+TIMEOUT_S = 600.0
+
+
+# ---- programs --------------------------------------------------------------------------------
+
+
+def _chain(n: int, left: bool) -> tuple[str, str, str, str]:
+    edges = [(f"n{i}", f"n{i + 1}") for i in range(n - 1)]
+    clp = "(deffacts g\n" + "\n".join(f"  (edge {a} {b})" for a, b in edges) + ")\n"
+    clp += "(defrule p-edge (edge ?x ?y) => (assert (path ?x ?y)))\n"
+    pl = ":- table path/2.\n" + "".join(f"edge({a},{b}).\n" for a, b in edges)
+    pl += "path(X,Y) :- edge(X,Y).\n"
+    if left:
+        clp += "(defrule p-step (path ?x ?z) (edge ?z ?y) => (assert (path ?x ?y)))\n"
+        pl += "path(X,Y) :- path(X,Z), edge(Z,Y).\n"
+        return clp, pl, "(path n0 ?y)", "path(n0,_)"
+    clp += "(defrule p-step (edge ?x ?z) (path ?z ?y) => (assert (path ?x ?y)))\n"
+    pl += "path(X,Y) :- edge(X,Z), path(Z,Y).\n"
+    return clp, pl, f"(path n0 n{n - 1})", f"path(n0,n{n - 1})"
+
+
+def _cyclic(nodes: int, edges: int, seed: int = 7) -> tuple[str, str, str, str]:
+    rng = random.Random(seed)
+    es = {(i, (i + 1) % nodes) for i in range(nodes)}
+    while len(es) < edges:
+        a, b = rng.randrange(nodes), rng.randrange(nodes)
+        es.add((a, b))
+    es_sorted = sorted(es)
+    clp = "(deffacts g\n" + "\n".join(f"  (edge n{a} n{b})" for a, b in es_sorted) + ")\n"
+    clp += "(defrule reach-edge (edge ?x ?y) => (assert (reach ?x ?y)))\n"
+    clp += "(defrule reach-transitive (edge ?x ?z) (reach ?z ?y) => (assert (reach ?x ?y)))\n"
+    pl = ":- table reach/2.\n" + "".join(f"edge(n{a},n{b}).\n" for a, b in es_sorted)
+    pl += "reach(X,Y) :- edge(X,Y).\nreach(X,Y) :- edge(X,Z), reach(Z,Y).\n"
+    return clp, pl, "(reach n0 ?y)", "reach(n0,_)"
+
+
+def _cross(na: int, nb: int) -> tuple[str, str, str, str]:
+    clp = "(deffacts d\n" + "\n".join(f"  (a x{i})" for i in range(na))
+    clp += "\n" + "\n".join(f"  (b y{i})" for i in range(nb)) + ")\n"
+    clp += "(defrule p (a ?x) (b ?y) => (assert (p ?x ?y)))\n"
+    pl = "".join(f"a(x{i}).\n" for i in range(na)) + "".join(f"b(y{i}).\n" for i in range(nb))
+    pl += "p(X,Y) :- a(X), b(Y).\n"
+    return clp, pl, "(p ?x ?y)", "p(_,_)"
+
+
+def cases(quick: bool) -> list[tuple[str, tuple[str, str, str, str]]]:
+    sizes = [1000] if quick else [1000, 10000]
+    out = []
+    for n in sizes:
+        out.append((f"chain-right-{n}", _chain(n, left=False)))
+        out.append((f"chain-left-{n}", _chain(n, left=True)))
+    out.append(("cyclic-2000", _cyclic(500, 2000) if not quick else _cyclic(200, 400)))
+    out.append(("cross-100000", _cross(100, 1000) if not quick else _cross(100, 100)))
+    return out
+
+
+# ---- measuring -------------------------------------------------------------------------------
+
+
+def _measure(cmd: list[str], cwd: Path) -> tuple[float, float, int, str, str]:
+    """Run `cmd`; (wall seconds, peak RSS MB of that process, exit status, stdout, stderr)."""
+    t0 = time.perf_counter()
+    out_f = tempfile.TemporaryFile(dir=cwd)
+    err_f = tempfile.TemporaryFile(dir=cwd)
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=out_f, stderr=err_f)
+    deadline = t0 + TIMEOUT_S
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.perf_counter() > deadline:
+            proc.kill()
+            pid, status, usage = os.wait4(proc.pid, 0)
+            status = -9
+            break
+        time.sleep(0.002)
+    wall = time.perf_counter() - t0
+    proc.returncode = 0  # reaped by wait4
+    out_f.seek(0)
+    err_f.seek(0)
+    code = os.waitstatus_to_exitcode(status) if status != -9 else -9
+    return wall, usage.ru_maxrss / 1024.0, code, out_f.read().decode(), err_f.read().decode()
+
+
+def _ours(clp: Path, goal: str) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "cli.benchmarks.backward", str(clp), goal]
+    wall, peak, code, out, err = _measure(cmd, Path(__file__).resolve().parents[2])
+    row: dict[str, Any] = {"engine": "workbench", "wall_s": round(wall, 3), "peak_mb": round(peak, 1)}
+    if code != 0:
+        return {**row, "status": f"failed ({code}): {err.strip().splitlines()[-1] if err.strip() else ''}"}
+    doc = json.loads(out.strip().splitlines()[-1])
+    return {**row, **doc, "status": "ok"}
+
+
+def _swipl(pl: Path, goal: str) -> dict[str, Any]:
+    exe = shutil.which("swipl")
+    if exe is None:
+        return {"engine": "swipl", "status": "skipped (swipl not installed: apt-get install swi-prolog-nox)"}
+    main = f"main :- aggregate_all(count, {goal}, C), format('~w~n', [C])."
+    pl.write_text(pl.read_text() + main + "\n")
+    wall, peak, code, out, err = _measure([exe, "-q", "-g", "main", "-t", "halt", str(pl)], pl.parent)
+    row: dict[str, Any] = {"engine": "swipl", "wall_s": round(wall, 3), "peak_mb": round(peak, 1)}
+    if code != 0:
+        return {**row, "status": f"failed ({code}): {err.strip()[-200:]}"}
+    return {**row, "answers": int(out.strip().splitlines()[-1]), "status": "ok"}
+
+
+def run(quick: bool = False) -> list[dict[str, Any]]:
+    EXTRA["loadavg_before"] = os.getloadavg()
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="bench-backward-") as tmp:
+        folder = Path(tmp)
+        for name, (clp_text, pl_text, goal, pl_goal) in cases(quick):
+            clp, pl = folder / f"{name}.clp", folder / f"{name}.pl"
+            clp.write_text(clp_text)
+            pl.write_text(pl_text)
+            swi = _swipl(pl, pl_goal)
+            ours = _ours(clp, goal)
+            if swi.get("status") == "ok" and ours.get("status") == "ok":
+                ours["vs_swipl_wall"] = round(ours["wall_s"] / swi["wall_s"], 2)
+                ours["vs_swipl_mem"] = round(ours["peak_mb"] / swi["peak_mb"], 2)
+                if ours.get("answers") != swi.get("answers"):
+                    ours["status"] = f"answers differ: {ours.get('answers')} vs swipl {swi.get('answers')}"
+            rows.append({"case": name, **ours})
+            rows.append({"case": name, **swi})
+    EXTRA["loadavg_after"] = os.getloadavg()
+    return rows
+
+
+def _child(clp: str, goal: str) -> None:
+    """One measured run of our prover: load, prove (answers counted, not kept), print one JSON line."""
+    t0 = time.perf_counter()
+    import rules
+    from chaining.backward import ProverConfig, Session
+
+    kb = rules.load_knowledge_base(clp)
+    session = Session(kb, config=ProverConfig(timeout=TIMEOUT_S))
+    t1 = time.perf_counter()
+    first: list[float] = []
+
+    def on_answer(_a) -> None:
+        if not first:
+            first.append(time.perf_counter() - t1)
+
+    result = session.prove_sync(goal, on_answer=on_answer, keep=False, proofs=False)  # as `kb ask --json`
+    t2 = time.perf_counter()
+    doc = {
+        "answers": result.count,
+        "load_s": round(t1 - t0, 3),
+        "prove_s": round(t2 - t1, 3),
+        "first_answer_s": round(first[0], 4) if first else None,
+    }
+    print(json.dumps(doc))
+
+
+if __name__ == "__main__":
+    _child(sys.argv[1], sys.argv[2])

@@ -1,0 +1,267 @@
+"""`workbench serve --model DIR` (the real CLI in a subprocess, real uvicorn) over tiny random-initialised
+folders written by transformers in this test: GPT-2 (vocab.json + merges.txt), Llama (a SentencePiece
+tokenizer.model), Mistral and Qwen2 (tokenizer.json). Greedy text over HTTP equals transformers'
+`generate` on the same folder (the oracle), on /v1 (the openai client) and /v2 (Triton's generate
+extension). Also `workbench model add DIR` and its repository layout."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+import torch
+from api_live import ROOT, free_port
+
+TEXT = (
+    "To be, or not to be, that is the question: whether 'tis nobler in the mind to suffer "
+    "the slings and arrows of outrageous fortune, or to take arms against a sea of troubles. "
+    "Café, naïve, façade, 日本語. "
+) * 8
+PROMPTS = ["To be, or not", "the slings and", "Café"]
+MAX_NEW = 12
+
+
+def _bpe(vocab_size: int = 300):
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=["<|endoftext|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator([TEXT], trainer=trainer)
+    return tok
+
+
+def _sentencepiece(folder: Path) -> int:
+    import sentencepiece as spm
+
+    corpus = folder / "corpus.txt"
+    corpus.write_text(TEXT.replace(". ", ".\n"))
+    spm.SentencePieceTrainer.train(
+        input=str(corpus),
+        model_prefix=str(folder / "tokenizer"),
+        vocab_size=200,
+        model_type="bpe",
+        byte_fallback=False,  # random weights would emit lone byte tokens: invalid UTF-8 has no one right text
+        character_coverage=1.0,
+        unk_id=0,
+        bos_id=1,
+        eos_id=2,
+        pad_id=-1,
+        minloglevel=2,
+    )
+    corpus.unlink()
+    (folder / "tokenizer.vocab").unlink()
+    (folder / "tokenizer_config.json").write_text(
+        json.dumps(
+            {
+                "tokenizer_class": "LlamaTokenizer",
+                "bos_token": "<s>",
+                "eos_token": "</s>",
+                "unk_token": "<unk>",
+                "add_bos_token": False,
+            }
+        )
+    )
+    return 200
+
+
+def _write(kind: str, root: Path) -> Path:
+    from transformers import (
+        GPT2Config,
+        GPT2LMHeadModel,
+        LlamaConfig,
+        LlamaForCausalLM,
+        MistralConfig,
+        MistralForCausalLM,
+        Qwen2Config,
+        Qwen2ForCausalLM,
+    )
+
+    folder = root / f"tiny-{kind}"
+    folder.mkdir()
+    torch.manual_seed(7)
+    common = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4)
+    common.update(num_key_value_heads=2, max_position_embeddings=256, initializer_range=0.2)
+    if kind == "llama":
+        vocab = _sentencepiece(folder)
+        model = LlamaForCausalLM(LlamaConfig(vocab_size=vocab, eos_token_id=2, bos_token_id=1, **common))
+    else:
+        tok = _bpe()
+        vocab = tok.get_vocab_size()
+        if kind == "gpt2":  # the slow-format files: vocab.json + merges.txt
+            tok.model.save(str(folder))
+            (folder / "tokenizer_config.json").write_text(
+                json.dumps({"tokenizer_class": "GPT2Tokenizer", "eos_token": "<|endoftext|>"})
+            )
+            cfg = GPT2Config(
+                vocab_size=vocab, n_embd=64, n_layer=2, n_head=4, n_positions=256, eos_token_id=0, bos_token_id=0
+            )
+            model = GPT2LMHeadModel(cfg)
+        else:
+            tok.save(str(folder / "tokenizer.json"))
+            (folder / "tokenizer_config.json").write_text(json.dumps({"eos_token": "<|endoftext|>"}))
+            if kind == "mistral":
+                model = MistralForCausalLM(
+                    MistralConfig(vocab_size=vocab, eos_token_id=0, sliding_window=None, **common)
+                )
+            else:
+                model = Qwen2ForCausalLM(Qwen2Config(vocab_size=vocab, eos_token_id=0, **common))
+                with torch.no_grad():  # random q/k/v biases (HF initialises them to zero)
+                    for layer in model.model.layers:
+                        for proj in (layer.self_attn.q_proj, layer.self_attn.k_proj, layer.self_attn.v_proj):
+                            proj.bias.normal_(0, 0.2)
+    model.eval().save_pretrained(folder)
+    return folder
+
+
+def _oracle(folder: Path) -> list[str]:
+    """transformers' greedy continuation of each prompt; `min_new_tokens` masks EOS (a fixed length to
+    compare), as the server's `min_tokens` does."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
+    out = []
+    for p in PROMPTS:
+        ids = torch.tensor([tok(p, add_special_tokens=False).input_ids])
+        with torch.no_grad():
+            gen = model.generate(
+                ids,
+                attention_mask=torch.ones_like(ids),
+                do_sample=False,
+                max_new_tokens=MAX_NEW,
+                min_new_tokens=MAX_NEW,
+                pad_token_id=0,
+            )
+        out.append(tok.decode(gen[0, ids.shape[1] :], skip_special_tokens=True))
+    return out
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hf")
+    return {kind: _write(kind, root) for kind in ("gpt2", "llama", "mistral", "qwen2")}
+
+
+@pytest.fixture(scope="module")
+def server(folders, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("serve")
+    port = free_port()
+    env = dict(
+        os.environ,
+        WORKBENCH_DATABASE_URL=f"sqlite:///{tmp / 'runs.sqlite3'}",
+        HF_HUB_OFFLINE="1",
+        TOKENIZERS_PARALLELISM="false",
+        OMP_NUM_THREADS="1",
+    )
+    args = [sys.executable, "-m", "cli", "serve", "--port", str(port), "--log-level", "warning"]
+    for kind in ("gpt2", "llama", "mistral", "qwen2"):
+        args += ["--model", str(folders[kind])]
+    args += ["--model-name", "gpt2-small"]  # names the first folder; the others default to folder names
+    log = open(tmp / "server.log", "w")
+    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 180
+    try:
+        while True:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("server did not become ready:\n" + (tmp / "server.log").read_text()[-3000:])
+            try:
+                if httpx.get(url + "/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(30)
+        log.close()
+
+
+NAMES = {"gpt2": "gpt2-small", "llama": "tiny-llama", "mistral": "tiny-mistral", "qwen2": "tiny-qwen2"}
+
+
+def test_models_are_listed_under_their_names(server):
+    ids = sorted(m["id"] for m in httpx.get(server + "/v1/models").json()["data"])
+    assert ids == sorted(NAMES.values())
+
+
+@pytest.mark.parametrize("kind", ["gpt2", "llama", "mistral", "qwen2"])
+def test_greedy_text_over_http_equals_transformers(server, folders, kind):
+    want = _oracle(folders[kind])
+    client = openai.OpenAI(base_url=server + "/v1", api_key="x", max_retries=0, timeout=60)
+    name = NAMES[kind]
+    for prompt, text in zip(PROMPTS, want):
+        r = client.completions.create(
+            model=name, prompt=prompt, max_tokens=MAX_NEW, temperature=0, extra_body={"min_tokens": MAX_NEW}
+        )
+        assert r.choices[0].text == text, (kind, prompt)
+        assert r.usage.completion_tokens == MAX_NEW
+    body = {"text_input": PROMPTS[0], "parameters": {"max_tokens": MAX_NEW, "temperature": 0, "min_tokens": MAX_NEW}}
+    v2 = httpx.post(f"{server}/v2/models/{name}/generate", json=body, timeout=60)
+    assert v2.status_code == 200, v2.text
+    assert v2.json()["text_output"] == want[0] and v2.json()["model_name"] == name
+    with httpx.stream("POST", f"{server}/v2/models/{name}/generate_stream", json=body, timeout=60) as r:
+        events = [json.loads(line[6:]) for line in r.iter_lines() if line.startswith("data: ")]
+    assert "".join(e["text_output"] for e in events) == want[0] and events[-1]["finish_reason"] == "length"
+
+
+def test_v2_generate_refuses_unknown_parameters_and_models(server):
+    r = httpx.post(f"{server}/v2/models/tiny-qwen2/generate", json={"text_input": "x", "parameters": {"beam": 2}})
+    assert r.status_code in (400, 422) and "beam" in r.json()["error"]
+    r = httpx.post(f"{server}/v2/models/nope/generate", json={"text_input": "x"})
+    assert r.status_code == 404 and "nope" in r.json()["error"]
+
+
+def test_serve_refuses_bad_folders(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "falcon", "architectures": ["FalconForCausalLM"]}))
+    for args, msg in (
+        (["--model", str(tmp_path / "missing")], "no config.json"),
+        (["--model", str(tmp_path)], "falcon"),
+        (["--model", str(tmp_path), "--model-name", "a", "--model-name", "b"], "--model-name"),
+    ):
+        r = subprocess.run(
+            [sys.executable, "-m", "cli", "serve", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+        )
+        assert r.returncode == 2 and msg in r.stderr, r.stderr
+
+
+def test_model_add_writes_a_triton_style_repository(folders, tmp_path):
+    repo = tmp_path / "models"
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    for _ in range(2):
+        r = subprocess.run(
+            [sys.executable, "-m", "cli", "model", "add", str(folders["qwen2"]), "--repository", str(repo)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
+        assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in (repo / "tiny-qwen2").iterdir()) == ["1", "2", "config.yaml"]
+    assert (repo / "tiny-qwen2" / "2" / "model.safetensors").is_file()
+    from workbench.pipeline.catalog import ModelCatalog
+
+    catalog = ModelCatalog(repo / "catalog.yaml", builtin_minilm=False)
+    spec = catalog.specs()["tiny-qwen2"]
+    assert spec.task == "causal-lm" and spec.path == repo / "tiny-qwen2" / "2"
+    entry = catalog.get("tiny-qwen2")
+    try:
+        assert entry.backend.engine.spec.model_type == "qwen2"
+    finally:
+        catalog.close()

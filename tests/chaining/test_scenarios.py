@@ -1,0 +1,101 @@
+"""`workbench kb test`: scenario files run against real CLIPS (forward) and the prover (answers)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from chaining.scenarios import ScenarioFile, ScenarioFileError, run_scenarios
+from cli.app import app
+
+KB = Path(__file__).resolve().parents[2] / "knowledge_bases"
+
+
+@pytest.fixture()
+def work(tmp_path: Path) -> Path:
+    shutil.copy(KB / "animals.clp", tmp_path / "animals.clp")
+    return tmp_path
+
+
+def _write(work: Path, text: str) -> Path:
+    path = work / "s.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_the_shipped_scenarios_pass():
+    r = CliRunner().invoke(app, ["kb", "test", str(KB / "animals.test.yaml"), "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["passed"] == 2 and doc["failed"] == 0
+
+
+FAILING = """knowledge_base: animals.clp
+scenarios:
+  - name: wrong animal
+    facts: [{template: observation, slots: {attribute: feathers, value: "yes"}}]
+    expect:
+      facts: [{template: class, slots: {name: mammal}}]
+      not_facts: [{template: class, slots: {name: bird}}]
+      fired: [carnivore-by-diet]
+      output: "identified: penguin"
+      answers: {goal: "(class (name ?c))", bindings: [{c: fish}]}
+  - name: right animal
+    facts: [{template: observation, slots: {attribute: feathers, value: "yes"}}]
+    expect:
+      facts: [{template: class}]
+"""
+
+
+def test_failures_show_expected_and_actual(work):
+    results = run_scenarios(ScenarioFile.read(_write(work, FAILING)))
+    wrong, right = results
+    assert right.passed and not wrong.passed
+    by_check = {f.check: f for f in wrong.failures}
+    assert set(by_check) == {"facts", "not_facts", "fired", "output", "answers"}
+    assert by_check["facts"].expected == "(class (name mammal))"
+    assert by_check["facts"].actual == "(class (name bird))"  # the facts of that template that were there
+    assert by_check["not_facts"].actual == "(class (name bird))"
+    assert by_check["fired"].actual == "bird-by-feathers, report-unknown"  # every rule that fired, in order
+    assert by_check["answers"].expected == "{?c=fish}" and by_check["answers"].actual == "{?c=bird}"
+
+
+def test_cli_exit_codes(work):
+    runner = CliRunner()
+    failing = runner.invoke(app, ["kb", "test", str(_write(work, FAILING))])
+    assert failing.exit_code == 1 and "1 passed, 1 failed" in failing.output and "FAIL" in failing.output
+    bad = work / "bad.yaml"
+    bad.write_text("knowledge_base: animals.clp\nscenarios:\n  - name: x\n    expect: {fird: [a]}\n")
+    malformed = runner.invoke(app, ["kb", "test", str(bad)])
+    assert malformed.exit_code == 2
+    assert "scenarios[0].expect: unknown check 'fird'" in malformed.output
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("knowledge_base: a.clp\nscenarios: []\n", "scenarios: expected a non-empty list"),
+        ("scenarios: [{name: x, expect: {fired: [r]}}]\n", "knowledge_base: expected a file name"),
+        ("knowledge_base: a.clp\nscenarios: [{name: x, expect: {facts: [{slots: {}}]}}]\n", "expect.facts[0]"),
+        ("knowledge_base: a.clp\nscenarios: [{name: x, facts: [{template: 1}], expect: {fired: []}}]\n", "facts"),
+        ("knowledge_base: a.clp\nscenarios:\n  - {name: x, expect: {fired: []}\n", "s.yaml:4:1: invalid YAML"),
+        (
+            "knowledge_base: a.clp\nscenarios: [{name: x, expect: {output: o}}, {name: x, expect: {output: o}}]\n",
+            "the name 'x' is used twice",
+        ),
+    ],
+)
+def test_malformed_files_are_located(work, text, message):
+    with pytest.raises(ScenarioFileError, match=None) as err:
+        ScenarioFile.read(_write(work, text))
+    assert message in str(err.value)
+
+
+def test_a_knowledge_base_that_does_not_load_exits_1(work):
+    (work / "animals.clp").write_text("(defrule broken (a) => (assert (b))")
+    r = CliRunner().invoke(app, ["kb", "test", str(_write(work, FAILING))])
+    assert r.exit_code == 1 and "animals.clp:1:" in r.output

@@ -1,0 +1,72 @@
+"""One typed fact identity (rules.facts.fact_key) for the pipeline and the backward chainer: the
+symbol `a` and the string "a" are different facts, as they are to CLIPS, so a post-process rule that
+turns one into the other is reported as an override, while a value CLIPS merely types (a plain
+JSON string landing in a STRING slot) is not."""
+
+from __future__ import annotations
+
+import asyncio
+
+from chaining.backward import terms
+from rules.facts import Fact, String, Symbol, fact_key, typed_value, value_key
+from workbench import Pipeline, Workbench
+
+RELABEL = """
+(deftemplate label (slot value) (slot note (type STRING)))
+(defrule to-string
+  ?f <- (label (value ?v&:(symbolp ?v)))
+  =>
+  (modify ?f (value (str-cat ?v))))
+"""
+
+KEEP = """
+(deftemplate label (slot value) (slot note (type STRING)))
+(defrule nothing (label (value zzz)) => (printout t "never" crlf))
+"""
+
+
+def _overrides(tmp_path, kb_text: str, inputs: dict) -> list[dict]:
+    kb = tmp_path / "kb"
+    kb.mkdir(exist_ok=True)
+    (kb / "fix.clp").write_text(kb_text)
+    p = Pipeline("relabel")
+    p.add_node(
+        "req",
+        "input",
+        schema={"type": "object", "properties": {"v": {"type": "string"}, "note": {"type": "string"}}},
+        facts=[{"template": "label", "slots": {"value": "input.v", "note": "input.note"}}],
+    )
+    p.add_node("fix", "postprocess", knowledge_base="fix")
+    p.add_node("out", "output", fields={"value": "label.value"})
+    p.chain("req", "fix", "out")
+    with Workbench(knowledge_base_dir=kb, pipeline_dir=tmp_path / "p", model_catalog=tmp_path / "none.yaml") as wb:
+        assert wb.validate(p) == []
+        r = asyncio.run(wb.run(p, inputs, explain=True))
+        assert r.ok, r.error
+        return r.explanation["overrides"]
+
+
+def test_a_rule_turning_a_symbol_into_a_string_is_an_override(tmp_path):
+    overrides = _overrides(tmp_path, RELABEL, {"v": "a", "note": "n"})
+    assert overrides == [
+        {"node": "fix", "removed": ['(label (value a) (note "n"))'], "added": ['(label (value "a") (note "n"))']}
+    ]
+
+
+def test_values_clips_only_types_are_not_overrides(tmp_path):
+    # "n" is a symbol token but the note slot takes only strings; "Rex the dog" is no symbol token
+    assert _overrides(tmp_path, KEEP, {"v": "Rex the dog", "note": "n"}) == []
+    assert _overrides(tmp_path, KEEP, {"v": "rex", "note": "a note"}) == []
+
+
+def test_one_typed_identity_for_pipeline_and_backward_chainer():
+    assert terms.fact_key is fact_key and terms.vkey is value_key
+    a_sym = Fact("label", {"value": Symbol("a")})
+    a_str = Fact("label", {"value": String("a")})
+    assert fact_key(a_sym) != fact_key(a_str)
+    assert fact_key(Fact("label", {"value": "a"})) == fact_key(a_sym)  # a plain str is typed as CLIPS would
+    assert fact_key(Fact("label", {"value": "a b"})) == fact_key(Fact("label", {"value": String("a b")}))
+    assert fact_key(Fact("label", {"value": "a"}), {"value"}) == fact_key(a_str)  # a STRING-only slot
+    assert fact_key(Fact("n", {"x": 1})) != fact_key(Fact("n", {"x": 1.0}))
+    assert typed_value("123") == String("123") and type(typed_value("123")) is String  # not a symbol token
+    assert terms.normalise_fact(Fact("label", {"value": "a b"})).slots["value"].__class__ is String

@@ -1,0 +1,362 @@
+"""`generate` nodes: a causal LM of the catalogue decodes on the generation engine (continuous
+batching over a paged KV cache), with rules as rails inside the decode.
+
+The prompt is a template over upstream values and facts (or chat `messages` rendered with the
+model's chat template). With `rails`, generated text is held back and released to the client
+only at check points (every N tokens, or at each sentence end, and at the finish): the rails
+knowledge base runs on `(completion (text <all shown so far + chunk>) (delta <chunk>) (tokens N)
+(finished TRUE|FALSE))` and its last `rail` fact decides: `allow` (or none), `redact`/`rewrite`
+(show its `text` instead of the chunk), `replace` (its `text` replaces everything shown so far)
+or `stop` (show its `text` instead of the chunk and end: the request is aborted, which frees the
+sequence's KV-cache blocks before the next engine step). The node's value is `{text,
+finish_reason, usage}`; `facts` map it to facts like a model node's outputs.
+
+Replay: a run records each check point's raw chunk and token count, so `runs replay` re-checks
+the recorded text with an edited rails knowledge base without calling the model; with
+`regenerate` it decodes again with the recorded seed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from ..context import FactScope, NodeState, OpenScope, RunContext
+from ..errors import NodeExecutionError
+from ..expressions import ExpressionError, compile_expression
+from ..spec import FACT_FUNCTIONS
+from ..spec_generate import SAMPLING_FIELDS, PromptTemplate, RailsSpec
+from .mapping import map_facts
+
+RAIL_ACTIONS = ("allow", "redact", "rewrite", "replace", "stop")
+_SENTENCE_END = re.compile(r"[.!?;:][\"')\]]*(?=\s)|\n")
+
+
+@dataclass(slots=True)
+class Step:
+    """What the decode produced since the previous step: new raw text, tokens generated so far."""
+
+    delta: str
+    tokens: int
+    finished: bool
+    finish_reason: str | None = None
+    prompt_tokens: int = 0
+    running: int | None = None  # sequences in the engine step that produced this one (batch size)
+
+
+async def run_generate(ctx: RunContext, state: NodeState, rt: Any) -> None:
+    node = state.node
+    recorded = (getattr(ctx, "recorded", None) or {}).get(node.id)
+    replayed = recorded is not None and not getattr(ctx, "regenerate", False)
+    fs = FactScope(ctx.incoming_facts(node.id))
+    scope = OpenScope({**fs.names(), **ctx.values_scope(node.id)})
+    funcs = fs.functions()
+    rails = RailsSpec.from_config(node.get("rails"))
+    checker = _Rails(ctx, node.id, rt, rails) if rails else None
+    rid = f"{ctx.pipeline.name}-{node.id}-{uuid.uuid4().hex[:12]}"
+    engine = None
+    if replayed:  # re-check the recorded text: the model is not loaded nor called
+        name, version, prompt, params = recorded["model"], recorded["version"], recorded.get("prompt"), {}
+        params["seed"] = recorded.get("seed")
+        source = _recorded_steps(recorded)
+    else:
+        entry = rt.catalog.get(node.get("model"))
+        engine = getattr(entry, "backend", None)
+        if getattr(entry, "task", None) != "causal-lm" or not hasattr(engine, "generate"):
+            raise NodeExecutionError(
+                node.id, node.type, f"model {entry.name!r} is not a causal language model (task {entry.task!r})"
+            )
+        name, version = entry.name, entry.version
+        prompt = _prompt(node, entry, scope, funcs)
+        params = _sampling(node, scope, funcs)
+        if recorded is not None and recorded.get("seed") is not None:
+            params["seed"] = recorded["seed"]  # regenerate: the recorded seed
+        source = _engine_steps(engine, prompt, params, rid, node)
+    ctx.model_versions[name] = version
+    t0 = time.perf_counter()
+    decode = _RailedDecode(checker, rails.every if rails else None)
+    timeout_s = node.get("timeout_s")
+    try:
+        async with asyncio.timeout(timeout_s):
+            async for chunk in decode.run(source):
+                listener = getattr(ctx, "listener", None)
+                if listener is not None and (chunk or decode.replaced):
+                    listener("text", node.id, {"text": decode.shown} if decode.replaced else {"delta": chunk})
+                if decode.stopped:
+                    if engine is not None:
+                        await engine.abort(rid)  # frees the sequence's KV-cache blocks now
+                    break
+    except TimeoutError:
+        raise NodeExecutionError(
+            node.id, node.type, f"timed out after {timeout_s} s ({decode.tokens} tokens generated)"
+        ) from None
+    finally:
+        await source.aclose()  # aborts an unfinished request: its KV blocks are freed
+    tpot = (
+        (decode.last_token_s - decode.ttft_s) / (decode.tokens - 1)
+        if decode.tokens > 1 and decode.ttft_s is not None and decode.last_token_s is not None and not replayed
+        else None
+    )
+    usage = {
+        "prompt_tokens": decode.prompt_tokens,
+        "completion_tokens": decode.tokens,
+        "total_tokens": decode.prompt_tokens + decode.tokens,
+    }
+    seconds = time.perf_counter() - t0
+    value = {"text": decode.shown, "finish_reason": decode.finish_reason, "usage": usage}
+    call = {
+        "model": name,
+        "version": version,
+        "ok": True,
+        "batch_size": max(decode.running) if decode.running else None,
+        "latency_s": seconds,
+        "prompt_tokens": usage["prompt_tokens"],
+        "completion_tokens": usage["completion_tokens"],
+        "finish_reason": decode.finish_reason,
+        "ttft_s": None if replayed else decode.ttft_s,
+        "tpot_s": tpot,
+        "replayed": replayed,
+    }
+    ctx.event("model_call", node.id, call)
+    mscope = {**ctx.values_scope(node.id), **value, "raw_text": decode.raw, "rails": decode.verdicts}
+    state.facts = map_facts(node.id, node.type, node.get("facts") or [], mscope, funcs)
+    state.value = value
+    state.record = {
+        "call": call,
+        "facts_out": [str(f) for f in state.facts],
+        "generation": {
+            "model": name,
+            "version": version,
+            "prompt": prompt if isinstance(prompt, str) else None,
+            "seed": params["seed"],
+            "sampling": (recorded or {}).get("sampling")
+            if replayed
+            else {k: v for k, v in params.items() if k != "seed"},
+            "rails": None if rails is None else {"knowledge_base": rails.knowledge_base, "every": rails.every},
+            "raw_text": decode.raw,
+            "text": decode.shown,
+            "finish_reason": decode.finish_reason,
+            "model_finish_reason": decode.model_finish_reason,
+            "usage": usage,
+            "checks": decode.checks,
+            "verdicts": decode.verdicts,
+            "replayed": replayed,
+            "ttft_s": call["ttft_s"],
+            "tpot_s": tpot,
+            "running": decode.running,
+        },
+    }
+
+
+# ---- inputs of the decode ---------------------------------------------------------------------------
+
+
+def _prompt(node: Any, entry: Any, scope: Any, funcs: Any) -> str:
+    try:
+        if node.get("prompt") is not None:
+            return PromptTemplate(node.get("prompt"), FACT_FUNCTIONS).render(scope, funcs)
+        messages = [
+            {"role": m["role"], "content": PromptTemplate(m["content"], FACT_FUNCTIONS).render(scope, funcs)}
+            for m in node.get("messages")
+        ]
+    except ExpressionError as exc:
+        fld = "prompt" if node.get("prompt") is not None else "messages"
+        raise NodeExecutionError(node.id, node.type, f"field {fld}: {exc}") from exc
+    from neural.generation.chat import ChatTemplateError, apply_chat_template
+
+    try:
+        return apply_chat_template(entry.source, messages)
+    except ChatTemplateError as exc:
+        raise NodeExecutionError(node.id, node.type, f"field messages: {exc}") from None
+
+
+def _sampling(node: Any, scope: Any, funcs: Any) -> dict[str, Any]:
+    """SamplingParams fields from the node (literals or expressions); a missing seed is drawn and recorded."""
+    out: dict[str, Any] = {}
+    for key, (typ, _) in SAMPLING_FIELDS.items():
+        v = node.get(key)
+        if isinstance(v, str):
+            try:
+                v = compile_expression(v, FACT_FUNCTIONS).evaluate(scope, funcs)
+            except ExpressionError as exc:
+                raise NodeExecutionError(node.id, node.type, f"field {key}: {exc}") from exc
+        if v is not None:
+            try:
+                out[key] = typ(v)
+            except (TypeError, ValueError):
+                raise NodeExecutionError(
+                    node.id, node.type, f"field {key}: expected {typ.__name__}, got {v!r}"
+                ) from None
+    stop = node.get("stop")
+    out["stop"] = [stop] if isinstance(stop, str) else list(stop or [])
+    out["ignore_eos"] = bool(node.get("ignore_eos", False))
+    out.setdefault("max_tokens", 256)
+    if out.get("seed") is None:
+        out["seed"] = random.getrandbits(63)  # recorded, so `runs replay --regenerate` reproduces the run
+    return out
+
+
+async def _engine_steps(engine: Any, prompt: str, params: dict[str, Any], rid: str, node: Any) -> AsyncIterator[Step]:
+    from neural.generation import SamplingParams
+
+    try:
+        sp = SamplingParams(**params)
+    except (TypeError, ValueError) as exc:
+        raise NodeExecutionError(node.id, node.type, str(exc).replace("SamplingParams.", "field ")) from None
+    stream = engine.generate(prompt, sp, rid)
+    try:
+        async for out in stream:
+            step = getattr(engine, "last_step", None)
+            running = step.num_running or 1 if step is not None and out.delta_token_ids else None
+            yield Step(
+                out.delta_text, len(out.token_ids), out.finished, out.finish_reason, out.num_prompt_tokens, running
+            )
+    except ValueError as exc:  # the engine refused the prompt (empty, longer than the context)
+        raise NodeExecutionError(node.id, node.type, f"model: {exc}") from None
+    finally:
+        await stream.aclose()  # aborts the request (frees its KV blocks) if it did not finish
+
+
+async def _recorded_steps(recorded: dict[str, Any]) -> AsyncIterator[Step]:
+    """The recorded check points again, as one step each (replay without the model)."""
+    checks = recorded.get("checks") or []
+    prompt_tokens = (recorded.get("usage") or {}).get("prompt_tokens", 0)
+    for i, c in enumerate(checks):
+        last = i == len(checks) - 1
+        yield Step(c["raw"], c["tokens"], last, recorded.get("model_finish_reason") if last else None, prompt_tokens)
+
+
+# ---- the rails inside the decode ------------------------------------------------------------------
+
+
+class _Rails:
+    """Runs the rails knowledge base on one `completion` fact; returns the last `rail` verdict."""
+
+    def __init__(self, ctx: RunContext, node_id: str, rt: Any, spec: RailsSpec) -> None:
+        self.ctx, self.node_id, self.spec = ctx, node_id, spec
+        kb = rt.library.load([spec.knowledge_base], ctx.base_dir)
+        ctx.kb_versions[kb.name] = kb.version
+        self.kb = kb
+        self.library = rt.library
+
+    def check(self, text: str, delta: str, tokens: int, finished: bool) -> dict[str, str] | None:
+        from rules.facts import Fact, String
+
+        fact = Fact(
+            "completion", {"text": String(text), "delta": String(delta), "tokens": tokens, "finished": finished}
+        )
+        try:
+            with self.library.lease(self.kb) as engine:  # the cached CLIPS engine of this KB version
+                result = engine.evaluate([fact])
+        except Exception as exc:
+            raise NodeExecutionError(self.node_id, "generate", f"rails {self.kb.name!r}: {exc}") from exc
+        for fr in result.firings:
+            self.ctx.event(
+                "rule_firing",
+                self.node_id,
+                {"knowledge_base": self.kb.name, "rule": fr.rule, "facts": list(fr.facts), "tokens": tokens},
+            )
+        rails = result.facts_of("rail")
+        if not rails:
+            return None
+        slots = rails[-1].slots
+        action = str(slots.get("action", "allow")).lower()
+        if action not in RAIL_ACTIONS:
+            raise NodeExecutionError(
+                self.node_id,
+                "generate",
+                f"rails {self.kb.name!r}: rail action {action!r}; expected one of {', '.join(RAIL_ACTIONS)}",
+            )
+        if action == "allow":
+            return None
+        text_slot = slots.get("text", "")
+        return {
+            "action": action,
+            "text": "" if text_slot in (None, "nil") else str(text_slot),
+            "reason": str(slots.get("reason", "")),
+        }
+
+
+class _RailedDecode:
+    """Holds generated text back until a check point, applies the rails' verdicts, yields what is shown."""
+
+    def __init__(self, rails: _Rails | None, every: int | str | None) -> None:
+        self.rails, self.every = rails, every
+        self.raw = ""  # model text handed to the rails so far
+        self.shown = ""  # what the client was given
+        self.pending = ""
+        self.tokens = self.prompt_tokens = 0
+        self.checked_tokens = 0
+        self.finish_reason: str | None = None
+        self.model_finish_reason: str | None = None
+        self.stopped = False
+        self.replaced = False  # the last check replaced everything shown so far
+        self.checks: list[dict[str, Any]] = []
+        self.verdicts: list[dict[str, Any]] = []
+        self.ttft_s: float | None = None
+        self.last_token_s: float | None = None
+        self.running: list[int] = []
+        self._t0 = time.perf_counter()
+
+    def _cut(self, step: Step) -> int:
+        """How much of `pending` goes to the rails now (0: keep holding)."""
+        if step.finished or self.rails is None:
+            return len(self.pending)
+        if self.every == "sentence":
+            ends = [m.end() for m in _SENTENCE_END.finditer(self.pending)]
+            return ends[-1] if ends else 0
+        return len(self.pending) if step.tokens - self.checked_tokens >= int(self.every or 1) else 0
+
+    async def run(self, steps: AsyncIterator[Step]) -> AsyncIterator[str]:
+        async for step in steps:
+            if step.tokens and step.tokens != self.tokens:
+                self.last_token_s = time.perf_counter() - self._t0
+                if self.ttft_s is None:
+                    self.ttft_s = self.last_token_s
+            if step.running:
+                self.running.append(step.running)
+            self.tokens, self.prompt_tokens = step.tokens, step.prompt_tokens or self.prompt_tokens
+            self.pending += step.delta
+            if step.finished:
+                self.model_finish_reason = self.finish_reason = step.finish_reason
+            cut = self._cut(step)
+            if cut == 0 and not step.finished:
+                continue
+            chunk, self.pending = self.pending[:cut], self.pending[cut:]
+            self.raw += chunk
+            self.checked_tokens = step.tokens
+            yield self._apply(chunk, step)
+            if self.stopped or step.finished:
+                return
+
+    def _apply(self, chunk: str, step: Step) -> str:
+        self.replaced = False
+        self.checks.append({"raw": chunk, "tokens": step.tokens})
+        if self.rails is None:
+            self.shown += chunk
+            return chunk
+        verdict = self.rails.check(self.shown + chunk, chunk, step.tokens, step.finished)
+        if verdict is None:
+            self.shown += chunk
+            return chunk
+        verdict = {**verdict, "tokens": step.tokens}
+        self.verdicts.append(verdict)
+        self.rails.ctx.event("rail_verdict", self.rails.node_id, verdict)
+        listener = getattr(self.rails.ctx, "listener", None)
+        if listener is not None:
+            listener("rail", self.rails.node_id, verdict)
+        action = verdict["action"]
+        if action == "replace":
+            self.shown, self.replaced = verdict["text"], True
+            return verdict["text"]
+        self.shown += verdict["text"]
+        if action == "stop":
+            self.stopped = True
+            self.finish_reason = "rail_stop"
+        return verdict["text"]
