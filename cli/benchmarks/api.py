@@ -117,7 +117,11 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
 
 
 def _ratios(rows: list[dict[str, Any]]) -> dict[str, float]:
-    by = {(r["server"], r["concurrency"]): r for r in rows if r.get("server") in SERVERS}
+    by = {
+        (r["server"], r["concurrency"]): r
+        for r in rows
+        if r["endpoint"].startswith("POST") and r["concurrency"] in CONCURRENCY
+    }
     out = {}
     for c in CONCURRENCY:
         wb, hw, mo = by[("workbench", c)], by[("hand_wired", c)], by[("model_only", c)]
