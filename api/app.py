@@ -66,6 +66,9 @@ def create_app(
         try:
             yield
         finally:
+            consultations = getattr(app.state, "consultations", None)  # made on first use (routes/tools_common)
+            if consultations is not None:
+                consultations.close()
             await serving.stop()
 
     app = FastAPI(

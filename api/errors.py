@@ -181,7 +181,9 @@ async def _serving_handler(request: Request, exc: sv.ServingError) -> JSONRespon
     return error_response(request, from_serving(request, exc))
 
 
-async def _validation_handler(request: Request, exc: RequestValidationError) -> JSONResponse:
+def validation_details(exc: RequestValidationError) -> list[dict[str, str]]:
+    """`[{"loc", "msg", "type"}]` for a request validation error: field paths as `body.a[0].b`, and a
+    body that is not JSON reported by line and column with the parser's reason."""
     details = []
     for e in exc.errors():
         loc, msg = e.get("loc", ()), e.get("msg", "")
@@ -193,13 +195,22 @@ async def _validation_handler(request: Request, exc: RequestValidationError) -> 
             reason = (e.get("ctx") or {}).get("error") or msg
             loc, msg = ("body",), f"not valid JSON at line {line}, column {col}: {reason}"
         details.append({"loc": field_path(loc), "msg": msg, "type": e.get("type", "")})
+    return details
+
+
+def validation_message(details: list[dict[str, str]]) -> tuple[str, str]:
+    """`(message, param)`: the first problem, and how many more there are."""
     first = details[0] if details else {"loc": "body", "msg": "invalid request"}
     message = f"{first['loc']}: {first['msg']}"
     if len(details) > 1:
         message += f" (and {len(details) - 1} more problem{'s' if len(details) > 2 else ''})"
-    return error_response(
-        request, ApiError(422, message, code="validation_failed", param=first["loc"], details=details)
-    )
+    return message, first["loc"]
+
+
+async def _validation_handler(request: Request, exc: RequestValidationError) -> JSONResponse:
+    details = validation_details(exc)
+    message, param = validation_message(details)
+    return error_response(request, ApiError(422, message, code="validation_failed", param=param, details=details))
 
 
 async def _http_handler(request: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -34,6 +34,7 @@ from .backward.rulebase import analyse
 from .backward.session import Session
 from .backward.terms import bindings_json, fact_text, vkey
 from .backward.text import instantiated_ce
+from .derivation import derivation_label, derivation_tree
 
 # ---- HOW (backward) ------------------------------------------------------------------------------
 
@@ -81,14 +82,11 @@ class Derivation:
 
     @property
     def label(self) -> str:
-        what = fact_text(self.fact) if self.fact is not None else "(content not recorded)"
-        if self.source == "rule":
-            text = f"f-{self.fact_id} {what}  by rule {self.rule} (firing #{self.firing})"
-        else:
-            text = f"f-{self.fact_id} {what}  {self.source}"
-        return text + (f"  [{self.note}]" if self.note else "")
+        """One line (`chaining.derivation.derivation_label`)."""
+        return derivation_label(self.to_dict()).plain
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of every forward derivation (see `chaining.derivation`)."""
         return {
             "fact_id": self.fact_id,
             "fact": fact_text(self.fact) if self.fact else None,
@@ -100,14 +98,8 @@ class Derivation:
         }
 
     def tree(self) -> Tree:
-        root = Tree(Text(self.label))
-
-        def add(node: Tree, d: Derivation) -> None:
-            for p in d.premises:
-                add(node.add(Text(p.label)), p)
-
-        add(root, self)
-        return root
+        """The derivation as a rich Tree (`chaining.derivation.derivation_tree`)."""
+        return derivation_tree(self.to_dict())
 
 
 def forward_derivation(result, fact_id: int, *, sources: Mapping[int, str] | None = None) -> Derivation:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import json as jsonlib
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -34,6 +33,8 @@ import typer
 from rich.console import Console
 
 from chaining.backward.results import DEFAULT_MAX_DEPTH
+
+from .facts_file import read_facts_file
 
 FACTS_HELP = (
     'JSON list of facts ({"template": "person", "slots": {...}} or {"template": "parent", '
@@ -57,30 +58,6 @@ def _load(files: list[Path], allow_unsafe: bool):
         for d in exc.diagnostics:
             typer.echo(str(d), err=True)
         _fail(f"{len(exc.diagnostics)} error(s) in the knowledge base")
-
-
-def _facts(path: Path | None) -> list:
-    import rules
-
-    if path is None:
-        return []
-    where = "stdin" if str(path) == "-" else str(path)
-    try:
-        text = sys.stdin.read() if str(path) == "-" else path.read_text()
-        data = jsonlib.loads(text)
-    except OSError as exc:
-        _fail(f"cannot read facts file {where}: {exc.strerror}")
-    except UnicodeDecodeError as exc:
-        _fail(f"{where}: not UTF-8 text (byte {exc.start}: {exc.reason})")
-    except jsonlib.JSONDecodeError as exc:
-        _fail(f"{where}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}")
-    if isinstance(data, dict) and set(data) == {"facts"}:
-        data = data["facts"]
-    try:
-        return rules.facts_from_json(data, "facts")
-    except rules.FactError as exc:
-        _fail(f"{where}: {exc}")
-    return []
 
 
 def _terminal_provider(console: Console):
@@ -145,7 +122,7 @@ def ask(
         _fail("give --all or --limit N, not both")
     *files, goal = files_and_goal
     kb = _load([Path(f) for f in files], allow_unsafe)
-    fact_list = _facts(facts)
+    fact_list = read_facts_file(facts)
     console = Console()
     found: list[dict] = []  # JSON answers (without proofs) or nothing in text mode
     roots: list = []
@@ -235,7 +212,7 @@ def explain(
     from chaining.backward import BackwardError, ScriptedProvider, Session
 
     kb = _load(files, allow_unsafe)
-    fact_list = _facts(facts)
+    fact_list = read_facts_file(facts)
     console = Console()
     try:
         if backward:

@@ -1,9 +1,14 @@
 """`workbench kb run FILE... [--facts FACTS.json] [--strategy NAME] [--max-firings N] [--json]`.
 
 Forward chaining on the real CLIPS engine. Without `--json` it prints exactly what the rules
-print, then one summary line on stderr; with `--json` one object
+print, as they print it, then one summary line on stderr; with `--json` one object
 `{"output", "firings": [{"rule", "facts"}], "facts": [{"id", "template", "slots"}], ...}`.
-Exit codes: 0 ok; 1 the files, the facts or a rule failed; 2 the firing or time limit was hit.
+Programs that ask questions (`read`, `readline`, `read-number`, `get-char` on `stdin`) read
+this process's standard input, as the `clips` executable does: `printf 'yes\nno\n' | workbench
+kb run animal.clp` prints what `clips` prints for those answers (no echo; the end of input is
+CLIPS's `EOF`). Time spent waiting for an answer does not count against `--timeout`.
+Exit codes: 0 ok; 1 the files, the facts or a rule failed; 2 the firing, time or memory limit
+was hit; 130 interrupted (Ctrl-C) while waiting for input.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+
+from .facts_file import read_facts_file
 
 FACTS_HELP = (
     'JSON file with a list of facts: {"template": "person", "slots": {"name": "ann"}} for template '
@@ -33,8 +40,18 @@ def run(
         int | None, typer.Option("--max-firings", min=0, help="Stop with exit code 2 when more rules would fire.")
     ] = None,
     timeout: Annotated[
-        float | None, typer.Option("--timeout", min=0.001, help="Time limit in seconds (default 60).")
+        float | None,
+        typer.Option("--timeout", min=0.001, help="Time limit of the run in seconds (default 60; loading excluded)."),
     ] = None,
+    load_timeout: Annotated[
+        float, typer.Option("--load-timeout", min=0.001, help="Time limit on loading the files, seconds.")
+    ] = 120.0,
+    memory_limit: Annotated[
+        int,
+        typer.Option(
+            "--memory-limit", min=1, help="MiB of memory CLIPS may hold during the run (exit code 2 past it)."
+        ),
+    ] = 512,
     seed: Annotated[
         int | None, typer.Option("--seed", help="Seed CLIPS's random generator (for --strategy random).")
     ] = None,
@@ -45,7 +62,15 @@ def run(
 ) -> None:
     """Run knowledge-base files forward (CLIPS) on the given facts and print what the rules print."""
     import rules
-    from chaining.forward import EngineConfig, ForwardEngine, ForwardError, RuleExecutionError, RunawayError, Strategy
+    from chaining.forward import (
+        Console,
+        EngineConfig,
+        ForwardEngine,
+        ForwardError,
+        RuleExecutionError,
+        RunawayError,
+        Strategy,
+    )
     from chaining.forward.errors import FactAssertError
 
     try:
@@ -62,13 +87,23 @@ def run(
         _fail(f"{len(exc.diagnostics)} error(s) in the knowledge base")
     except OSError as exc:
         _fail(f"cannot read {exc.filename}: {exc.strerror}")
-    fact_list = _read_facts(facts) if facts is not None else []
+    fact_list = read_facts_file(facts)
+    # The program's terminal: standard input; its output goes out as it is printed (not with --json).
+    console = Console.standard(echo_output=not as_json)
+    config = EngineConfig(
+        workers=1,
+        max_firings=None,
+        timeout=timeout or 60.0,
+        load_timeout=load_timeout,
+        memory_limit=memory_limit << 20,
+        console=console,
+    )
     try:
-        engine = ForwardEngine.from_knowledge_base(
-            kb, config=EngineConfig(workers=1, max_firings=None, timeout=timeout or 60.0)
-        )
+        engine = ForwardEngine.from_knowledge_base(kb, config=config)
     except ForwardError as exc:
         _fail(str(exc))
+    for message in engine.load_messages:  # constructs CLIPS skipped while loading, as its (load) reports them
+        typer.echo(f"warning: {message}", err=True)
     code = 0
     error: str | None = None
     try:
@@ -91,8 +126,7 @@ def run(
         if error:
             doc["error"] = error
         typer.echo(jsonlib.dumps(doc))
-    else:
-        sys.stdout.write(result.output)
+    else:  # the output went to stdout as it was printed (the console)
         sys.stdout.flush()
         if result.messages:
             sys.stderr.write(result.messages if result.messages.endswith("\n") else result.messages + "\n")
@@ -101,31 +135,12 @@ def run(
             f"strategy {result.strategy}, {result.seconds:.3f} s",
             err=True,
         )
+    if console.interrupted:
+        typer.echo("interrupted while waiting for input", err=True)
+        raise typer.Exit(130)
     if error:
         typer.echo(f"error: {error}", err=True)
     raise typer.Exit(code)
-
-
-def _read_facts(path: Path) -> list:
-    import rules
-
-    where = "stdin" if str(path) == "-" else str(path)
-    try:
-        text = sys.stdin.read() if str(path) == "-" else path.read_text()
-    except OSError as exc:
-        _fail(f"cannot read facts file {where}: {exc.strerror}")
-    except UnicodeDecodeError as exc:
-        _fail(f"{where}: not UTF-8 text (byte {exc.start}: {exc.reason})")
-    try:
-        data = jsonlib.loads(text)
-    except jsonlib.JSONDecodeError as exc:
-        _fail(f"{where}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}")
-    if isinstance(data, dict) and set(data) == {"facts"}:
-        data = data["facts"]
-    try:
-        return rules.facts_from_json(data, "facts")
-    except rules.FactError as exc:
-        _fail(f"{where}: {exc}")
 
 
 def _fail(message: str) -> None:

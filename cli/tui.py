@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
                 backend = HttpBackend(url, api_key=api_key)
                 backend.ping()
             else:
-                from tui.backend import InProcessBackend
+                from tui.inprocess_backend import InProcessBackend
 
                 backend = InProcessBackend()
         except BackendError as exc:

@@ -3,8 +3,10 @@ safety checks and knowledge-base loading. Imports nothing else of ours; never ex
 
 Public API:
     parse(text, filename="<string>") -> ast.Module               raises RuleSyntaxError
-    check_files(paths, *, allow_unsafe=False, functions=()) -> list[Diagnostic]   never raises on bad text
-    load_knowledge_base(paths, *, name=None, allow_unsafe=False, functions=()) -> KnowledgeBase
+    check_files(paths, *, allow_unsafe=False, functions=(), warnings=False, strict=False) -> list[Diagnostic]
+                                                                   never raises on bad text
+    load_knowledge_base(paths, *, name=None, allow_unsafe=False, functions=(), strict=False) -> KnowledgeBase
+                                                                   kb.warnings: what CLIPS reports but loads past
     knowledge_base_from_text(name, text, *, allow_unsafe=False, functions=()) -> KnowledgeBase
     to_clips(node) -> str                                          AST back to CLIPS text
     Diagnostic, RuleError, RuleSyntaxError, RuleValidationError, UnsafeConstructError

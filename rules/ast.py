@@ -394,3 +394,4 @@ class Module:
     constructs: list[Construct]
     comments: list[Comment] = field(default_factory=list, compare=False)
     text: str = field(default="", compare=False, repr=False)
+    diagnostics: list = field(default_factory=list, compare=False, repr=False)  # warnings found while parsing

@@ -26,13 +26,13 @@ from pathlib import Path
 
 from . import ast
 from .errors import Diagnostic
+from .facts import is_symbol_token, quote_string
 
 TABLE_SUFFIXES = (".csv", ".xlsx")
 OPERATORS = ("<=", ">=", "!=", "<", ">", "=")
 _HEADER = re.compile(r"^\s*(if|then)\s+([^\s.]+)\.([^\s.]+)\s*$", re.IGNORECASE)
 _INT = re.compile(r"^[+-]?\d+$")
 _FLOAT = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
-_SYMBOL = re.compile(r'^[^\s()&|~;<"?$][^\s()&|~;"]*$')
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]*$")
 
 
@@ -295,8 +295,8 @@ def _value(text: str, c: _Column, err) -> str | None:
     elif _FLOAT.match(text):
         kind, literal, py = "FLOAT", text, float(text)
     elif types == {"STRING"}:
-        kind, literal, py = "STRING", '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"', text
-    elif _SYMBOL.match(text):
+        kind, literal, py = "STRING", quote_string(text), text
+    elif is_symbol_token(text):
         kind, literal, py = "SYMBOL", text, text
     else:
         err(f"{where}: {text!r} is not a CLIPS value (quote text with spaces or special characters)")

@@ -7,18 +7,31 @@ from dataclasses import dataclass
 
 @dataclass(slots=True, frozen=True)
 class Diagnostic:
-    """One problem in a rule file, at a 1-based `line` and `column`; `str()` gives `file:line:col: message`."""
+    """One problem in a rule file, at a 1-based `line` and `column`.
+
+    `severity` is "error" (the file is refused) or "warning" (CLIPS loads the file, perhaps
+    skipping a construct, as the message says; `--strict` refuses it). `str()` gives
+    `file:line:col: message`, with `warning: ` before the message for warnings.
+    """
 
     file: str
     line: int
     column: int
     message: str
+    severity: str = "error"
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.column}: {self.message}"
+        tag = "warning: " if self.severity == "warning" else ""
+        return f"{self.file}:{self.line}:{self.column}: {tag}{self.message}"
 
     def to_dict(self) -> dict:
-        return {"file": self.file, "line": self.line, "column": self.column, "message": self.message}
+        return {
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "message": self.message,
+            "severity": self.severity,
+        }
 
 
 class RuleError(Exception):

@@ -46,7 +46,7 @@ class FactError(ValueError):
     """A fact given as data is malformed; the message names the field at fault."""
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True, frozen=True, eq=False)
 class Fact:
     """One fact: `template` name, `slots` mapping slot name to value, `id` once in working memory.
 
@@ -71,6 +71,16 @@ class Fact:
     def ordered(cls, relation: str, *values: Value, id: int | None = None) -> Fact:
         """An ordered fact such as `(parent tom bob)` -> `Fact.ordered("parent", "tom", "bob")`."""
         return cls(relation, {IMPLIED: tuple(values)}, id)
+
+    def __eq__(self, other: object) -> bool:
+        """Same working-memory id and same typed content (`fact_key`): the symbol `a` and the string
+        "a" are different facts, as they are to CLIPS."""
+        if not isinstance(other, Fact):
+            return NotImplemented
+        return self.id == other.id and fact_key(self) == fact_key(other)
+
+    def __hash__(self) -> int:
+        return hash((self.id, fact_key(self)))
 
     @property
     def is_ordered(self) -> bool:

@@ -12,7 +12,7 @@ from .annotations import Annotations, AskableSpec, read_annotations
 from .decision_table import is_table, read_rows, table_to_clips
 from .errors import Diagnostic, RuleError, RuleSyntaxError, RuleValidationError, UnsafeConstructError
 from .parser import parse
-from .validate import bare, validate
+from .validate import Validator, bare
 
 
 @dataclass(slots=True)
@@ -33,6 +33,11 @@ class KnowledgeBase:
         rule_certainty / facts_certainty: `;@cf` certainty factors by rule / deffacts name.
         certainty_factors: whether certainty factors are on for this knowledge base.
         python_functions: Python function names the caller registered (allowed in calls).
+        warnings: what CLIPS reports while still loading the file (a redefined construct, an
+            integer literal out of range, a deffunction that would replace a built-in), located.
+        skipped: constructs CLIPS refuses while loading the rest (a deffunction that would
+            replace a built-in); they are left out of `functions` and `constructs` (the forward
+            engine skips them as CLIPS does: `ForwardEngine.load_messages`).
     """
 
     name: str
@@ -52,6 +57,8 @@ class KnowledgeBase:
     certainty_factors: bool = False
     python_functions: frozenset[str] = frozenset()
     allow_unsafe: bool = False
+    warnings: list[Diagnostic] = field(default_factory=list)
+    skipped: list[ast.Construct] = field(default_factory=list)
     _string_slots: dict[str, frozenset[str]] | None = field(default=None, repr=False, compare=False)
 
     def string_slots(self) -> dict[str, frozenset[str]]:
@@ -102,11 +109,17 @@ def _analyse(sources: list[tuple[str, str]], allow_unsafe: bool, functions: Iter
         except RuleSyntaxError as exc:
             syntax.extend(exc.diagnostics)
     if syntax:
-        return modules, syntax, [], [], None
-    diags, unsafe = validate(modules, allow_unsafe=allow_unsafe, functions=functions)
+        return modules, syntax, None, None
+    v = Validator(allow_unsafe=allow_unsafe, functions=functions)
+    v.run(modules)
+    order = {filename: i for i, (filename, _) in enumerate(sources)}
+    diags = sorted(
+        [d for m in modules for d in m.diagnostics] + v.diagnostics,
+        key=lambda d: (order.get(d.file, len(order)), d.line, d.column),
+    )
     templates = {bare(c.name): c for m in modules for c in m.constructs if isinstance(c, ast.TemplateDef)}
     notes, note_diags = read_annotations(modules, templates)
-    return modules, [], diags, unsafe, (notes, note_diags)
+    return modules, diags + note_diags, v, notes
 
 
 def _read(paths: Iterable[str | Path]) -> tuple[list[tuple[str, str]], list[Diagnostic], dict[str, list[int]]]:
@@ -171,38 +184,65 @@ def _locate_in_tables(diags: list[Diagnostic], line_rows: dict[str, list[int]]) 
     for d in diags:
         rows = line_rows.get(d.file)
         if rows and 1 <= d.line <= len(rows):
-            d = Diagnostic(d.file, rows[d.line - 1], 1, d.message)
+            d = Diagnostic(d.file, rows[d.line - 1], 1, d.message, d.severity)
         out.append(d)
     return out
 
 
 def check_sources(
-    sources: list[tuple[str, str]], *, allow_unsafe: bool = False, functions: Iterable[str] = ()
+    sources: list[tuple[str, str]],
+    *,
+    allow_unsafe: bool = False,
+    functions: Iterable[str] = (),
+    warnings: bool = False,
+    strict: bool = False,
 ) -> list[Diagnostic]:
-    """All diagnostics for (filename, text) sources; never raises on bad rule text."""
-    _, syntax, diags, _, notes = _analyse(sources, allow_unsafe, functions)
-    if syntax:
-        return syntax
-    return diags + (notes[1] if notes else [])
+    """Located diagnostics for (filename, text) sources; never raises on bad rule text.
+
+    Errors only (empty when the sources load), unless `warnings` (also what CLIPS reports but
+    loads past, `severity` "warning") or `strict` (warnings count as errors: returned with
+    severity "error").
+    """
+    _, diags, _, _ = _analyse(sources, allow_unsafe, functions)
+    if strict:
+        return [_as_error(d) for d in diags]
+    return diags if warnings else [d for d in diags if d.severity != "warning"]
+
+
+def _as_error(d: Diagnostic) -> Diagnostic:
+    return d if d.severity == "error" else Diagnostic(d.file, d.line, d.column, d.message)
 
 
 def check_files(
-    paths: Iterable[str | Path], *, allow_unsafe: bool = False, functions: Iterable[str] = ()
+    paths: Iterable[str | Path],
+    *,
+    allow_unsafe: bool = False,
+    functions: Iterable[str] = (),
+    warnings: bool = False,
+    strict: bool = False,
 ) -> list[Diagnostic]:
-    """All located diagnostics for rule files (syntax first; validation only when every file parses).
-
-    Never raises on bad rule text or unreadable files: they become diagnostics.
+    """Located diagnostics for rule files (syntax first; validation only when every file parses),
+    as `check_sources`. Never raises on bad rule text or unreadable files: they become diagnostics.
     """
     sources, read_diags, line_rows = _read(paths)
     return read_diags + _locate_in_tables(
-        check_sources(sources, allow_unsafe=allow_unsafe, functions=functions), line_rows
+        check_sources(sources, allow_unsafe=allow_unsafe, functions=functions, warnings=warnings, strict=strict),
+        line_rows,
     )
 
 
 def knowledge_base_from_sources(
-    name: str, sources: list[tuple[str, str]], *, allow_unsafe: bool = False, functions: Iterable[str] = ()
+    name: str,
+    sources: list[tuple[str, str]],
+    *,
+    allow_unsafe: bool = False,
+    functions: Iterable[str] = (),
+    strict: bool = False,
 ) -> KnowledgeBase:
     """Build a KnowledgeBase from (filename, text) pairs.
+
+    Warnings (what CLIPS reports but loads past) do not stop loading; they are in
+    `kb.warnings`, and skipped constructs in `kb.skipped`. With `strict`, they are errors.
 
     Raises:
         RuleSyntaxError: a file is not well-formed (all syntax diagnostics).
@@ -210,16 +250,16 @@ def knowledge_base_from_sources(
         RuleValidationError: anything else the validator rejects (all diagnostics).
     """
     functions = frozenset(functions)
-    modules, syntax, diags, unsafe, notes = _analyse(sources, allow_unsafe, functions)
-    if syntax:
-        raise RuleSyntaxError(syntax)
-    notes_obj, note_diags = notes
-    diags = diags + note_diags
-    if unsafe:
-        raise UnsafeConstructError(diags)
-    if diags:
-        raise RuleValidationError(diags)
-    constructs = [c for m in modules for c in m.constructs]
+    modules, diags, v, notes_obj = _analyse(sources, allow_unsafe, functions)
+    if v is None:
+        raise RuleSyntaxError(diags)
+    errors = [_as_error(d) for d in diags] if strict else [d for d in diags if d.severity == "error"]
+    if v.unsafe:
+        raise UnsafeConstructError(errors)
+    if errors:
+        raise RuleValidationError(errors)
+    skipped = v.skipped
+    constructs = [c for m in modules for c in m.constructs if not any(c is s for s in skipped)]
     kb = KnowledgeBase(
         name=name,
         version=content_version(sources),
@@ -233,6 +273,8 @@ def knowledge_base_from_sources(
         globals={a.name for c in constructs if isinstance(c, ast.GlobalDef) for a in c.assignments},
         python_functions=functions,
         allow_unsafe=allow_unsafe,
+        warnings=[d for d in diags if d.severity == "warning"],
+        skipped=list(skipped),
     )
     _apply(kb, notes_obj)
     return kb
@@ -252,6 +294,7 @@ def load_knowledge_base(
     name: str | None = None,
     allow_unsafe: bool = False,
     functions: Iterable[str] = (),
+    strict: bool = False,
 ) -> KnowledgeBase:
     """Read, parse and validate rule files (in the given order) into a KnowledgeBase.
 
@@ -259,6 +302,7 @@ def load_knowledge_base(
         paths: one path or several; `name` defaults to the first file's stem.
         allow_unsafe: permit functions that reach the operating system (see `rules.safety`).
         functions: names of Python functions the caller registers with the engine.
+        strict: refuse files with warnings too (see `knowledge_base_from_sources`).
 
     Raises:
         RuleError (RuleSyntaxError / UnsafeConstructError / RuleValidationError) with all diagnostics;
@@ -273,13 +317,15 @@ def load_knowledge_base(
     if read_diags:
         raise RuleError(read_diags)
     try:
-        return knowledge_base_from_sources(
-            name or Path(paths[0]).stem, sources, allow_unsafe=allow_unsafe, functions=functions
+        kb = knowledge_base_from_sources(
+            name or Path(paths[0]).stem, sources, allow_unsafe=allow_unsafe, functions=functions, strict=strict
         )
     except RuleError as exc:
         if not line_rows:
             raise
         raise type(exc)(_locate_in_tables(exc.diagnostics, line_rows)) from None
+    kb.warnings = _locate_in_tables(kb.warnings, line_rows)
+    return kb
 
 
 def knowledge_base_from_text(

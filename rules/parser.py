@@ -1,59 +1,32 @@
 """CLIPS text -> AST (`rules.ast`), with located syntax errors.
 
-The grammar is `clips.lark` (LALR(1), contextual lexer). Lark's exceptions are turned into
-`Diagnostic`s that say what was found, what was expected and, for a truncated file, which
-construct was left open. Parsing never evaluates anything.
+The grammar is `clips.lark` (LALR(1), contextual lexer). Before it runs, `rules.scan` checks
+nesting depth and NUL bytes and takes plain-data `deffacts` aside (they never reach the
+grammar; their facts are built only when read). The grammar's exceptions become
+`Diagnostic`s (`rules.parse_errors`). Parsing never evaluates anything, and nothing here
+recurses once per nesting level of the input.
 """
 
 from __future__ import annotations
 
 import functools
-import re
 from pathlib import Path
 
 from lark import Lark, Token, Tree
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import UnexpectedInput
 
-from . import ast
+from . import ast, scan
 from .errors import Diagnostic, RuleSyntaxError
+from .parse_errors import CONSTRUCT_KEYWORDS, diagnostic, open_parens
+from .scan import unescape_string
+
+__all__ = ["parse", "unescape_string", "open_parens", "CONSTRUCT_KEYWORDS", "MAX_CE_NESTING"]
 
 _GRAMMAR = Path(__file__).with_name("clips.lark")
-
-CONSTRUCT_KEYWORDS = (
-    "deftemplate",
-    "deffacts",
-    "defrule",
-    "deffunction",
-    "defglobal",
-    "defmodule",
-    "defclass",
-    "defgeneric",
-    "defmethod",
-    "definstances",
-    "defmessage-handler",
-)
-
-_FRIENDLY = {
-    "LPAR": "'('",
-    "RPAR": "')'",
-    "SYMBOL": "a symbol",
-    "STRING": "a string",
-    "INTEGER": "an integer",
-    "FLOAT": "a float",
-    "SFVAR": "a variable such as ?x",
-    "MFVAR": "a multifield variable such as $?x",
-    "GLOBALVAR": "a global variable such as ?*x*",
-    "SFWILD": "'?'",
-    "MFWILD": "'$?'",
-    "THEN": "'=>'",
-    "INSTANCE_NAME": "an instance name such as [x]",
-    "SLOT_KIND": "'slot' or 'multislot'",
-    "OPAQUE_KIND": "a construct keyword",
-    "NOT_CONN": "'~'",
-    "COLON": "':'",
-    "EQUALS": "'='",
-    "$END": "end of file",
-}
+MAX_CE_NESTING = 100
+"""Deepest nesting of conditional elements (not/and/or/exists/forall/logical) accepted."""
+LLONG_MAX = 2**63 - 1
+LLONG_MIN = -(2**63)
 
 
 @functools.lru_cache(maxsize=1)
@@ -70,202 +43,62 @@ def parse(text: str, filename: str = "<string>") -> ast.Module:
         text: the rule file's contents.
         filename: used in diagnostics and positions.
 
+    Returns:
+        The module; `module.diagnostics` holds warnings found while reading (an integer literal
+        outside CLIPS's 64-bit range, which CLIPS reads as the nearest bound).
+
     Raises:
-        RuleSyntaxError: with one located `Diagnostic` (the first syntax error).
+        RuleSyntaxError: with one located `Diagnostic` (the first syntax error; also NUL bytes
+            and nesting deeper than `rules.scan.MAX_NESTING`).
     """
-    comments: list[Token] = []
+    try:
+        lark_text, data, lines = scan.prescan(text)
+    except scan.ScanError as exc:
+        line, column = scan.Lines(text).at(exc.offset)
+        raise RuleSyntaxError([Diagnostic(filename, line, column, exc.message)]) from None
     parser = _lark()
     try:
-        # A fresh Lark per call would be slow; the callback list is per call via a lexer_conf copy.
-        tree = _parse_collecting_comments(parser, text, comments)
+        tree = parser.parse(lark_text)
     except UnexpectedInput as exc:
-        raise RuleSyntaxError([_diagnostic(exc, text, filename)]) from None
+        raise RuleSyntaxError([diagnostic(exc, text, filename, parser)]) from None
+    builder = _Builder(text, filename)
     try:
-        module = _Builder(text, filename).module(tree)
+        module = builder.module(tree)
     except _BuildError as exc:
         raise RuleSyntaxError([Diagnostic(filename, exc.line, exc.column, exc.message)]) from None
-    module.comments = [ast.Comment(str(c), _tok_pos(c)) for c in comments]
+    if data:
+        module.constructs.extend(_data_facts(text, m, lines) for _, _, m in data)
+        module.constructs.sort(key=lambda c: c.pos.start_offset)
+    module.diagnostics = builder.warnings
+    module.comments = scan.comments(text, lines)
     _attach_annotations(module)
     return module
 
 
-def _parse_collecting_comments(parser: Lark, text: str, comments: list[Token]) -> Tree:
-    # Comments are ignored by the grammar; collect them with a scan that respects strings.
-    for line, column, offset, body in _scan_comments(text):
-        comments.append(
-            Token(
-                "COMMENT",
-                body,
-                start_pos=offset,
-                line=line,
-                column=column,
-                end_line=line,
-                end_column=column + len(body),
-                end_pos=offset + len(body),
-            )
-        )
-    return parser.parse(text)
+def _data_facts(text: str, m, lines: scan.Lines) -> ast.FactsDef:
+    comment = m.group("comment")
+    facts = scan.FactData(text, m.start("body"), m.end("body"), lines)
+    node = ast.FactsDef(
+        m.group("name"),
+        facts,  # type: ignore[arg-type]
+        unescape_string(comment) if comment is not None else None,
+        lines.pos(m.start(), m.end()),
+    )
+    node.text = m.group()
+    return node
 
 
-def _scan_comments(text: str):
-    i, line, col, n = 0, 1, 1, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            seg = text[i : j + 1]
-            nl = seg.count("\n")
-            if nl:
-                line += nl
-                col = len(seg) - seg.rfind("\n")
-            else:
-                col += len(seg)
-            i = j + 1
-            continue
-        if ch == ";":
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            yield line, col, i, text[i:j]
-            col += j - i
-            i = j
-            continue
-        if ch == "\n":
-            line += 1
-            col = 1
-        else:
-            col += 1
-        i += 1
-
-
-def open_parens(text: str, upto: int) -> list[tuple[int, int, int]]:
-    """The '(' still open at offset `upto`, outermost first, as (offset, line, column); strings and comments skipped."""
-    stack: list[tuple[int, int, int]] = []
-    i, line, col = 0, 1, 1
-    while i < upto:
-        ch = text[i]
-        if ch == '"':
-            j = i + 1
-            while j < len(text) and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            seg = text[i : j + 1]
-            nl = seg.count("\n")
-            line, col = (line + nl, len(seg) - seg.rfind("\n")) if nl else (line, col + len(seg))
-            i = j + 1
-            continue
-        if ch == ";":
-            j = text.find("\n", i)
-            j = len(text) if j < 0 else j
-            col += j - i
-            i = j
-            continue
-        if ch == "(":
-            stack.append((i, line, col))
-        elif ch == ")" and stack:
-            stack.pop()
-        if ch == "\n":
-            line, col = line + 1, 1
-        else:
-            col += 1
-        i += 1
-    return stack
-
-
-def _construct_at(text: str, offset: int) -> str | None:
-    stack = open_parens(text, offset)
-    if not stack:
-        return None
-    start = stack[0][0] + 1
-    word = text[start : start + 40].split()
-    return f"{word[0] if word else '('} starting at line {stack[0][1]}, column {stack[0][2]}"
-
-
-def _expected(exc: UnexpectedInput) -> str:
-    names = sorted(getattr(exc, "expected", None) or getattr(exc, "allowed", None) or [])
-    parser = _lark()
-    out: list[str] = []
-    for name in names:
-        if name in _FRIENDLY:
-            out.append(_FRIENDLY[name])
-            continue
-        try:
-            term = parser.get_terminal(name)
-            out.append(f"'{term.pattern.value}'" if term.pattern.type == "str" else name.lower())
-        except KeyError:
-            out.append(name.lower())
-    out = sorted(set(out))
-    if len(out) > 8:
-        out = out[:8] + ["..."]
-    return ", ".join(out)
-
-
-def _unclosed_before_next(text: str, offset: int, filename: str) -> Diagnostic | None:
-    """A construct left open when a later line starts a new construct at column 1: blame the open one."""
-    stack = open_parens(text, offset)
-    if not stack:
-        return None
-    start, line, col = stack[0]
-    for m in re.finditer(r"(?m)^\((def[a-z-]*)\b", text[start + 1 : offset]):
-        next_line = text.count("\n", 0, start + 1 + m.start()) + 1
-        where = _construct_at(text, start + 1)
-        return Diagnostic(
-            filename,
-            line,
-            col,
-            f"'(' of the {where.split(' starting')[0] if where else 'construct'} "
-            f"is not closed before the next construct ({m.group(1)}) at line {next_line}",
-        )
-    return None
-
-
-def _diagnostic(exc: UnexpectedInput, text: str, filename: str) -> Diagnostic:
-    line, column = getattr(exc, "line", 1) or 1, getattr(exc, "column", 1) or 1
-    offset = getattr(exc, "pos_in_stream", None)
-    if isinstance(exc, UnexpectedToken):
-        offset = exc.token.start_pos if exc.token.type != "$END" else len(text)
-    if isinstance(exc, UnexpectedEOF):
-        offset = len(text)
-    if offset is not None:
-        blamed = _unclosed_before_next(text, offset, filename)
-        if blamed is not None:
-            return blamed
-    if isinstance(exc, UnexpectedCharacters):
-        ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
-        if ch == '"':
-            return Diagnostic(filename, line, column, "unterminated string: no closing '\"' before the end of the file")
-        where = _construct_at(text, exc.pos_in_stream)
-        ctx = f" in {where}" if where else ""
-        return Diagnostic(filename, line, column, f"unexpected character {ch!r}{ctx}; expected {_expected(exc)}")
-    if isinstance(exc, UnexpectedEOF) or (isinstance(exc, UnexpectedToken) and exc.token.type == "$END"):
-        stack = open_parens(text, len(text))
-        end_line = text.count("\n") + 1
-        end_col = len(text) - (text.rfind("\n") + 1) + 1
-        if stack:
-            where = _construct_at(text, len(text))
-            return Diagnostic(
-                filename,
-                end_line,
-                end_col,
-                f"unexpected end of file: {len(stack)} unclosed '(' ({where}); expected ')'",
-            )
-        return Diagnostic(filename, end_line, end_col, f"unexpected end of file; expected {_expected(exc)}")
-    assert isinstance(exc, UnexpectedToken)
-    tok = exc.token
-    shown = str(tok.value)
-    offset = tok.start_pos or 0
-    stack = open_parens(text, offset)
-    if tok.type == "RPAR" and not stack:
-        return Diagnostic(filename, line, column, "unmatched ')': no construct is open here")
-    if len(stack) == 1 and text[stack[0][0] + 1 : offset].strip() == "":
-        return Diagnostic(
-            filename, line, column, f"unknown construct {shown!r}; expected one of: {', '.join(CONSTRUCT_KEYWORDS)}"
-        )
-    if not stack and tok.type != "LPAR":
-        return Diagnostic(filename, line, column, f"unexpected {shown!r} outside any construct; expected '('")
-    where = _construct_at(text, offset)
-    ctx = f" in {where}" if where else ""
-    return Diagnostic(filename, line, column, f"unexpected {shown!r}{ctx}; expected {_expected(exc)}")
+def integer_value(text: str) -> tuple[int, bool]:
+    """(value, overflowed) of an integer literal as CLIPS reads it: outside the 64-bit range it
+    is clamped to the nearest bound (CLIPS warns `[SCANNER1] Over or underflow of long long
+    integer`). Literals of any length are safe (no `int()` on more than 20 digits)."""
+    digits = text.lstrip("+-").lstrip("0")
+    negative = text.startswith("-")
+    if len(digits) <= 19:
+        value = int(text)
+        if LLONG_MIN <= value <= LLONG_MAX:
+            return value, False
+    return (LLONG_MIN if negative else LLONG_MAX), True
 
 
 # ---- tree -> AST -------------------------------------------------------------------------
@@ -289,20 +122,6 @@ def _tree_pos(tree: Tree) -> ast.Pos:
     return ast.Pos(m.line, m.column, m.end_line, m.end_column, m.start_pos, m.end_pos)
 
 
-def unescape_string(token_text: str) -> str:
-    """The value of a CLIPS string literal (quotes removed, `\\x` -> `x`)."""
-    body = token_text[1:-1]
-    out, i = [], 0
-    while i < len(body):
-        if body[i] == "\\" and i + 1 < len(body):
-            out.append(body[i + 1])
-            i += 2
-        else:
-            out.append(body[i])
-            i += 1
-    return "".join(out)
-
-
 _ATOM_TREES = {
     "symbol",
     "string",
@@ -320,6 +139,8 @@ _ATOM_TREES = {
 class _Builder:
     def __init__(self, text: str, filename: str):
         self.text, self.filename = text, filename
+        self.warnings: list[Diagnostic] = []
+        self._ce_depth = 0
 
     def module(self, tree: Tree) -> ast.Module:
         constructs = [self.construct(c) for c in tree.children]
@@ -359,7 +180,7 @@ class _Builder:
                 for a in attrs
             ]
             slots[slot_name] = ast.SlotDef(
-                slot_name, str(kind_tok) == "multislot", attributes, str(kind_tok), _tree_pos(sd)
+                slot_name, str(kind_tok) in ("multislot", "multifield"), attributes, str(kind_tok), _tree_pos(sd)
             )
         return ast.TemplateDef(name, slots, comment, pos)
 
@@ -420,10 +241,23 @@ class _Builder:
     def ce(self, t: Tree) -> ast.CE:
         pos = _tree_pos(t)
         d = t.data
+        if d not in ("pattern_ce", "assigned_ce", "test_ce"):
+            self._ce_depth += 1
+            try:
+                if self._ce_depth > MAX_CE_NESTING:
+                    raise _BuildError(
+                        pos.line, pos.column, f"conditional elements nested deeper than {MAX_CE_NESTING} levels"
+                    )
+                return self._nested_ce(t, pos, d)
+            finally:
+                self._ce_depth -= 1
+        return self._nested_ce(t, pos, d)
+
+    def _nested_ce(self, t: Tree, pos: ast.Pos, d: str) -> ast.CE:
         if d == "pattern_ce":
             return self.pattern(t)
         if d == "assigned_ce":
-            var, pat = t.children
+            var, _, pat = t.children
             p = self.pattern(pat)
             p.address = str(var)[1:]
             p.address_pos = _tok_pos(var)
@@ -479,15 +313,31 @@ class _Builder:
             return ast.Term("predicate", self.expr(t.children[-1]), negated, pos)
         if t.data == "return_value":
             return ast.Term("return_value", self.expr(t.children[-1]), negated, pos)
-        atom = self.expr(t)
-        assert isinstance(atom, ast.Atom)
+        atom = self.atom(t)
         kind = {"variable": "variable", "mf_variable": "mf_variable"}.get(atom.kind, "constant")
         return ast.Term(kind, atom, negated, pos)
 
     # -- expressions
     def expr(self, t: Tree | Token) -> ast.Expr:
-        if isinstance(t, Tree) and t.data == "sexp":
-            return ast.Call([self.expr(c) for c in t.children], _tree_pos(t))
+        """Iterative, so that nesting depth costs no Python stack."""
+        if not (isinstance(t, Tree) and t.data == "sexp"):
+            return self.atom(t)
+        stack: list[tuple[Tree, object, list]] = [(t, iter(t.children), [])]
+        while True:
+            node, children, items = stack[-1]
+            for child in children:  # type: ignore[attr-defined]
+                if isinstance(child, Tree) and child.data == "sexp":
+                    stack.append((child, iter(child.children), []))
+                    break
+                items.append(self.atom(child))
+            else:
+                stack.pop()
+                call = ast.Call(items, _tree_pos(node))
+                if not stack:
+                    return call
+                stack[-1][2].append(call)
+
+    def atom(self, t: Tree | Token) -> ast.Atom:
         assert isinstance(t, Tree) and t.data in _ATOM_TREES, t
         tok = t.children[0]
         text = str(tok)
@@ -498,7 +348,20 @@ class _Builder:
         if d == "string":
             return ast.Atom("string", unescape_string(text), pos)
         if d == "integer":
-            return ast.Atom("integer", int(text), pos)
+            value, overflow = integer_value(text)
+            if overflow:
+                shown = text if len(text) <= 30 else f"{text[:12]}...{text[-6:]} ({len(text)} characters)"
+                self.warnings.append(
+                    Diagnostic(
+                        self.filename,
+                        pos.line,
+                        pos.column,
+                        f"integer {shown} is outside CLIPS's 64-bit range: CLIPS warns '[SCANNER1] Over or "
+                        f"underflow of long long integer' and reads it as {value}",
+                        "warning",
+                    )
+                )
+            return ast.Atom("integer", value, pos)
         if d == "float":
             return ast.Atom("float", float(text), pos)
         if d == "instance_name":

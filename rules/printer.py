@@ -7,9 +7,28 @@ from .facts import quote_string as quote
 
 
 def expr_text(e: ast.Expr) -> str:
-    """CLIPS text of an expression."""
-    if isinstance(e, ast.Call):
-        return "(" + " ".join(expr_text(i) for i in e.items) + ")"
+    """CLIPS text of an expression (iterative: any nesting depth)."""
+    if not isinstance(e, ast.Call):
+        return _atom_text(e)
+    out: list[str] = []
+    stack: list = [e]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, ast.Call):
+            stack.append(")")
+            for i, child in enumerate(reversed(item.items)):
+                stack.append(child)
+                if i < len(item.items) - 1:
+                    stack.append(" ")
+            stack.append("(")
+        else:
+            out.append(_atom_text(item))
+    return "".join(out)
+
+
+def _atom_text(e: ast.Atom) -> str:
     k, v = e.kind, e.value
     if k == "string":
         return quote(str(v))

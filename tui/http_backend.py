@@ -1,29 +1,40 @@
-"""`HttpBackend`: the TUI's backend over a running `workbench serve` (REST API, httpx).
+"""`HttpBackend`: the TUI's backend over a running `workbench serve`, through the API's documents only.
 
-Routes used (docs of `api/`): `/v1/pipelines`, `/v1/pipelines/{name}[/versions|/predict]`,
-`/v1/kb`, `/v1/kb/{name}[/run|/ask]`, `/v1/runs[/{id}]`, `/v1/models` (generation models),
-`/v2/models/{name}` (KServe metadata), `/metrics` (Prometheus text). The server validates on
-write, so saving a pipeline or a rule file that does not validate comes back as a 422 whose
-`details` become the located problems shown at the node or line. What the API does not offer
-(checking rule text without saving it, a validate-only pipeline call, replay, loading or
-unloading models, interactive questions) raises `BackendError` saying so.
+It imports nothing of `workbench` (an import-linter contract in pyproject.toml says so): what the
+TUI shows comes from the same routes any client uses (docs/api.md):
+
+    /v1/pipelines[/{name}[/versions|/predict|/validate|/stages/{stage}]]   /v1/node-types
+    /v1/kb[/{name}[/run|/check]]   /v1/consultations[/{id}[/answer|/why|/how]]
+    /v1/runs[/{id}[/replay]]   /v1/served-models   /v2/repository/models/{name}/load|unload
+    /metrics (Prometheus text)   /healthz
+
+The server validates on write, so a refused save comes back as a 422 whose `details` become the
+located problems shown at the node or line. The backend also keeps the connection state the app
+shows in its banner (connected / reconnecting / disconnected).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import threading
+import time
 from typing import Any
 
 import httpx
 import yaml
 
-from .backend import JSON, AskFn, Backend, BackendError, metric_samples
+from .backend import JSON, Backend, BackendError, located_in
+from .metric_samples import metric_samples
+
+#: after this many seconds without an answer the banner says "disconnected" (before: "reconnecting")
+DISCONNECTED_AFTER_S = 10.0
 
 
 class HttpBackend(Backend):
     """Talks to `base_url` (e.g. http://127.0.0.1:8000); `client` may be given (tests pass one)."""
 
     validates_on_write = True
+    remote = True
 
     def __init__(
         self, base_url: str, *, api_key: str | None = None, timeout_s: float = 60.0, client: httpx.Client | None = None
@@ -34,57 +45,102 @@ class HttpBackend(Backend):
         if client is not None and headers:
             self.client.headers.update(headers)
         self.description = f"http · {self.base_url}"
+        self.metrics_scope = f"the server at {self.base_url}"
         self._kb_files: dict[str, tuple[str, str]] = {}  # relative path -> (kb name, server file)
+        self._lock = threading.Lock()
+        self._state, self._detail = "connected", ""
+        self._failing_since: float | None = None
 
     def close(self) -> None:
         self.client.close()
 
     # ---- transport -------------------------------------------------------------------------
+    def connection(self) -> JSON:
+        with self._lock:
+            return {"state": self._state, "detail": self._detail}
+
+    def _reached(self) -> None:
+        with self._lock:
+            self._state, self._detail, self._failing_since = "connected", "", None
+
+    def _unreachable(self, reason: str) -> str:
+        now = time.monotonic()
+        with self._lock:
+            if self._failing_since is None:
+                self._failing_since = now
+            gone = now - self._failing_since >= DISCONNECTED_AFTER_S
+            self._state = "disconnected" if gone else "reconnecting"
+            self._detail = reason
+        return (
+            f"cannot reach the server at {self.base_url} ({reason}). Start it with `workbench serve` "
+            "or check --url; the TUI reconnects by itself when it answers."
+        )
+
     def _request(self, method: str, path: str, **kwargs: Any) -> Any:
         try:
             response = self.client.request(method, path, **kwargs)
-        except httpx.HTTPError as exc:
-            raise BackendError(f"{method} {self.base_url}{path}: {exc}") from exc
+        except (httpx.TransportError, OSError) as exc:
+            reason = str(exc) or type(exc).__name__
+            if "refused" in reason.lower():
+                reason = "connection refused"
+            raise BackendError(self._unreachable(reason)) from exc
+        self._reached()
         if response.status_code >= 400:
-            message, details = f"HTTP {response.status_code}", []
-            try:
-                body = response.json()
-                error = body.get("error", body)
-                if isinstance(error, dict):
-                    message, details = error.get("message", message), error.get("details") or []
-                else:
-                    message = str(error)
-            except ValueError:
-                message = response.text[:200] or message
-            raise BackendError(f"{method} {path}: {message}", [_detail(d) for d in details])
+            raise self._refusal(method, path, response)
+        if response.status_code == 204:
+            return None
         if response.headers.get("content-type", "").startswith("application/json"):
             return response.json()
         return response.text
 
+    def _refusal(self, method: str, path: str, response: httpx.Response) -> BackendError:
+        message, details = f"HTTP {response.status_code}", []
+        try:
+            body = response.json()
+            error = body.get("error", body) if isinstance(body, dict) else body
+            if isinstance(error, dict):
+                message, details = error.get("message", message), error.get("details") or []
+            else:
+                message = str(error)
+        except ValueError:
+            message = response.text[:200] or message
+        hint = {
+            401: " — the server wants an API key: start the TUI with --api-key KEY (or WORKBENCH_TUI_API_KEY)",
+            429: " — the server is busy; try again in a moment",
+            503: " — the server is not ready yet (loading models); try again in a moment",
+        }.get(response.status_code, "")
+        error = BackendError(f"{message}{hint}", [_detail(d) for d in details])
+        error.status = response.status_code  # type: ignore[attr-defined]
+        return error
+
     def ping(self) -> None:
-        """Check the server answers (`/healthz`); raises BackendError naming the URL otherwise."""
+        """Check the server answers (`/healthz`); raises BackendError naming the URL and what to do."""
         self._request("GET", "/healthz")
 
     # ---- knowledge bases -------------------------------------------------------------------
     def list_kb_files(self) -> list[str]:
-        self._kb_files.clear()
+        files_of: dict[str, tuple[str, str]] = {}
         for kb in self._request("GET", "/v1/kb")["knowledge_bases"]:
             files = kb.get("files") or []
             for server_file in files:
                 base = server_file.replace("\\", "/").rsplit("/", 1)[-1]
                 rel = f"{kb['name']}.clp" if len(files) == 1 else f"{kb['name']}/{base}"
-                self._kb_files[rel] = (kb["name"], server_file)
+                files_of[rel] = (kb["name"], server_file)
             if not files:  # listed with errors only: still editable by name
-                self._kb_files[f"{kb['name']}.clp"] = (kb["name"], "")
-        return sorted(self._kb_files)
+                files_of[f"{kb['name']}.clp"] = (kb["name"], "")
+        self._kb_files = files_of
+        return sorted(files_of)
 
     def kb_name_for(self, path: str) -> str:  # type: ignore[override]
         known = self._kb_files.get(path)
         return known[0] if known else Backend.kb_name_for(path)
 
+    def _sources(self, name: str) -> list[JSON]:
+        return self._request("GET", f"/v1/kb/{name}").get("sources") or []
+
     def read_kb_file(self, path: str) -> str:
         name = self.kb_name_for(path)
-        sources = self._request("GET", f"/v1/kb/{name}").get("sources") or []
+        sources = self._sources(name)
         if len(sources) == 1:
             return sources[0]["text"]
         base = path.rsplit("/", 1)[-1]
@@ -99,10 +155,22 @@ class HttpBackend(Backend):
         self._request("PUT", f"/v1/kb/{self.kb_name_for(path)}", json={"text": text})
 
     def check_kb(self, path: str, text: str) -> list[JSON]:
-        raise BackendError(
-            "the API has no check-only call: Ctrl+S uploads, and the server refuses invalid rules "
-            "with their line and column"
-        )
+        name = self.kb_name_for(path)
+        if "/" not in path:
+            body: JSON = {"text": text}
+        else:  # a folder knowledge base: checked with its other files, as saved on the server
+            base = path.rsplit("/", 1)[-1]
+            sources = []
+            for s in self._sources(name):
+                file = s["file"].replace("\\", "/").rsplit("/", 1)[-1]
+                sources.append({"file": file, "text": text if file == base else s["text"]})
+            if not any(s["file"] == base for s in sources):
+                sources.append({"file": base, "text": text})
+            body = {"sources": sources}
+        found = self._request("POST", f"/v1/kb/{name}/check", json=body)["diagnostics"]
+        if "/" not in path:  # the server names a one-file knowledge base NAME.clp
+            found = [{**d, "file": path} if d.get("file") == f"{name}.clp" else d for d in found]
+        return located_in(path, found)
 
     def run_kb(self, name, facts, *, strategy=None, max_firings=None):
         body: dict[str, Any] = {"facts": facts}
@@ -112,13 +180,31 @@ class HttpBackend(Backend):
             body["max_firings"] = max_firings
         return self._request("POST", f"/v1/kb/{name}/run", json=body)
 
-    def consult(self, name, goal, facts, ask: AskFn, *, all_answers=True):
-        # The API cannot ask a person mid-proof: askable facts must come in `facts`.
-        return self._request("POST", f"/v1/kb/{name}/ask", json={"goal": goal, "facts": facts, "all": all_answers})
+    def run_kb_source(self, run_id, name):
+        return self._request("GET", f"/v1/runs/{run_id}/knowledge-bases/{name}")
 
-    def kb_source(self, name, version=None):
-        sources = self._request("GET", f"/v1/kb/{name}").get("sources") or []
-        return "\n".join(s["text"] for s in sources)
+    # ---- consultations ---------------------------------------------------------------------
+    def start_consultation(self, name, goal, facts, *, all_answers=False):
+        body = {"knowledge_base": name, "goal": goal, "facts": facts, "all": all_answers, "wait_s": 30.0}
+        return self._request("POST", "/v1/consultations", json=body)
+
+    def consultation(self, consultation_id, *, after=None, wait_s=5.0):
+        params: dict[str, Any] = {} if after is None else {"after": after, "wait_s": wait_s}
+        return self._request("GET", f"/v1/consultations/{consultation_id}", params=params)
+
+    def answer_consultation(self, consultation_id, answer):
+        return self._request(
+            "POST", f"/v1/consultations/{consultation_id}/answer", json={"answer": answer, "wait_s": 30.0}
+        )
+
+    def consultation_why(self, consultation_id):
+        return self._request("GET", f"/v1/consultations/{consultation_id}/why")
+
+    def consultation_how(self, consultation_id, answer=1):
+        return self._request("GET", f"/v1/consultations/{consultation_id}/how", params={"answer": answer})
+
+    def stop_consultation(self, consultation_id):
+        self._request("DELETE", f"/v1/consultations/{consultation_id}")
 
     # ---- pipelines -------------------------------------------------------------------------
     def list_pipelines(self):
@@ -133,27 +219,16 @@ class HttpBackend(Backend):
         try:
             return list(reversed(self._request("GET", f"/v1/pipelines/{name}/versions")["versions"]))
         except BackendError as exc:
-            if "404" in str(exc) or "not found" in str(exc).lower():
-                return []
+            if getattr(exc, "status", None) == 404:
+                return []  # only a file so far: no stored versions
             raise
 
     def validate_pipeline(self, document):
-        # No validate-only call: check the structure here; references are checked on save (422).
-        from workbench import Pipeline
-
-        try:
-            pipeline = Pipeline.from_data(document)
-        except Exception as exc:  # noqa: BLE001 - PipelineValidationError carries the issues
-            issues = getattr(exc, "issues", None)
-            if issues is None:
-                raise BackendError(f"{type(exc).__name__}: {exc}") from exc
-            return [i.to_dict() for i in issues]
-        return [i.to_dict() for i in pipeline.check_structure()]
+        name = str(document.get("name") or "-")
+        return self._request("POST", f"/v1/pipelines/{name}/validate", json={"document": document})["issues"]
 
     def save_pipeline(self, document):
-        from workbench import Pipeline
-
-        text = Pipeline.from_data(document).to_yaml()
+        text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
         return self._request("PUT", f"/v1/pipelines/{document['name']}", json={"document": text})
 
     def promote_pipeline(self, name, version, stage):
@@ -165,31 +240,15 @@ class HttpBackend(Backend):
             body["version"] = version
         return self._request("POST", f"/v1/pipelines/{name}/predict", json=body)
 
+    def node_types(self):
+        return self._request("GET", "/v1/node-types")
+
     # ---- models ----------------------------------------------------------------------------
     def list_models(self):
-        out = []
-        stats = self.model_stats()
-        generation = {m["id"] for m in (self._request("GET", "/v1/models").get("data") or [])}
-        for name in sorted(set(stats) | generation):
-            try:
-                meta = self._request("GET", f"/v2/models/{name}")
-            except BackendError:
-                meta = {}
-            versions = meta.get("versions") or []
-            out.append(
-                {
-                    "name": name,
-                    "version": versions[0] if versions else None,
-                    "format": meta.get("platform"),
-                    "task": "generation" if name in generation else None,
-                    "device": "server",
-                    "loaded": bool(meta),
-                }
-            )
-        return out
+        return self._request("GET", "/v1/served-models")["models"]
 
     def set_model_loaded(self, name, loaded):
-        raise BackendError("loading and unloading models is not offered by the API (run the TUI in-process)")
+        self._request("POST", f"/v2/repository/models/{name}/{'load' if loaded else 'unload'}")
 
     def model_stats(self):
         from prometheus_client.parser import text_string_to_metric_families
@@ -213,7 +272,7 @@ class HttpBackend(Backend):
         return self._request("GET", f"/v1/runs/{run_id}")
 
     def replay_run(self, run_id, kb_sources):
-        raise BackendError("replay is not offered by the API yet (run the TUI in-process to replay)")
+        return self._request("POST", f"/v1/runs/{run_id}/replay", json={"knowledge_bases": dict(kb_sources)})
 
 
 def _utc(text: str) -> dt.datetime:

@@ -27,7 +27,7 @@ from workbench.serving import BadInputError, DeadlineError, GenerationDelta, Ser
 
 from ..deps import PREDICT_KEY, ServingDep
 from ..disconnect import ClientGone, cancel_on_disconnect
-from ..errors import V1_ERRORS, ApiError, field_path
+from ..errors import V1_ERRORS, ApiError, validation_details, validation_message
 from ..schemas.openai import ChatCompletion, ChatCompletionRequest, Completion, CompletionRequest, ModelList
 
 
@@ -50,20 +50,14 @@ class OpenAIRoute(APIRoute):
 
 
 def _bad_request(exc: RequestValidationError) -> ApiError:
-    details = []
-    for e in exc.errors():
-        loc = tuple(e.get("loc", ()))
-        msg = e.get("msg", "")
-        if e.get("type") == "extra_forbidden":
-            msg = f"unknown parameter {str(loc[-1])!r}: this server does not support it"
-        elif msg.startswith("Value error, "):
-            msg = msg[len("Value error, ") :]
-        details.append({"loc": field_path(loc), "msg": msg, "type": e.get("type", "")})
-    first = details[0] if details else {"loc": "body", "msg": "invalid request"}
-    message = f"{first['loc']}: {first['msg']}"
-    if len(details) > 1:
-        message += f" (and {len(details) - 1} more)"
-    return ApiError(400, message, code="invalid_request", param=first["loc"], details=details)
+    details = validation_details(exc)
+    for d in details:
+        if d["type"] == "extra_forbidden":
+            d["msg"] = f"unknown parameter {d['loc'].rsplit('.', 1)[-1]!r}: this server does not support it"
+        elif d["msg"].startswith("Value error, "):
+            d["msg"] = d["msg"][len("Value error, ") :]
+    message, param = validation_message(details)
+    return ApiError(400, message, code="invalid_request", param=param, details=details)
 
 
 router = APIRouter(prefix="/v1", tags=["generation (OpenAI-compatible)"], responses=V1_ERRORS, route_class=OpenAIRoute)

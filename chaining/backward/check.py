@@ -66,7 +66,11 @@ def defined_relations(kb: KnowledgeBase, given: Iterable[str] = ()) -> set[str]:
     """Relations something defines: templates, deffacts, asserted conclusions, askables, `given`."""
     out = {_bare(t) for t in kb.templates} | {_bare(a) for a in kb.askable} | {_bare(g) for g in given}
     for d in kb.facts.values():
-        out.update(_bare(c.head) for c in d.facts if isinstance(c, ast.Call) and c.head)
+        names = getattr(d.facts, "relation_names", None)  # plain data (rules.scan.FactData): no AST needed
+        if names is not None:
+            out.update(_bare(n) for n in names())
+        else:
+            out.update(_bare(c.head) for c in d.facts if isinstance(c, ast.Call) and c.head)
     for r in kb.rules.values():
         for action in r.rhs:
             _asserted(action, out)

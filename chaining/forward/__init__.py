@@ -11,6 +11,7 @@ environment without clipspy's fact objects, which leak in clipspy 1.0.6 (see cli
 """
 
 from .base import EngineConfig, ForwardChainer, as_facts
+from .clips_console import Console
 from .clips_engine import ForwardEngine
 from .clips_memory import WorkingMemory
 from .errors import (
@@ -19,6 +20,7 @@ from .errors import (
     FiringLimitError,
     ForwardError,
     KnowledgeBaseLoadError,
+    MemoryLimitError,
     RuleExecutionError,
     RunawayError,
 )
@@ -26,6 +28,7 @@ from .result import FactEvent, Firing, ForwardResult
 from .strategy import STRATEGY_NAMES, Strategy
 
 __all__ = [
+    "Console",
     "EngineConfig",
     "EvaluationTimeout",
     "ExpertaEngine",
@@ -38,6 +41,7 @@ __all__ = [
     "ForwardError",
     "ForwardResult",
     "KnowledgeBaseLoadError",
+    "MemoryLimitError",
     "RuleExecutionError",
     "RunawayError",
     "STRATEGY_NAMES",

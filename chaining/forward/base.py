@@ -20,10 +20,21 @@ class EngineConfig:
 
     Attributes:
         max_firings: default firing limit per evaluation (None: unlimited).
-        timeout: default time limit per evaluation, seconds (None: unlimited); also the limit on
-            building each construct. Checked between batches of `run_chunk` firings, and enforced
-            inside a right-hand side, a `test` or a deffacts/defglobal expression by CLIPS's halt
-            flags (`clips_halt`), at most `clips_halt.POLL_SECONDS` late.
+        timeout: default time limit per evaluation, seconds (None: unlimited). Checked between
+            batches of `run_chunk` firings, and enforced inside a right-hand side, a `test` or a
+            deffacts/defglobal expression by CLIPS's halt flags (`clips_halt`), at most
+            `clips_halt.POLL_SECONDS` late.
+        load_timeout: time limit on loading the knowledge base into one CLIPS environment, seconds
+            (None: unlimited), separate from `timeout`: a `defglobal` initialiser or deffacts
+            expression runs code while it is built. Checked between constructs and inside
+            expressions; CLIPS's reader of one construct's text cannot be interrupted (it takes
+            ~8 s on a 1 MiB string literal).
+        memory_limit: bytes of memory CLIPS may hold in one environment during an evaluation
+            (its `(mem-used)`, polled with the time limit); past it the run is halted with
+            `MemoryLimitError`. None: unlimited.
+        console: a `clips_console.Console` for programs that read the terminal (`read`,
+            `readline`, `read-number`, `get-char`) and print prompts; None (servers and
+            pipelines): such a read fails with a clear error.
         workers: most CLIPS environments kept for concurrent evaluations (one per thread at a time).
         trace_firings: record the rules fired and their activating facts (`ForwardResult.firings`);
             False leaves `firings` empty (explanations need it; a gate that reads only its
@@ -40,6 +51,9 @@ class EngineConfig:
 
     max_firings: int | None = 1_000_000
     timeout: float | None = 60.0
+    load_timeout: float | None = 120.0
+    memory_limit: int | None = 512 << 20
+    console: Any = None
     workers: int = max(1, os.cpu_count() or 1)
     trace_firings: bool = True
     trace_facts: bool = True
@@ -52,6 +66,14 @@ class EngineConfig:
             raise ValueError(f"EngineConfig.max_firings must be a non-negative int or None, got {self.max_firings!r}")
         if self.timeout is not None and not (isinstance(self.timeout, (int, float)) and self.timeout > 0):
             raise ValueError(f"EngineConfig.timeout must be positive seconds or None, got {self.timeout!r}")
+        if self.load_timeout is not None and not (
+            isinstance(self.load_timeout, (int, float)) and self.load_timeout > 0
+        ):
+            raise ValueError(f"EngineConfig.load_timeout must be positive seconds or None, got {self.load_timeout!r}")
+        if self.memory_limit is not None and (
+            not isinstance(self.memory_limit, int) or isinstance(self.memory_limit, bool) or self.memory_limit <= 0
+        ):
+            raise ValueError(f"EngineConfig.memory_limit must be positive bytes or None, got {self.memory_limit!r}")
         if not isinstance(self.workers, int) or self.workers < 1:
             raise ValueError(f"EngineConfig.workers must be an int >= 1, got {self.workers!r}")
         if not isinstance(self.run_chunk, int) or self.run_chunk < 1:

@@ -3,7 +3,9 @@
 Each worker thread borrows one CLIPS environment (`ClipsRunner`) from a pool for the length of
 one evaluation; environments are built lazily up to `EngineConfig.workers` and reused (reset,
 never reloaded), so the cost of an evaluation does not depend on how many ran before.
-A runner whose evaluation failed is still usable: the next evaluation starts with a reset.
+A runner whose evaluation failed is still usable: the next evaluation starts with a reset, after
+the settings a rule may have changed are restored (`clips_reset`); an environment whose rules
+call what no reset undoes (`watch`, `undefrule`...) is dropped after each evaluation and built again.
 """
 
 from __future__ import annotations
@@ -64,7 +66,10 @@ class ForwardEngine(ForwardChainer):
         self._closed = False
         # Build the first environment now so that load errors surface at construction.
         self._created = 1
-        self._idle.append(self._new_runner())
+        first = self._new_runner()
+        #: What loading reported about constructs CLIPS skipped (`file:line:col: ...`, `ClipsRunner.load_messages`).
+        self.load_messages: list[str] = list(first.load_messages)
+        self._idle.append(first)
 
     # -- construction ------------------------------------------------------------------
     @classmethod
@@ -131,7 +136,9 @@ class ForwardEngine(ForwardChainer):
             trace_firings=self.config.trace_firings,
             trace_facts=self.config.trace_facts,
             native=self.config.native,
-            build_timeout=self.config.timeout,
+            build_timeout=self.config.load_timeout,
+            console=self.config.console,
+            memory_limit=self.config.memory_limit,
         )
 
     # -- pool ----------------------------------------------------------------------------
@@ -159,6 +166,12 @@ class ForwardEngine(ForwardChainer):
             raise
 
     def _release(self, runner: ClipsRunner) -> None:
+        if runner.state.needs_rebuild:  # its rules changed what no reset restores (`clips_reset`)
+            runner.close()
+            with self._lock:
+                self._created -= 1
+                self._returned.notify()
+            return
         self._idle.append(runner)
         if self._created >= self.config.workers:  # someone may be waiting for a runner
             with self._lock:
@@ -166,7 +179,7 @@ class ForwardEngine(ForwardChainer):
 
     @property
     def environments(self) -> int:
-        """How many CLIPS environments this engine has built."""
+        """How many CLIPS environments this engine holds (built and not dropped)."""
         return self._created
 
     # -- evaluation ---------------------------------------------------------------------

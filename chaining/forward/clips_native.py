@@ -43,6 +43,11 @@ typedef struct {
 typedef void RuleFiredFunction(void *env, void *activation, void *context);
 typedef void FactFunction(void *env, void *fact, void *context);
 typedef void ModifyFunction(void *env, void *old_fact, void *new_fact, void *context);
+typedef unsigned char RouterQueryFunction(void *env, const char *name, void *context);
+typedef void RouterWriteFunction(void *env, const char *name, const char *text, void *context);
+typedef int RouterReadFunction(void *env, const char *name, void *context);
+typedef int RouterUnreadFunction(void *env, const char *name, int ch, void *context);
+typedef void RouterExitFunction(void *env, int code, void *context);
 
 void *CreateStringBuilder(void *env, size_t size);
 void SBReset(void *sb);
@@ -50,6 +55,21 @@ void SBDispose(void *sb);
 void SBAppend(void *sb, const char *text);
 unsigned char ActivateRouter(void *env, const char *name);
 unsigned char DeactivateRouter(void *env, const char *name);
+unsigned char AddRouter(void *env, const char *name, int priority, RouterQueryFunction *query,
+    RouterWriteFunction *write, RouterReadFunction *read, RouterUnreadFunction *unread,
+    RouterExitFunction *exit, void *context);
+unsigned char DeleteRouter(void *env, const char *name);
+long long MemUsed(void *env);
+void WriteString(void *env, const char *name, const char *text);
+int ReadRouter(void *env, const char *name);
+void *FindFunction(void *env, const char *name);
+int CompleteCommand(const char *command);
+unsigned char RouteCommand(void *env, const char *command, _Bool print_result);
+void FlushPPBuffer(void *env);
+void SetPPBufferStatus(void *env, _Bool on);
+void FlushParsingMessages(void *env);
+void CleanCurrentGarbageFrame(void *env, void *value);
+void CallPeriodicTasks(void *env);
 
 unsigned char AddBeforeRuleFiresFunction(void *env, const char *name, RuleFiredFunction *f, int priority,
                                          void *context);
@@ -82,8 +102,8 @@ def env_pointer(env: Any) -> Any:
 
 
 def callback(kind: str, fn: Callable, onerror: Callable | None = None) -> Any:
-    """A C function pointer for `fn` (`kind`: "RuleFiredFunction", "FactFunction" or
-    "ModifyFunction"); keep the returned object alive while CLIPS may call it.
+    """A C function pointer for `fn` (`kind`: "RuleFiredFunction", "FactFunction",
+    "ModifyFunction" or one of the "Router...Function" types); keep the returned object alive while CLIPS may call it.
 
     An exception raised by `fn` cannot cross into CLIPS: `onerror(exc_type, exc, traceback)` is
     called instead (cffi's default prints it to stderr) and CLIPS carries on.

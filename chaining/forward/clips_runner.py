@@ -14,14 +14,19 @@ Where the trace and the output come from (see `clips_native` for why):
     output       what the program prints to `stdout` (`OutputRouter`, below CLIPS's routers);
     messages     `stderr` and `stdwrn` (`MessageRouter`).
 No `(watch ...)` output is parsed, so nothing a program prints can be mistaken for a trace line.
-CLIPS's terminal router ("fileio") is off in these environments: a rule that reads `stdin`
-gets a CLIPS error instead of blocking a server on the terminal.
+CLIPS's terminal router ("fileio") is off in these environments: `stdin` (read, readline,
+read-number, get-char) reaches `clips_console`'s router, which reads the runner's `Console`
+(`workbench kb run`) or, without one, fails the read with a clear CLIPS error instead of
+blocking a server on the terminal. Every evaluation starts from the environment as it was
+after loading (`clips_reset`).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import clips
 from clips._clips import ffi, lib
@@ -29,6 +34,7 @@ from clips._clips import ffi, lib
 from rules.facts import Fact
 
 from . import clips_native
+from .clips_console import Console, ConsoleRouter
 from .clips_functions import wrap_function
 from .clips_halt import WATCHDOG
 from .clips_halt import clear as clear_halt
@@ -41,9 +47,17 @@ from .clips_recursion import (
     recursive_functions,
     watch_if_recursive,
 )
+from .clips_reset import EnvironmentState
 from .clips_trace import MessageRouter, OutputRouter, program_output
 from .constructs import ConstructSyntaxError, split_constructs
-from .errors import EvaluationTimeout, FactAssertError, FiringLimitError, KnowledgeBaseLoadError, RuleExecutionError
+from .errors import (
+    EvaluationTimeout,
+    FactAssertError,
+    FiringLimitError,
+    KnowledgeBaseLoadError,
+    MemoryLimitError,
+    RuleExecutionError,
+)
 from .result import ForwardResult
 from .strategy import Strategy
 
@@ -62,7 +76,13 @@ class ClipsRunner:
         trace_firings: record the firings of the run (`ForwardResult.firings`); False: none.
         trace_facts: record the asserts/retracts of the run (`ForwardResult.events`); the
             firing that made each is counted even without `trace_firings`.
-        build_timeout: seconds the build may take (a `defglobal` initialiser runs code); None: no limit.
+        build_timeout: seconds loading all constructs may take, separate from any evaluation's
+            time limit (a `defglobal` initialiser runs code; checked between constructs and
+            inside expressions, not inside CLIPS's reader of one construct); None: no limit.
+        console: where `stdin` reads from and program output goes live (`clips_console`);
+            None: a program that reads the console fails with a clear error.
+        memory_limit: bytes CLIPS may hold during an evaluation (`MemUsed`); past it the
+            evaluation is halted (`MemoryLimitError`); None: no limit.
         max_call_depth: deepest nesting of calls to recursive deffunctions/generics (`clips_recursion`).
         native: record the trace with the C callbacks (`native_trace.c`, `clips_recorder`) and
             assert facts with the C loop (`native_facts.c`); None: each when built, False: Python.
@@ -83,6 +103,8 @@ class ClipsRunner:
         build_timeout: float | None = None,
         max_call_depth: int = DEFAULT_MAX_CALL_DEPTH,
         native: bool | None = None,
+        console: Console | None = None,
+        memory_limit: int | None = None,
     ):
         self.env = clips.Environment()
         self._e = self.env._env
@@ -102,13 +124,19 @@ class ClipsRunner:
         self.msg = MessageRouter(priority=-2)  # below `out`: a printed piece costs one query, not two
         self.env.add_router(self.out)
         self.env.add_router(self.msg)
+        self.console = console
+        self.memory_limit = memory_limit
+        self._streamed: list[str] = []  # output already written to the console in this evaluation
+        self.console_router = ConsoleRouter(self.env, console, self._flush_console, self._key)
         self._recursive = recursive_functions(sources)
         if self._recursive:  # without a limit, endless recursion overflows the C stack (SIGSEGV)
             self.out.guard = CallDepthGuard(max_call_depth)
         self.recorder = new_recorder(self.env, self._ep, trace_firings, trace_facts, native)
         # looked up once: attribute access on cffi's ABI-mode library costs per call
         self._get_halt, self._get_error = clips_native.lib.GetHaltExecution, clips_native.lib.GetEvaluationError
+        self.load_messages = []
         self._build(sources, build_timeout)
+        self.state = EnvironmentState(self._e, (text for _, text in sources))
         self.memory = WorkingMemory(self.env, native=native)
         self.evaluations = 0
 
@@ -122,7 +150,22 @@ class ClipsRunner:
         pieces.clear()
         return messages, errors
 
+    #: What loading reported about constructs CLIPS skipped (`file:line:col: ...`), e.g. a
+    #: deffunction named like a built-in function, which CLIPS refuses to replace.
+    load_messages: list[str]
+
+    def _flush_console(self) -> None:
+        """Write the program's pending output to the console (before it waits for input)."""
+        console, pieces = self.console, self.out.pieces
+        if console is None or console.output is None or not pieces:
+            return
+        text = program_output(pieces) if self.out.guard is not None else "".join(pieces)
+        pieces.clear()
+        self._streamed.append(text)
+        console.write(text)
+
     def _build(self, sources: Sequence[tuple[str, str]], timeout: float | None = None) -> None:
+        deadline = None if timeout is None else time.perf_counter() + timeout
         for file, text in sources:
             try:
                 constructs = split_constructs(text, file)
@@ -130,15 +173,21 @@ class ClipsRunner:
                 raise KnowledgeBaseLoadError(str(exc)) from None
             for c in constructs:
                 self._take_messages()
-                if timeout is not None:
-                    WATCHDOG.arm(self._e, time.perf_counter() + timeout)
+                builtin = _redefined_builtin(self._ep, c)
+                if deadline is not None:
+                    if time.perf_counter() > deadline:
+                        raise KnowledgeBaseLoadError(
+                            f"{c.file}:{c.line}:{c.column}: loading the knowledge base took longer than "
+                            f"its time limit of {timeout} s (reached before this {c.kind})"
+                        )
+                    WATCHDOG.arm(self._e, deadline)
                 try:
                     ret = lib.Build(self._e, c.text.encode())
                 finally:
-                    if timeout is not None and WATCHDOG.disarm(self._e):
+                    if deadline is not None and WATCHDOG.disarm(self._e):
                         raise KnowledgeBaseLoadError(
-                            f"{c.file}:{c.line}:{c.column}: building this {c.kind} took longer than "
-                            f"the time limit of {timeout} s (an expression that never returns?)"
+                            f"{c.file}:{c.line}:{c.column}: loading the knowledge base took longer than "
+                            f"its time limit of {timeout} s, in this {c.kind} (an expression that never returns?)"
                         )
                 guard = self.out.guard
                 if guard is not None:
@@ -151,6 +200,12 @@ class ClipsRunner:
                         watch_if_recursive(self._e, c.text, self._recursive)
                 if ret != lib.BE_NO_ERROR:
                     detail = " ".join(self._take_messages()[0].split()) or f"CLIPS build error {ret}"
+                    if builtin is not None:  # CLIPS's load reports it, skips it and loads the rest
+                        self.load_messages.append(
+                            f"{c.file}:{c.line}:{c.column}: CLIPS skipped this deffunction: "
+                            + detail.split(" ERROR:")[0]
+                        )
+                        continue
                     raise KnowledgeBaseLoadError(f"{c.file}:{c.line}:{c.column}: CLIPS refused this {c.kind}: {detail}")
         self._take_messages()
         self.out.pieces.clear()
@@ -169,7 +224,8 @@ class ClipsRunner:
         """See `ForwardChainer.evaluate`; `facts` are already `Fact` objects."""
         t0 = time.perf_counter()
         e = self._e
-        if strategy is not self._strategy:
+        self.state.restore()
+        if strategy is not self._strategy or lib.GetStrategy(e) != int(strategy):  # a rule may have set another
             lib.SetStrategy(e, int(strategy))
             self._strategy, self._strategy_label = strategy, strategy.label
         if seed is not None:
@@ -180,9 +236,11 @@ class ClipsRunner:
         if guard is not None:
             guard.tripped = None
         failed: FactAssertError | None = None
-        if timeout is not None:  # interrupts a right-hand side, test or initialiser that never returns
-            WATCHDOG.arm(e, t0 + timeout, self._key)
+        watched = timeout is not None or self.memory_limit is not None
+        if watched:  # interrupts a right-hand side, test or initialiser that never returns, or a memory hog
+            WATCHDOG.arm(e, math.inf if timeout is None else t0 + timeout, self._key, self.memory_limit)
         failed_rhs = False
+        self._streamed.clear()
         try:
             fired, stop = self._reset_assert_run(facts, max_firings, timeout, t0, run_chunk)
             # CLIPS halts execution when an action or a pattern's expression fails; a program
@@ -192,7 +250,7 @@ class ClipsRunner:
             fired, stop, failed = 0, None, exc
         finally:
             recorder.stop()
-            halted = timeout is not None and WATCHDOG.disarm(e, self._key)
+            halted = WATCHDOG.disarm(e, self._key) if watched else ""
         exc = recorder.take_error()
         if exc is not None:
             raise RuntimeError(f"recording the trace failed during the run: {exc!r}") from exc
@@ -201,7 +259,7 @@ class ClipsRunner:
             clear_halt(e)
             stop = None
         elif halted:
-            stop = "timeout"
+            stop = halted  # "timeout" or "memory"
         elif failed is not None:
             raise failed
         pieces = self.out.pieces
@@ -210,10 +268,15 @@ class ClipsRunner:
             pieces.clear()
         else:
             output = ""
+        if self.console is not None:
+            self.console.write(output)
+            if self._streamed:
+                output = "".join(self._streamed) + output
+                self._streamed.clear()
         messages, errors = self._take_messages()
         # A run stopped by its time limit keeps the end of its trace only: turning a runaway's
         # whole trace into Python values could take longer than the limit itself.
-        skip = max(0, recorder.fired - TIMEOUT_TRACE_KEEP) if stop == "timeout" else 0
+        skip = max(0, recorder.fired - TIMEOUT_TRACE_KEEP) if stop in ("timeout", "memory") else 0
         result = ForwardResult(
             self.memory.facts(templates),
             recorder.take_firings(skip) if self.trace_firings else [],
@@ -228,18 +291,25 @@ class ClipsRunner:
         if stop is not None:
             firings = result.firings
             last = [f.rule for f in firings[-10:]]
+            named = ", ".join(last) or ("(none)" if self.trace_firings else "(not traced: trace_firings is off)")
             if stop == "firings":
                 raise FiringLimitError(
                     f"runaway knowledge base: stopped after {fired} firings (limit {max_firings}) with activations "
-                    "still on the agenda; last rules fired: "
-                    f"{', '.join(last) or ('(none)' if self.trace_firings else '(not traced: trace_firings is off)')}",
+                    f"still on the agenda; last rules fired: {named}",
+                    result,
+                    last,
+                )
+            if stop == "memory":
+                raise MemoryLimitError(
+                    f"runaway knowledge base: stopped after {result.seconds:.3f} s and {fired} firings: CLIPS held "
+                    f"more than the memory limit of {self.memory_limit} bytes; last rules fired: "
+                    f"{named}",
                     result,
                     last,
                 )
             raise EvaluationTimeout(
                 f"runaway knowledge base: stopped after {result.seconds:.3f} s (time limit {timeout} s) and "
-                f"{fired} firings; last rules fired: "
-                f"{', '.join(last) or ('(none)' if self.trace_firings else '(not traced: trace_firings is off)')}"
+                f"{fired} firings; last rules fired: {named}"
                 + (f" (the partial result keeps the trace of the last {TIMEOUT_TRACE_KEEP} firings)" if skip else ""),
                 result,
                 last,
@@ -279,6 +349,7 @@ class ClipsRunner:
             fired = lib.Run(e, -1)
         else:
             deadline = None if timeout is None else t0 + timeout
+            waited0 = 0.0 if self.console is None else self.console.waited
             while True:
                 budget = run_chunk if max_firings is None else min(run_chunk, max_firings - fired)
                 if budget <= 0:
@@ -289,10 +360,18 @@ class ClipsRunner:
                 fired += n
                 if n < budget:
                     break
-                if deadline is not None and time.perf_counter() > deadline and self._agenda_pending():
+                if (
+                    deadline is not None
+                    and time.perf_counter() - self._waited(waited0) > deadline
+                    and self._agenda_pending()
+                ):
                     stop = "timeout"
                     break
         return fired, stop
+
+    def _waited(self, since: float) -> float:
+        """Seconds this evaluation has waited for console input (not counted against its time limit)."""
+        return 0.0 if self.console is None else self.console.waited - since
 
     def _agenda_pending(self) -> bool:
         """True when some module on the focus stack still has an activation."""
@@ -324,3 +403,15 @@ class ClipsRunner:
         destroyed with `self.env`."""
         self.recorder.close()
         self.memory.close()
+        self.console_router.close()
+
+
+def _redefined_builtin(ep: Any, construct: Any) -> str | None:
+    """The name of a deffunction that would replace a function CLIPS defines (`atan2`), else None."""
+    if construct.kind != "deffunction":
+        return None
+    parts = construct.text[1:].split(None, 2)
+    if len(parts) < 2:
+        return None
+    name = parts[1].rstrip("()")
+    return name if clips_native.lib.FindFunction(ep, name.encode()) != clips_native.abi.NULL else None

@@ -47,6 +47,10 @@ class EvaluationTimeout(RunawayError):
     """The run exceeded its time limit (seconds) with activations still on the agenda."""
 
 
+class MemoryLimitError(RunawayError):
+    """CLIPS held more memory than the evaluation's limit (bytes); the run was halted."""
+
+
 class RuleExecutionError(ForwardError):
     """A rule's right-hand side failed at run time (CLIPS printed an error and halted).
 

@@ -4,9 +4,10 @@
  * non-empty lists of those, asserted through CLIPS's fact builder. Anything else stops the loop
  * at that fact, and Python asserts it the checked way (which also words every error) before
  * calling again.
- * read_facts: template facts whose slots hold symbols, strings, integers and floats, read into
- * `rules.facts.Fact` values. Anything else (an ordered fact, a multifield, an unknown template)
- * stops the loop at that fact, and Python reads it before calling again.
+ * read_facts: template facts whose slots hold symbols, strings, integers, floats and multifields
+ * of those, read into `rules.facts.Fact` values (a multifield as a tuple). Anything else (an
+ * ordered fact, another type, an unknown template) stops the loop at that fact, and Python reads
+ * it before calling again.
  *
  * CLIPS functions are reached through pointers (they live in clipspy's extension module, which
  * Python loads privately): this file includes no CLIPS header. CLIPSValue is one pointer.
@@ -36,6 +37,7 @@ typedef struct {
     void *(*fact_template)(void *fact);
     int (*get_slot)(void *fact, const char *slot, void **value);
     size_t lexeme_offset, integer_offset, float_offset;  /* of `contents` in CLIPSLexeme, CLIPSInteger, CLIPSFloat */
+    size_t multifield_length_offset, multifield_contents_offset;  /* of `length`, `contents` in Multifield */
 } wb_assert_ctx;
 
 static const char CAPSULE[] = "workbench.native_facts";
@@ -187,11 +189,36 @@ static PyObject *assert_facts(PyObject *self, PyObject *args) {
     return PyLong_FromSsize_t(i);
 }
 
-enum { T_FLOAT = 0, T_INTEGER = 1, T_SYMBOL = 2, T_STRING = 3 };
+enum { T_FLOAT = 0, T_INTEGER = 1, T_SYMBOL = 2, T_STRING = 3, T_MULTIFIELD = 4 };
+
+static PyObject *slot_value(wb_assert_ctx *c, void *value, PyObject *symbol_type, PyObject *string_type);
+
+/* A multifield of scalars as a tuple, or NULL with no error set when an element is not for this path. */
+static PyObject *multifield_value(wb_assert_ctx *c, void *value, PyObject *symbol_type, PyObject *string_type) {
+    size_t n = *(size_t *)((char *)value + c->multifield_length_offset), i;
+    void **items = (void **)((char *)value + c->multifield_contents_offset);
+    PyObject *out = PyTuple_New((Py_ssize_t)n);
+    if (out == NULL) return NULL;
+    for (i = 0; i < n; i++) {
+        PyObject *v;
+        if (items[i] == NULL || *(unsigned short *)items[i] == T_MULTIFIELD) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        v = slot_value(c, items[i], symbol_type, string_type);
+        if (v == NULL) {
+            Py_DECREF(out);
+            return NULL; /* with the error, if one is set */
+        }
+        PyTuple_SET_ITEM(out, (Py_ssize_t)i, v);
+    }
+    return out;
+}
 
 /* The Python value of a slot, or NULL with no error set when it is not for this path. */
 static PyObject *slot_value(wb_assert_ctx *c, void *value, PyObject *symbol_type, PyObject *string_type) {
     unsigned short type = *(unsigned short *)value;
+    if (type == T_MULTIFIELD) return multifield_value(c, value, symbol_type, string_type);
     if (type == T_SYMBOL || type == T_STRING) {
         const char *text = *(const char **)((char *)value + c->lexeme_offset);
         PyObject *u = PyUnicode_DecodeUTF8(text, (Py_ssize_t)strlen(text), "strict"), *out;
@@ -430,7 +457,7 @@ static PyObject *events(PyObject *self, PyObject *args) {
 }
 
 /* context(env, fact builder, multifield builder, functions: tuple of 15 addresses,
- *         offsets: (lexeme, integer, float)) -> capsule */
+ *         offsets: (lexeme, integer, float, multifield length, multifield contents)) -> capsule */
 static PyObject *context(PyObject *self, PyObject *args) {
     unsigned long long env, fb, mb;
     PyObject *fns, *capsule;
@@ -438,8 +465,9 @@ static PyObject *context(PyObject *self, PyObject *args) {
     wb_assert_ctx *c;
     Py_ssize_t k;
     (void)self;
-    Py_ssize_t lexeme_offset, integer_offset, float_offset;
-    if (!PyArg_ParseTuple(args, "KKKO!(nnn)", &env, &fb, &mb, &PyTuple_Type, &fns, &lexeme_offset, &integer_offset, &float_offset))
+    Py_ssize_t lexeme_offset, integer_offset, float_offset, mf_length_offset, mf_contents_offset;
+    if (!PyArg_ParseTuple(args, "KKKO!(nnnnn)", &env, &fb, &mb, &PyTuple_Type, &fns, &lexeme_offset, &integer_offset,
+                          &float_offset, &mf_length_offset, &mf_contents_offset))
         return NULL;
     if (PyTuple_GET_SIZE(fns) != 15) {
         PyErr_SetString(PyExc_ValueError, "context() needs the addresses of 15 CLIPS functions");
@@ -468,6 +496,8 @@ static PyObject *context(PyObject *self, PyObject *args) {
     c->lexeme_offset = (size_t)lexeme_offset;
     c->integer_offset = (size_t)integer_offset;
     c->float_offset = (size_t)float_offset;
+    c->multifield_length_offset = (size_t)mf_length_offset;
+    c->multifield_contents_offset = (size_t)mf_contents_offset;
     for (k = 0; k < 15; k++) {
         unsigned long long address = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(fns, k));
         if (PyErr_Occurred() || address == 0) {

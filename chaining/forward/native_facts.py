@@ -9,7 +9,8 @@ calls per slot (`workbench bench rules` measured ~25 us for the gating benchmark
 plain symbol-like strings (a letter, then letters, digits, `-`, `_`) and non-empty lists of
 those; any other fact is asserted by the Python code, which also words every error. Reading
 facts back (`WorkingMemory.facts`) likewise: template facts whose slots hold symbols, strings,
-integers and floats are read in C; an ordered fact or a multifield value is read by Python.
+integers, floats and multifields of those are read in C; an ordered fact or any other value is
+read by Python.
 
 A CPython extension module (the C loop reads Python dicts and lists, which cffi cannot hand to
 C), built with setuptools; `_native_facts*.so` lands next to this file and is not committed.
@@ -81,6 +82,8 @@ def context(env: Any, fact_builder: Any, multifield_builder: Any) -> Any:
         ffi.offsetof("CLIPSLexeme", "contents"),
         ffi.offsetof("CLIPSInteger", "contents"),
         ffi.offsetof("CLIPSFloat", "contents"),
+        ffi.offsetof("Multifield", "length"),
+        ffi.offsetof("Multifield", "contents"),
     )
     if ffi.sizeof("CLIPSValue") != ffi.sizeof("void *"):  # the C code takes a CLIPSValue for one pointer
         raise RuntimeError("this clipspy's CLIPSValue is not one pointer; the C fact I/O does not apply")

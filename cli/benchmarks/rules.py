@@ -20,9 +20,10 @@ Engines:
                the bootstrap; the default when built): "trace" (the C trace recorder),
                "assert" (the C fact asserter), "trace+assert", or "none" (Python callbacks
                and the Python assert loop); a "none" row sits beside the default rows.
-    clips      raw clipspy as a user writes it: `Environment.load`, `reset`, facts asserted with
-               `Template.assert_fact`, `run`; no tracing. `seconds` is reset + assert + run,
-               `run_seconds` the `run` alone (`vs_clips_run` compares our whole evaluation with it).
+    clips      raw clipspy at its fastest (`_rules_raw`): `Environment.load`, then reset, facts
+               asserted through CLIPS's fact builder with nothing retained, run; no tracing, no
+               read-back. `seconds` is reset + assert + run, `run_seconds` the `run` alone
+               (`vs_clips_run` compares our whole evaluation with it).
                Gating: the issue's loop (`Template.assert_fact`, which leaks in clipspy 1.0.6)
                and the fact-builder loop with nothing retained or read back (the floor).
     experta    the same rules as an experta KnowledgeEngine (cli/benchmarks/_rules_experta.py),
@@ -35,12 +36,13 @@ also CPU seconds of this process (`cpu_seconds`, `evals_per_cpu_s`); the load av
 
 from __future__ import annotations
 
-import functools
 import os
-import random
 import time
 from pathlib import Path
 from typing import Any
+
+from ._rules_inputs import gating_facts, manners_facts, waltz_facts
+from ._rules_raw import raw_clips_run
 
 EXTRA: dict[str, Any] = {}
 EXPERTA_CAP_S = 60.0  # all experta runs of the program benchmarks together
@@ -49,52 +51,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BENCH_KB = ROOT / "knowledge_bases" / "bench"
 
 
-# --- inputs ---------------------------------------------------------------------------------
-
-
-def manners_facts(guests: int, seed: int = 1) -> list[dict]:
-    """Miss Manners guests: sexes balanced, each guest 2-3 hobbies out of 3, seats = guests."""
-    rng = random.Random(seed)
-    sexes = ["m", "f"] * (guests // 2)
-    rng.shuffle(sexes)
-    facts = []
-    for i in range(guests):
-        for h in rng.sample(range(1, 4), rng.randint(2, 3)):
-            facts.append({"template": "guest", "slots": {"name": f"g{i + 1}", "sex": sexes[i], "hobby": f"h{h}"}})
-    facts.append({"template": "last-seat", "slots": {"seat": guests}})
-    return facts
-
-
-def waltz_facts(cubes: int) -> list[dict]:
-    """A scene of `cubes` separate cubes in general position: a fork at the centre, three arrows
-    and three L junctions on the hexagonal outline; neighbours listed clockwise."""
-    facts = []
-    for c in range(cubes):
-        outline = [f"c{c}a{i}" for i in range(6)]
-        centre = f"c{c}m"
-        facts.append({"template": "junction", "slots": {"id": centre, "type": "fork", "edges": outline[0::2]}})
-        for i, j in enumerate(outline):
-            nxt, prv = outline[(i + 1) % 6], outline[(i - 1) % 6]
-            if i % 2 == 0:
-                facts.append({"template": "junction", "slots": {"id": j, "type": "arrow", "edges": [nxt, centre, prv]}})
-            else:
-                facts.append({"template": "junction", "slots": {"id": j, "type": "L", "edges": [nxt, prv]}})
-            facts.append({"template": "border", "slots": {"from": j, "to": nxt}})
-    return facts
-
-
-def gating_facts(i: int) -> list[dict]:
-    """The five facts of request number `i` (deterministic, varied so every rule fires sometimes)."""
-    return [
-        {
-            "template": "request",
-            "slots": {"id": i, "channel": ("api", "email", "web")[i % 3], "length": 100 + (i * 37) % 600},
-        },
-        {"template": "prediction", "slots": {"label": ("spam", "ham")[i % 2], "score": ((i * 53) % 100) / 100}},
-        {"template": "user", "slots": {"tier": ("gold", "basic", "basic")[i % 3], "strikes": (i * 7) % 5}},
-        {"template": "limits", "slots": {"min-score": 0.3, "max-length": 450}},
-        {"template": "clock", "slots": {"hour": (i * 5) % 24}},
-    ]
+__all__ = ["EXTRA", "gating_facts", "manners_facts", "run", "waltz_facts"]
 
 
 # --- engines ----------------------------------------------------------------------------------
@@ -120,42 +77,6 @@ def _workbench(
     seconds, cpu = time.perf_counter() - t, time.process_time() - c
     engine.close()
     return seconds, len(result.firings), cpu
-
-
-def _raw_clips(path: Path, facts: list) -> tuple[float, int, float, float]:
-    """Raw clipspy at its fastest for one run: `Template.assert_fact` (its leak does not matter
-    for a single run), symbols as `clips.Symbol`, lists as multifields; output discarded."""
-    import clips
-
-    class Discard(clips.Router):
-        def query(self, name):
-            return name == "stdout"
-
-        def write(self, name, message):
-            pass
-
-    def value(v):
-        if isinstance(v, list):
-            return [value(x) for x in v]
-        return clips.Symbol(v) if isinstance(v, str) else v
-
-    env = clips.Environment()
-    env.add_router(Discard("bench-discard", 45))
-    env.load(str(path))
-    templates = {f["template"]: env.find_template(f["template"]) for f in facts}
-    inputs = [(templates[f["template"]], {k: value(v) for k, v in f["slots"].items()}) for f in facts]
-    env.reset()  # warm-up run; the timed run is the second, as for our engine
-    for template, slots in inputs:
-        template.assert_fact(**slots)
-    env.run()
-    t, c = time.perf_counter(), time.process_time()
-    env.reset()
-    for template, slots in inputs:
-        template.assert_fact(**slots)
-    r = time.perf_counter()
-    fired = env.run()
-    end = time.perf_counter()
-    return end - t, fired, time.process_time() - c, end - r
 
 
 class _ExpertaBudget:
@@ -208,7 +129,7 @@ def _program_rows(
     raw: list[tuple] = []
     ours: list[list[tuple]] = [[] for _ in variants]
     for _ in range(repeats):
-        raw.append(_raw_clips(path, facts))
+        raw.append(raw_clips_run(path, facts))
         for k, (trace_facts, _label, read_back, native) in enumerate(variants):
             ours[k].append(_workbench(path, facts, trace_facts, read_back, native))
     s, n, cpu, run_s = min(raw, key=lambda r: r[0])
@@ -290,7 +211,7 @@ def _gating_rows(evaluations: int, raw_evaluations: int, experta_seconds: float)
         )
         engine = ForwardEngine.from_knowledge_base(rules.load_knowledge_base([path]), config=config)
         n = evaluations if (label, read, native) == variants[0] else max(window * 2, evaluations // 10)
-        marks = _timed_loop(functools.partial(_evaluate_nth, engine, inputs, read), n, window)
+        marks = _timed_loop(lambda i, e=engine, t=read: e.evaluate(inputs[i % 1000], templates=t), n, window)
         rows.append(
             {
                 "program": "gating",
@@ -411,6 +332,19 @@ def _gating_rows(evaluations: int, raw_evaluations: int, experta_seconds: float)
     return rows
 
 
+def _front_end_rows(quick: bool) -> list[dict]:
+    """Start-up and parse rows (`workbench kb check` start-up, parse + validate vs CLIPS's load):
+    measured by the rule language's own benchmark module, `cli/benchmarks/_rules_frontend.py`,
+    whose `rows(quick: bool) -> list[dict]` is called here when that module is present."""
+    import importlib
+    import importlib.util
+
+    name = f"{__package__}._rules_frontend"
+    if importlib.util.find_spec(name) is None:
+        return []
+    return importlib.import_module(name).rows(quick)
+
+
 def _native_parts() -> str:
     """The engine's C parts that are built (and so used by default): "trace+assert", "trace",
     "assert" or "none"."""
@@ -447,11 +381,6 @@ def _goals(rows: list[dict]) -> dict:
         "gating_goal": ">= 20,000 evals/s on one core, flat from the first 10,000 to the last",
         "gating": gating,
     }
-
-
-def _evaluate_nth(engine, inputs: list, templates, i: int):
-    """Evaluate the i-th input (cycling through the first 1000) on `engine`."""
-    return engine.evaluate(inputs[i % 1000], templates=templates)
 
 
 def _timed_loop(fn, n: int, window: int) -> tuple[float, float, float, float]:
@@ -501,6 +430,7 @@ def run(quick: bool = False) -> list[dict]:
             f"waltz-{cubes}", BENCH_KB / "waltz.clp", waltz_facts(cubes), (Waltz, WALTZ_FACT_TYPES), budget, 5
         )
     rows += _gating_rows(2_000 if quick else 200_000, 1_000 if quick else 20_000, 1.0 if quick else 10.0)
+    rows += _front_end_rows(quick)
     EXTRA["load_average_after"] = os.getloadavg()
     EXTRA["experta_cap_s"] = {"total": 5.0 if quick else EXPERTA_CAP_S, "per_run": 2.5 if quick else EXPERTA_RUN_CAP_S}
     EXTRA["goals"] = _goals(rows)

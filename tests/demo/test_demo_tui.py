@@ -25,7 +25,7 @@ async def _settle(pilot) -> None:
 
 
 async def test_run_demo_intents_on_the_run_screen(wb):
-    from tui.backend import InProcessBackend
+    from tui.inprocess_backend import InProcessBackend
 
     app = RecordingApp(InProcessBackend(wb), mode="run")
     async with app.run_test(size=(100, 30)) as pilot:

@@ -13,9 +13,7 @@ import rules
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = sorted(
-    p
-    for p in ROOT.rglob("*.clp")
-    if ".venv" not in p.parts and "malformed" not in p.parts and "node_modules" not in p.parts
+    p for p in ROOT.rglob("*.clp") if not {".venv", "malformed", "node_modules", "clips_corpus", "cases"} & set(p.parts)
 )
 
 

@@ -38,15 +38,16 @@ def workbench(workspace: Path):
 
 @pytest.fixture
 def backend(workbench):
-    from tui.backend import InProcessBackend
+    from tui.inprocess_backend import InProcessBackend
 
-    return InProcessBackend(workbench)
+    backend = InProcessBackend(workbench)
+    yield backend
+    backend.close()  # its consultations' loop thread, then the workbench (closing twice is harmless)
 
 
 @pytest.fixture
 def helpers():
-    """`helpers.settle(pilot)` and `helpers.wait_until(pilot, cond)` (fixtures, since test modules here are not a
-    package)."""
+    """`helpers.settle(pilot)` and `helpers.wait_until(pilot, cond)` (fixtures: test modules here are no package)."""
     import types
 
     return types.SimpleNamespace(settle=settle, wait_until=wait_until, SIZE=SIZE)
@@ -83,3 +84,91 @@ def _svg_ids_from_visible_content(monkeypatch):
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(Console, "export_svg", export_svg)
+
+
+class LiveServer:
+    """`workbench serve`'s app on a real uvicorn server on 127.0.0.1 (free port), in a thread of the
+    test process, serving the test's own Workbench."""
+
+    def __init__(self, workbench, port: int | None = None) -> None:
+        import socket
+        import threading
+
+        import uvicorn
+
+        from api.app import create_app
+        from workbench.serving import Serving
+
+        if port is None:
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+        self.port = port
+        self.url = f"http://127.0.0.1:{self.port}"
+        app = create_app(serving=Serving(workbench, load_models=False, serve_demo_lm=False))
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, name=f"uvicorn-{self.port}", daemon=True)
+
+    def start(self, timeout_s: float = 60.0) -> LiveServer:
+        import httpx
+
+        self.thread.start()
+        deadline = time.monotonic() + timeout_s
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+        while httpx.get(self.url + "/readyz").status_code != 200:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the server did not become ready")
+            time.sleep(0.05)
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(30)
+
+
+@pytest.fixture
+def live_server_factory():
+    """`make(workbench, port=None)` starts a LiveServer; every one is stopped after the test."""
+    started: list[LiveServer] = []
+
+    def make(workbench, port: int | None = None) -> LiveServer:
+        server = LiveServer(workbench, port).start()
+        started.append(server)
+        return server
+
+    yield make
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture
+def live_server(workbench):
+    server = LiveServer(workbench).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["in-process", "http"])
+def any_backend(request, workbench):
+    """The contract suite's backend: the facade in this process, or HTTP to a real uvicorn server
+    on 127.0.0.1 serving the same Workbench."""
+    if request.param == "in-process":
+        from tui.inprocess_backend import InProcessBackend
+
+        backend = InProcessBackend(workbench)
+        yield backend
+        backend.close()
+        return
+    from tui.http_backend import HttpBackend
+
+    server = LiveServer(workbench).start()
+    backend = HttpBackend(server.url, timeout_s=60.0)
+    try:
+        yield backend
+    finally:
+        backend.close()
+        server.stop()

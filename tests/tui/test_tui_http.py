@@ -90,3 +90,39 @@ async def test_screens_over_http(http_backend, workspace, helpers):
         checked = [e for e in app.events if isinstance(e, KnowledgeBaseChecked)][-1]
         assert checked.diagnostics and not checked.saved and editor.markers
         assert (workspace / "knowledge_bases" / "loan_policy.clp").read_text() == good  # nothing written
+
+
+async def test_connection_banner_follows_the_server_and_errors_say_what_to_do(
+    workbench, live_server_factory, helpers, monkeypatch
+):
+    import tui.http_backend as http_backend_module
+    from tui.widgets.connection_banner import ConnectionBanner
+
+    server = live_server_factory(workbench)
+    backend = HttpBackend(server.url, timeout_s=10.0)
+    app = RecordingApp(backend, mode="pipelines")
+    async with app.run_test(size=helpers.SIZE) as pilot:
+        await helpers.settle(pilot)
+        banner = app.screen.query_one(ConnectionBanner)
+        assert "connected to" in str(banner.render())
+
+        server.stop()  # the server goes away
+        app.check_connection()
+        await helpers.wait_until(pilot, lambda: app.connection.get("state") == "reconnecting", what="reconnecting")
+        assert "reconnecting" in str(banner.render())
+        app.screen.load_list()
+        await helpers.settle(pilot)
+        failure = [n.message for n in app._notifications][-1]
+        assert "cannot reach the server" in failure and "workbench serve" in failure
+        assert "reconnects by itself" in failure and "Errno" not in failure
+
+        monkeypatch.setattr(http_backend_module, "DISCONNECTED_AFTER_S", 0.0)
+        app.check_connection()
+        await helpers.wait_until(pilot, lambda: app.connection.get("state") == "disconnected", what="disconnected")
+        assert "disconnected" in str(banner.render())
+
+        live_server_factory(workbench, port=server.port)  # back on the same address
+        app.check_connection()
+        await helpers.wait_until(pilot, lambda: app.connection.get("state") == "connected", what="reconnected")
+        assert "connected to" in str(banner.render())
+    backend.close()

@@ -26,8 +26,9 @@ async def test_models_list_live_metrics_and_unload(workbench, backend, helpers, 
         screen = app.screen
         table = screen.query_one("#models-table")
         rows = {table.get_row_at(i)[0]: table.get_row_at(i) for i in range(table.row_count)}
-        assert rows["tiny-risk"][4] == "cpu" and rows["tiny-risk"][5] == "● yes"
-        assert rows["all-MiniLM-L6-v2"][5] == "no"
+        # Name, Kind, Version, Format, Task, Device, State
+        assert rows["tiny-risk"][5] == "cpu" and rows["tiny-risk"][6] == "● ready"
+        assert rows["all-MiniLM-L6-v2"][6] == "unavailable"
         table.move_cursor(row=list(rows).index("tiny-risk"))
         await pilot.pause()
         assert screen.current == "tiny-risk"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tui.app import WorkbenchApp
-from tui.backend import InProcessBackend
+from tui.inprocess_backend import InProcessBackend
 from tui.screens.models import ModelsScreen
 
 
@@ -42,7 +42,9 @@ class StableBackend(InProcessBackend):
 
 @pytest.fixture
 def stable(workbench):
-    return StableBackend(workbench)
+    backend = StableBackend(workbench)
+    yield backend
+    backend.close()
 
 
 def make_app(backend, mode: str) -> WorkbenchApp:

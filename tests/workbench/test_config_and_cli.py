@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -53,19 +54,21 @@ def test_version_and_help():
     assert result.exit_code == 0 and "doctor" in result.stdout and "bench" in result.stdout
 
 
-def _doctor(env_extra: dict[str, str], monkeypatch) -> subprocess.CompletedProcess:
+def _doctor(env_extra: dict[str, str], monkeypatch):
+    """`workbench doctor` in this process (the command's code, settings read from the environment)."""
     for k, v in env_extra.items():
         monkeypatch.setenv(k, v)
-    import os
-
-    return subprocess.run(
-        [sys.executable, "-m", "cli", "doctor"], capture_output=True, text=True, env=dict(os.environ), timeout=300
-    )
+    return runner.invoke(app, ["doctor"])
 
 
 def test_doctor_creates_and_migrates_new_sqlite_file(tmp_path, monkeypatch):
+    """The one doctor test as a real `python -m cli doctor` subprocess (the installed entry point)."""
     db = tmp_path / "new" / "doctor.sqlite3"
-    proc = _doctor({"WORKBENCH_DATABASE_URL": f"sqlite:///{db}", "COLUMNS": "200"}, monkeypatch)
+    monkeypatch.setenv("WORKBENCH_DATABASE_URL", f"sqlite:///{db}")
+    monkeypatch.setenv("COLUMNS", "200")
+    proc = subprocess.run(
+        [sys.executable, "-m", "cli", "doctor"], capture_output=True, text=True, env=dict(os.environ), timeout=300
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert db.exists()
     assert "schema revision 0002" in proc.stdout
@@ -73,9 +76,9 @@ def test_doctor_creates_and_migrates_new_sqlite_file(tmp_path, monkeypatch):
 
 
 def test_doctor_reports_bad_setting_with_nonzero_exit(monkeypatch):
-    proc = _doctor({"WORKBENCH_DEVICE": "tpu", "COLUMNS": "200"}, monkeypatch)
-    assert proc.returncode == 1
-    assert "WORKBENCH_DEVICE='tpu'" in proc.stdout and "BROKEN" in proc.stdout
+    result = _doctor({"WORKBENCH_DEVICE": "tpu", "COLUMNS": "200"}, monkeypatch)
+    assert result.exit_code == 1
+    assert "WORKBENCH_DEVICE='tpu'" in result.stdout and "BROKEN" in result.stdout
 
 
 def test_doctor_reports_broken_requirement(monkeypatch):
@@ -93,10 +96,10 @@ def test_doctor_refuses_newer_database(tmp_path, monkeypatch):
     import sqlite3
 
     db = tmp_path / "newer.sqlite3"
-    assert _doctor({"WORKBENCH_DATABASE_URL": f"sqlite:///{db}"}, monkeypatch).returncode == 0
+    assert _doctor({"WORKBENCH_DATABASE_URL": f"sqlite:///{db}"}, monkeypatch).exit_code == 0
     con = sqlite3.connect(db)
     con.execute("UPDATE alembic_version SET version_num='9999'")
     con.commit()
     con.close()
-    proc = _doctor({"WORKBENCH_DATABASE_URL": f"sqlite:///{db}", "COLUMNS": "300"}, monkeypatch)
-    assert proc.returncode == 1 and "newer" in proc.stdout
+    result = _doctor({"WORKBENCH_DATABASE_URL": f"sqlite:///{db}", "COLUMNS": "300"}, monkeypatch)
+    assert result.exit_code == 1 and "newer" in result.stdout

@@ -1,10 +1,17 @@
-"""Ask screen: a backward-chaining consultation — the prover asks, the person answers, WHY and HOW."""
+"""Ask screen: a backward-chaining consultation — the prover asks, the person answers, WHY and HOW.
+
+The consultation is a backend resource (in-process `workbench.consultation`, or
+`/v1/consultations` on a server), so it works the same attached to a server. Answers are shown as
+they are proven; without "all answers" the search stops at the first, as `workbench kb ask` does.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
-import queue
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rich.markup import escape
 from rich.text import Text
@@ -14,18 +21,39 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, RichLog, Static
 
-from ..backend import Question
 from ..messages import ConsultationFinished
-from ..widgets.proof_format import render_proof
-from .base import WorkbenchScreen
+from .base import CallFailed, WorkbenchScreen
 from .facts_dialog import FactsDialog, RunRequest
 
-
-class ConsultationCancelled(Exception):
-    """The person ended the consultation while a question was open."""
-
-
 _CANCEL = object()
+
+
+@dataclass(slots=True)
+class Question:
+    """The open question as the backend describes it (`choices` [] means free text)."""
+
+    text: str
+    choices: list[str] = field(default_factory=list)
+    why: list[str] = field(default_factory=list)
+    relation: str = ""
+    fact: str = ""
+
+    @classmethod
+    def from_dict(cls, q: dict[str, Any]) -> Question:
+        return cls(
+            text=str(q.get("text") or q.get("fact") or "?"),
+            choices=list(q.get("choices") or []),
+            why=list(q.get("why") or []),
+            relation=str(q.get("relation") or ""),
+            fact=str(q.get("fact") or ""),
+        )
+
+
+def answer_line(number: int, answer: dict[str, Any]) -> str:
+    bindings = answer.get("bindings") or {}
+    shown = " ".join(f"?{k}={v}" for k, v in bindings.items()) or answer.get("fact") or "(proved)"
+    cf = f"  certainty {answer['certainty']:.3f}" if isinstance(answer.get("certainty"), (int, float)) else ""
+    return f"  {number}. {shown}{cf}"
 
 
 class AskScreen(WorkbenchScreen):
@@ -33,30 +61,33 @@ class AskScreen(WorkbenchScreen):
 
     MODE = "ask"
     TITLE = "Ask"
+    HOME = "#ask-log"
     CSS_PATH = Path(__file__).with_name("ask.tcss")
     HELP = """\
-**Ctrl+R** starts a consultation: name the knowledge base and a goal such as `(animal ?x)`. The
-prover asks for askable facts; type an answer and Enter. Type **why** at a question to see the
-chain of goals that led to it. When it concludes, type **how** (or **how 2** for the second
-answer) to see the proof. **Esc** ends a consultation.
+**ctrl+r** starts a consultation: name the knowledge base and a goal such as `(animal ?x)`, and
+tick *all answers* to search past the first. The prover asks for askable facts; type an answer
+and enter. Type **why** at a question to see the chain of goals that led to it. Answers appear as
+they are proven; type **how** (or **how 2** for the second answer) to see a proof. **esc** ends a
+running consultation (or leaves the answer field).
 """
     BINDINGS = [
         Binding("ctrl+r", "start", "Consult"),
-        Binding("escape", "stop", "Stop", show=False),
+        Binding("escape", "escape", "Stop", show=False),
     ]
 
     def __init__(self) -> None:
         super().__init__()
         self.question: Question | None = None
-        self.answers: queue.Queue[object] = queue.Queue()
+        self.answers: asyncio.Queue[object] = asyncio.Queue()
         self.result: dict | None = None
         self.request: RunRequest | None = None
+        self.consultation_id: str | None = None
         self.running = False
         self.facts_text = "[]"
 
     def body(self) -> ComposeResult:
         with Vertical():
-            yield Static("no consultation — Ctrl+R to start one", id="ask-status", classes="pane-title")
+            yield Static("no consultation — ctrl+r to start one", id="ask-status", classes="pane-title")
             yield RichLog(id="ask-log", wrap=True, markup=False, highlight=False)
             yield Static("", id="ask-question")
             yield Input(placeholder="answer, 'why' or 'how'", id="ask-input")
@@ -71,11 +102,19 @@ answer) to see the proof. **Esc** ends a consultation.
     # ---- start / stop ----------------------------------------------------------------------
     def action_start(self) -> None:
         if self.running:
-            self.notify("a consultation is running: answer it or press Esc", severity="warning")
+            self.notify("a consultation is running: answer it or press esc", severity="warning")
             return
-        name = self.request.knowledge_base if self.request else ""
-        goal = self.request.goal if self.request else ""
-        self.app.push_screen(FactsDialog(name, self.facts_text, with_goal=True, goal=goal), self._requested)
+        r = self.request
+        self.app.push_screen(
+            FactsDialog(
+                r.knowledge_base if r else "",
+                self.facts_text,
+                with_goal=True,
+                goal=r.goal if r else "",
+                all_answers=r.all_answers if r else False,
+            ),
+            self._requested,
+        )
 
     def _requested(self, request: RunRequest | None) -> None:
         if request is not None:
@@ -83,58 +122,98 @@ answer) to see the proof. **Esc** ends a consultation.
             self.facts_text = json.dumps(request.facts, indent=2)
             self.consult(request)
 
-    def action_stop(self) -> None:
+    def escape_pressed(self) -> None:
         if self.running:
-            self.answers.put(_CANCEL)
+            self.answers.put_nowait(_CANCEL)
+        else:
+            self.leave_field()
 
     @work(exclusive=True, group="ask", exit_on_error=False)
     async def consult(self, request: RunRequest) -> None:
-        self.running, self.result = True, None
+        self.result = None
         while not self.answers.empty():
             self.answers.get_nowait()
+        if self.consultation_id is not None:  # the previous one is over: forget it
+            old, self.consultation_id = self.consultation_id, None
+            try:
+                await asyncio.to_thread(self.backend.stop_consultation, old)
+            except Exception:  # noqa: BLE001 - it may have expired already
+                pass
         self.query_one(RichLog).clear()
-        self.log_line(f"goal {request.goal}  ·  knowledge base {request.knowledge_base}", "bold")
+        every = "all answers" if request.all_answers else "first answer"
+        self.log_line(f"goal {request.goal}  ·  knowledge base {request.knowledge_base}  ·  {every}", "bold")
         self.query_one("#ask-status", Static).update(f"consulting: {escape(request.goal)}")
+        state = await self.call(
+            "consultation",
+            self.backend.start_consultation,
+            request.knowledge_base,
+            request.goal,
+            request.facts,
+            all_answers=request.all_answers,
+        )
+        self.consultation_id = cid = state["id"]
+        self.running, shown = True, 0
         try:
-            result = await self.call(
-                "consultation",
-                self.backend.consult,
-                request.knowledge_base,
-                request.goal,
-                request.facts,
-                self._ask,
-                all_answers=True,
-            )
+            while True:
+                self.result = state  # HOW works on answers proven so far
+                shown = self._show_new_answers(state, shown)
+                if state["state"] == "asking":
+                    self._set_question(Question.from_dict(state["question"]))
+                    answer = await self.answers.get()
+                    if answer is _CANCEL:
+                        await self.call("stop", self.backend.stop_consultation, cid)
+                        self.consultation_id = None
+                        state = {**state, "state": "cancelled", "question": None}
+                        break
+                    self._set_question(None)
+                    try:
+                        state = await self.call("answer", self.backend.answer_consultation, cid, str(answer))
+                    except CallFailed:  # refused (not a choice) or lost: read the state again
+                        state = await self.call("consultation", self.backend.consultation, cid)
+                elif state["state"] == "proving":
+                    if not self.answers.empty() and self.answers.get_nowait() is _CANCEL:  # esc while proving
+                        await self.call("stop", self.backend.stop_consultation, cid)
+                        self.consultation_id = None
+                        state = {**state, "state": "cancelled", "question": None}
+                        break
+                    state = await self.call(
+                        "consultation", self.backend.consultation, cid, after=state["revision"], wait_s=5.0
+                    )
+                else:
+                    break
         finally:
             self.running = False
             self._set_question(None)
-        self.result = result
-        answers = result.get("answers") or []
+        self.finish(request, state, shown)
+
+    def _show_new_answers(self, state: dict[str, Any], shown: int) -> int:
+        answers = state.get("answers") or []
+        for i in range(shown, len(answers)):
+            if i == 0:
+                self.log_line("proved:", "bold green")
+            self.log_line(answer_line(i + 1, answers[i]), "green")
+        return len(answers)
+
+    def finish(self, request: RunRequest, state: dict[str, Any], shown: int) -> None:
+        """Say how the consultation ended: every answer (as proven), skipped rules, or the error."""
+        self.result = state
+        answers = state.get("answers") or []
+        if state["state"] == "failed":
+            self.log_line(f"failed: {state.get('error')}", "bold red")
+        elif state["state"] == "cancelled":
+            self.log_line("stopped", "bold yellow")
         if answers:
-            self.log_line(f"{len(answers)} answer(s):", "bold green")
-            for i, a in enumerate(answers, start=1):
-                bindings = (
-                    " ".join(f"?{k}={v}" for k, v in (a.get("bindings") or {}).items()) or a.get("fact") or "(proved)"
-                )
-                cf = f"  certainty {a['certainty']:.3f}" if isinstance(a.get("certainty"), (int, float)) else ""
-                self.log_line(f"  {i}. {bindings}{cf}")
-            self.log_line("type 'how' (or 'how N') to see a proof", "dim")
-        else:
+            more = "" if request.all_answers else " (the first; tick 'all answers' for more)"
+            self.log_line(f"{len(answers)} answer(s){more} — type 'how' (or 'how N') to see a proof", "bold green")
+        elif state["state"] == "finished":
             self.log_line("no answer: the goal could not be proved", "bold red")
-        for skipped in result.get("skipped_rules") or []:
+        for skipped in state.get("skipped_rules") or []:
             text = f"{skipped.get('rule')}: {skipped.get('reason')}" if isinstance(skipped, dict) else str(skipped)
             self.log_line(f"not used backwards: {text}", "dim")
-        self.query_one("#ask-status", Static).update(f"{escape(request.goal)}: {len(answers)} answer(s)")
-        self.post_message(ConsultationFinished(result))
-
-    # ---- questions (called on the worker thread) -------------------------------------------
-    def _ask(self, question: Question) -> str:
-        """The person-provider: show the question, block this worker thread until it is answered."""
-        self.app.call_from_thread(self._set_question, question)
-        answer = self.answers.get()
-        if answer is _CANCEL:
-            raise ConsultationCancelled("consultation stopped by the person")
-        return str(answer)
+        self.query_one("#ask-status", Static).update(
+            f"{escape(request.goal)}: {len(answers)} answer(s) · {state['state']}"
+        )
+        self.post_message(ConsultationFinished(state))
 
     def _set_question(self, question: Question | None) -> None:
         self.question = question
@@ -161,7 +240,7 @@ answer) to see the proof. **Esc** ends a consultation.
         elif self.question is not None:
             self.answer(text)
         else:
-            self.notify("no open question: Ctrl+R starts a consultation; 'how' explains an answer", severity="warning")
+            self.notify("no open question: ctrl+r starts a consultation; 'how' explains an answer", severity="warning")
 
     def answer(self, text: str) -> None:
         """Answer the open question (checked against its allowed answers)."""
@@ -172,33 +251,36 @@ answer) to see the proof. **Esc** ends a consultation.
             self.notify(f"answer one of: {', '.join(q.choices)} (or 'why')", severity="warning")
             return
         self.log_line(f"  > {text}")
-        self._set_question(None)
-        self.answers.put(text)
+        self.answers.put_nowait(text)
 
-    def why(self) -> None:
+    @work(group="ask-why", exit_on_error=False)
+    async def why(self) -> None:
         """Show the chain of goals that led to the open question."""
-        q = self.question
-        if q is None:
+        if self.question is None or self.consultation_id is None:
             self.notify("WHY applies to an open question", severity="warning")
             return
+        reply = await self.call("why", self.backend.consultation_why, self.consultation_id)
         self.log_line("WHY is this asked?", "bold cyan")
-        for depth, line in enumerate(q.why or ["(the goal itself needs it)"]):
+        for depth, line in enumerate(reply.get("why") or []):
             self.log_line(f"  {'  ' * depth}{'└ ' if depth else ''}{line}", "cyan")
-        self.log_line(f"? {q.text}", "bold yellow")
+        if self.question is not None:
+            self.log_line(f"? {self.question.text}", "bold yellow")
 
-    def how(self, which: str) -> None:
+    @work(group="ask-how", exit_on_error=False)
+    async def how(self, which: str) -> None:
         """Show the proof (HOW) of answer `which` (1-based; default the first)."""
         answers = (self.result or {}).get("answers") or []
-        if not answers:
-            self.notify("HOW applies to a conclusion: finish a consultation first", severity="warning")
+        if not answers or self.consultation_id is None:
+            self.notify("HOW applies to a proven answer: finish a consultation first", severity="warning")
             return
         try:
-            index = int(which) - 1 if which else 0
-            answer = answers[index]
-        except (ValueError, IndexError):
+            number = int(which) if which else 1
+        except ValueError:
+            number = 0
+        if not 1 <= number <= len(answers):
             self.notify(f"how N with N from 1 to {len(answers)}", severity="warning")
             return
-        self.log_line(f"HOW answer {index + 1} was proved:", "bold green")
-        lines = answer.get("how")
-        for line in lines.splitlines() if isinstance(lines, str) and lines else render_proof(answer.get("proof")):
+        reply = await self.call("how", self.backend.consultation_how, self.consultation_id, number)
+        self.log_line(f"HOW answer {number} was proved:", "bold green")
+        for line in reply.get("lines") or []:
             self.log_line(f"  {line}", "green")

@@ -1,4 +1,5 @@
-"""`WorkbenchScreen`: what every main screen shares — nav bar, footer, backend calls off the UI thread."""
+"""`WorkbenchScreen`: what every main screen shares — nav bar, connection banner (remote), footer,
+esc that leaves a text field, and backend calls off the UI thread."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer
+from textual.widgets import Footer, Input, TextArea
 
 from ..backend import Backend, BackendError
+from ..widgets.connection_banner import ConnectionBanner
 from ..widgets.nav_bar import NavBar
 
 T = TypeVar("T")
@@ -21,12 +24,20 @@ class CallFailed(Exception):
     """A backend call failed and the person was already notified; ends the worker quietly."""
 
 
+def is_text_field(widget: Widget | None) -> bool:
+    """Inputs and editors: where printable keys (digits too) type instead of acting."""
+    return isinstance(widget, (Input, TextArea))
+
+
 class WorkbenchScreen(Screen):
-    """Base for the six main screens. Subclasses set `MODE` and `HELP` and compose `body()`."""
+    """Base for the six main screens. Subclasses set `MODE`, `HELP` and `HOME` and compose `body()`."""
 
     MODE: str = ""
     #: Markdown shown at the top of the help screen for this screen.
     HELP: str = ""
+    #: Where esc in a text field sends the focus (a list, tree or table: digits switch screens there).
+    HOME: str = ""
+    BINDINGS = [Binding("escape", "escape", "Leave field", show=False)]
 
     @property
     def backend(self) -> Backend:
@@ -34,12 +45,38 @@ class WorkbenchScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield NavBar(self.MODE)
+        if self.backend.remote:
+            yield ConnectionBanner(getattr(self.backend, "base_url", ""))
         yield from self.body()
         yield Footer()
 
     def body(self) -> ComposeResult:  # pragma: no cover - overridden
         yield from ()
 
+    # ---- esc -------------------------------------------------------------------------------
+    def action_escape(self) -> None:
+        """Close the Keys panel when it is open; otherwise `escape_pressed()`."""
+        if self.query("HelpPanel"):
+            self.app.action_hide_help_panel()
+            return
+        self.escape_pressed()
+
+    def escape_pressed(self) -> None:
+        """Default: leave a text field for the screen's home widget (subclasses add more)."""
+        self.leave_field()
+
+    def leave_field(self) -> bool:
+        """Move the focus from a text field to `HOME` (or nowhere); True when it moved."""
+        if not is_text_field(self.focused):
+            return False
+        home = self.query(self.HOME).first() if self.HOME and self.query(self.HOME) else None
+        if home is not None and home.focusable:
+            home.focus()
+        else:
+            self.set_focus(None)
+        return True
+
+    # ---- backend calls ---------------------------------------------------------------------
     async def call(self, label: str, fn: Callable[..., T], *args: Any, busy: Widget | None = None, **kwargs: Any) -> T:
         """Run a blocking backend call on a thread while `busy` shows a loading indicator.
 
@@ -72,3 +109,5 @@ class WorkbenchScreen(Screen):
             labels = list(app.busy_labels)  # type: ignore[attr-defined]
             labels.remove(label)
             app.busy_labels = tuple(labels)  # type: ignore[attr-defined]
+            if self.backend.remote:
+                app.connection = self.backend.connection()  # type: ignore[attr-defined]

@@ -13,9 +13,8 @@ from textual.widgets.option_list import Option
 
 DIALOG_CSS = """
 {cls} {{ align: center middle; }}
-{cls} > Vertical {{
-    width: 60; height: auto; max-height: 20; border: thick $accent; background: $surface; padding: 0 1;
-}}
+{cls} > Vertical {{ width: 60; height: auto; max-height: 20; border: thick $accent; background: $surface;
+    padding: 0 1; }}
 {cls} OptionList {{ height: auto; max-height: 14; }}
 """
 
@@ -32,8 +31,13 @@ class ChoiceDialog(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(f"[b]{escape(self.title_text)}[/b]  (Enter choose · Esc cancel)")
+            yield Static(f"[b]{escape(self.title_text)}[/b]  (enter choose · esc cancel)")
             yield OptionList(*(Option(Text(label), id=key) for key, label in self.options), id="choice-list")
+
+    def on_mount(self) -> None:
+        listing = self.query_one(OptionList)
+        listing.highlighted = 0 if self.options else None  # the first Enter chooses the first option
+        listing.focus()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)
@@ -54,7 +58,7 @@ class PromptDialog(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(f"[b]{escape(self.title_text)}[/b]  (Enter accept · Esc cancel)")
+            yield Static(f"[b]{escape(self.title_text)}[/b]  (enter accept · esc cancel)")
             yield Input(self.value, placeholder=self.placeholder, id="prompt-input")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label, Static, TextArea
+from textual.widgets import Checkbox, Input, Label, Static, TextArea
 
 EXAMPLE = '[\n  {"template": "person", "slots": {"name": "ann", "age": 30}}\n]'
 
@@ -21,6 +21,7 @@ class RunRequest:
     knowledge_base: str
     facts: list[dict]
     goal: str = ""
+    all_answers: bool = False
 
 
 def parse_facts(text: str) -> list[dict]:
@@ -41,10 +42,11 @@ def parse_facts(text: str) -> list[dict]:
 class FactsDialog(ModalScreen[RunRequest | None]):
     """Modal form: files, facts and (when `with_goal`) a goal; Ctrl+R accepts, Esc cancels."""
 
-    BINDINGS = [Binding("ctrl+r", "accept", "Run", priority=True), Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("ctrl+r", "accept", "Run", priority=True), Binding("escape", "cancel", "Cancel", priority=True)]
     DEFAULT_CSS = """
     FactsDialog { align: center middle; }
-    #facts-box { width: 74; height: 20; border: thick $accent; background: $surface; padding: 0 1; }
+    #facts-box { width: 74; height: 22; border: thick $accent; background: $surface; padding: 0 1; }
+    #facts-all { height: 3; border: none; }
     #facts-box Label { height: 1; margin-top: 1; }
     #facts-text { height: 1fr; }
     """
@@ -56,17 +58,19 @@ class FactsDialog(ModalScreen[RunRequest | None]):
         *,
         with_goal: bool = False,
         goal: str = "",
+        all_answers: bool = False,
         choices: list[str] | None = None,
     ) -> None:
         super().__init__()
+        self.all_answers = all_answers
         self.knowledge_base, self.facts_text, self.with_goal, self.goal = knowledge_base, facts_text, with_goal, goal
         self.choices = choices or []
 
     def compose(self) -> ComposeResult:
         with Vertical(id="facts-box"):
             yield Static(
-                f"[b]{'Consult' if self.with_goal else 'Run rules'}[/b] — Ctrl+R "
-                f"{'start' if self.with_goal else 'run'} · Esc cancel"
+                f"[b]{'Consult' if self.with_goal else 'Run rules'}[/b] — "
+                f"ctrl+r {'start' if self.with_goal else 'run'} · esc cancel"
             )
             known = f" — one of: {', '.join(self.choices)}" if self.choices else ""
             yield Label(f"Knowledge base{known}"[:70])
@@ -74,11 +78,19 @@ class FactsDialog(ModalScreen[RunRequest | None]):
             if self.with_goal:
                 yield Label("Goal (a CLIPS pattern, e.g. (animal ?x))")
                 yield Input(self.goal, id="facts-goal", placeholder="(goal ?x)")
+                yield Checkbox("all answers (default: stop at the first)", self.all_answers, id="facts-all")
             yield Label("Initial facts (JSON list)")
             yield TextArea(self.facts_text or "[]", id="facts-text", language=None, show_line_numbers=True)
 
     def on_mount(self) -> None:
-        (self.query_one("#facts-goal", Input) if self.with_goal else self.query_one("#facts-text", TextArea)).focus()
+        # the first field that still needs typing, top to bottom (never one below an empty one)
+        kb = self.query_one("#facts-kb", Input)
+        if not kb.value.strip():
+            kb.focus()
+        elif self.with_goal:
+            self.query_one("#facts-goal", Input).focus()
+        else:
+            self.query_one("#facts-text", TextArea).focus()
 
     def action_cancel(self) -> None:
         self.dismiss(None)
@@ -97,4 +109,5 @@ class FactsDialog(ModalScreen[RunRequest | None]):
         if self.with_goal and not goal:
             self.notify("type a goal, e.g. (animal ?x)", severity="error")
             return
-        self.dismiss(RunRequest(name, facts, goal))
+        all_answers = self.query_one("#facts-all", Checkbox).value if self.with_goal else False
+        self.dismiss(RunRequest(name, facts, goal, all_answers))

@@ -1,4 +1,8 @@
-"""`HelpScreen`: every key binding active where help was opened, plus the screen's own notes."""
+"""`HelpScreen`: every key binding active where help was opened, plus the screen's own notes.
+
+Keys are written exactly as they are typed (`v`, `ctrl+s`, `f1`, `esc`): the same text as the
+footer and the command palette's Keys panel (`WorkbenchApp.get_key_display` uses `format_key`).
+"""
 
 from __future__ import annotations
 
@@ -12,16 +16,26 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Markdown, Static
 
 GLOBAL_HELP = """\
-`1`–`6` switch screens (from lists and trees), `Tab` moves focus, `Ctrl+P` palette, `Ctrl+Q` quits;
+`1`–`6` switch screens (from lists, trees and tables; in a text field they type, and `esc` leaves
+the field), `tab` moves focus, `ctrl+p` opens the palette (every action is there), `ctrl+q` quits;
 ⏳ in the top bar shows background work.
 """
 
+NAMES = {
+    "question_mark": "?",
+    "escape": "esc",
+    "enter": "enter",
+    "delete": "delete",
+    "space": "space",
+    "slash": "/",
+    "comma": ",",
+    "full_stop": ".",
+}
+
 
 def format_key(key: str) -> str:
-    """`ctrl+s` -> `Ctrl+S`, `question_mark` -> `?` (readable key names for the table)."""
-    names = {"question_mark": "?", "escape": "Esc", "enter": "Enter", "delete": "Del", "space": "Space"}
-    parts = [names.get(p, p.upper() if len(p) == 1 else p.capitalize()) for p in key.split("+")]
-    return "+".join(parts)
+    """A key as it is typed: `ctrl+s` stays `ctrl+s`, `v` stays `v`, `escape` -> `esc`, `question_mark` -> `?`."""
+    return "+".join(NAMES.get(p, p.lower()) for p in key.split("+"))
 
 
 class HelpScreen(ModalScreen[None]):
@@ -36,7 +50,7 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help-box"):
-            yield Static(f"[b]Help — {escape(self.title_text)}[/b]   (Esc closes)", id="help-title")
+            yield Static(f"[b]Help — {escape(self.title_text)}[/b]   (esc closes)", id="help-title")
             yield Markdown(GLOBAL_HELP + "\n" + self.notes, id="help-notes")
             table = DataTable(id="help-keys", cursor_type="row", zebra_stripes=True)
             table.add_columns("Key", "Action", "Where")

@@ -13,6 +13,8 @@ from textual.widgets import DataTable, Select, Static
 from .base import WorkbenchScreen
 from .run_detail import RunDetailScreen
 
+#: most runs listed at once (the newest); the count line says when there may be more
+LIMIT = 200
 WINDOWS = [("any time", 0), ("last hour", 3600), ("last day", 86400), ("last week", 7 * 86400)]
 STATUSES = ["succeeded", "failed"]
 
@@ -23,6 +25,7 @@ class HistoryScreen(WorkbenchScreen):
     MODE = "history"
     #: Focus goes here when the screen opens (before its first load marks it loading; see WorkbenchScreen.call).
     AUTO_FOCUS = "#hist-table"
+    HOME = "#hist-table"
     TITLE = "History"
     CSS_PATH = Path(__file__).with_name("history.tcss")
     HELP = """\
@@ -77,8 +80,15 @@ replays it with an edited knowledge base. **r** here reloads the list.
     async def reload(self) -> None:
         pipeline, status, since = self._filters()
         table = self.query_one("#hist-table", DataTable)
+        keep = self._cursor_run(table)  # the run the cursor is on stays under it after the reload
         self.runs = await self.call(
-            "list runs", self.backend.list_runs, pipeline=pipeline, status=status, since_s=since, busy=table
+            "list runs",
+            self.backend.list_runs,
+            pipeline=pipeline,
+            status=status,
+            since_s=since,
+            limit=LIMIT,
+            busy=table,
         )
         table.clear()
         for r in self.runs:
@@ -94,9 +104,22 @@ replays it with an edited knowledge base. **r** here reloads the list.
                 ms,
                 key=str(r.get("run_id")),
             )
+        ids = [str(r.get("run_id")) for r in self.runs]
+        if keep in ids:
+            table.move_cursor(row=ids.index(keep))
         shown = [x for x in (pipeline, status) if x]
         where = f" ({', '.join(shown)})" if shown else ""
-        self.query_one("#hist-count", Static).update(f"{len(self.runs)} run(s){where} — Enter opens one")
+        count = f"the newest {len(self.runs)} runs" if len(self.runs) >= LIMIT else f"{len(self.runs)} run(s)"
+        self.query_one("#hist-count", Static).update(f"{count}{where} — enter opens one")
+
+    @staticmethod
+    def _cursor_run(table: DataTable) -> str | None:
+        if not table.row_count:
+            return None
+        try:
+            return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        except Exception:  # noqa: BLE001 - no cursor yet
+            return None
 
     @on(DataTable.RowSelected, "#hist-table")
     def _open(self, event: DataTable.RowSelected) -> None:

@@ -28,21 +28,24 @@ class KnowledgeBaseScreen(WorkbenchScreen):
     MODE = "kb"
     #: Focus goes here when the screen opens (before its first load marks it loading; see WorkbenchScreen.call).
     AUTO_FOCUS = "#kb-tree"
+    HOME = "#kb-tree"
     TITLE = "Rules"
     CSS_PATH = Path(__file__).with_name("knowledge_bases.tcss")
     HELP = """\
-Pick a file in the tree (Enter). Edit it; **Ctrl+S** saves and checks it — problems appear
-under the editor with line and column, **F8** jumps to the next one. **Ctrl+R** runs the
-rules on facts you type as JSON and shows the firings, the final working memory and the output.
-**Ctrl+N** creates a new rule file.
+Pick a file in the tree (enter). Edit it; **ctrl+s** checks and saves it — a file with problems
+is not written over a valid one: the edit stays here as a draft and the problems appear under the
+editor with line and column (**f8** jumps to the next one). **f5** only checks. **ctrl+r** runs
+the rules on facts you type as JSON and shows the firings, the final working memory and the
+output. **ctrl+n** creates a new rule file, **ctrl+t** goes to the file tree, **esc** leaves the
+editor.
 """
     BINDINGS = [
         Binding("ctrl+s", "save", "Save+check"),
         Binding("f5", "check", "Check"),
         Binding("ctrl+r", "run", "Run"),
         Binding("f8", "next_problem", "Next error"),
-        Binding("ctrl+t", "focus_tree", "Files", show=False),
-        Binding("ctrl+n", "new_file", "New file", show=False),
+        Binding("ctrl+t", "focus_tree", "Files"),
+        Binding("ctrl+n", "new_file", "New file"),
     ]
 
     def __init__(self) -> None:
@@ -118,7 +121,7 @@ rules on facts you type as JSON and shows the firings, the final working memory 
         if self.path is None:
             return
         n = len(self.diagnostics)
-        state = "● modified" if self.modified else "saved"
+        state = ("● draft, not saved" if self.path in self.buffers else "● modified") if self.modified else "saved"
         problems = f"✗ {n} problem{'s' * (n != 1)}" if n else "✓ no problems"
         self.query_one("#kb-status", Static).update(f"{escape(self.path)}  [dim]{state}[/]  {problems}")
 
@@ -135,9 +138,20 @@ rules on facts you type as JSON and shows the firings, the final working memory 
 
     @work(exclusive=True, group="kb-check", exit_on_error=False)
     async def check_current(self, save: bool) -> None:
-        """Check the editor's text; with `save`, write the file first (a file with errors is still saved)."""
+        """Check the editor's text; with `save`, write it when it is valid. Text with problems is never
+        written over a valid file: it stays in the editor as a draft (over HTTP the server refuses it)."""
         assert self.path is not None
         path, text = self.path, self.query_one(ClipsEditor).text
+        if save and not self.backend.validates_on_write:
+            found = await self.call(f"check {path}", self.backend.check_kb, path, text)
+            if found:
+                saved = self.saved_text.get(path)
+                saved_ok = saved is not None and not await self.call(
+                    f"check {path}", self.backend.check_kb, path, saved
+                )
+                if saved_ok:
+                    self._refuse(path, text, found)
+                    return
         if save:
             try:
                 await self.call(f"save {path}", self.backend.write_kb_file, path, text)
@@ -145,8 +159,7 @@ rules on facts you type as JSON and shows the firings, the final working memory 
                 refused = getattr(exc.__cause__, "diagnostics", [])
                 if not refused:
                     raise
-                self._show_problems(refused)  # the server refused the rules: show where
-                self.post_message(KnowledgeBaseChecked(path, refused, False))
+                self._refuse(path, text, refused)  # the server refused the rules: show where
                 return
             self.saved_text[path] = text
             self.buffers.pop(path, None)
@@ -156,10 +169,23 @@ rules on facts you type as JSON and shows the firings, the final working memory 
             diagnostics = await self.call(f"check {path}", self.backend.check_kb, path, text)
         self._show_problems(diagnostics)
         if diagnostics:
-            self.notify(f"{len(diagnostics)} problem(s); F8 jumps to the next", title=path, severity="warning")
+            self.notify(f"{len(diagnostics)} problem(s); f8 jumps to the next", title=path, severity="warning")
         else:
             self.notify("saved, no problems" if save else "no problems", title=path)
         self.post_message(KnowledgeBaseChecked(path, diagnostics, save))
+
+    def _refuse(self, path: str, text: str, diagnostics: list[dict]) -> None:
+        """Not saved: keep the edit as a draft, show the problems, say so."""
+        self.buffers[path] = text
+        self._show_problems(diagnostics)
+        self.notify(
+            f"not saved: {len(diagnostics)} problem(s). The file on disk is unchanged; your edit is kept "
+            "here as a draft — fix it and ctrl+s again (f8 jumps to the next problem).",
+            title=path,
+            severity="error",
+            timeout=10,
+        )
+        self.post_message(KnowledgeBaseChecked(path, diagnostics, False))
 
     def _show_problems(self, diagnostics: list[dict]) -> None:
         self.diagnostics = diagnostics
@@ -169,6 +195,7 @@ rules on facts you type as JSON and shows the firings, the final working memory 
         problems.clear_options()
         for i, d in enumerate(diagnostics):
             problems.add_option(Option(Text(f"{d['line']}:{d['column']}  {d['message']}"), id=str(i)))
+        problems.highlighted = 0 if diagnostics else None
         if diagnostics:
             self.query_one(TabbedContent).active = "tab-problems"
         self._update_status()
@@ -224,7 +251,7 @@ rules on facts you type as JSON and shows the firings, the final working memory 
             self.notify("open a file first (pick one in the tree)", severity="warning")
             return
         if self.modified:
-            self.notify("save first (Ctrl+S): rules run from the saved files", severity="warning")
+            self.notify("save first (ctrl+s): rules run from the saved files", severity="warning")
             return
         self.app.push_screen(FactsDialog(self.backend.kb_name_for(self.path), self.facts_text), self._run_requested)
 
@@ -243,6 +270,7 @@ rules on facts you type as JSON and shows the firings, the final working memory 
             busy=self.query_one(TabbedContent),
         )
         self.show_result(result)
+        self.query_one("#kb-firings", DataTable).focus()  # read the firings; digits switch screens from here
         self.post_message(KnowledgeBaseRan(request.knowledge_base, result))
 
     def show_result(self, result: dict) -> None:

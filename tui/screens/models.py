@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Label, ProgressBar, Static
 
+from ..metric_samples import empty_sample
 from ..widgets.metric_spark import MetricSpark
 from .base import WorkbenchScreen
 
@@ -23,13 +24,16 @@ class ModelsScreen(WorkbenchScreen):
     MODE = "models"
     #: Focus goes here when the screen opens (before its first load marks it loading; see WorkbenchScreen.call).
     AUTO_FOCUS = "#models-table"
+    HOME = "#models-table"
     TITLE = "Models"
     CSS_PATH = Path(__file__).with_name("models.tcss")
     HELP = """\
-The table lists registered models with version (content hash of the weights), format, task,
-device and whether they are loaded. **l** loads and **u** unloads the highlighted model
-(Enter toggles). Below, live metrics sampled every second: throughput, mean request latency and
-mean batch size over each interval as sparklines, and KV-cache usage for generative models. **r** refreshes.
+The table lists the models with kind, version (content hash of the weights), format, task,
+device and state (READY once loaded — at start-up on a server). **l** loads and **u** unloads the
+highlighted model (enter toggles). Below, live metrics sampled every second — in-process they are
+this process's own; attached with `--url` they are the server's (its Prometheus `/metrics`):
+throughput, mean request latency and mean batch size over each interval, as bars from zero with
+the scale's top in the label, and KV-cache usage for generative models. **r** refreshes.
 """
     BINDINGS = [
         Binding("l", "load(True)", "Load"),
@@ -49,7 +53,7 @@ mean batch size over each interval as sparklines, and KV-cache usage for generat
 
     def body(self) -> ComposeResult:
         with Vertical():
-            yield Static("Models", classes="pane-title")
+            yield Static(f"Models · metrics of {self.backend.metrics_scope}", id="models-title", classes="pane-title")
             yield DataTable(id="models-table", cursor_type="row", zebra_stripes=True)
             yield Static("no model highlighted", id="models-detail", classes="pane-title")
             yield MetricSpark("throughput", "req/s", id="spark-throughput")
@@ -60,7 +64,9 @@ mean batch size over each interval as sparklines, and KV-cache usage for generat
                 yield ProgressBar(total=100, show_eta=False, id="kv-bar")
 
     def on_mount(self) -> None:
-        self.query_one("#models-table", DataTable).add_columns("Name", "Version", "Format", "Task", "Device", "Loaded")
+        self.query_one("#models-table", DataTable).add_columns(
+            "Name", "Kind", "Version", "Format", "Task", "Device", "State"
+        )
         self.action_refresh()
         self.set_interval(self.poll_s, self.poll)
 
@@ -74,13 +80,15 @@ mean batch size over each interval as sparklines, and KV-cache usage for generat
         cursor = table.cursor_row
         table.clear()
         for m in self.models:
+            state = m.get("state") or ("READY" if m.get("loaded") else "UNAVAILABLE")
             table.add_row(
                 m["name"],
+                m.get("kind") or "",
                 str(m.get("version") or "")[:10],
                 m.get("format") or "",
                 m.get("task") or "",
                 m.get("device") or "",
-                "● yes" if m.get("loaded") else "no",
+                ("● " if state == "READY" else "") + state.lower(),
                 key=m["name"],
             )
         if self.models:
@@ -100,7 +108,10 @@ mean batch size over each interval as sparklines, and KV-cache usage for generat
             spark.reset()
         row = next((m for m in self.models if m["name"] == name), {})
         self.query_one("#models-detail", Static).update(
-            escape(f"{name} · {row.get('device') or '?'} · {'loaded' if row.get('loaded') else 'not loaded'}")
+            escape(
+                f"{name} · {row.get('device') or '?'} · {'loaded' if row.get('loaded') else 'not loaded'}"
+                f" · metrics of {self.backend.metrics_scope}"
+            )
         )
 
     def action_toggle(self) -> None:
@@ -142,14 +153,7 @@ mean batch size over each interval as sparklines, and KV-cache usage for generat
         requests/s, mean request latency and mean batch size over the interval between them."""
         name = self.current or ""
         # a model that has served nothing yet has no series: count it as zeros
-        s = stats.get(name) or {
-            "requests": 0.0,
-            "latency_sum_s": 0.0,
-            "latency_count": 0.0,
-            "batch_sum": 0.0,
-            "batch_count": 0.0,
-            "kv_cache_usage": None,
-        }
+        s = stats.get(name) or empty_sample()
         before = self.last.get(name)
         self.last[name] = (now, dict(s))
         kv = s.get("kv_cache_usage")

@@ -1,6 +1,7 @@
 """`NodeForm`: edit one pipeline node's properties (id, type, and the fields of its type).
 
-Field lists come from the pipeline spec (`workbench.pipeline.spec.NODE_FIELDS`); values are
+Field lists come from the backend (`Backend.node_types()`: the pipeline spec in-process,
+`GET /v1/node-types` over HTTP, so this module imports nothing of `workbench`); values are
 typed as YAML flow text (`[a, b]`, `{pixels: input.pixels}`, `0.5`), the notation of the
 pipeline files, and parsed on accept. Problems found by validation are shown at their field.
 """
@@ -20,12 +21,9 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Select, Static
 
-from workbench.pipeline.spec import (
-    COMMON_FIELDS,
-    NODE_FIELDS,
-    NODE_TYPES,
-    REQUIRED_FIELDS,
-)
+
+class Fields(VerticalScroll, can_focus=False):
+    """A scrolling column of form rows that is never a Tab stop of its own (its inputs are)."""
 
 
 def to_text(value: Any) -> str:
@@ -60,20 +58,29 @@ class NodeForm(ModalScreen[dict | None]):
     BINDINGS = [Binding("ctrl+s", "accept", "Apply", priority=True), Binding("escape", "cancel", "Cancel")]
     CSS_PATH = Path(__file__).with_name("node_form.tcss")
 
-    def __init__(self, node: dict[str, Any], issues: list[dict] | None = None, *, title: str = "Edit node") -> None:
+    def __init__(
+        self,
+        node: dict[str, Any],
+        issues: list[dict] | None = None,
+        *,
+        title: str = "Edit node",
+        node_types: dict[str, Any],
+    ) -> None:
         super().__init__()
         self.node = dict(node)
         self.issues = issues or []
         self.title_text = title
+        self.common = [f for f in node_types.get("common", []) if f not in ("id", "type")]
+        self.types = {t["type"]: t for t in node_types.get("types", [])}
 
     def fields(self) -> list[str]:
         kind = self.node.get("type", "rules")
-        return ["description", "join", *NODE_FIELDS.get(kind, ())]
+        return [*self.common, *self.types.get(kind, {}).get("fields", [])]
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="node-box"):
+        with Fields(id="node-box"):
             yield Static(
-                f"[b]{escape(self.title_text)}[/b] — Ctrl+S apply · Esc cancel · fields are YAML", id="node-title"
+                f"[b]{escape(self.title_text)}[/b] — ctrl+s apply · esc cancel · fields are YAML", id="node-title"
             )
             yield Static("", id="node-issues")
             with Horizontal(classes="form-row"):
@@ -82,9 +89,9 @@ class NodeForm(ModalScreen[dict | None]):
             with Horizontal(classes="form-row"):
                 yield Label("type *")
                 yield Select(
-                    [(t, t) for t in NODE_TYPES], value=self.node.get("type", "rules"), allow_blank=False, id="f-type"
+                    [(t, t) for t in self.types], value=self.node.get("type", "rules"), allow_blank=False, id="f-type"
                 )
-            yield VerticalScroll(id="node-fields")
+            yield Fields(id="node-fields")
 
     async def on_mount(self) -> None:
         await self._build_fields()
@@ -92,9 +99,9 @@ class NodeForm(ModalScreen[dict | None]):
         self.query_one("#f-id", Input).focus()
 
     async def _build_fields(self) -> None:
-        box = self.query_one("#node-fields", VerticalScroll)
+        box = self.query_one("#node-fields", Fields)
         await box.remove_children()
-        required = REQUIRED_FIELDS.get(self.node.get("type", ""), ())
+        required = self.types.get(self.node.get("type", ""), {}).get("required", [])
         rows = []
         for name in self.fields():
             row = Horizontal(
@@ -149,7 +156,8 @@ class NodeForm(ModalScreen[dict | None]):
             self.notify("field 'id': a node needs an id (letters, digits, _)", severity="error")
             return
         node["type"] = self.query_one("#f-type", Select).value
-        ordered = {k: node[k] for k in (*COMMON_FIELDS, *NODE_FIELDS.get(node["type"], ())) if k in node}
+        kind_fields = self.types.get(node["type"], {}).get("fields", [])
+        ordered = {k: node[k] for k in ("id", "type", *self.common, *kind_fields) if k in node}
         self.dismiss(ordered)
 
     def action_cancel(self) -> None:

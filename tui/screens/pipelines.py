@@ -19,7 +19,11 @@ from ..messages import PipelineSaved
 from ..widgets.dag_view import DagView
 from .base import CallFailed, WorkbenchScreen
 from .dialogs import ChoiceDialog, PromptDialog
+from .graph_edits import History, acyclic_targets, gate_branches, node_type
 from .node_form import NodeForm, to_text
+
+ALWAYS = "\x00always"  # the branch choice "no branch: always enabled"
+OTHER = "\x00other"  # the branch choice "type another name"
 
 
 class PipelinesScreen(WorkbenchScreen):
@@ -28,26 +32,31 @@ class PipelinesScreen(WorkbenchScreen):
     MODE = "pipelines"
     #: Focus goes here when the screen opens (before its first load marks it loading; see WorkbenchScreen.call).
     AUTO_FOCUS = "#pl-list"
+    HOME = "#pl-list"
     TITLE = "Pipelines"
     CSS_PATH = Path(__file__).with_name("pipelines.tcss")
     HELP = """\
 Pick a pipeline (Enter) or make one (**n**). In the graph, **↑/↓** select a node, **Enter**
 edits its properties, **a** adds a node after it, **d** deletes it, **c** connects it to
-another node, **x** removes one of its edges. **v** validates (problems name the node; Enter
-on a problem opens that node), **Ctrl+S** saves the document as a new version. Versions are
-listed under the pipelines (newest first, with their stages): Enter loads one, **p** points
-the `production` or `staging` stage at the highlighted one (rollback is promoting an older one).
+another node (only nodes that keep the graph acyclic are offered; an edge out of a gate asks
+for its branch), **x** removes one of its edges, **ctrl+z** undoes the last graph edit. **v**
+validates (problems name the node; Enter on a problem opens that node), **ctrl+s** saves the
+document as a new version. Versions are listed under the pipelines (newest first, with their
+stages): Enter loads one, **p** points the `production` or `staging` stage at the highlighted
+one (rollback is promoting an older one).
 """
+    # footer order = what fits first at 80 columns: the document's actions, then graph edits
     BINDINGS = [
-        Binding("n", "new", "New"),
-        Binding("a", "add_node", "Add"),
-        Binding("enter,e", "edit_node", "Edit", show=False),
-        Binding("d,delete", "delete_node", "Delete"),
-        Binding("c", "connect", "Connect"),
-        Binding("x", "disconnect", "Disconnect", show=False),
         Binding("v", "validate", "Validate"),
         Binding("ctrl+s", "save", "Save version"),
-        Binding("p", "promote", "Promote", show=False),
+        Binding("p", "promote", "Promote"),
+        Binding("n", "new", "New"),
+        Binding("a", "add_node", "Add"),
+        Binding("c", "connect", "Connect"),
+        Binding("ctrl+z", "undo", "Undo"),
+        Binding("x", "disconnect", "Disconnect"),
+        Binding("d,delete", "delete_node", "Delete"),
+        Binding("enter,e", "edit_node", "Edit", show=False),
     ]
 
     def __init__(self) -> None:
@@ -56,6 +65,8 @@ the `production` or `staging` stage at the highlighted one (rollback is promotin
         self.version: str | None = None
         self.dirty = False
         self.issues: list[dict] = []
+        self.history = History()
+        self.node_types: dict[str, Any] | None = None
 
     def body(self) -> ComposeResult:
         with Horizontal():
@@ -85,8 +96,10 @@ the `production` or `staging` stage at the highlighted one (rollback is promotin
         listing.clear_options()
         for row in rows:
             listing.add_option(Option(Text(row["name"]), id=row["name"]))
-        if select is not None:
-            listing.highlighted = next((i for i, r in enumerate(rows) if r["name"] == select), None)
+        chosen = next((i for i, r in enumerate(rows) if r["name"] == select), None) if select is not None else None
+        listing.highlighted = chosen if chosen is not None else (0 if rows else None)
+        if self.node_types is None:
+            self.node_types = await self.call("node types", self.backend.node_types)
 
     @on(OptionList.OptionSelected, "#pl-list")
     def _pipeline_chosen(self, event: OptionList.OptionSelected) -> None:
@@ -103,9 +116,14 @@ the `production` or `staging` stage at the highlighted one (rollback is promotin
         if self.dirty and self.doc is not None and self.doc.get("name") != name:
             self.notify(f"unsaved changes to {self.doc['name']} were discarded", severity="warning")
         graph = self.query_one("#pl-graph")
-        doc = await self.call(f"open {name}", self.backend.get_pipeline, name, version, busy=graph)
-        versions = await self.call(f"versions of {name}", self.backend.pipeline_versions, name)
+        try:
+            doc = await self.call(f"open {name}", self.backend.get_pipeline, name, version, busy=graph)
+            versions = await self.call(f"versions of {name}", self.backend.pipeline_versions, name)
+        except CallFailed as exc:  # the whole reason, wrapped, where the node details go
+            self.query_one("#pl-node", Static).update(f"[b red]could not open {escape(name)}:[/] {escape(str(exc))}")
+            raise
         self.doc, self.dirty, self.issues = doc, False, []
+        self.history.clear()
         self.version = version or (versions[0]["version"] if versions else None)
         self._fill_versions(versions)
         self._refresh()
@@ -120,6 +138,7 @@ the `production` or `staging` stage at the highlighted one (rollback is promotin
             box.add_option(Option(label, id=v["version"]))
         if not versions:
             box.add_option(Option("(none stored yet)", id="-", disabled=True))
+        box.highlighted = 0 if versions else None  # the newest: the first enter or p acts on it
 
     # ---- drawing ---------------------------------------------------------------------------
     def _refresh(self) -> None:
@@ -139,6 +158,7 @@ the `production` or `staging` stage at the highlighted one (rollback is promotin
                 else (issue.get("field") or "pipeline")
             )
             problems.add_option(Option(Text(f"✗ {where}: {issue['message']}"), id=str(k)))
+        problems.highlighted = 0 if self.issues else None
         problems.display = bool(self.issues)
 
     def _update_status(self) -> None:
@@ -183,6 +203,54 @@ the `production` or `staging` stage at the highlighted one (rollback is promotin
         self.dirty = True
         self._refresh()
 
+    def _before_edit(self, what: str) -> None:
+        """Remember the document as it is, so that ctrl+z undoes the edit about to happen."""
+        if self.doc is not None:
+            self.history.push(self.doc, what)
+
+    def action_undo(self) -> None:
+        step = self.history.undo()
+        if step is None:
+            self.notify("nothing to undo", severity="warning")
+            return
+        self.doc, what = step
+        dag = self.query_one(DagView)
+        if dag.selected not in {n["id"] for n in self.doc["nodes"]}:
+            dag.selected = None
+        self._changed()
+        self.notify(f"undid: {what}")
+
+    def _with_node_types(self, then) -> None:
+        """Run `then(node_types)` once the backend's node types are known (fetched on first use)."""
+        if self.node_types is not None:
+            then(self.node_types)
+        else:
+            self._fetch_node_types(then)
+
+    @work(exclusive=True, group="pl-types", exit_on_error=False)
+    async def _fetch_node_types(self, then) -> None:
+        self.node_types = await self.call("node types", self.backend.node_types)
+        then(self.node_types)
+
+    def _ask_branch(self, gate: str, target: str, then) -> None:
+        """An edge out of a gate: choose one of the gate's branch names, no branch, or type another."""
+        assert self.doc is not None
+        options = [(b, f"when {b}") for b in gate_branches(self.doc, gate)]
+        options += [(ALWAYS, "(always — no branch)"), (OTHER, "another branch name…")]
+
+        def chosen(key: str | None) -> None:
+            if key is None:
+                return
+            if key == OTHER:
+                self.app.push_screen(
+                    PromptDialog(f"Branch name for {gate} → {target}", placeholder="e.g. assess"),
+                    lambda name: name and then(name),
+                )
+            else:
+                then(None if key == ALWAYS else key)
+
+        self.app.push_screen(ChoiceDialog(f"Branch of {gate} for the edge to {target}", options), chosen)
+
     def _need_doc(self) -> bool:
         if self.doc is None:
             self.notify("open a pipeline first (Enter on one) or press n for a new one", severity="warning")
@@ -196,6 +264,7 @@ the `production` or `staging` stage at the highlighted one (rollback is promotin
                 return
             self.doc = {"name": name, "nodes": [{"id": "input", "type": "input"}], "edges": []}
             self.version, self.issues = None, []
+            self.history.clear()
             self._fill_versions([])
             self._changed()
             self.query_one(DagView).focus()
@@ -210,20 +279,35 @@ the `production` or `staging` stage at the highlighted one (rollback is promotin
         taken = {n["id"] for n in self.doc["nodes"]}
         new_id = next(f"node{i}" for i in range(1, 10_000) if f"node{i}" not in taken)
 
+        def insert(node: dict, when: str | None) -> None:
+            assert self.doc is not None
+            self._before_edit(f"add node {node['id']}")
+            self.doc["nodes"].append(node)
+            if after is not None:
+                edge = {"from": after, "to": node["id"]}
+                if when:
+                    edge["when"] = when
+                self.doc["edges"].append(edge)
+            self.query_one(DagView).selected = node["id"]
+            self._changed()
+
         def added(node: dict | None) -> None:
             if node is None or self.doc is None:
                 return
             if node["id"] in {n["id"] for n in self.doc["nodes"]}:
                 self.notify(f"node id {node['id']!r} is taken", severity="error")
                 return
-            self.doc["nodes"].append(node)
-            if after is not None:
-                self.doc["edges"].append({"from": after, "to": node["id"]})
-            self.query_one(DagView).selected = node["id"]
-            self._changed()
+            if after is not None and node_type(self.doc, after) == "gate":
+                self._ask_branch(after, node["id"], lambda when: insert(node, when))
+            else:
+                insert(node, None)
 
         title = f"Add node after {after}" if after else "Add node"
-        self.app.push_screen(NodeForm({"id": new_id, "type": "rules"}, title=title), added)
+        self._with_node_types(
+            lambda types: self.app.push_screen(
+                NodeForm({"id": new_id, "type": "rules"}, title=title, node_types=types), added
+            )
+        )
 
     def action_edit_node(self) -> None:
         if not self._need_doc():
@@ -240,6 +324,7 @@ the `production` or `staging` stage at the highlighted one (rollback is promotin
             if new["id"] != old and new["id"] in {n["id"] for n in self.doc["nodes"]}:
                 self.notify(f"node id {new['id']!r} is taken", severity="error")
                 return
+            self._before_edit(f"edit node {old}")
             self.doc["nodes"] = [new if n.get("id") == old else n for n in self.doc["nodes"]]
             for edge in self.doc["edges"]:
                 for end in ("from", "to"):
@@ -249,7 +334,11 @@ the `production` or `staging` stage at the highlighted one (rollback is promotin
             self.query_one(DagView).selected = new["id"]
             self._changed()
 
-        self.app.push_screen(NodeForm(copy.deepcopy(node), issues, title=f"Edit node {old}"), edited)
+        self._with_node_types(
+            lambda types: self.app.push_screen(
+                NodeForm(copy.deepcopy(node), issues, title=f"Edit node {old}", node_types=types), edited
+            )
+        )
 
     def action_delete_node(self) -> None:
         if not self._need_doc():
@@ -258,6 +347,7 @@ the `production` or `staging` stage at the highlighted one (rollback is promotin
         node_id = self.query_one(DagView).selected
         if node_id is None:
             return
+        self._before_edit(f"delete node {node_id}")
         self.doc["nodes"] = [n for n in self.doc["nodes"] if n.get("id") != node_id]
         self.doc["edges"] = [e for e in self.doc["edges"] if node_id not in (e.get("from"), e.get("to"))]
         self.notify(f"removed node {node_id} and its edges")
@@ -270,20 +360,16 @@ the `production` or `staging` stage at the highlighted one (rollback is promotin
         source = self.query_one(DagView).selected
         if source is None:
             return
-        have = {e.get("to") for e in self.doc["edges"] if e.get("from") == source}
-        targets = [
-            (n["id"], f"{n['id']} · {n.get('type')}")
-            for n in self.doc["nodes"]
-            if n["id"] != source and n["id"] not in have
-        ]
+        targets = [(t, f"{t} · {node_type(self.doc, t)}") for t in acyclic_targets(self.doc, source)]
         if not targets:
-            self.notify(f"{source} already connects to every other node", severity="warning")
+            self.notify(f"no node left that {source} can connect to without a cycle", severity="warning")
             return
-        source_type = (self._node(source) or {}).get("type")
+        source_type = node_type(self.doc, source)
 
         def add_edge(target: str | None, when: str | None = None) -> None:
             if target is None or self.doc is None:
                 return
+            self._before_edit(f"connect {source} → {target}")
             edge = {"from": source, "to": target}
             if when:
                 edge["when"] = when
@@ -292,9 +378,7 @@ the `production` or `staging` stage at the highlighted one (rollback is promotin
 
         def chosen(target: str | None) -> None:
             if target is not None and source_type == "gate":
-                self.app.push_screen(
-                    PromptDialog(f"Branch for {source} → {target} (empty: always)"), lambda when: add_edge(target, when)
-                )
+                self._ask_branch(source, target, lambda when: add_edge(target, when))
             else:
                 add_edge(target)
 
@@ -316,6 +400,8 @@ the `production` or `staging` stage at the highlighted one (rollback is promotin
 
         def chosen(key: str | None) -> None:
             if key is not None and self.doc is not None:
+                edge = self.doc["edges"][int(key)]
+                self._before_edit(f"remove edge {edge['from']} → {edge['to']}")
                 del self.doc["edges"][int(key)]
                 self._changed()
 

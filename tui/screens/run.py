@@ -16,7 +16,7 @@ from ..messages import RunFinished
 from ..widgets.explanation_tree import ExplanationTree
 from ..widgets.schema_form import SchemaForm
 from ..widgets.timing_table import TimingTable
-from .base import WorkbenchScreen
+from .base import CallFailed, WorkbenchScreen
 
 
 class RunScreen(WorkbenchScreen):
@@ -24,10 +24,12 @@ class RunScreen(WorkbenchScreen):
 
     MODE = "run"
     TITLE = "Run"
+    HOME = "#run-pipeline"
     CSS_PATH = Path(__file__).with_name("run.tcss")
     HELP = """\
 Choose a pipeline; the form follows its input schema (arrays and objects are typed as JSON;
-the last recorded input of the pipeline is filled in when there is one). **Ctrl+R** runs it.
+the last recorded input of the pipeline is filled in when there is one). **ctrl+r** runs it;
+**esc** leaves a field (digits then switch screens again).
 The result has three tabs: **Outputs** (F2), **Explanation** (F3) (an expandable tree: gate decisions,
 model calls with versions and batch sizes, overrides, proofs, and each output fact's
 derivation; Space/Enter expands) and **Timing** per node (F4).
@@ -43,6 +45,7 @@ derivation; Space/Enter expands) and **Timing** per node (F4).
         super().__init__()
         self.pipeline: str | None = None
         self.result: dict | None = None
+        self.prefilled = False
 
     def body(self) -> ComposeResult:
         with Horizontal():
@@ -51,7 +54,7 @@ derivation; Space/Enter expands) and **Timing** per node (F4).
                 yield Select([], id="run-pipeline", prompt="choose a pipeline")
                 yield Static("Input", classes="pane-title")
                 yield SchemaForm(id="run-form")
-                yield Static("Ctrl+R run", classes="hint")
+                yield Static("ctrl+r run · esc leaves a field", classes="hint")
             with Vertical(id="run-right"):
                 yield Static("no run yet", id="run-status", classes="pane-title")
                 with TabbedContent(id="run-tabs"):
@@ -88,14 +91,19 @@ derivation; Space/Enter expands) and **Timing** per node (F4).
         doc = await self.call(f"open {name}", self.backend.get_pipeline, name, busy=form)
         schema = next((n.get("schema") for n in doc.get("nodes", []) if n.get("type") == "input"), None)
         last: dict = {}
-        try:
+        try:  # the last recorded input of this pipeline (runs carry their inputs; the id is `run_id`)
             runs = await self.call("last input", self.backend.list_runs, pipeline=name, limit=1)
             if runs:
-                last = (await self.call("last input", self.backend.get_run, runs[0]["id"])).get("inputs") or {}
-        except Exception:  # noqa: BLE001 - a prefill is a convenience; the form works without it
+                last = runs[0].get("inputs") or {}
+                if not last and runs[0].get("run_id"):
+                    last = (await self.call("last input", self.backend.get_run, runs[0]["run_id"])).get("inputs") or {}
+        except CallFailed:  # already notified; the form works without a prefill
             last = {}
         self.pipeline = name
         form.build(schema, last)
+        self.prefilled = bool(last)
+        if last:
+            self.query_one("#run-status", Static).update("the form holds the last recorded input — ctrl+r runs it")
 
     def action_show_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab

@@ -16,7 +16,7 @@ from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 from ..messages import RunReplayed
 from ..widgets.explanation_tree import ExplanationTree
 from ..widgets.timing_table import TimingTable
-from .base import WorkbenchScreen
+from .base import CallFailed, WorkbenchScreen
 from .dialogs import ChoiceDialog
 from .replay_dialog import ReplayDialog
 
@@ -24,8 +24,8 @@ from .replay_dialog import ReplayDialog
 def provenance_text(run: dict[str, Any]) -> str:
     """Versions (content hashes) of everything the run used, inputs and outputs, as markup."""
     lines = [
-        f"[b]run[/b] {run.get('run_id')}   [b]status[/b] {run.get('status')}   [b]started[/b] "
-        f"{run.get('started_at') or '-'}",
+        f"[b]run[/b] {run.get('run_id')}   [b]status[/b] {run.get('status')}   "
+        f"[b]started[/b] {run.get('started_at') or '-'}",
         f"[b]pipeline[/b] {escape(str(run.get('pipeline')))} @ {run.get('version')}",
     ]
     if run.get("replay_of"):
@@ -53,16 +53,17 @@ class RunDetailScreen(WorkbenchScreen):
 One recorded run. **Provenance** names the exact pipeline, knowledge-base and model versions
 (content hashes), the inputs and outputs. **Explanation** is the tree recorded with the run;
 **Timing** is per node. **r** replays the run with an edited knowledge base: pick one, edit it
-(the file on disk is not changed), Ctrl+R — **Changes** then lists what came out differently.
-**Esc** goes back to the list.
+(the file on disk is not changed), ctrl+r — **Changes** (f5) then lists what came out differently.
+esc in the editor cancels; a replay the rules refuse reopens your edit with the problems marked.
+**esc** goes back to the list.
 """
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("r", "replay", "Replay"),
-        Binding("f2", "show_tab('tab-provenance')", "Provenance", show=False),
+        Binding("f2", "show_tab('tab-provenance')", "Provenance"),
         Binding("f3", "show_tab('tab-explanation')", "Explanation"),
-        Binding("f4", "show_tab('tab-timing')", "Timing", show=False),
-        Binding("f5", "show_tab('tab-changes')", "Changes", show=False),
+        Binding("f4", "show_tab('tab-timing')", "Timing"),
+        Binding("f5", "show_tab('tab-changes')", "Changes"),
     ]
 
     def __init__(self, run_id: str) -> None:
@@ -70,6 +71,7 @@ One recorded run. **Provenance** names the exact pipeline, knowledge-base and mo
         self.run_id = run_id
         self.run: dict[str, Any] | None = None
         self.replayed: dict[str, Any] | None = None
+        self.drafts: dict[str, str] = {}  # edits of a replay the rules refused, per knowledge base
 
     def body(self) -> ComposeResult:
         yield Static(f"run {self.run_id}", id="detail-status", classes="pane-title")
@@ -103,7 +105,7 @@ One recorded run. **Provenance** names the exact pipeline, knowledge-base and mo
         self.run = run
         self.query_one("#detail-status", Static).update(
             escape(
-                f"run {str(run.get('run_id'))[:8]} · {run.get('pipeline')} · {run.get('status')} — r replay · Esc back"
+                f"run {str(run.get('run_id'))[:8]} · {run.get('pipeline')} · {run.get('status')} — r replay · esc back"
             )
         )
         self.query_one("#detail-provenance", Static).update(provenance_text(run))
@@ -134,48 +136,59 @@ One recorded run. **Provenance** names the exact pipeline, knowledge-base and mo
             )
 
     @work(exclusive=True, group="detail-kb", exit_on_error=False)
-    async def edit_kb(self, name: str) -> None:
+    async def edit_kb(self, name: str, diagnostics: list[dict] | None = None) -> None:
+        """Open the replay editor on `name`: the draft of a refused replay, else the recorded version."""
         assert self.run is not None
-        version = (self.run.get("knowledge_base_versions") or {}).get(name)
-        text = await self.call(f"read {name}", self.backend.kb_source, name, version)
+        text = self.drafts.get(name)
+        if text is None:
+            source = await self.call(f"read {name}", self.backend.run_kb_source, self.run_id, name)
+            text = source["text"]
+            if not source.get("recorded"):
+                self.notify(
+                    f"the version of {name} this run used is not stored; editing the current rules",
+                    severity="warning",
+                )
         self.app.push_screen(
-            ReplayDialog(name, text), lambda edited: edited is not None and self.replay({name: edited})
+            ReplayDialog(name, text, diagnostics), lambda edited: edited is not None and self.replay({name: edited})
         )
 
     @work(exclusive=True, group="detail-replay", exit_on_error=False)
     async def replay(self, kb_sources: dict[str, str]) -> None:
-        result = await self.call(
-            f"replay {self.run_id[:8]}",
-            self.backend.replay_run,
-            self.run_id,
-            kb_sources,
-            busy=self.query_one(TabbedContent),
-        )
+        table = self.query_one("#detail-changes", DataTable)
+        table.clear()  # never leave the previous replay's changes under a new attempt
+        self.replayed = None
+        table.add_row("(replaying…)", "", "")
+        try:
+            result = await self.call(
+                f"replay {self.run_id[:8]}",
+                self.backend.replay_run,
+                self.run_id,
+                kb_sources,
+                busy=self.query_one(TabbedContent),
+            )
+        except CallFailed as exc:
+            table.clear()
+            table.add_row("(replay failed)", "", str(exc)[:200])
+            self.query_one(TabbedContent).active = "tab-changes"
+            self.drafts.update(kb_sources)  # keep the edit: reopen it with the problems marked
+            diagnostics = getattr(exc.__cause__, "diagnostics", [])
+            if len(kb_sources) == 1:
+                self.edit_kb(next(iter(kb_sources)), diagnostics)
+            return
+        for name in kb_sources:
+            self.drafts.pop(name, None)
         self.replayed = result
         self.show_changes(result)
         self.post_message(RunReplayed(self.run_id, result))
 
     def show_changes(self, result: dict[str, Any]) -> None:
-        """List what differs between the original run and the replay, and show the replay's explanation."""
+        """List what differs between the original run and the replay (the backend's changes table),
+        and show the replay's explanation."""
         table = self.query_one("#detail-changes", DataTable)
         table.clear()
-        changes = result.get("changes") or {}
-        for key, value in (changes.get("outputs") or {}).items():
-            table.add_row(f"output {key}", json.dumps(value.get("before")), json.dumps(value.get("after")))
-        if changes.get("status"):
-            table.add_row("status", str(changes["status"].get("before")), str(changes["status"].get("after")))
-        for node, value in (changes.get("gates") or {}).items():
-            table.add_row(f"gate {node}", json.dumps(value.get("before")), json.dumps(value.get("after")))
-        for node, value in (changes.get("rules") or {}).items():
-            table.add_row(
-                f"rules in {node}",
-                ", ".join(value.get("removed") or []) or "-",
-                ", ".join(value.get("added") or []) or "-",
-            )
-        for name, value in (changes.get("knowledge_base_versions") or {}).items():
-            table.add_row(f"kb {name}", str(value.get("before"))[:12], str(value.get("after"))[:12])
-        if not table.row_count:
-            table.add_row("(nothing changed)", "", "")
+        for row in result.get("table") or [{"what": "(nothing changed)", "before": "", "after": ""}]:
+            table.add_row(row["what"], row["before"], row["after"])
+        table.focus()  # read the changes; esc goes back, digits switch screens
         replay = result.get("replay") or {}
         self.query_one(ExplanationTree).show(replay.get("explanation"))
         self.query_one(TabbedContent).active = "tab-changes"

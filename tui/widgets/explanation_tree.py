@@ -14,27 +14,11 @@ from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from chaining.derivation import derivation_label
+
 from .proof_format import proof_label
 
 KNOWN = ("summary", "gates", "model_calls", "skipped_models", "overrides", "proofs", "derivations", "nodes", "pipeline")
-
-
-def derivation_label(d: dict[str, Any]) -> Text:
-    """One line for a derived fact: the fact, then how it came to be."""
-    text = Text(str(d.get("fact", "?")), style="bold")
-    source = d.get("source")
-    if source == "rule" or d.get("rule"):
-        text.append(f"  ← rule {d.get('rule')}", style="green")
-        text.append(f" (firing {d.get('firing')}, node {d.get('node')})", style="dim")
-    elif source == "model":
-        version = str(d.get("version") or "")[:12]
-        text.append(f"  ← model {d.get('model')}@{version}", style="magenta")
-        text.append(f" (node {d.get('node')}, batch {d.get('batch_size')})", style="dim")
-    elif source in ("input", "deffacts", "given", "goal", "see above", "unknown"):
-        text.append(f"  ← {source}", style="cyan")
-        if d.get("node"):
-            text.append(f" (node {d.get('node')})", style="dim")
-    return text
 
 
 class ExplanationTree(Tree[Any]):
@@ -147,7 +131,7 @@ class ExplanationTree(Tree[Any]):
         if not isinstance(d, dict):
             parent.add_leaf(str(d))
             return
-        children = d.get("from") or []
+        children = d.get("premises") or []
         if d.get("proof"):
             self._proof(parent.add(derivation_label(d), expand=True), {**d["proof"], "node": d.get("node")})
             return

@@ -44,5 +44,5 @@ class NavBar(Static):
         if self.busy:
             text.append("  ⏳ " + ", ".join(self.busy), style="bold yellow")
         else:
-            text.append("   F1 help", style="dim")
+            text.append("   f1 help", style="dim")
         return text

@@ -21,8 +21,9 @@ def _kind(spec: dict[str, Any]) -> str:
     return str(kind)
 
 
-class SchemaForm(VerticalScroll):
-    """One row per property of an object schema; required properties are marked `*`."""
+class SchemaForm(VerticalScroll, can_focus=False):
+    """One row per property of an object schema; required properties are marked `*`. The form itself
+    is never a tab stop (only its fields are): an invisible stop would swallow the first tab."""
 
     DEFAULT_CSS = """
     SchemaForm { height: auto; max-height: 12; }

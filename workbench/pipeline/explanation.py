@@ -4,7 +4,9 @@ For a fact reaching an explain or output node, the derivation walks back: the fi
 asserted it in its node's working memory (rule name, the facts that activated it), those facts
 recursively, and across nodes by fact content to the node that emitted it: a model call (model,
 version, batch size), the run input, or a knowledge base's deffacts. Gate decisions, model
-calls and overrides are listed beside the derivations.
+calls and overrides are listed beside the derivations. Derivations have the one shape of
+`chaining.derivation` (`premises` under their conclusion), with the pipeline's `node`,
+`knowledge_base` and, for model outputs, `model`, `version`, `batch_size`.
 """
 
 from __future__ import annotations
@@ -164,7 +166,7 @@ def _origin(ctx: RunContext, node_id: str, f: Fact, depth: int, seen: set) -> di
         return (
             _origin(ctx, src.node.id, f, depth + 1, seen)
             if depth < MAX_DEPTH
-            else {"fact": str(f), "node": src.node.id}
+            else {"fact": str(f), "node": src.node.id, "source": "unknown", "note": "derivation too deep to show"}
         )
     return {"fact": str(f), "node": node_id, "source": "unknown"}
 
@@ -175,20 +177,21 @@ def _derive(ctx: RunContext, node_id: str, fid: int, depth: int, seen: set) -> d
     rec = st.record
     f = st.wm.get(fid)
     text = rec.get("facts", {}).get(fid) or (str(f) if f is not None else f"f-{fid}")
-    out: dict[str, Any] = {"fact": text, "node": node_id, "knowledge_base": rec.get("knowledge_base")}
-    if (node_id, fid) in seen or depth >= MAX_DEPTH:
-        out["source"] = "see above"
-        return out
-    seen = seen | {(node_id, fid)}
+    out: dict[str, Any] = {"fact": text, "fact_id": fid, "node": node_id, "knowledge_base": rec.get("knowledge_base")}
     firing = None
     for fr in rec.get("firings", []):
         if fid in fr["asserted"]:
             firing = fr  # the last assert of this id made the fact as it is now
+    if (node_id, fid) in seen or depth >= MAX_DEPTH:
+        out["source"] = "rule" if firing is not None else "given"
+        out["note"] = "derivation shown above" if (node_id, fid) in seen else "derivation too deep to show"
+        return out
+    seen = seen | {(node_id, fid)}
     if firing is not None:
         out["source"] = "rule"
         out["rule"] = firing["rule"]
         out["firing"] = firing["index"]
-        out["from"] = [_derive(ctx, node_id, x, depth + 1, seen) for x in firing["facts"]]
+        out["premises"] = [_derive(ctx, node_id, x, depth + 1, seen) for x in firing["facts"]]
         return out
     if fid in rec.get("inputs", {}) and f is not None:
         return {**_origin(ctx, node_id, f, depth + 1, seen), "fact": text}

@@ -9,6 +9,8 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from chaining.derivation import derivation_tree
+
 from .context import Plan
 from .spec import Node, Pipeline
 
@@ -78,7 +80,7 @@ def explanation_tree(expl: dict[str, Any]) -> Tree:
     for g in expl.get("gates", []):
         b = root.add(Text(f"gate {g['node']} → {', '.join(g['branches']) or 'no branch'}", style="yellow"))
         for d in g.get("because", []):
-            _derivation(b, d)
+            derivation_tree(d, b)
         for branch, wn in (g.get("why_not") or {}).items():
             w = b.add(Text(f"why not {branch}", style="yellow"))
             for r in wn.get("rules", []):
@@ -107,7 +109,7 @@ def explanation_tree(expl: dict[str, Any]) -> Tree:
     if expl.get("derivations"):
         d = root.add("derivations")
         for x in expl["derivations"]:
-            _derivation(d, x)
+            derivation_tree(x, d)
     for pr in expl.get("proofs", []):
         root.add(
             Text(
@@ -117,18 +119,3 @@ def explanation_tree(expl: dict[str, Any]) -> Tree:
             )
         )
     return root
-
-
-def _derivation(parent: Tree, d: dict[str, Any]) -> None:
-    src = d.get("source")
-    if src == "rule":
-        label = Text(d["fact"]) + Text(f"  ← rule {d['rule']} ({d['node']})", style="green")
-    elif src == "model":
-        label = Text(d["fact"]) + Text(
-            f"  ← model {d.get('model')}@{str(d.get('version'))[:12]} (batch {d.get('batch_size')})", style="magenta"
-        )
-    else:
-        label = Text(d["fact"]) + Text(f"  ← {src} ({d.get('node')})", style="dim")
-    node = parent.add(label)
-    for x in d.get("from", []):
-        _derivation(node, x)

@@ -84,3 +84,60 @@ def diff_runs(
     if before.skipped != after.skipped:
         changes["skipped"] = skipped
     return changes
+
+
+def changes_table(changes: dict[str, Any]) -> list[dict[str, str]]:
+    """The changes of a replay as rows `{"what", "before", "after"}` (text), in the order a person
+    reads them: outputs, status, gate branches, rules fired per node, knowledge-base versions.
+    One row `(nothing changed)` when nothing differs."""
+    import json
+
+    def show(v: Any) -> str:
+        return json.dumps(v, ensure_ascii=False, default=str)
+
+    rows = [
+        {"what": f"output {k}", "before": show(v.get("before")), "after": show(v.get("after"))}
+        for k, v in (changes.get("outputs") or {}).items()
+    ]
+    if changes.get("status"):
+        status = changes["status"]
+        rows.append({"what": "status", "before": str(status.get("before")), "after": str(status.get("after"))})
+    rows += [
+        {"what": f"gate {node}", "before": show(v.get("before")), "after": show(v.get("after"))}
+        for node, v in (changes.get("gates") or {}).items()
+    ]
+    rows += [
+        {
+            "what": f"rules in {node}",
+            "before": ", ".join(v.get("removed") or []) or "-",
+            "after": ", ".join(v.get("added") or []) or "-",
+        }
+        for node, v in (changes.get("rules") or {}).items()
+    ]
+    rows += [
+        {"what": f"kb {name}", "before": str(v.get("before"))[:12], "after": str(v.get("after"))[:12]}
+        for name, v in (changes.get("knowledge_base_versions") or {}).items()
+    ]
+    return rows or [{"what": "(nothing changed)", "before": "", "after": ""}]
+
+
+def recorded_knowledge_base(workbench: Any, run_id: str, name: str) -> dict[str, Any]:
+    """The rules of knowledge base `name` as recorded run `run_id` used them (the start of a replay
+    edit): `{"run_id", "name", "version", "text", "recorded"}`; `recorded` is False when that
+    version is not in the store and `text` is the current rule text.
+
+    Raises RunNotFoundError; KnowledgeBaseNotFoundError when the run did not use `name`."""
+    from .errors import KnowledgeBaseNotFoundError
+
+    run = workbench.get_run(run_id)
+    versions = run.knowledge_base_versions or {}
+    if name not in versions:
+        used = ", ".join(sorted(versions)) or "(none)"
+        raise KnowledgeBaseNotFoundError(name, f"run {run.run_id} did not use it; it used: {used}")
+    version = versions[name]
+    row = workbench.store.get_knowledge_base(name, version)
+    if row is not None:
+        text, recorded = "\n".join(t for _, t in row.sources), True
+    else:
+        text, recorded = workbench.get_knowledge_base(name).text, False
+    return {"run_id": run.run_id, "name": name, "version": version, "text": text, "recorded": recorded}

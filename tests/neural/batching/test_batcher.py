@@ -140,7 +140,7 @@ async def test_cancelling_the_caller_cancels_a_queued_request():
     running = b.submit("first")
     assert model.entered.wait(5)
     task = asyncio.create_task(b.infer("cancel-me"))
-    await asyncio.sleep(0.05)
+    await asyncio.sleep(0)  # one loop step: the task runs `submit` (synchronous) and suspends in `wait`
     assert b.queue_size == 1
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -231,7 +231,8 @@ def test_sync_callers_from_threads_and_close_drains():
     reqs = [b.submit(i) for i in range(5)]
     closer = threading.Thread(target=b.close)
     closer.start()
-    time.sleep(0.05)
+    with b._cond:  # close() marks the batcher closed and notifies under this condition, then drains
+        assert b._cond.wait_for(lambda: b.closed, timeout=10)
     with pytest.raises(BatcherClosedError):
         b.submit("too late")
     model.gate.set()

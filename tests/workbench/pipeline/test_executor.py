@@ -30,8 +30,8 @@ async def test_model_gate_postprocess_output_and_explanation(wb):
     assert ex["gates"][0]["branches"] == ["classify"] and ex["gates"][0]["because"][0]["rule"] == "has-ink"
     assert ex["model_calls"][0]["model"] == "digits-mlp" and ex["model_calls"][0]["batch_size"] >= 1
     decision = next(d for d in ex["derivations"] if d["fact"].startswith("(decision"))
-    assert decision["rule"] == "confident" and decision["from"][0]["source"] == "model"
-    assert "(prediction (label three) (digit 3)" in decision["from"][0]["fact"]
+    assert decision["rule"] == "confident" and decision["premises"][0]["source"] == "model"
+    assert "(prediction (label three) (digit 3)" in decision["premises"][0]["fact"]
     low = await wb.run("digits_review", {"pixels": unsure_pixels()})
     assert low.outputs["action"] == "review" and low.outputs["reason"] == "low confidence"
 
@@ -93,8 +93,9 @@ async def test_rules_goal_explain_and_output_nodes(wb):
     trees = {d["fact"]: d for d in why["derivations"]}
     assert set(trees) == {"(grandparent ann bob)", "(grandparent tom otto)"}
     t = trees["(grandparent tom otto)"]
-    assert t["rule"] == "grandparent" and [p["fact"] for p in t["from"]] == ["(parent tom bob)", "(parent bob otto)"]
-    assert all(p["source"] == "input" for p in t["from"])
+    assert t["rule"] == "grandparent"
+    assert [p["fact"] for p in t["premises"]] == ["(parent tom bob)", "(parent bob otto)"]
+    assert all(p["source"] == "input" for p in t["premises"])
     proof = next(e for e in wb.get_trace(r.run_id) if e["kind"] == "proof")["payload"]
     assert proof["proved"] and {a["bindings"]["x"] for a in proof["answers"]} == {"tom", "bob", "ann"}
     firings = [

@@ -70,3 +70,10 @@ def test_one_typed_identity_for_pipeline_and_backward_chainer():
     assert fact_key(Fact("n", {"x": 1})) != fact_key(Fact("n", {"x": 1.0}))
     assert typed_value("123") == String("123") and type(typed_value("123")) is String  # not a symbol token
     assert terms.normalise_fact(Fact("label", {"value": "a b"})).slots["value"].__class__ is String
+
+
+def test_fact_equality_is_the_typed_identity():
+    a_sym, a_str = Fact("label", {"value": Symbol("a")}), Fact("label", {"value": String("a")})
+    assert a_sym != a_str and len({a_sym, a_str, Fact("label", {"value": "a"})}) == 2
+    assert Fact("label", {"value": "a"}, 3) != a_sym  # the working-memory id is part of equality
+    assert Fact.ordered("p", 1, "x") == Fact.ordered("p", 1, Symbol("x")) != Fact.ordered("p", 1.0, "x")

@@ -1,0 +1,257 @@
+"""Fast scanning of rule-file text before the grammar runs: comments, nesting depth, NUL bytes,
+and plain-data `deffacts`, which never go through the grammar.
+
+A `deffacts` whose facts hold only constants (symbols, strings, numbers, as in the published
+Waltz and Manners data sets) is recognised by one regular expression and kept as `FactData`:
+its text span, with the AST built only if someone reads the facts. Validation reads such data
+through `FactData.relations()` / `FactData.flat` without building it. Everything else is left to
+the LALR grammar; the data spans are blanked (newlines kept) so positions stay exact.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterator, Sequence
+
+from . import ast
+
+MAX_NESTING = 1000
+"""Deepest parenthesis nesting accepted; deeper text is refused with a located error.
+
+CLIPS itself (a recursive C parser) loads 10,000 levels and overflows its C stack somewhere
+below 50,000; 1,000 is far above anything a person writes and keeps every consumer safe."""
+
+# Whitespace and `;` comments between tokens (possessive: a failed match never backtracks).
+_WS = r"(?:\s++|;[^\n]*+)*+"
+_END = r"(?=[\s\"();]|\Z)"
+# A constant of plain data: a string, or a symbol / number token (no variables, no instance names).
+_STRING = r'"(?:[^"\\\x00]++|\\[^\x00])*+"'
+_WORD = rf"(?!<-|=(?=[\s\"();]|\Z))[A-Za-z0-9_+\-.*/!%^@#:=<>,'`{{}}\]\\][^\s\"()&|~;\x00]*+{_END}"
+_ATOM = rf"(?:{_STRING}|{_WORD})"
+_NAME = rf"[A-Za-z_][^\s\"()&|~;\x00]*+{_END}"
+_ORDERED = rf"\({_WS}{_NAME}(?:{_WS}{_ATOM})*+{_WS}\)"
+_TEMPLATE = rf"\({_WS}{_NAME}(?:{_WS}\({_WS}{_NAME}(?:{_WS}{_ATOM})*+{_WS}\))++{_WS}\)"
+_DEFFACTS = re.compile(
+    rf"\({_WS}deffacts{_END}{_WS}(?P<name>{_NAME})(?:{_WS}(?P<comment>{_STRING}))?+"
+    rf"(?P<body>(?:{_WS}(?:{_ORDERED}|{_TEMPLATE}))*+){_WS}\)"
+)
+_BODY_HAS_NESTED = re.compile(rf"\({_WS}{_NAME}{_WS}\(")
+_LONG_DIGITS = re.compile(r"\d{19}")
+_INTEGER = re.compile(r'[+-]?\d+(?![^\s"()&|~;])')
+_FLOAT = re.compile(r'[+-]?(?:\d+\.\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)(?![^\s"()&|~;])')
+_SKIP = re.compile(_WS)
+# Strings, comments and parentheses: what decides nesting and where constructs end.
+_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|;[^\n]*|[()]', re.S)
+_RELATION = re.compile(rf"{_STRING}|;[^\n]*|\({_WS}({_NAME})")
+_FACT_ITER = re.compile(
+    rf";[^\n]*|\({_WS}(?P<name>{_NAME})(?P<slots>(?:{_WS}\({_WS}{_NAME}(?:{_WS}{_ATOM})*+{_WS}\))*+)"
+    rf"(?P<fields>(?:{_WS}{_ATOM})*+){_WS}\)"
+)
+_SLOT_ITER = re.compile(rf";[^\n]*|\({_WS}(?P<name>{_NAME})(?P<values>(?:{_WS}{_ATOM})*+){_WS}\)")
+_VALUE_ITER = re.compile(rf";[^\n]*|(?P<value>{_ATOM})")
+_ONE_VALUE = re.compile(rf"{_WS}{_ATOM}{_WS}")
+_TOKEN = re.compile(rf'{_STRING}|;[^\n]*|[()]|[^\s"()&|~;]+')
+
+
+class ScanError(Exception):
+    """Text refused before parsing: `offset` into the text and a message."""
+
+    def __init__(self, offset: int, message: str):
+        super().__init__(message)
+        self.offset, self.message = offset, message
+
+
+class Lines:
+    """Offset -> (line, column), 1-based, by binary search over the newline offsets."""
+
+    def __init__(self, text: str):
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def at(self, offset: int) -> tuple[int, int]:
+        i = bisect.bisect_right(self.starts, offset) - 1
+        return i + 1, offset - self.starts[i] + 1
+
+    def pos(self, start: int, end: int) -> ast.Pos:
+        line, col = self.at(start)
+        end_line, end_col = self.at(end)
+        return ast.Pos(line, col, end_line, end_col, start, end)
+
+
+class FactData(Sequence):
+    """The facts of a plain-data deffacts, built into `ast.Call`s only when read.
+
+    Equality, iteration, `len` and indexing behave as for the list of facts. `flat` is True
+    when every fact is an ordered fact of constants; `relations()` gives each fact's relation
+    name and offset without building anything.
+    """
+
+    __slots__ = ("text", "start", "end", "lines", "flat", "_items")
+
+    def __init__(self, text: str, start: int, end: int, lines: Lines):
+        self.text, self.start, self.end, self.lines = text, start, end, lines
+        self.flat = _BODY_HAS_NESTED.search(text, start, end) is None
+        self._items: list[ast.Call] | None = None
+
+    def relations(self) -> Iterator[tuple[str, int]]:
+        """(relation name, offset of the name) of every fact, in order (flat data only)."""
+        for m in _RELATION.finditer(self.text, self.start, self.end):
+            if m.group(1) is not None:
+                yield m.group(1), m.start(1)
+
+    def relation_names(self) -> set[str]:
+        """The relation (first field) of every fact, without building anything."""
+        return {m.group("name") for m in _FACT_ITER.finditer(self.text, self.start, self.end) if m.group("name")}
+
+    def template_facts(self) -> Iterator[tuple[str, int, list[tuple[str, int, int, int]]]]:
+        """(relation, offset, [(slot, offset, values start, values end)]) of every fact, in order.
+
+        An ordered fact's fields come as one pseudo-slot named "". Read the values of a span
+        with `values()`; `single()` says whether a span holds exactly one value.
+        """
+        text, slot_iter = self.text, _SLOT_ITER.finditer
+        for m in _FACT_ITER.finditer(text, self.start, self.end):
+            name = m.group("name")
+            if name is None:
+                continue
+            s0, s1 = m.span("slots")
+            slots = [(g, sm.start(1), sm.start(2), sm.end(2)) for sm in slot_iter(text, s0, s1) if (g := sm.group(1))]
+            f0, f1 = m.span("fields")
+            if f1 > f0 and not text[f0:f1].isspace():
+                slots.append(("", f0, f0, f1))
+            yield name, m.start("name"), slots
+
+    def values(self, start: int, end: int) -> list[tuple[str, int]]:
+        """(token, offset) of the constants between `start` and `end`."""
+        return [(m.group(), m.start()) for m in _VALUE_ITER.finditer(self.text, start, end) if m.group(1)]
+
+    def single(self, start: int, end: int) -> bool:
+        return _ONE_VALUE.fullmatch(self.text, start, end) is not None
+
+    def _build(self) -> list[ast.Call]:
+        if self._items is None:
+            self._items = build_data(self.text, self.start, self.end, self.lines)
+        return self._items
+
+    def __len__(self) -> int:
+        return len(self._build())
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self._build()[i]
+
+    def __iter__(self):
+        return iter(self._build())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (FactData, list)):
+            return self._build() == list(other)
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return repr(self._build())
+
+
+def atom(token: str, pos: ast.Pos) -> ast.Atom:
+    """A constant token of plain data as an `ast.Atom` (string, integer, float or symbol)."""
+    if token[0] == '"':
+        return ast.Atom("string", unescape_string(token), pos)
+    if _INTEGER.fullmatch(token):
+        return ast.Atom("integer", int(token), pos)
+    if _FLOAT.fullmatch(token):
+        return ast.Atom("float", float(token), pos)
+    return ast.Atom("symbol", token, pos)
+
+
+def unescape_string(token_text: str) -> str:
+    """The value of a CLIPS string literal (quotes removed, `\\x` -> `x`)."""
+    body = token_text[1:-1]
+    if "\\" not in body:
+        return body
+    return re.sub(r"\\(.)", r"\1", body, flags=re.S)
+
+
+def build_data(text: str, start: int, end: int, lines: Lines) -> list[ast.Call]:
+    """The facts between `start` and `end` (parenthesised lists of constants) as `ast.Call`s."""
+    out: list[ast.Call] = []
+    stack: list[tuple[int, list]] = []
+    for m in _TOKEN.finditer(text, start, end):
+        tok = m.group()
+        if tok[0] == ";":
+            continue
+        if tok == "(":
+            stack.append((m.start(), []))
+        elif tok == ")":
+            begin, items = stack.pop()
+            call = ast.Call(items, lines.pos(begin, m.end()))
+            (stack[-1][1] if stack else out).append(call)
+        else:
+            stack[-1][1].append(atom(tok, lines.pos(m.start(), m.end())))
+    return out
+
+
+def _blank(text: str) -> str:
+    return "\n".join(" " * len(line) for line in text.split("\n"))
+
+
+def prescan(text: str) -> tuple[str, list[tuple[int, int, re.Match]], Lines]:
+    """Split off plain-data deffacts and check nesting and NUL bytes.
+
+    Returns (the text with the data deffacts blanked, [(start, end, match)] of each data
+    deffacts, line index). Raises ScanError for a NUL byte or nesting deeper than MAX_NESTING.
+    Text the grammar will refuse anyway (unbalanced parentheses, an unclosed string) is passed
+    on unchanged from the first problem on.
+    """
+    nul = text.find("\x00")
+    if nul >= 0:
+        raise ScanError(
+            nul,
+            "NUL character (\\0) in the text: CLIPS reads constructs as C strings and stops at it, "
+            "so it refuses the construct; remove it",
+        )
+    lines = Lines(text)
+    data: list[tuple[int, int, re.Match]] = []
+    pos, n = 0, len(text)
+    structure = _STRUCTURE
+    while pos < n:
+        pos = _SKIP.match(text, pos).end()
+        if pos >= n or text[pos] != "(":
+            break
+        m = _DEFFACTS.match(text, pos) if text.startswith("deffacts", _SKIP.match(text, pos + 1).end()) else None
+        if m is not None and not _LONG_DIGITS.search(text, m.start("body"), m.end("body")):
+            data.append((m.start(), m.end(), m))
+            pos = m.end()
+            continue
+        depth = 0
+        for t in structure.finditer(text, pos):
+            c = t.group()
+            if c == "(":
+                depth += 1
+                if depth > MAX_NESTING:
+                    raise ScanError(
+                        t.start(), f"parentheses nested deeper than {MAX_NESTING} levels; the limit is {MAX_NESTING}"
+                    )
+            elif c == ")":
+                depth -= 1
+                if depth == 0:
+                    pos = t.end()
+                    break
+        else:
+            break  # unclosed: the grammar reports it
+    if not data:
+        return text, data, lines
+    pieces, last = [], 0
+    for s, e, _ in data:
+        pieces += [text[last:s], _blank(text[s:e])]
+        last = e
+    pieces.append(text[last:])
+    return "".join(pieces), data, lines
+
+
+def comments(text: str, lines: Lines) -> list[ast.Comment]:
+    """Every `;` comment outside strings, in order, with its position."""
+    out = []
+    for m in _STRUCTURE.finditer(text) if ";" in text else ():
+        s = m.group()
+        if s[0] == ";":
+            out.append(ast.Comment(s, lines.pos(m.start(), m.end())))
+    return out

@@ -1,0 +1,176 @@
+"""Shared parts of rule validation: type and attribute tables, what is defined so far, reporting."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from . import ast
+from .errors import Diagnostic
+
+TYPE_NAMES = {
+    "SYMBOL",
+    "STRING",
+    "LEXEME",
+    "INTEGER",
+    "FLOAT",
+    "NUMBER",
+    "INSTANCE-NAME",
+    "INSTANCE-ADDRESS",
+    "INSTANCE",
+    "FACT-ADDRESS",
+    "EXTERNAL-ADDRESS",
+}
+TYPE_EXPANSION = {
+    "LEXEME": {"SYMBOL", "STRING"},
+    "NUMBER": {"INTEGER", "FLOAT"},
+    "INSTANCE": {"INSTANCE-NAME", "INSTANCE-ADDRESS"},
+}
+ATOM_TYPE = {
+    "symbol": "SYMBOL",
+    "string": "STRING",
+    "integer": "INTEGER",
+    "float": "FLOAT",
+    "instance_name": "INSTANCE-NAME",
+}
+ALLOWED_ATTRS = {
+    "allowed-values": None,
+    "allowed-symbols": {"symbol"},
+    "allowed-strings": {"string"},
+    "allowed-lexemes": {"symbol", "string"},
+    "allowed-integers": {"integer"},
+    "allowed-floats": {"float"},
+    "allowed-numbers": {"integer", "float"},
+    "allowed-instance-names": {"instance_name"},
+    "allowed-classes": {"symbol"},
+}
+TYPE_LETTER = {"symbol": "y", "string": "s", "integer": "l", "float": "d", "instance_name": "n"}
+LETTER_NAMES = {
+    "l": "an integer",
+    "d": "a float",
+    "s": "a string",
+    "y": "a symbol",
+    "n": "an instance name",
+    "m": "a multifield",
+    "f": "a fact address",
+    "i": "an instance address",
+    "x": "an external address",
+}
+SLOT_ATTRS = {"default", "default-dynamic", "type", "range", "cardinality", *ALLOWED_ATTRS}
+RESERVED_RELATIONS = {"test", "not", "and", "or", "exists", "forall", "logical", "declare", "object"}
+
+
+@dataclass(slots=True)
+class Definitions:
+    """What is defined so far, in load order (CLIPS sees constructs one after another)."""
+
+    templates: dict[str, ast.TemplateDef] = field(default_factory=dict)
+    template_where: dict[str, str] = field(default_factory=dict)
+    rules: dict[str, str] = field(default_factory=dict)
+    functions: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    generics: set[str] = field(default_factory=set)
+    globals: set[str] = field(default_factory=set)
+    python_functions: set[str] = field(default_factory=set)
+    modules: dict[str, set[tuple[str, str]]] = field(default_factory=lambda: {"MAIN": set()})
+    used_templates: set[str] = field(default_factory=set)  # referenced by a rule or a fact: cannot be redefined
+
+
+NUMBER = re.compile(r"[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)")
+
+
+def bare(name: str) -> str:
+    """`MAIN::person` -> `person`."""
+    return name.rsplit("::", 1)[-1]
+
+
+class Reporter:
+    """Diagnostics collected in order; `file` is the file being validated."""
+
+    def __init__(self) -> None:
+        self.diagnostics: list[Diagnostic] = []
+        self.file = "<string>"
+        self.in_deffacts = False
+        # Inside a rule: what CLIPS knows of each LHS variable's type (restriction letters), and
+        # the variables the RHS rebinds (whose type is then unknown).
+        self.var_types: dict[str, str] = {}
+        self.rebound: set[str] = set()
+
+    def error(self, pos: ast.Pos, message: str) -> None:
+        self.diagnostics.append(Diagnostic(self.file, pos.line, pos.column, message))
+
+    def warning(self, pos: ast.Pos, message: str) -> None:
+        """A problem CLIPS reports but loads past (the file is accepted unless strict)."""
+        self.diagnostics.append(Diagnostic(self.file, pos.line, pos.column, message, "warning"))
+
+    def _slot_hint(self, name: str, tmpl: ast.TemplateDef) -> str:
+        return self._suggest(name, tmpl.slots) or " (slots: " + ", ".join(tmpl.slots) + ")"
+
+    def _suggest(self, name: str, options: Iterable[str]) -> str:
+        close = difflib.get_close_matches(name, list(options), n=1)
+        return f"; did you mean '{close[0]}'?" if close else ""
+
+
+def bind_targets(exprs: list[ast.Expr]) -> set[str]:
+    """Variables a body binds anywhere with (bind ?x ...) (iterative: any nesting depth)."""
+    out: set[str] = set()
+    stack = list(exprs)
+    while stack:
+        e = stack.pop()
+        if isinstance(e, ast.Call):
+            if (
+                e.head == "bind"
+                and e.args
+                and isinstance(e.args[0], ast.Atom)
+                and e.args[0].kind in ("variable", "mf_variable")
+            ):
+                out.add(str(e.args[0].value))
+            stack.extend(e.items)
+    return out
+
+
+_SLOT_TYPE_LETTERS = {
+    "SYMBOL": "y",
+    "STRING": "s",
+    "LEXEME": "sy",
+    "INTEGER": "l",
+    "FLOAT": "d",
+    "NUMBER": "ld",
+    "INSTANCE-NAME": "n",
+    "INSTANCE-ADDRESS": "i",
+    "INSTANCE": "ni",
+    "FACT-ADDRESS": "f",
+    "EXTERNAL-ADDRESS": "x",
+}
+
+
+def slot_type_letters(slot: ast.SlotDef | None) -> str:
+    """Restriction letters of a slot's declared types ('' when any type is allowed)."""
+    if slot is None or not slot.types or "?VARIABLE" in slot.types:
+        return ""
+    return "".join(_SLOT_TYPE_LETTERS.get(t, "") for t in slot.types)
+
+
+def looks_like_variable(name: str) -> bool:
+    """`?x`, `$?x`, `?`, `$?`: the lexer may read these as symbols where no variable can stand."""
+    return name.startswith(("?", "$?"))
+
+
+def is_sym(e: ast.Expr, word: str) -> bool:
+    return isinstance(e, ast.Atom) and e.kind == "symbol" and e.value == word
+
+
+def same_const(a: ast.Atom, b: ast.Atom) -> bool:
+    """Equal constants as CLIPS compares them (an integer equals the float of the same value)."""
+    if a.kind in ("integer", "float") and b.kind in ("integer", "float"):
+        return a.value == b.value
+    return a.kind == b.kind and a.value == b.value
+
+
+def show(e: ast.Expr) -> str:
+    """A short quoted rendering of an expression for messages."""
+    from .printer import expr_text
+
+    text = expr_text(e)
+    return repr(text if len(text) <= 40 else text[:37] + "...")

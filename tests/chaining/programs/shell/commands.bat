@@ -1,0 +1,2 @@
+(assert (colour red))
+(facts)

@@ -1,0 +1,3 @@
+; clips: refuses
+(deftemplate light (slot colour (allowed-symbols red green)))
+(defrule r (light (colour blue)) => )

@@ -1,0 +1,2 @@
+; clips: refuses
+(defrule r (declare (priority 3)) => )

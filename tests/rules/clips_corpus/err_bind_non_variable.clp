@@ -1,0 +1,2 @@
+; clips: refuses
+(defrule r => (bind x 1))

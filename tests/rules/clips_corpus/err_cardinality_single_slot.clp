@@ -1,0 +1,2 @@
+; clips: refuses
+(deftemplate p (slot a (cardinality 0 2)))

@@ -1,0 +1,2 @@
+; clips: refuses
+(deffunction f (x) 1)

@@ -1,0 +1,2 @@
+; clips: refuses
+(defrule r => (if TRUE (printout t x)))

@@ -1,0 +1,3 @@
+; clips: refuses
+(deftemplate p (slot a))
+(defrule r ?f <- (p (a ?x)) => (modify ?f (a ?x ?x)))

@@ -1,0 +1,2 @@
+; clips: refuses
+(defmodule B (import A ?ALL))

@@ -1,0 +1,3 @@
+; clips: refuses
+(deftemplate p (slot a))
+(defrule r (p 1) => )

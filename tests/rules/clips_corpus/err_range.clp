@@ -1,0 +1,3 @@
+; clips: refuses
+(deftemplate p (slot age (range 0 120)))
+(deffacts f (p (age 130)))

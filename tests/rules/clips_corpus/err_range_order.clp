@@ -1,0 +1,2 @@
+; clips: refuses
+(deftemplate p (slot age (range 10 1)))

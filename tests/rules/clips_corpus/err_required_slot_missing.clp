@@ -1,0 +1,3 @@
+; clips: refuses
+(deftemplate p (slot a (default ?NONE)) (slot b))
+(deffacts f (p (b 1)))

@@ -1,0 +1,2 @@
+; clips: refuses
+(deftemplate test (slot a))

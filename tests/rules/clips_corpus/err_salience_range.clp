@@ -1,0 +1,2 @@
+; clips: refuses
+(defrule r (declare (salience 10001)) => )

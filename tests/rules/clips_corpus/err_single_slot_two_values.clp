@@ -1,0 +1,3 @@
+; clips: refuses
+(deftemplate p (slot a))
+(deffacts f (p (a 1 2)))

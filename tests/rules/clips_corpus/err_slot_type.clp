@@ -1,0 +1,3 @@
+; clips: refuses
+(deftemplate person (slot age (type INTEGER)))
+(deffacts p (person (age old)))

@@ -1,0 +1,2 @@
+; clips: refuses
+(deffunction f (?x) (switch ?x (case 1 a) (default b)))

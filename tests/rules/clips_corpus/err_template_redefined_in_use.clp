@@ -1,0 +1,4 @@
+; clips: refuses
+(deftemplate t (slot a))
+(defrule r (t (a 1)) => )
+(deftemplate t (slot b))

@@ -1,0 +1,3 @@
+; clips: refuses
+(defrule r (a) => (printout t "x" crlf)
+(defrule s => )

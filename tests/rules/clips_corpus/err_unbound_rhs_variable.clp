@@ -1,0 +1,2 @@
+; clips: refuses
+(defrule r (a ?x) => (printout t ?y crlf))

@@ -1,0 +1,2 @@
+; clips: refuses
+(defrule r (a ?x) (test (> ?y 1)) => )

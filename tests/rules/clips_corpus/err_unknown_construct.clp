@@ -1,0 +1,2 @@
+; clips: refuses
+(defrool r (a) => )

@@ -1,0 +1,3 @@
+; clips: refuses
+(deftemplate person (slot name))
+(defrule r (person (nmae ?n)) => )

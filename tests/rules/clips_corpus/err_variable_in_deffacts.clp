@@ -1,0 +1,2 @@
+; clips: refuses
+(deffacts f (a ?x))

@@ -1,0 +1,2 @@
+; clips: refuses
+(defrule r (data $?x) => (printout t (str-length ?x) crlf))

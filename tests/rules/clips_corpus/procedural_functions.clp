@@ -1,0 +1,11 @@
+; clips: loads -- BPG 12.6 procedural functions
+(deffunction f (?x)
+   (if (> ?x 0) then (bind ?y 1) else (bind ?y 2))
+   (while (> ?x 0) do (bind ?x (- ?x 1)))
+   (loop-for-count (?i 1 3) do (printout t ?i))
+   (loop-for-count 2 (printout t x))
+   (progn$ (?e (create$ a b)) (printout t ?e ?e-index))
+   (foreach ?e (create$ a b) (printout t ?e))
+   (switch ?x (case 1 then a) (case 2 then b) (default c))
+   (progn (bind ?z 1) ?z)
+   (return ?y))

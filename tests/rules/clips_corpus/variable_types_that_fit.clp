@@ -1,0 +1,5 @@
+; clips: loads -- variables used where their LHS type fits (RULECSTR3 not raised)
+(deftemplate t (slot i (type INTEGER)) (multislot m) (slot any))
+(defrule r ?f <- (t (i ?i) (m $?m) (any ?a))
+   => (printout t (sym-cat ?i) (nth$ 1 ?m) (length$ $?m) (+ ?a 1) (fact-index ?f) crlf)
+      (bind ?m 3) (printout t (+ ?m 1) crlf))

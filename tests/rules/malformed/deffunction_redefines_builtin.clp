@@ -1,3 +1,0 @@
-; expect: 3:1 would redefine the built-in
-; clips: rejects
-(deffunction abs (?x) ?x)
