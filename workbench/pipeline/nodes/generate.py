@@ -51,6 +51,79 @@ class Step:
 
 
 async def run_generate(ctx: RunContext, state: NodeState, rt: Any) -> None:
+    """The whole node: `start_generate`, `GenerateCall.wait` (the decode), `complete_generate`."""
+    from neural.errors import QueueFullError
+
+    call = start_generate(ctx, state, rt, time.perf_counter())
+    try:
+        outcome = await call.wait()
+    except (NodeExecutionError, QueueFullError):  # back-pressure passes through unchanged, as for model nodes
+        raise
+    except Exception as exc:
+        outcome = exc
+    complete_generate(ctx, state, call, outcome)
+
+
+@dataclass(slots=True)
+class _Request:
+    """The engine request of a call (what an executor cancels when the run is abandoned)."""
+
+    engine: Any
+    request_id: str
+
+    def cancel(self) -> None:
+        if self.engine is not None:
+            self.engine.abort_nowait(self.request_id)  # its KV-cache blocks are freed before the next step
+
+
+@dataclass(slots=True)
+class GenerateCall:
+    """A generate node's decode: prepared by `start_generate` (CPU work: prompt, sampling, rails),
+    run on the event loop by `wait`, finished by `complete_generate` (facts and record), so an
+    executor can keep the two CPU parts off the loop, as it does for model nodes."""
+
+    node_id: str
+    name: str
+    version: str
+    prompt: str | None
+    params: dict[str, Any]
+    rails: RailsSpec | None
+    decode: _RailedDecode
+    source: Any
+    request: _Request
+    funcs: dict[str, Any]
+    replayed: bool
+    recorded: dict[str, Any] | None
+    timeout_s: float | None
+    t0: float
+    ctx: RunContext
+
+    async def wait(self) -> _RailedDecode:
+        """Decode with the rails inside; returns the finished decode. Raises NodeExecutionError (the
+        engine refused the prompt, a rail failed, the timeout passed)."""
+        decode, ctx, engine = self.decode, self.ctx, self.request.engine
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                async for chunk in decode.run(self.source):
+                    listener = getattr(ctx, "listener", None)
+                    if listener is not None and (chunk or decode.replaced):
+                        listener("text", self.node_id, {"text": decode.shown} if decode.replaced else {"delta": chunk})
+                    if decode.stopped:
+                        if engine is not None:
+                            await engine.abort(self.request.request_id)  # frees the sequence's KV blocks now
+                        break
+        except TimeoutError:
+            raise NodeExecutionError(
+                self.node_id, "generate", f"timed out after {self.timeout_s} s ({decode.tokens} tokens generated)"
+            ) from None
+        finally:
+            await self.source.aclose()  # aborts an unfinished request: its KV blocks are freed
+        return decode
+
+
+def start_generate(ctx: RunContext, state: NodeState, rt: Any, t0: float) -> GenerateCall:
+    """Render the prompt, evaluate the sampling fields, load the rails; nothing is submitted until
+    `wait`. Raises NodeExecutionError (a field's expression failed, the model is not a causal LM)."""
     node = state.node
     recorded = (getattr(ctx, "recorded", None) or {}).get(node.id)
     replayed = recorded is not None and not getattr(ctx, "regenerate", False)
@@ -62,8 +135,8 @@ async def run_generate(ctx: RunContext, state: NodeState, rt: Any) -> None:
     rid = f"{ctx.pipeline.name}-{node.id}-{uuid.uuid4().hex[:12]}"
     engine = None
     if replayed:  # re-check the recorded text: the model is not loaded nor called
-        name, version, prompt, params = recorded["model"], recorded["version"], recorded.get("prompt"), {}
-        params["seed"] = recorded.get("seed")
+        name, version, prompt = recorded["model"], recorded["version"], recorded.get("prompt")
+        params: dict[str, Any] = {"seed": recorded.get("seed")}
         source = _recorded_steps(recorded)
     else:
         entry = rt.catalog.get(node.get("model"))
@@ -79,25 +152,35 @@ async def run_generate(ctx: RunContext, state: NodeState, rt: Any) -> None:
             params["seed"] = recorded["seed"]  # regenerate: the recorded seed
         source = _engine_steps(engine, prompt, params, rid, node)
     ctx.model_versions[name] = version
-    t0 = time.perf_counter()
     decode = _RailedDecode(checker, rails.every if rails else None)
-    timeout_s = node.get("timeout_s")
-    try:
-        async with asyncio.timeout(timeout_s):
-            async for chunk in decode.run(source):
-                listener = getattr(ctx, "listener", None)
-                if listener is not None and (chunk or decode.replaced):
-                    listener("text", node.id, {"text": decode.shown} if decode.replaced else {"delta": chunk})
-                if decode.stopped:
-                    if engine is not None:
-                        await engine.abort(rid)  # frees the sequence's KV-cache blocks now
-                    break
-    except TimeoutError:
-        raise NodeExecutionError(
-            node.id, node.type, f"timed out after {timeout_s} s ({decode.tokens} tokens generated)"
-        ) from None
-    finally:
-        await source.aclose()  # aborts an unfinished request: its KV blocks are freed
+    return GenerateCall(
+        node_id=node.id,
+        name=name,
+        version=version,
+        prompt=prompt,
+        params=params,
+        rails=rails,
+        decode=decode,
+        source=source,
+        request=_Request(engine, rid),
+        funcs=funcs,
+        replayed=replayed,
+        recorded=recorded,
+        timeout_s=node.get("timeout_s"),
+        t0=t0,
+        ctx=ctx,
+    )
+
+
+def complete_generate(ctx: RunContext, state: NodeState, call: GenerateCall, outcome: Any) -> None:
+    """The node's value, facts and record from the finished decode (`outcome`: what `wait` returned,
+    or its exception). Raises NodeExecutionError (the decode failed, a fact mapping failed)."""
+    node = state.node
+    if isinstance(outcome, BaseException):
+        if isinstance(outcome, NodeExecutionError):
+            raise outcome
+        raise NodeExecutionError(node.id, node.type, f"model {call.name!r}: {type(outcome).__name__}: {outcome}")
+    decode, replayed, params, rails = call.decode, call.replayed, call.params, call.rails
     tpot = (
         (decode.last_token_s - decode.ttft_s) / (decode.tokens - 1)
         if decode.tokens > 1 and decode.ttft_s is not None and decode.last_token_s is not None and not replayed
@@ -108,14 +191,13 @@ async def run_generate(ctx: RunContext, state: NodeState, rt: Any) -> None:
         "completion_tokens": decode.tokens,
         "total_tokens": decode.prompt_tokens + decode.tokens,
     }
-    seconds = time.perf_counter() - t0
     value = {"text": decode.shown, "finish_reason": decode.finish_reason, "usage": usage}
-    call = {
-        "model": name,
-        "version": version,
+    record = {
+        "model": call.name,
+        "version": call.version,
         "ok": True,
         "batch_size": max(decode.running) if decode.running else None,
-        "latency_s": seconds,
+        "latency_s": time.perf_counter() - call.t0,
         "prompt_tokens": usage["prompt_tokens"],
         "completion_tokens": usage["completion_tokens"],
         "finish_reason": decode.finish_reason,
@@ -123,19 +205,19 @@ async def run_generate(ctx: RunContext, state: NodeState, rt: Any) -> None:
         "tpot_s": tpot,
         "replayed": replayed,
     }
-    ctx.event("model_call", node.id, call)
+    ctx.event("model_call", node.id, record)
     mscope = {**ctx.values_scope(node.id), **value, "raw_text": decode.raw, "rails": decode.verdicts}
-    state.facts = map_facts(node.id, node.type, node.get("facts") or [], mscope, funcs)
+    state.facts = map_facts(node.id, node.type, node.get("facts") or [], mscope, call.funcs)
     state.value = value
     state.record = {
-        "call": call,
+        "call": record,
         "facts_out": [str(f) for f in state.facts],
         "generation": {
-            "model": name,
-            "version": version,
-            "prompt": prompt if isinstance(prompt, str) else None,
+            "model": call.name,
+            "version": call.version,
+            "prompt": call.prompt if isinstance(call.prompt, str) else None,
             "seed": params["seed"],
-            "sampling": (recorded or {}).get("sampling")
+            "sampling": (call.recorded or {}).get("sampling")
             if replayed
             else {k: v for k, v in params.items() if k != "seed"},
             "rails": None if rails is None else {"knowledge_base": rails.knowledge_base, "every": rails.every},
@@ -147,7 +229,7 @@ async def run_generate(ctx: RunContext, state: NodeState, rt: Any) -> None:
             "checks": decode.checks,
             "verdicts": decode.verdicts,
             "replayed": replayed,
-            "ttft_s": call["ttft_s"],
+            "ttft_s": record["ttft_s"],
             "tpot_s": tpot,
             "running": decode.running,
         },
@@ -256,12 +338,15 @@ class _Rails:
                 result = engine.evaluate([fact])
         except Exception as exc:
             raise NodeExecutionError(self.node_id, "generate", f"rails {self.kb.name!r}: {exc}") from exc
-        for fr in result.firings:
-            self.ctx.event(
-                "rule_firing",
-                self.node_id,
-                {"knowledge_base": self.kb.name, "rule": fr.rule, "facts": list(fr.facts), "tokens": tokens},
-            )
+        firings = [
+            {"knowledge_base": self.kb.name, "rule": fr.rule, "facts": list(fr.facts), "asserted": [], "retracted": []}
+            for fr in result.firings
+        ]
+        for ev in result.events:  # which facts each firing asserted and retracted (the engine's trace)
+            if ev.firing is not None and ev.firing < len(firings):
+                firings[ev.firing]["asserted" if ev.kind == "assert" else "retracted"].append(ev.fact)
+        for i, fr in enumerate(firings):
+            self.ctx.event("rule_firing", self.node_id, {"index": i, **fr, "tokens": tokens})
         rails = result.facts_of("rail")
         if not rails:
             return None
