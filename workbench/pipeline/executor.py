@@ -31,7 +31,8 @@ from .context import FAILED, SKIPPED, SUCCEEDED, Plan, RunContext
 from .errors import InputValidationError, NodeExecutionError
 from .explanation import assemble
 from .knowledge import KnowledgeBaseLibrary
-from .nodes import ASYNC_HANDLERS, HANDLERS
+from .nodes import HANDLERS
+from .nodes.generate import GenerateCall, complete_generate, start_generate
 from .nodes.model import ModelCall, complete_model, start_model
 from .recorder import RunRecorder
 from .result import RunResult
@@ -176,7 +177,7 @@ class Executor:
                 outcomes = await asyncio.gather(*(c.wait() for c in calls), return_exceptions=True)
             except asyncio.CancelledError:
                 for c in calls:
-                    c.cancel()
+                    c.request.cancel()
                 raise
             calls = await self._offload(step.advance, outcomes)
         assert step.result is not None
@@ -413,12 +414,12 @@ class _Run:
         self.ctx: RunContext | None = None
         self.failure: NodeExecutionError | None = None
         self.generation = 0
-        self.calls: list[ModelCall] = []
+        self.calls: list[ModelCall | GenerateCall] = []
         self.result: RunResult | None = None
         self.pending: Any = None
         self.extras: tuple[dict[str, Any], bool, Any] = ({}, False, None)  # recorded, regenerate, listener
 
-    def advance(self, outcomes: list[Any] | None) -> list[ModelCall]:
+    def advance(self, outcomes: list[Any] | None) -> list[ModelCall | GenerateCall]:
         if self.ctx is None:
             if self.ihash is None:
                 self.ihash = _check_input(self.pipeline, self.inputs)
@@ -430,9 +431,10 @@ class _Run:
         for call, outcome in zip(self.calls, outcomes or ()):
             st = ctx.states[call.node_id]
             try:
-                if isinstance(call, _AsyncNode):
-                    if isinstance(outcome, BaseException):
+                if isinstance(call, GenerateCall):
+                    if isinstance(outcome, (NodeExecutionError, neural_errors.QueueFullError)):
                         raise outcome
+                    complete_generate(ctx, st, call, outcome)
                 else:
                     complete_model(ctx, st, call, outcome)
             except NodeExecutionError as exc:
@@ -455,7 +457,7 @@ class _Run:
         while self.generation < len(generations):
             generation = generations[self.generation]
             self.generation += 1
-            calls: list[ModelCall] = []
+            calls: list[ModelCall | GenerateCall] = []
             for nid in generation:
                 st = ctx.states[nid]
                 if self.failure is not None:
@@ -468,18 +470,16 @@ class _Run:
                     if st.node.type == "model":
                         metrics.GATE_SKIPS.labels(self.pipeline.name, st.node.get("model")).inc()
                     continue
-                if st.node.type in ASYNC_HANDLERS:  # runs on the loop (a streaming decode)
-                    calls.append(_AsyncNode(ctx, st, ex.rt, time.perf_counter()))
-                    continue
-                if st.node.type == "model":
+                if st.node.type in ("model", "generate"):  # prepared here, awaited on the loop
                     t = time.perf_counter()
+                    start = start_model if st.node.type == "model" else start_generate
                     try:
-                        calls.append(start_model(ctx, st, ex.rt, t))
+                        calls.append(start(ctx, st, ex.rt, t))
                     except NodeExecutionError as exc:
                         self.failure = self.failure or ex._failed(ctx, st, t, exc)
                     except BaseException as exc:  # refused: nothing of this run may stay queued
                         for c in calls:
-                            c.cancel()
+                            c.request.cancel()
                         if isinstance(exc, neural_errors.InputValidationError):
                             # a value that cannot become the model's dtype or shape is bad input (nothing recorded)
                             raise InputValidationError(nid, f"inputs.{exc.input_name}", str(exc)) from exc
@@ -506,17 +506,3 @@ class _Run:
             self.replay_of,
         )
         return []
-
-
-class _AsyncNode:
-    """A node whose handler is a coroutine (`ASYNC_HANDLERS`): awaited on the loop like a model call."""
-
-    def __init__(self, ctx: RunContext, state: Any, rt: Runtime, t0: float):
-        self.ctx, self.state, self.rt, self.t0 = ctx, state, rt, t0
-        self.node_id = state.node.id
-
-    async def wait(self) -> None:
-        await ASYNC_HANDLERS[self.state.node.type](self.ctx, self.state, self.rt)
-
-    def cancel(self) -> None:
-        """Nothing queued outside the awaiting task (cancelling the task aborts its generation)."""

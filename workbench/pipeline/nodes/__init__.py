@@ -1,13 +1,13 @@
 """Node handlers: one module per kind of node. Each handler is `def run(ctx, state, rt)`, called on
 a pool thread (never on the event loop); it fills `state.facts`, `state.value`, `state.record`
 (and `state.branches` for gates) and appends trace events to `ctx`. `HANDLERS` maps a node type
-to its handler. Model nodes are split in two around the wait for the model (`model.start_model`,
-`model.complete_model`), which the executor does on the loop. `ASYNC_HANDLERS` (generate nodes:
-a decode that streams from the generation engine) are coroutines the executor runs on the loop."""
+to its handler. Model and generate nodes are split in two around the wait for the model
+(`model.start_model` / `complete_model`, `generate.start_generate` / `complete_generate`), which
+the executor does on the loop."""
 
 from __future__ import annotations
 
-from . import explain, forward, generate, goal, io
+from . import explain, forward, goal, io
 
 HANDLERS = {
     "input": io.run_input,
@@ -19,8 +19,4 @@ HANDLERS = {
     "explain": explain.run_explain,
 }
 
-ASYNC_HANDLERS = {
-    "generate": generate.run_generate,
-}
-
-__all__ = ["ASYNC_HANDLERS", "HANDLERS"]
+__all__ = ["HANDLERS"]
