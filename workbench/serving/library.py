@@ -125,8 +125,10 @@ class LibraryServing:
         self, name: str, inputs: dict[str, Any], *, version: str | None = None, explain: bool = False
     ) -> Any:
         """`predict` as an async iterator of events (`Workbench.stream`), the last `{"event": "result",
-        "run": {...}}`. Raises (on the first `__anext__`) what `predict` raises."""
+        "run": {...}}`. Raises (on the first `__anext__`) what `predict` raises; the stream holds one of
+        the pipeline's admission slots until it ends (OverloadedError when none is free)."""
         wb = self._wb()
+        ticket = self._admission().admit(name)
         events = wb.stream(name, inputs, version=version, explain=explain)
 
         async def step() -> Any:
@@ -139,7 +141,10 @@ class LibraryServing:
             while (event := await acall(step())) is not None:
                 yield to_json(event)
         finally:
-            await events.aclose()
+            try:
+                await events.aclose()
+            finally:
+                ticket.release()
 
     async def predict_many(
         self,
