@@ -58,6 +58,8 @@ class ModelEntry:
             raise ValueError(f"model {self.name!r}: unknown format {self.format!r}; accepted: {', '.join(FORMATS)}")
         if self.task not in TASKS:
             raise ValueError(f"model {self.name!r}: unknown task {self.task!r}; accepted: {', '.join(TASKS)}")
+        if self.runner is not None:  # the model's metric series exist from load, before its first request
+            ModelMetrics(self.name)
 
     @property
     def short_version(self) -> str:

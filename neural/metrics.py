@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 METRICS_REGISTRY = CollectorRegistry(auto_describe=True)
 
@@ -27,6 +27,7 @@ class _Families:
     queue_time: Histogram
     compute_time: Histogram
     latency: Histogram
+    queue_size: Gauge
 
 
 _families: dict[int, _Families] = {}
@@ -77,6 +78,12 @@ def _families_for(registry: CollectorRegistry) -> _Families:
                 buckets=_TIME_BUCKETS,
                 registry=registry,
             ),
+            queue_size=Gauge(
+                f"{_PREFIX}_queue_size",
+                "Requests admitted and waiting for a batch (Triton: nv_inference_pending_request_count).",
+                ["model"],
+                registry=registry,
+            ),
         )
         _families[id(registry)] = fam
     return fam
@@ -94,6 +101,9 @@ class ModelMetrics:
         self.queue_time = fam.queue_time.labels(model=model)
         self.compute_time = fam.compute_time.labels(model=model)
         self.latency = fam.latency.labels(model=model)
+        self.queue_size = fam.queue_size.labels(model=model)
+        for reason in ("model_error", "timeout", "cancelled", "rejected_queue_full"):  # series from start-up
+            fam.failures.labels(model=model, reason=reason)
 
     def failure(self, reason: str, n: int = 1) -> None:
         """Count `n` failed requests with `reason`."""

@@ -122,6 +122,24 @@ class ResolvedLimits(BaseModel):
     max_json_depth: int
 
 
+class ServingSettings(BaseModel):
+    """Admission control, deadlines and workers of the serving path (docs/serving.md).
+
+    Environment: `WORKBENCH_SERVING__PIPELINE_MAX_QUEUE=128` and so on."""
+
+    run_workers: int | None = Field(None, ge=1, description="threads running pipeline steps; None: 4 per core, >= 8")
+    pipeline_max_queue: int = Field(
+        256, ge=1, description="runs admitted per pipeline at once (running or waiting); more get 429"
+    )
+    predict_timeout_s: float = Field(
+        30.0, gt=0, description="default deadline of a predict or /v2 infer request (504 past it)"
+    )
+    max_timeout_s: float = Field(600.0, gt=0, description="largest per-request timeout_s accepted")
+    generation_queue_timeout_s: float = Field(
+        60.0, gt=0, description="a generation request still waiting for its first step after this is aborted"
+    )
+
+
 class Settings(BaseSettings):
     """All Workbench settings. Read with `get_settings()`; see module docstring for sources."""
 
@@ -135,6 +153,7 @@ class Settings(BaseSettings):
     database_url: str = Field(default_factory=default_database_url)
     device: Literal["auto", "cpu", "cuda"] = "auto"
     server: ServerSettings = Field(default_factory=ServerSettings)
+    serving: ServingSettings = Field(default_factory=ServingSettings)
     knowledge_base_dir: Path | None = None
     pipeline_dir: Path | None = None
     allow_unsafe_rules: bool = False

@@ -9,6 +9,7 @@ as the protocol says. Readiness is 200 (true) or 400 (false) with an empty body.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
@@ -17,6 +18,7 @@ from workbench import __version__
 from workbench.serving import ServedModel
 
 from ..deps import PREDICT_KEY, ServingDep
+from ..disconnect import ClientGone, cancel_on_disconnect
 from ..errors import V2_ERRORS, ApiError, KServeError
 from ..kserve_codec import TensorCodecError, decode_request, encode_response, v2_datatype
 from ..schemas.kserve import InferenceResponse, ModelMetadata, RepositoryModel, ServerMetadata
@@ -161,9 +163,12 @@ async def infer_version(model: str, version: str, request: Request, serving: Ser
 async def _infer(model: str, version: str | None, request: Request, serving: ServingDep) -> Response:
     served = serving.model(model, version)
     body = await request.body()
-    try:
-        decoded = decode_request(
-            body, request.headers.get("inference-header-content-length"), request.headers.get("content-encoding")
+    try:  # parsing (JSON tensors of megabytes, gzip) is CPU work: off the event loop
+        decoded = await asyncio.to_thread(
+            decode_request,
+            body,
+            request.headers.get("inference-header-content-length"),
+            request.headers.get("content-encoding"),
         )
     except TensorCodecError as exc:
         raise ApiError(400, str(exc)) from None
@@ -178,7 +183,10 @@ async def _infer(model: str, version: str | None, request: Request, serving: Ser
         if sent is not None and sent != want and not _compatible(sent, want):
             raise ApiError(400, f"model {model!r}, input {t.name!r}: datatype {sent}; expected {want} {list(t.shape)}")
     timeout_s = _timeout_s(decoded.parameters)
-    result = await serving.infer(model, version, decoded.inputs, timeout_s=timeout_s)
+    try:  # a client that leaves (or times out) takes its queued rows with it: they never reach the model
+        result = await cancel_on_disconnect(request, serving.infer(model, version, decoded.inputs, timeout_s=timeout_s))
+    except ClientGone:
+        return Response(status_code=499)
     names = [o.name for o in decoded.outputs] if decoded.outputs is not None else list(known)
     outputs = {n: result.outputs[n] for n in names}
     try:

@@ -23,7 +23,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.routing import APIRoute
 
-from workbench.serving import BadInputError, GenerationDelta, Serving
+from workbench.serving import BadInputError, DeadlineError, GenerationDelta, Serving
 
 from ..deps import PREDICT_KEY, ServingDep
 from ..disconnect import ClientGone, cancel_on_disconnect
@@ -96,14 +96,22 @@ async def create_completion(body: CompletionRequest, request: Request, serving: 
     rid = f"cmpl-{uuid.uuid4().hex}"
     prompts = body.prompts()
     params = body.sampling()
-    streams: list[_Opened] = []
-    try:
-        for i, p in enumerate(prompts):
-            streams.append(await _open(serving, body.model, p, params, f"{rid}-{i}", body.rails))
-    except BaseException:
-        for s in streams:  # one refused prompt: abort the ones already admitted (frees their KV blocks)
-            await s.rest.aclose()  # type: ignore[attr-defined]
-        raise
+
+    async def open_all() -> list[_Opened]:
+        streams: list[_Opened] = []
+        try:
+            for i, p in enumerate(prompts):
+                streams.append(await _open(serving, body.model, p, params, f"{rid}-{i}", body.rails))
+        except BaseException:
+            for s in streams:  # one refused prompt: abort the ones already admitted (frees their KV blocks)
+                await s.rest.aclose()  # type: ignore[attr-defined]
+            raise
+        return streams
+
+    try:  # a client that leaves while its requests wait in the engine's queue takes them with it
+        streams = await cancel_on_disconnect(request, open_all())
+    except ClientGone:
+        return Response(status_code=499)
     created = int(time.time())
 
     def chunk(index: int, d: GenerationDelta) -> dict[str, Any]:
@@ -161,7 +169,12 @@ async def create_chat_completion(body: ChatCompletionRequest, request: Request, 
     rid = f"chatcmpl-{uuid.uuid4().hex}"
     messages = [{"role": m.role, "content": m.text()} for m in body.messages]
     prompt = await asyncio.to_thread(serving.chat_prompt, body.model, messages)
-    stream = await _open(serving, body.model, prompt, body.sampling(), rid, body.rails)
+    try:  # a client that leaves while its request waits in the engine's queue takes it with it
+        stream = await cancel_on_disconnect(
+            request, _open(serving, body.model, prompt, body.sampling(), rid, body.rails)
+        )
+    except ClientGone:
+        return Response(status_code=499)
     created = int(time.time())
 
     def chunk(index: int, d: GenerationDelta, first: bool = False) -> dict[str, Any]:
@@ -243,8 +256,15 @@ async def _open(
         if rails
         else serving.generate(model, prompt, params, rid)
     )
-    try:
-        first = await gen.__anext__()
+    timeout_s = serving.settings.serving.generation_queue_timeout_s
+    try:  # the first delta comes after the prefill: waiting longer than the queue deadline aborts it
+        first = await asyncio.wait_for(gen.__anext__(), timeout_s)
+    except TimeoutError:
+        await gen.aclose()  # aborts the request in the engine (removed from its queue)
+        raise DeadlineError(
+            f"model {model!r}: request {rid} waited more than {timeout_s:g} s (serving.generation_queue_timeout_s) "
+            "for its first step; it was aborted"
+        ) from None
     except BaseException:
         await gen.aclose()
         raise

@@ -132,7 +132,10 @@ async def predict(
     try:
         if body.inputs is not None:
             results = await cancel_on_disconnect(
-                request, serving.predict_many(name, body.inputs, version=body.version, explain=want_explain)
+                request,
+                serving.predict_many(
+                    name, body.inputs, version=body.version, explain=want_explain, timeout_s=body.timeout_s
+                ),
             )
             for i, item in enumerate(results):
                 err = item.get("error")
@@ -140,7 +143,10 @@ async def predict(
                     err["param"] = _body_path(err["param"], f"body.inputs[{i}]")
             return PredictBatch.model_validate({"results": results})
         result = await cancel_on_disconnect(
-            request, serving.predict(name, body.input or {}, version=body.version, explain=want_explain)
+            request,
+            serving.predict(
+                name, body.input or {}, version=body.version, explain=want_explain, timeout_s=body.timeout_s
+            ),
         )
     except ClientGone:
         return JSONResponse({}, status_code=499)

@@ -31,6 +31,13 @@ class PredictRequest(_Strict):
         None, description="A stored version (a unique prefix is enough); default: production, else latest."
     )
     explain: bool = Field(False, description="Add the explanation (rule firings, model calls, gate decisions).")
+    timeout_s: float | None = Field(
+        None,
+        gt=0,
+        le=3600,
+        description="Deadline in seconds (default: the server's serving.predict_timeout_s); past it the run is "
+        "cancelled and the answer is 504.",
+    )
     stream: bool = Field(
         False,
         description="Answer server-sent events as the run goes (node finished, text delta, rail verdict, "

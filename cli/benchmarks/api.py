@@ -1,20 +1,25 @@
-"""`workbench bench api`: HTTP throughput and latency of the REST API at concurrency 1, 16 and 64.
+"""`workbench bench api`: the combined prediction served three ways, side by side, at concurrency 1, 16, 64.
 
-The server runs in its own process (uvicorn on 127.0.0.1, a free port, the real `create_app`)
-so that client and server do not share an interpreter; the client is `httpx.AsyncClient` with
-at most C requests in flight (closed loop: a new request starts when one finishes). Endpoints:
+Three servers run at once, each in its own process (uvicorn on 127.0.0.1, a free port):
 
-- `POST /v1/pipelines/demo_digits/predict`: the digits demo pipeline (gate rules, the digits
-  network through its dynamic batcher, Luhn-checksum rules, explanation, the run recorded in
-  SQLite) on held-out 8-digit ID numbers;
-- `POST /v2/models/demo-digits/infer`: the same model alone through the KServe v2 endpoint
-  (JSON tensors), the floor the pipeline adds its rules and recording to;
-- `GET /healthz`: the HTTP stack alone.
+- `workbench`: `POST /v1/pipelines/demo_digits/predict` through the real app (`create_app`, as
+  `workbench serve` runs it): gate rules, the digits network through its dynamic batcher,
+  Luhn-checksum rules, the run recorded in SQLite (write-behind), no explanation asked;
+- `hand_wired`: what a user writes instead (`_api_baselines.py`): FastAPI + ONNX Runtime with the
+  same model + clipspy running the same two knowledge bases per request, no recording;
+- `model_only`: FastAPI + the same model per request, no rules: the floor.
 
-Each concurrency level runs for a fixed time (20 s; 4 s with `--quick`) after a warm-up.
-Rows: `{"endpoint", "concurrency", "rps", "p50_ms", "p95_ms", "p99_ms", "errors"}`; latency is
-measured by the client from sending the request to reading the whole response. `errors` counts
-non-2xx answers and transport errors. `EXTRA` records the request counts and server settings.
+The client is `httpx.AsyncClient` in this process with at most C requests in flight (closed
+loop). Rounds are interleaved: each concurrency level runs `ROUNDS` rounds, and each round drives
+every server in turn (the order rotates), so a change in the machine's load hits all three alike.
+Rows: `{"endpoint", "server", "concurrency", "rps", "p50_ms", "p95_ms", "p99_ms", "errors"}`
+(latency from sending a request to reading its whole answer; `errors`: non-2xx answers and
+transport errors), then two extra rows: `overload` (open loop at 3x the workbench's measured
+rps at concurrency 64 for `OVERLOAD_S` seconds: 429s counted apart, `p99_ms` over admitted
+answers, transport errors = resets, and `recorded` = runs in the store / 200 answers) and
+`healthz_during_8MiB` (worst `/healthz` latency of the workbench server while an 8 MiB text is
+tokenised by all-MiniLM-L6-v2 over /v2). `EXTRA` keeps the load average before and after each
+round, the ratios the goals are stated in, and whether hand_wired and workbench agree on outputs.
 """
 
 from __future__ import annotations
@@ -29,59 +34,115 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from .report import percentile_ms
 
 EXTRA: dict[str, Any] = {}
 CONCURRENCY = (1, 16, 64)
+ROUNDS = 3
+OVERLOAD_S = 10.0
 PIPELINE = "demo_digits"
 MODEL = "demo-digits"
+SERVERS = ("workbench", "hand_wired", "model_only")
+PATHS = {"workbench": "/v1/pipelines/demo_digits/predict", "hand_wired": "/predict", "model_only": "/predict"}
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
-    """Start a server, drive each endpoint at each concurrency, return the rows (see module docstring).
+    """Start the three servers, drive each at each concurrency in interleaved rounds, then the
+    overload and /healthz runs; return the rows (see the module docstring).
 
-    Raises RuntimeError if the server does not become ready within 300 s (its log is quoted).
+    Raises RuntimeError if a server does not become ready within 300 s (its log is quoted).
     """
-
-    duration_s = 4.0 if quick else 20.0
+    seconds = 2.0 if quick else 8.0  # per server, per round
     inputs = _pipeline_inputs()
+    payloads = [{"input": x} for x in inputs]
+    load: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="bench-api-") as tmp:
-        port = _free_port()
-        url = f"http://127.0.0.1:{port}"
-        proc, log_file = _start_server(Path(tmp), port)
+        procs: dict[str, tuple[subprocess.Popen, Path]] = {}
+        urls: dict[str, str] = {}
         try:
-            _wait_ready(url, proc, log_file)
-            bodies = {
-                "POST /v1/pipelines/demo_digits/predict": [{"input": x} for x in inputs],
-                "POST /v2/models/demo-digits/infer": [_infer_body(x) for x in inputs],
-                "GET /healthz": [None],
-            }
-            rows = []
-            for endpoint, payloads in bodies.items():
-                method, path = endpoint.split(" ", 1)
-                asyncio.run(_drive(url, method, path, payloads, 16, 2.0))  # warm-up: batchers, CLIPS pools, caches
-                for c in CONCURRENCY:
-                    lat, errors, wall = asyncio.run(_drive(url, method, path, payloads, c, duration_s))
-                    rows.append(_row(endpoint, c, lat, errors, wall))
-                    EXTRA.setdefault("requests", {})[f"{endpoint} c={c}"] = len(lat)
+            for name in SERVERS:
+                port = _free_port()
+                urls[name] = f"http://127.0.0.1:{port}"
+                procs[name] = _start_server(Path(tmp), name, port)
+            for name in SERVERS:
+                _wait_ready(urls[name], *procs[name])
+            EXTRA["outputs_agree"] = _agreement(urls, payloads[:16])
+            for name in SERVERS:  # warm-up: batchers, CLIPS pools, thread pools, caches
+                asyncio.run(_drive(urls[name], "POST", PATHS[name], payloads, 16, 2.0))
+            samples: dict[tuple[str, int], list[float]] = {}
+            errors: dict[tuple[str, int], int] = {}
+            walls: dict[tuple[str, int], float] = {}
+            for c in CONCURRENCY:
+                for r in range(ROUNDS):
+                    order = SERVERS[r % 3 :] + SERVERS[: r % 3]
+                    for name in order:
+                        before = os.getloadavg()[0]
+                        lat, err, wall = asyncio.run(_drive(urls[name], "POST", PATHS[name], payloads, c, seconds))
+                        load.append(
+                            {"server": name, "concurrency": c, "round": r, "load_1m": [before, os.getloadavg()[0]]}
+                        )
+                        key = (name, c)
+                        samples.setdefault(key, []).extend(lat)
+                        errors[key] = errors.get(key, 0) + err
+                        walls[key] = walls.get(key, 0.0) + wall
+            rows = [
+                _row(f"POST {PATHS[n]}", n, c, samples[(n, c)], errors[(n, c)], walls[(n, c)])
+                for c in CONCURRENCY
+                for n in SERVERS
+            ]
+            wb64 = next(r for r in rows if r["server"] == "workbench" and r["concurrency"] == 64)
+            rows.append(
+                _overload(urls["workbench"], payloads, 3 * wb64["rps"], 3.0 if quick else OVERLOAD_S, Path(tmp))
+            )
+            rows.append(_healthz_during_big_text(urls["workbench"]))
             EXTRA.update(
                 {
-                    "seconds_per_level": duration_s,
-                    "server": "uvicorn, 1 worker, separate process",
-                    "client": "httpx.AsyncClient, closed loop",
+                    "seconds_per_server_per_round": seconds,
+                    "rounds": ROUNDS,
+                    "servers": "uvicorn, 1 worker each, separate processes; client in the benchmark process",
                     "pipeline_input": "8-digit held-out ID numbers (8 images of 64 pixels)",
-                    "load_avg_1m": os.getloadavg()[0],
+                    "load_avg": load,
+                    "cores": os.cpu_count(),
+                    "ratios": _ratios(rows),
                 }
             )
             return rows
         finally:
-            proc.terminate()
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            for proc, _ in procs.values():
+                proc.terminate()
+                try:
+                    proc.wait(30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+
+
+def _ratios(rows: list[dict[str, Any]]) -> dict[str, float]:
+    by = {
+        (r["server"], r["concurrency"]): r
+        for r in rows
+        if r["endpoint"].startswith("POST") and r["concurrency"] in CONCURRENCY
+    }
+    out = {}
+    for c in CONCURRENCY:
+        wb, hw, mo = by[("workbench", c)], by[("hand_wired", c)], by[("model_only", c)]
+        out[f"c{c}_rps_workbench/hand_wired"] = round(wb["rps"] / hw["rps"], 2) if hw["rps"] else float("nan")
+        out[f"c{c}_rps_workbench/model_only"] = round(wb["rps"] / mo["rps"], 2) if mo["rps"] else float("nan")
+        out[f"c{c}_p50_workbench/hand_wired"] = round(wb["p50_ms"] / hw["p50_ms"], 2)
+        out[f"c{c}_p50_workbench/model_only"] = round(wb["p50_ms"] / mo["p50_ms"], 2)
+    return out
+
+
+def _agreement(urls: dict[str, str], payloads: list[dict[str, Any]]) -> dict[str, Any]:
+    """Do workbench and hand_wired give the same outputs (action, number, read, corrected position)?"""
+    import httpx
+
+    keys = ("action", "number", "read", "corrected_position", "checksum_valid")
+    same = 0
+    for p in payloads:
+        a = httpx.post(urls["workbench"] + PATHS["workbench"], json=p, timeout=60).json()["outputs"]
+        b = httpx.post(urls["hand_wired"] + PATHS["hand_wired"], json=p, timeout=60).json()
+        same += all((a.get(k) or None) == (b.get(k) or None) for k in keys)
+    return {"inputs": len(payloads), "same_outputs": same}
 
 
 def _pipeline_inputs() -> list[dict[str, Any]]:
@@ -90,12 +151,135 @@ def _pipeline_inputs() -> list[dict[str, Any]]:
     return [s.to_input() for s in heldout_sequences(length=8)]
 
 
-def _infer_body(x: dict[str, Any]) -> dict[str, Any]:
-    images = np.asarray(x["images"], dtype=np.float32)
+def _count_runs(db: Path) -> int:
+    import sqlite3
+
+    with sqlite3.connect(db) as con:
+        return con.execute("SELECT count(*) FROM runs").fetchone()[0]
+
+
+def _settled_count(db: Path, timeout_s: float = 60.0) -> int:
+    """Runs in the store once the server's write-behind has caught up (the count stops moving)."""
+    last, deadline = -1, time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        n = _count_runs(db)
+        if n == last:
+            return n
+        last = n
+        time.sleep(1.0)
+    return last
+
+
+def _overload(url: str, payloads: list[Any], rate: float, seconds: float, tmp: Path) -> dict[str, Any]:
+    """Open loop: requests start at `rate` per second whatever the answers (no client-side queue
+    limit), for `seconds`. Returns the overload row (admitted latency, 429s, resets, recorded)."""
+    import httpx
+
+    db = tmp / "bench.sqlite3"
+    before = _settled_count(db)
+    codes: dict[int, int] = {}
+    admitted: list[float] = []
+    resets = 0
+    retry_after_missing = 0
+
+    async def one(client: httpx.AsyncClient, body: Any) -> None:
+        nonlocal resets, retry_after_missing
+        t0 = time.perf_counter()
+        try:
+            r = await client.post(PATHS["workbench"], json=body)
+            await r.aread()
+        except httpx.HTTPError:
+            resets += 1
+            return
+        codes[r.status_code] = codes.get(r.status_code, 0) + 1
+        if r.status_code == 200:
+            admitted.append(time.perf_counter() - t0)
+        elif r.status_code == 429 and "retry-after" not in r.headers:
+            retry_after_missing += 1
+
+    async def main() -> float:
+        limits = httpx.Limits(max_connections=4096, max_keepalive_connections=512)
+        async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
+            tasks = []
+            t0 = time.perf_counter()
+            i = 0
+            while (now := time.perf_counter() - t0) < seconds:
+                due = int(now * rate) + 1
+                while i < due:
+                    tasks.append(asyncio.ensure_future(one(client, payloads[i % len(payloads)])))
+                    i += 1
+                await asyncio.sleep(0.002)
+            sent_rate = i / seconds
+            await asyncio.gather(*tasks)
+            return sent_rate
+
+    sent_rate = asyncio.run(main())
+    recorded = _settled_count(db) - before
+    EXTRA["overload"] = {
+        "target_rate_rps": round(rate, 1),
+        "sent_rate_rps": round(sent_rate, 1),
+        "seconds": seconds,
+        "status_codes": codes,
+        "429_without_retry_after": retry_after_missing,
+        "transport_errors": resets,
+        "answered_200": codes.get(200, 0),
+        "recorded_runs": recorded,
+    }
     return {
-        "inputs": [
-            {"name": "pixels", "shape": [1, *images.shape], "datatype": "FP32", "data": images.reshape(-1).tolist()}
-        ]
+        "endpoint": f"POST {PATHS['workbench']} (open loop, 3x rps at c=64)",
+        "server": "workbench",
+        "concurrency": "overload",
+        "rps": round(codes.get(200, 0) / seconds, 1),
+        "p50_ms": percentile_ms(admitted, 50),
+        "p95_ms": percentile_ms(admitted, 95),
+        "p99_ms": percentile_ms(admitted, 99),
+        "errors": resets + sum(n for c, n in codes.items() if c not in (200, 429)),
+        "rejected_429": codes.get(429, 0),
+        "recorded": f"{recorded}/{codes.get(200, 0)}",
+    }
+
+
+def _healthz_during_big_text(url: str) -> dict[str, Any]:
+    """Worst `/healthz` latency while one 8 MiB text goes to all-MiniLM-L6-v2 over /v2."""
+    import threading
+
+    import httpx
+
+    text = "word " * (8 * 1024 * 1024 // 5)
+    body = {"inputs": [{"name": "text", "shape": [1], "datatype": "BYTES", "data": [text]}]}
+    done = threading.Event()
+    status: list[int] = []
+
+    def big() -> None:
+        try:
+            status.append(httpx.post(url + "/v2/models/all-MiniLM-L6-v2/infer", json=body, timeout=300).status_code)
+        except httpx.HTTPError:
+            status.append(0)
+        finally:
+            done.set()
+
+    lat: list[float] = []
+    t = threading.Thread(target=big)
+    t0 = time.perf_counter()
+    t.start()
+    with httpx.Client(timeout=120) as c:
+        while not done.is_set():
+            s = time.perf_counter()
+            c.get(url + "/healthz")
+            lat.append(time.perf_counter() - s)
+            time.sleep(0.01)
+    t.join()
+    EXTRA["healthz_during_8MiB"] = {"infer_status": status[0], "infer_seconds": round(time.perf_counter() - t0, 2)}
+    return {
+        "endpoint": "GET /healthz while 8 MiB text -> /v2 all-MiniLM-L6-v2",
+        "server": "workbench",
+        "concurrency": 1,
+        "rps": round(len(lat) / (time.perf_counter() - t0), 1),
+        "p50_ms": percentile_ms(lat, 50),
+        "p95_ms": percentile_ms(lat, 95),
+        "p99_ms": percentile_ms(lat, 99),
+        "errors": int(status[0] != 200),
+        "max_ms": percentile_ms(lat, 100),
     }
 
 
@@ -141,9 +325,12 @@ async def _drive(
     return latencies, errors, wall
 
 
-def _row(endpoint: str, concurrency: int, latencies: list[float], errors: int, wall: float) -> dict[str, Any]:
+def _row(
+    endpoint: str, server: str, concurrency: int, latencies: list[float], errors: int, wall: float
+) -> dict[str, Any]:
     return {
         "endpoint": endpoint,
+        "server": server,
         "concurrency": concurrency,
         "rps": round(len(latencies) / wall, 1),
         "p50_ms": percentile_ms(latencies, 50),
@@ -159,12 +346,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start_server(tmp: Path, port: int) -> tuple[subprocess.Popen, Path]:
+def _start_server(tmp: Path, name: str, port: int) -> tuple[subprocess.Popen, Path]:
     env = {**os.environ, "WORKBENCH_DATABASE_URL": f"sqlite:///{tmp / 'bench.sqlite3'}", "HF_HUB_OFFLINE": "1"}
-    log_file = tmp / "server.log"
+    log_file = tmp / f"{name}.log"
+    module = ["cli.benchmarks.api"] if name == "workbench" else ["cli.benchmarks._api_baselines", name]
     with open(log_file, "wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "cli.benchmarks.api", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT
+            [sys.executable, "-m", *module, str(port)], env=env, stdout=log, stderr=subprocess.STDOUT
         )
     return proc, log_file
 
@@ -194,7 +382,8 @@ def _serve(port: int) -> None:
     from workbench.serving import Serving
 
     settings = get_settings()
-    app = create_app(serving=Serving(settings=settings, load_models=[MODEL], serve_demo_lm=False), settings=settings)
+    serving = Serving(settings=settings, load_models=[MODEL, "all-MiniLM-L6-v2"], serve_demo_lm=False)
+    app = create_app(serving=serving, settings=settings)
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
 
 

@@ -58,6 +58,7 @@ class DynamicBatcher:
         self._run_batch = run_batch
         self._length_fn = length_fn
         self.metrics = metrics or ModelMetrics(name)
+        self.metrics.queue_size.set_function(lambda: self._queued)  # read at scrape time: right when idle
         self.stats = BatcherStats()
         self.batch_log: collections.deque[BatchRecord] = collections.deque(maxlen=10_000)
         self._listeners: list[Callable[[BatchRecord], None]] = []

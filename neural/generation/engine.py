@@ -164,6 +164,8 @@ class LLMEngine:
             raise ValueError(f"request id {seq.request_id!r} is already in the engine")
         self.requests[seq.request_id] = seq
         self.scheduler.add(seq)
+        if self.metrics is not None:
+            self.metrics.admitted(seq.num_prompt_tokens)
 
     def add_request(
         self,
@@ -186,6 +188,13 @@ class LLMEngine:
         self.scheduler.finish(seq)
         seq.finish_reason = "abort"
         seq.times.finished = time.perf_counter()
+        if self.metrics is not None:
+            bm = self.block_manager
+            self.metrics.aborted(
+                len(self.scheduler.running),
+                len(self.scheduler.waiting),
+                bm.num_used_blocks / bm.num_blocks if bm.num_blocks else 0.0,
+            )
         return self._output(seq, [], "")
 
     # ---- the step -------------------------------------------------------------------------

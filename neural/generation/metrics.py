@@ -63,7 +63,14 @@ def _make(registry: CollectorRegistry) -> dict[str, object]:
             buckets=_LAT,
             registry=r,
         ),
-        "prompt": Counter("workbench_prompt_tokens", "Prompt tokens of finished requests.", L, registry=r),
+        "prompt": Counter("workbench_prompt_tokens", "Prompt tokens of admitted requests.", L, registry=r),
+        "iter": Histogram(
+            "workbench_iteration_tokens",
+            "Tokens scheduled per engine step (prefill + decode; vLLM: iteration_tokens_total).",
+            L,
+            buckets=(1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192),
+            registry=r,
+        ),
         "gen": Counter("workbench_generation_tokens", "Generated tokens.", L, registry=r),
         "success": Counter(
             "workbench_request_success", "Finished requests by finish reason.", L + ["finished_reason"], registry=r
@@ -96,8 +103,26 @@ class EngineMetrics:
         self.model_name = model_name
         self.registry = registry
         self._c = {k: (v.labels(model_name) if k != "success" else v) for k, v in c.items()}
+        for reason in ("stop", "length", "abort"):  # series exist from start-up (vLLM's finished_reason values)
+            c["success"].labels(model_name, reason)
         self._queries = 0
         self._hits = 0
+
+    def admitted(self, num_prompt_tokens: int) -> None:
+        """Count an admitted request's prompt tokens (every admitted request, finished or not)."""
+        self._c["prompt"].inc(num_prompt_tokens)
+
+    def aborted(self, num_running: int, num_waiting: int, kv_cache_usage: float) -> None:
+        """An aborted request: counted as finished_reason="abort"; the gauges are set to the engine's
+        state after the abort, so they are right even if no step follows (an idle engine)."""
+        self._c["success"].labels(self.model_name, "abort").inc()
+        self.gauges(num_running, num_waiting, kv_cache_usage)
+
+    def gauges(self, num_running: int, num_waiting: int, kv_cache_usage: float) -> None:
+        """Set the running / waiting / KV-usage gauges."""
+        self._c["running"].set(num_running)
+        self._c["waiting"].set(num_waiting)
+        self._c["kv"].set(kv_cache_usage)
 
     def observe(self, step: StepOutput) -> None:
         """Fold one step into the metrics."""
@@ -113,8 +138,9 @@ class EngineMetrics:
                 c["queue"].observe(f.queue_time)
             if f.inter_token_latencies:
                 c["tpot"].observe(sum(f.inter_token_latencies) / len(f.inter_token_latencies))
-            c["prompt"].inc(f.num_prompt_tokens)
             c["success"].labels(self.model_name, f.finish_reason).inc()
+        if step.num_prefill_tokens or step.num_decode_tokens:
+            c["iter"].observe(step.num_prefill_tokens + step.num_decode_tokens)
         c["running"].set(step.num_running)
         c["waiting"].set(step.num_waiting)
         c["kv"].set(step.kv_cache_usage)

@@ -45,8 +45,35 @@ class TextTokenizer:
             raise InputValidationError(
                 self.model, "text", f"expected a string, got {type(text).__name__}", "string", type(text).__name__
             )
-        enc = self.tokenizer.encode(text)
+        enc = self._encode_truncated(text)
         return TokenizedText(np.asarray(enc.ids, dtype=np.int64), np.asarray(enc.type_ids, dtype=np.int64))
+
+    def _encode_truncated(self, text: str):
+        """`tokenizer.encode(text)` (truncated to `max_length`) without tokenising the whole of a long text.
+
+        Tokens of a prefix cut at whitespace are a prefix of the text's tokens when the
+        pre-tokenizer splits at whitespace and the normaliser works character by character (BERT's,
+        as in MiniLM). So a prefix of 32 characters per kept token is tokenised first; if it already
+        overflows `max_length`, the truncated result is the text's; otherwise the prefix doubles.
+        An 8 MiB text costs a few milliseconds instead of tens of seconds (holding the GIL).
+        """
+        limit = 32 * self.max_length
+        if len(text) <= limit or not self._prefix_safe:
+            return self.tokenizer.encode(text)
+        while limit < len(text):
+            cut = _whitespace_before(text, limit)
+            if cut > 0:
+                enc = self.tokenizer.encode(text[:cut])
+                if enc.overflowing:
+                    return enc
+            limit *= 2
+        return self.tokenizer.encode(text)
+
+    @property
+    def _prefix_safe(self) -> bool:
+        pre = type(self.tokenizer.pre_tokenizer).__name__ if self.tokenizer.pre_tokenizer is not None else ""
+        norm = type(self.tokenizer.normalizer).__name__ if self.tokenizer.normalizer is not None else "None"
+        return pre in ("BertPreTokenizer", "Whitespace", "WhitespaceSplit") and norm in ("BertNormalizer", "None")
 
     def encode_batch(self, texts: list[str]) -> list[TokenizedText]:
         for t in texts:
@@ -58,6 +85,14 @@ class TextTokenizer:
             TokenizedText(np.asarray(e.ids, dtype=np.int64), np.asarray(e.type_ids, dtype=np.int64))
             for e in self.tokenizer.encode_batch(texts)
         ]
+
+
+def _whitespace_before(text: str, end: int, window: int = 4096) -> int:
+    """Index of the last whitespace character before `end` (searching `window` characters back), or 0."""
+    for i in range(end - 1, max(0, end - window) - 1, -1):
+        if text[i].isspace():
+            return i
+    return 0
 
 
 def pad_batch(items: list[TokenizedText], pad_to: int | None, pad_id: int) -> dict[str, np.ndarray]:

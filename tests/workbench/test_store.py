@@ -120,6 +120,47 @@ def test_unreadable_database_file_is_a_clear_error(tmp_path):
         Store.open(f"sqlite:///{bad}")
 
 
+def test_migration_0002_moves_hidden_timing_keys_to_columns(tmp_path):
+    """Runs written at revision 0001 kept `_skipped`, `_failed_node` and `_cached_from` inside the
+    timings JSON; upgrading moves them to their columns (and RunResult reads the columns)."""
+    import json
+
+    from alembic import command
+
+    from workbench.pipeline.result import RunResult
+    from workbench.store.database import alembic_config
+
+    path = tmp_path / "old.sqlite3"
+    url = f"sqlite:///{path}"
+    command.upgrade(alembic_config(url), "0001")
+    con = sqlite3.connect(path)
+    con.execute(
+        "INSERT INTO runs (id, pipeline_name, pipeline_version, knowledge_base_versions, model_versions, inputs,"
+        " status, timings, cache_hit, started_at) VALUES (?, 'p', 'v', '{}', '{}', '{}', 'failed', ?, 0,"
+        " '2026-11-30 08:00:00')",
+        ("r1", json.dumps({"a": 0.5, "total": 1.0, "_skipped": ["m"], "_failed_node": "rules", "_cached_from": "r0"})),
+    )
+    con.commit()
+    con.close()
+    store = Store.open(url)
+    assert store.revision() == head_revision() == "0002"
+    row = store.get_run("r1")
+    assert row.timings == {"a": 0.5, "total": 1.0}
+    assert (row.skipped, row.failed_node, row.cached_from) == (["m"], "rules", "r0")
+    r = RunResult.from_row(row)
+    assert (r.skipped, r.failed_node, r.cached_from, r.timings) == (["m"], "rules", "r0", {"a": 0.5, "total": 1.0})
+    store.close()
+    command.downgrade(alembic_config(url), "0001")
+    back = sqlite3.connect(path).execute("SELECT timings FROM runs WHERE id = 'r1'").fetchone()[0]
+    assert json.loads(back) == {
+        "a": 0.5,
+        "total": 1.0,
+        "_skipped": ["m"],
+        "_failed_node": "rules",
+        "_cached_from": "r0",
+    }
+
+
 def test_one_run_writing_path_on_sqlite(db_url, check_run_writing):
     store = Store.open(db_url)
     check_run_writing(store)

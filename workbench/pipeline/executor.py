@@ -11,8 +11,11 @@ node; `neural.errors.QueueFullError` is re-raised unchanged (back-pressure: noth
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import hashlib
 import json
+import os
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -29,6 +32,8 @@ from .errors import InputValidationError, NodeExecutionError
 from .explanation import assemble
 from .knowledge import KnowledgeBaseLibrary
 from .nodes import HANDLERS
+from .nodes.generate import GenerateCall, complete_generate, start_generate
+from .nodes.model import ModelCall, complete_model, start_model
 from .recorder import RunRecorder
 from .result import RunResult
 from .schema import check_json_numbers, check_schema
@@ -37,13 +42,48 @@ from .spec import Pipeline
 
 @dataclass(slots=True)
 class Runtime:
-    """What node handlers use: knowledge bases, models, and where runs are recorded."""
+    """What node handlers use: knowledge bases, models, where runs are recorded, and the worker
+    pool that runs the CPU-bound steps of runs (None: one shared pool, see `default_pool`)."""
 
     library: KnowledgeBaseLibrary
     catalog: ModelCatalog
     store: Store | None = None
     recorder: RunRecorder | None = None
     durable: bool = False  # True: a run returns only after its record is committed; False: write-behind
+    pool: concurrent.futures.Executor | None = None
+
+    def worker_pool(self) -> concurrent.futures.Executor:
+        return self.pool if self.pool is not None else default_pool()
+
+
+_POOL: concurrent.futures.ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def default_workers() -> int:
+    """Threads of the shared run pool: 4 per core, at least 8 (a rules evaluation that runs to its
+    time limit holds a thread; the GIL, not the thread count, bounds the CPU used; docs/serving.md)."""
+    return max(8, 4 * (os.cpu_count() or 1))
+
+
+def default_pool() -> concurrent.futures.ThreadPoolExecutor:
+    """The process-wide pool that runs the CPU-bound steps of pipeline runs (created on first use)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = concurrent.futures.ThreadPoolExecutor(default_workers(), thread_name_prefix="workbench-run")
+        return _POOL
+
+
+def _check_input(pipeline: Pipeline, inputs: dict[str, Any]) -> str:
+    """Check the input against the input nodes' schemas; returns its hash (the result-cache key).
+
+    Raises InputValidationError naming the node and the JSON path."""
+    for i, node in enumerate(pipeline.nodes_of("input")):
+        if i == 0:
+            check_json_numbers(node.id, inputs)
+        check_schema(node.id, node.get("schema"), inputs)
+    return input_hash(inputs)
 
 
 def _count_failure(fut: Any) -> None:
@@ -88,6 +128,14 @@ class Executor:
     ) -> RunResult:
         """Run `pipeline` on one input.
 
+        The CPU-bound parts (schema checks, fact mappings, expressions, rules, explanation, the
+        record) run on the runtime's worker pool (`Runtime.pool`), never on the calling event
+        loop; only the wait for model results happens on the loop. A run is a few steps on the
+        pool: everything up to the next model calls, then (after their results) everything up
+        to the next ones, and so on. Cancelling the awaiting task (a deadline, a client that
+        left) drops the steps not started yet and cancels queued model requests, so abandoned
+        work never reaches a model or a knowledge base.
+
         Args:
             inputs: the run input (a JSON object), checked against the input node's schema.
             explain: return the explanation with the result (it is recorded either way).
@@ -112,51 +160,34 @@ class Executor:
         started = utcnow()
         t0 = time.perf_counter()
         plan = self._plan(pipeline)
-        version = plan.version
-        for i, node in enumerate(pipeline.nodes_of("input")):
-            if i == 0:
-                check_json_numbers(node.id, inputs)
-            check_schema(node.id, node.get("schema"), inputs)
-        ihash = input_hash(inputs)
         cacheable = pipeline.cache if use_cache is None else (use_cache and pipeline.cache)
+        ihash: str | None = None
         if cacheable and self.rt.store is not None:
+            ihash = await self._offload(_check_input, pipeline, inputs)
             if self.rt.recorder is not None:
                 await self.rt.recorder.aflush()  # see our own earlier runs
-            hit = await asyncio.to_thread(self.rt.store.cached_run, version, ihash)
+            hit = await self._offload(self.rt.store.cached_run, plan.version, ihash)
             if hit is not None:
-                return await self._cache_hit(pipeline, version, inputs, ihash, hit, started, t0, record, explain)
+                return await self._cache_hit(pipeline, plan.version, inputs, ihash, hit, started, t0, record, explain)
+        step = _Run(self, pipeline, plan, inputs, ihash, base_dir, explain, record, replay_of, started, t0)
+        step.extras = (recorded or {}, regenerate, listener)
+        calls = await self._offload(step.advance, None)
+        while calls:
+            try:
+                outcomes = await asyncio.gather(*(c.wait() for c in calls), return_exceptions=True)
+            except asyncio.CancelledError:
+                for c in calls:
+                    c.request.cancel()
+                raise
+            calls = await self._offload(step.advance, outcomes)
+        assert step.result is not None
+        if step.pending is not None:  # durable: the commit is awaited here, on the loop
+            step.result.run_id = await asyncio.wrap_future(step.pending)
+        return step.result
 
-        ctx = RunContext(pipeline, inputs, base_dir=base_dir, plan=plan, explain=explain)
-        ctx.recorded, ctx.regenerate, ctx.listener = recorded or {}, regenerate, listener
-        failure: NodeExecutionError | None = None
-        for generation in plan.generations:
-            runnable = []
-            for nid in generation:
-                st = ctx.states[nid]
-                if failure is not None:
-                    st.status, st.reason = SKIPPED, f"not run: node {failure.node!r} failed"
-                    continue
-                reason = self._skip_reason(ctx, nid)
-                if reason is not None:
-                    st.status, st.reason = SKIPPED, reason
-                    ctx.event("node", nid, {"type": st.node.type, "status": "skipped", "reason": reason})
-                    if st.node.type == "model":
-                        metrics.GATE_SKIPS.labels(pipeline.name, st.node.get("model")).inc()
-                    continue
-                runnable.append(nid)
-            if not runnable:
-                continue
-            if len(runnable) == 1:
-                outcomes = [await self._run_node(ctx, runnable[0])]
-            else:
-                outcomes = await asyncio.gather(*(self._run_node(ctx, nid) for nid in runnable))
-            for err in outcomes:
-                if err is not None and failure is None:
-                    failure = err
-        duration = time.perf_counter() - t0
-        return await self._finish(
-            ctx, pipeline, version, inputs, ihash, failure, started, duration, explain, record, replay_of
-        )
+    async def _offload(self, fn: Any, *args: Any) -> Any:
+        """`fn(*args)` on the worker pool; cancelling the caller before it starts means it never runs."""
+        return await asyncio.get_running_loop().run_in_executor(self.rt.worker_pool(), fn, *args)
 
     def _skip_reason(self, ctx: RunContext, nid: str) -> str | None:
         incoming = ctx.incoming(nid)
@@ -175,11 +206,12 @@ class Executor:
                 return f"upstream node {e.source!r} was {src.status}"
         return "no active incoming edge"
 
-    async def _run_node(self, ctx: RunContext, nid: str) -> NodeExecutionError | None:
+    def _run_node(self, ctx: RunContext, nid: str) -> NodeExecutionError | None:
+        """Run one node that is not a model node (on a pool thread); returns its error, if any."""
         st = ctx.states[nid]
         t = time.perf_counter()
         try:
-            await HANDLERS[st.node.type](ctx, st, self.rt)
+            HANDLERS[st.node.type](ctx, st, self.rt)
         except NodeExecutionError as exc:
             err = exc if exc.node == nid else NodeExecutionError(nid, st.node.type, str(exc))
             return self._failed(ctx, st, t, err)
@@ -192,11 +224,16 @@ class Executor:
             raise InputValidationError(nid, f"inputs.{exc.input_name}", str(exc)) from exc
         except Exception as exc:
             return self._failed(ctx, st, t, NodeExecutionError(nid, st.node.type, f"{type(exc).__name__}: {exc}"))
+        return self._succeeded(ctx, st, t)
+
+    @staticmethod
+    def _succeeded(ctx: RunContext, st: Any, t: float) -> None:
         st.seconds = time.perf_counter() - t
         st.status = SUCCEEDED
         metrics.NODE_LATENCY.labels(ctx.pipeline.name, st.node.type).observe(st.seconds)
         if ctx.listener is not None:
-            ctx.listener("node", nid, {"type": st.node.type, "status": SUCCEEDED, "seconds": round(st.seconds, 6)})
+            payload = {"type": st.node.type, "status": SUCCEEDED, "seconds": round(st.seconds, 6)}
+            ctx.listener("node", st.node.id, payload)
         return None
 
     @staticmethod
@@ -206,7 +243,7 @@ class Executor:
         ctx.event("node", st.node.id, {"type": st.node.type, "status": "failed", "error": str(err)})
         return err
 
-    async def _finish(
+    def _finish(
         self,
         ctx: RunContext,
         pipeline: Pipeline,
@@ -219,7 +256,9 @@ class Executor:
         explain: bool,
         record: bool,
         replay_of: str | None,
-    ) -> RunResult:
+    ) -> tuple[RunResult, Any]:
+        """Build the result and hand the record to the recorder (on a pool thread). Returns the
+        result and, when durable, the future of the commit (awaited by `run` on the loop)."""
         outs = [s for s in ctx.states.values() if s.node.type == "output" and s.status == SUCCEEDED]
         outputs: dict[str, Any] | None = None
         if failure is None:
@@ -250,13 +289,11 @@ class Executor:
             duration_s=duration,
             replay_of=replay_of,
         )
+        pending = None
         fired = sum(1 for e in ctx.events if e.kind == "rule_firing")
         if fired:
             metrics.RULE_FIRINGS.labels(pipeline.name).inc(fired)
         if record and self.rt.recorder is not None:
-            stored_timings = dict(timings, _skipped=skipped)
-            if failure:
-                stored_timings["_failed_node"] = failure.node
             row = dict(
                 id=str(uuid.uuid4()),
                 pipeline_name=pipeline.name,
@@ -269,26 +306,29 @@ class Executor:
                 explanation=explanation,
                 status=status,
                 error=result.error,
-                timings=stored_timings,
+                timings=timings,
+                skipped=skipped,
+                failed_node=failure.node if failure else None,
                 cache_hit=False,
                 replay_of=replay_of,
                 started_at=started,
                 duration=duration,
             )
-            result.run_id = await self._record(row, ctx.events)
+            result.run_id, pending = self._record(row, ctx.events)
         metrics.RUNS.labels(pipeline.name, status).inc()
         metrics.RUN_LATENCY.labels(pipeline.name).observe(time.perf_counter() - ctx.t0)
-        return result
+        return result, pending
 
-    async def _record(self, row: dict[str, Any], events: list[TraceEvent]) -> str:
-        """Write the run and its trace (one transaction). Durable: wait for the commit. Write-behind:
-        return the id at once; readers of this Workbench flush first, failures are logged and counted."""
+    def _record(self, row: dict[str, Any], events: list[TraceEvent]) -> tuple[str, Any]:
+        """Hand the run and its trace to the recorder (one transaction). Returns the run id and,
+        when durable, the commit's future to await; write-behind: None (readers of this Workbench
+        flush first; failures are logged and counted)."""
         assert self.rt.recorder is not None
-        if self.rt.durable:
-            return await self.rt.recorder.record(row, events)
         fut = self.rt.recorder.submit(row, events)
+        if self.rt.durable:
+            return row["id"], fut
         fut.add_done_callback(_count_failure)
-        return row["id"]
+        return row["id"], None
 
     async def _cache_hit(
         self,
@@ -334,13 +374,135 @@ class Executor:
                 explanation=hit.explanation,
                 status="succeeded",
                 error=None,
-                timings=dict(timings, _cached_from=hit.id),
+                timings=timings,
+                cached_from=hit.id,
                 cache_hit=True,
                 started_at=started,
                 duration=duration,
             )
-            result.run_id = await self._record(
+            run_id, pending = self._record(
                 row, [TraceEvent("node", None, {"cache_hit": True, "cached_from": hit.id}, 0.0)]
             )
+            result.run_id = await asyncio.wrap_future(pending) if pending is not None else run_id
         metrics.RUNS.labels(pipeline.name, "succeeded").inc()
         return result
+
+
+class _Run:
+    """One run stepped through its topological generations on pool threads. `advance` runs every
+    node it can and returns the model calls to wait for (empty when the run is finished; then
+    `result` is set and `pending` is the durable commit's future, if any)."""
+
+    def __init__(
+        self,
+        executor: Executor,
+        pipeline: Pipeline,
+        plan: Plan,
+        inputs: dict[str, Any],
+        ihash: str | None,
+        base_dir: str | None,
+        explain: bool,
+        record: bool,
+        replay_of: str | None,
+        started: Any,
+        t0: float,
+    ):
+        self.ex = executor
+        self.pipeline, self.plan, self.inputs, self.ihash = pipeline, plan, inputs, ihash
+        self.base_dir, self.explain, self.record, self.replay_of = base_dir, explain, record, replay_of
+        self.started, self.t0 = started, t0
+        self.ctx: RunContext | None = None
+        self.failure: NodeExecutionError | None = None
+        self.generation = 0
+        self.calls: list[ModelCall | GenerateCall] = []
+        self.result: RunResult | None = None
+        self.pending: Any = None
+        self.extras: tuple[dict[str, Any], bool, Any] = ({}, False, None)  # recorded, regenerate, listener
+
+    def advance(self, outcomes: list[Any] | None) -> list[ModelCall | GenerateCall]:
+        if self.ctx is None:
+            if self.ihash is None:
+                self.ihash = _check_input(self.pipeline, self.inputs)
+            self.ctx = RunContext(
+                self.pipeline, self.inputs, base_dir=self.base_dir, plan=self.plan, explain=self.explain
+            )
+            self.ctx.recorded, self.ctx.regenerate, self.ctx.listener = self.extras
+        ctx, ex = self.ctx, self.ex
+        for call, outcome in zip(self.calls, outcomes or ()):
+            st = ctx.states[call.node_id]
+            try:
+                if isinstance(call, GenerateCall):
+                    if isinstance(outcome, (NodeExecutionError, neural_errors.QueueFullError)):
+                        raise outcome
+                    complete_generate(ctx, st, call, outcome)
+                else:
+                    complete_model(ctx, st, call, outcome)
+            except NodeExecutionError as exc:
+                err = exc if exc.node == st.node.id else NodeExecutionError(st.node.id, st.node.type, str(exc))
+                self.failure = self.failure or ex._failed(ctx, st, call.t0, err)
+            except InputValidationError as exc:
+                err = NodeExecutionError(st.node.id, st.node.type, str(exc))
+                self.failure = self.failure or ex._failed(ctx, st, call.t0, err)
+            except Exception as exc:
+                if isinstance(exc, neural_errors.QueueFullError):
+                    raise
+                err = ex._failed(
+                    ctx, st, call.t0, NodeExecutionError(st.node.id, "model", f"{type(exc).__name__}: {exc}")
+                )
+                self.failure = self.failure or err
+            else:
+                ex._succeeded(ctx, st, call.t0)
+        self.calls = []
+        generations = self.plan.generations
+        while self.generation < len(generations):
+            generation = generations[self.generation]
+            self.generation += 1
+            calls: list[ModelCall | GenerateCall] = []
+            for nid in generation:
+                st = ctx.states[nid]
+                if self.failure is not None:
+                    st.status, st.reason = SKIPPED, f"not run: node {self.failure.node!r} failed"
+                    continue
+                reason = ex._skip_reason(ctx, nid)
+                if reason is not None:
+                    st.status, st.reason = SKIPPED, reason
+                    ctx.event("node", nid, {"type": st.node.type, "status": "skipped", "reason": reason})
+                    if st.node.type == "model":
+                        metrics.GATE_SKIPS.labels(self.pipeline.name, st.node.get("model")).inc()
+                    continue
+                if st.node.type in ("model", "generate"):  # prepared here, awaited on the loop
+                    t = time.perf_counter()
+                    start = start_model if st.node.type == "model" else start_generate
+                    try:
+                        calls.append(start(ctx, st, ex.rt, t))
+                    except NodeExecutionError as exc:
+                        self.failure = self.failure or ex._failed(ctx, st, t, exc)
+                    except BaseException as exc:  # refused: nothing of this run may stay queued
+                        for c in calls:
+                            c.request.cancel()
+                        if isinstance(exc, neural_errors.InputValidationError):
+                            # a value that cannot become the model's dtype or shape is bad input (nothing recorded)
+                            raise InputValidationError(nid, f"inputs.{exc.input_name}", str(exc)) from exc
+                        raise
+                    continue
+                err = ex._run_node(ctx, nid)
+                if err is not None and self.failure is None:
+                    self.failure = err
+            if calls:
+                self.calls = calls
+                return calls
+        duration = time.perf_counter() - self.t0
+        self.result, self.pending = ex._finish(
+            ctx,
+            self.pipeline,
+            self.plan.version,
+            self.inputs,
+            self.ihash,
+            self.failure,
+            self.started,
+            duration,
+            self.explain,
+            self.record,
+            self.replay_of,
+        )
+        return []

@@ -86,10 +86,6 @@ class RunResult:
     @classmethod
     def from_row(cls, row: Any) -> RunResult:
         """Rebuild from a stored `RunRow` (explanation included when it was recorded)."""
-        timings = dict(row.timings or {})
-        skipped = timings.pop("_skipped", [])
-        cached_from = timings.pop("_cached_from", None)
-        failed_node = timings.pop("_failed_node", None)
         return cls(
             run_id=row.id,
             pipeline=row.pipeline_name,
@@ -98,12 +94,12 @@ class RunResult:
             inputs=row.inputs,
             outputs=row.outputs,
             error=row.error,
-            failed_node=failed_node,
+            failed_node=row.failed_node,
             explanation=row.explanation,
-            timings=timings,
-            skipped=list(skipped),
+            timings=dict(row.timings or {}),
+            skipped=list(row.skipped or []),
             cache_hit=bool(row.cache_hit),
-            cached_from=cached_from,
+            cached_from=row.cached_from,
             knowledge_base_versions=dict(row.knowledge_base_versions or {}),
             model_versions=dict(row.model_versions or {}),
             started_at=row.started_at,

@@ -40,6 +40,9 @@ def _compile(schema: Any) -> Predicate | None:
         return lambda v: False
     if not isinstance(schema, dict):
         return None
+    number = _number_predicate(schema)
+    if number is not None:
+        return number
     checks: list[Predicate] = []
     for key, arg in schema.items():
         if key in _ANNOTATIONS:
@@ -78,7 +81,7 @@ def _compile(schema: Any) -> Predicate | None:
             pred = _compile(arg)
             if pred is None or "prefixItems" in schema:
                 return None
-            checks.append(lambda v, p=pred: not isinstance(v, list) or all(p(x) for x in v))
+            checks.append(lambda v, p=pred: not isinstance(v, list) or all(map(p, v)))
         elif key in ("minItems", "maxItems", "minLength", "maxLength"):
             kind = list if key.endswith("Items") else str
             lo = key.startswith("min")
@@ -101,7 +104,23 @@ def _compile(schema: Any) -> Predicate | None:
             checks.append(lambda v, c=c: json.dumps(v, sort_keys=True) == c)
         else:
             return None
+    if len(checks) == 1:
+        return checks[0]
     return lambda v: all(c(v) for c in checks)
+
+
+def _number_predicate(schema: dict[str, Any]) -> Predicate | None:
+    """One predicate for the common `{type: number|integer, minimum, maximum}` (arrays of pixels,
+    scores): a single call per value instead of one per keyword."""
+    kind = schema.get("type")
+    if kind not in ("number", "integer") or not set(schema) - _ANNOTATIONS <= {"type", "minimum", "maximum"}:
+        return None
+    lo, hi = schema.get("minimum", -math.inf), schema.get("maximum", math.inf)
+    if not all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in (lo, hi)):
+        return None
+    if kind == "integer":
+        return lambda v: (type(v) is int or (type(v) is float and v.is_integer())) and lo <= v <= hi
+    return lambda v: (type(v) is float or type(v) is int) and lo <= v <= hi
 
 
 @lru_cache(maxsize=256)

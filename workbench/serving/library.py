@@ -12,6 +12,7 @@ from typing import Any
 
 from rules.facts import to_json
 
+from .admission import AdmissionQueue, with_deadline
 from .errors import InvalidDocumentError, NotFoundError, UnavailableError, acall, call, code_of, translate
 
 
@@ -83,25 +84,53 @@ class LibraryServing:
         """Point `stage` at a stored version; returns the full version."""
         return await call(self._wb().promote, name, version, stage)
 
+    def _admission(self) -> AdmissionQueue:
+        q = getattr(self, "_admission_queue", None)
+        if q is None:
+            q = self._admission_queue = AdmissionQueue(self.settings.serving.pipeline_max_queue)
+        return q
+
+    def _deadline(self, timeout_s: float | None) -> float:
+        return self.settings.serving.predict_timeout_s if timeout_s is None else timeout_s
+
     async def predict(
-        self, name: str, inputs: dict[str, Any], *, version: str | None = None, explain: bool = False
+        self,
+        name: str,
+        inputs: dict[str, Any],
+        *,
+        version: str | None = None,
+        explain: bool = False,
+        timeout_s: float | None = None,
     ) -> dict[str, Any]:
         """Run a pipeline on one input; returns the run as a dict (`RunResult.to_dict()`).
 
+        Admission: at most `settings.serving.pipeline_max_queue` requests per pipeline at once;
+        the run is cancelled when `timeout_s` (default `settings.serving.predict_timeout_s`)
+        passes, or when the awaiting task is cancelled (the client left): steps not started and
+        queued model requests are dropped.
+
         A run that fails inside a node is returned with `status: "failed"` and the node named.
         Raises NotFoundError, BadInputError (input does not match the schema: node and JSON
-        path), InvalidDocumentError, OverloadedError (a model queue is full; nothing ran).
+        path), InvalidDocumentError, OverloadedError (the pipeline's admission limit or a model
+        queue is full; nothing ran), DeadlineError (timeout_s passed; the run was cancelled).
         """
         wb = self._wb()
-        result = await acall(wb.run(name, inputs, version=version, explain=explain))
+        with self._admission().admit(name):
+            result = await with_deadline(
+                acall(wb.run(name, inputs, version=version, explain=explain)),
+                self._deadline(timeout_s),
+                f"pipeline {name!r}",
+            )
         return result.to_dict()
 
     async def predict_stream(
         self, name: str, inputs: dict[str, Any], *, version: str | None = None, explain: bool = False
     ) -> Any:
         """`predict` as an async iterator of events (`Workbench.stream`), the last `{"event": "result",
-        "run": {...}}`. Raises (on the first `__anext__`) what `predict` raises."""
+        "run": {...}}`. Raises (on the first `__anext__`) what `predict` raises; the stream holds one of
+        the pipeline's admission slots until it ends (OverloadedError when none is free)."""
         wb = self._wb()
+        ticket = self._admission().admit(name)
         events = wb.stream(name, inputs, version=version, explain=explain)
 
         async def step() -> Any:
@@ -114,10 +143,19 @@ class LibraryServing:
             while (event := await acall(step())) is not None:
                 yield to_json(event)
         finally:
-            await events.aclose()
+            try:
+                await events.aclose()
+            finally:
+                ticket.release()
 
     async def predict_many(
-        self, name: str, inputs: list[dict[str, Any]], *, version: str | None = None, explain: bool = False
+        self,
+        name: str,
+        inputs: list[dict[str, Any]],
+        *,
+        version: str | None = None,
+        explain: bool = False,
+        timeout_s: float | None = None,
     ) -> list[dict[str, Any]]:
         """Run a pipeline on many inputs at once (their model calls batch together).
 
@@ -126,7 +164,12 @@ class LibraryServing:
         nothing else. Raises NotFoundError, InvalidDocumentError for the pipeline itself.
         """
         wb = self._wb()
-        items = await acall(wb.run_many(name, inputs, version=version, explain=explain))
+        with self._admission().admit(name, len(inputs)):
+            items = await with_deadline(
+                acall(wb.run_many(name, inputs, version=version, explain=explain)),
+                self._deadline(timeout_s),
+                f"pipeline {name!r}",
+            )
         out = []
         for item in items:
             if isinstance(item, BaseException):

@@ -193,23 +193,41 @@ class ModelServing:
         """
         entry = self._entry(name, version)
         served = self.model(name, version)
-        rows = _split_rows(entry, served, inputs)
-        results = await self._run_rows(entry, rows, timeout_s)
-        outputs = _stack_outputs(entry, served, results)
+        if timeout_s is None:
+            timeout_s = self.settings.serving.predict_timeout_s
+        results = await self._run_rows(entry, served, inputs, timeout_s)
+        outputs = await asyncio.to_thread(_stack_outputs, entry, served, results)
         return InferenceOutput(served, outputs)
 
-    async def _run_rows(self, entry: Any, rows: list[Any], timeout_s: float | None) -> list[Any]:
-        from neural.errors import (
-            BatcherClosedError,
-            BatchExecutionError,
-            InputValidationError,
-            NeuralError,
-            QueueFullError,
-            RequestTimeoutError,
-        )
-
+    async def _run_rows(
+        self, entry: Any, served: ServedModel, inputs: dict[str, np.ndarray], timeout_s: float | None
+    ) -> list[Any]:
+        """Split, validate and tokenise the rows and admit them to the batcher, on a worker thread
+        (never on the event loop: an 8 MiB text takes seconds to tokenise); then await them. If the
+        awaiting task is cancelled (client gone, deadline), rows still queued are removed."""
+        loop = asyncio.get_running_loop()
+        fut = loop.run_in_executor(None, self._admit_rows, entry, served, inputs, timeout_s)
         try:
-            requests = entry.submit_many(rows, timeout_s=timeout_s)
+            requests = await asyncio.shield(fut)
+        except asyncio.CancelledError:
+            fut.add_done_callback(_cancel_admitted)  # admitted after the caller left: take them back out
+            raise
+        try:
+            results = await asyncio.gather(*(r.wait() for r in requests), return_exceptions=True)
+        except asyncio.CancelledError:
+            for r in requests:
+                r.cancel()
+            raise
+        return _check_results(entry, results)
+
+    def _admit_rows(
+        self, entry: Any, served: ServedModel, inputs: dict[str, np.ndarray], timeout_s: float | None
+    ) -> list[Any]:
+        from neural.errors import BatcherClosedError, InputValidationError, NeuralError, QueueFullError
+
+        rows = _split_rows(entry, served, inputs)
+        try:
+            return entry.submit_many(rows, timeout_s=timeout_s)
         except QueueFullError as exc:
             raise OverloadedError(str(exc), exc.retry_after_s) from None
         except BatcherClosedError as exc:
@@ -220,22 +238,27 @@ class ModelServing:
             raise BadInputError(f"model {entry.name!r}: {exc}") from None
         except NeuralError as exc:
             raise BadInputError(_with_notes(exc)) from None
-        try:
-            results = await asyncio.gather(*(r.wait() for r in requests), return_exceptions=True)
-        except asyncio.CancelledError:
-            for r in requests:
-                r.cancel()
-            raise
-        for res in results:
-            if isinstance(res, RequestTimeoutError):
-                raise DeadlineError(str(res))
-            if isinstance(res, BatchExecutionError):
-                raise ExecutionError(str(res))
-            if isinstance(res, BatcherClosedError):
-                raise UnavailableError(str(res), 5.0)
-            if isinstance(res, BaseException):
-                raise ExecutionError(f"model {entry.name!r}: {type(res).__name__}: {res}")
-        return list(results)
+
+
+def _cancel_admitted(fut: Any) -> None:
+    if not fut.cancelled() and fut.exception() is None:
+        for r in fut.result():
+            r.cancel()
+
+
+def _check_results(entry: Any, results: list[Any]) -> list[Any]:
+    from neural.errors import BatcherClosedError, BatchExecutionError, RequestTimeoutError
+
+    for res in results:
+        if isinstance(res, RequestTimeoutError):
+            raise DeadlineError(str(res))
+        if isinstance(res, BatchExecutionError):
+            raise ExecutionError(str(res))
+        if isinstance(res, BatcherClosedError):
+            raise UnavailableError(str(res), 5.0)
+        if isinstance(res, BaseException):
+            raise ExecutionError(f"model {entry.name!r}: {type(res).__name__}: {res}")
+    return list(results)
 
 
 # ---- helpers: served signatures and row splitting ----------------------------------------------

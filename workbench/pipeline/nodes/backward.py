@@ -38,3 +38,13 @@ async def prove(
     answers = [a.to_dict() for a in result.answers]
     proven = [Fact(a.fact.template, a.fact.slots) for a in result.answers if a.fact is not None]
     return answers, proven, [s.to_dict() for s in result.skipped_rules]
+
+
+def prove_sync(
+    kb: Any, goal: str, facts: list[Fact], **kwargs: Any
+) -> tuple[list[dict[str, Any]], list[Fact], list[dict[str, Any]]]:
+    """`prove` for a thread without a running event loop (a pipeline run's pool thread): the
+    prover's own coroutine runs on a private loop in this thread. Same arguments and errors."""
+    import asyncio
+
+    return asyncio.run(prove(kb, goal, facts, **kwargs))

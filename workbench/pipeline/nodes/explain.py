@@ -8,7 +8,7 @@ from ..context import NodeState, RunContext
 from ..explanation import derivations
 
 
-async def run_explain(ctx: RunContext, state: NodeState, rt: Any) -> None:
+def run_explain(ctx: RunContext, state: NodeState, rt: Any) -> None:
     """Value: `{"targets": [...], "derivations": [...]}` for the facts reaching this node (the run's
     full explanation — gates, model calls, overrides — is assembled once at the end of the run)."""
     node = state.node

@@ -82,13 +82,13 @@ def _emit(state: NodeState, result: Any) -> list[Fact]:
     return [f for f in facts if f.template in emit] if emit else facts
 
 
-async def run_rules(ctx: RunContext, state: NodeState, rt: Any) -> None:
+def run_rules(ctx: RunContext, state: NodeState, rt: Any) -> None:
     _, _, result = evaluate(ctx, state, rt)
     state.facts = _emit(state, result)
     ctx.event("node", state.node.id, {"type": "rules", "firings": len(result.firings), "facts_out": len(state.facts)})
 
 
-async def run_postprocess(ctx: RunContext, state: NodeState, rt: Any) -> None:
+def run_postprocess(ctx: RunContext, state: NodeState, rt: Any) -> None:
     _, facts_in, result = evaluate(ctx, state, rt)
     # typed identity (rules.facts.fact_key): a rule turning the symbol `a` into the string "a" is an override
     out_keys = {ctx.key(f) for f in result.facts}
@@ -104,7 +104,7 @@ async def run_postprocess(ctx: RunContext, state: NodeState, rt: Any) -> None:
     )
 
 
-async def run_gate(ctx: RunContext, state: NodeState, rt: Any) -> None:
+def run_gate(ctx: RunContext, state: NodeState, rt: Any) -> None:
     node = state.node
     kb, _, result = evaluate(ctx, state, rt)
     dec = node.decision
@@ -124,7 +124,7 @@ async def run_gate(ctx: RunContext, state: NodeState, rt: Any) -> None:
         "edges": edges,
     }
     if ctx.explain:  # WHY NOT for each branch not taken (chaining.explain.forward_why_not), only when asked
-        payload["why_not"] = await _why_not(
+        payload["why_not"] = _why_not(
             kb, result, dec, sorted({e.when for e in ctx.outgoing(node.id) if e.when and e.when not in branches})
         )
     state.record["decision"] = payload
@@ -132,18 +132,17 @@ async def run_gate(ctx: RunContext, state: NodeState, rt: Any) -> None:
     ctx.event("gate_decision", node.id, payload)
 
 
-async def _why_not(kb: Any, result: Any, dec: dict[str, str], branches: list[str]) -> dict[str, Any]:
-    """`{branch: WhyNot.to_dict()}`: the rules that could have chosen each branch and their first failing premise."""
-    import asyncio
+def _why_not(kb: Any, result: Any, dec: dict[str, str], branches: list[str]) -> dict[str, Any]:
+    """`{branch: WhyNot.to_dict()}`: the rules that could have chosen each branch and their first failing premise.
 
+    Runs on the run's pool thread (forward_why_not runs its own event loop, which a pool thread may)."""
     from chaining.explain import forward_why_not
 
     out: dict[str, Any] = {}
     for b in branches:
         pattern = f"({dec['template']} ({dec['slot']} {b}))"
         try:
-            # forward_why_not runs its own event loop, so it runs in a worker thread
-            out[b] = (await asyncio.to_thread(forward_why_not, kb, result, pattern)).to_dict()
+            out[b] = forward_why_not(kb, result, pattern).to_dict()
         except Exception as exc:  # an explanation must never fail the run
             out[b] = {"goal": pattern, "error": f"{type(exc).__name__}: {exc}"}
     return out

@@ -7,10 +7,10 @@ from typing import Any
 
 from ..context import NodeState, RunContext
 from ..errors import NodeExecutionError
-from .backward import prove
+from .backward import prove_sync
 
 
-async def run_goal(ctx: RunContext, state: NodeState, rt: Any) -> None:
+def run_goal(ctx: RunContext, state: NodeState, rt: Any) -> None:
     node = state.node
     kb = rt.library.load(node.knowledge_bases, ctx.base_dir)
     ctx.kb_versions[kb.name] = kb.version
@@ -19,7 +19,7 @@ async def run_goal(ctx: RunContext, state: NodeState, rt: Any) -> None:
     if node.get("all") and node.get("max_answers"):
         limit = node.get("max_answers")
     try:
-        answers, facts, skipped = await prove(
+        answers, facts, skipped = prove_sync(
             kb,
             node.get("goal"),
             facts_in,

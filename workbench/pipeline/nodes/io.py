@@ -12,14 +12,14 @@ from ..spec import FACT_FUNCTIONS
 from .mapping import map_facts
 
 
-async def run_input(ctx: RunContext, state: NodeState, rt: Any) -> None:
+def run_input(ctx: RunContext, state: NodeState, rt: Any) -> None:
     node = state.node  # the executor checked the input against `schema` before the run started
     state.value = ctx.inputs
     state.facts = map_facts(node.id, node.type, node.get("facts") or [], {"input": ctx.inputs})
     state.record = {"facts_out": [str(f) for f in state.facts]}
 
 
-async def run_output(ctx: RunContext, state: NodeState, rt: Any) -> None:
+def run_output(ctx: RunContext, state: NodeState, rt: Any) -> None:
     node = state.node
     facts = ctx.incoming_facts(node.id)
     fs = FactScope(facts)

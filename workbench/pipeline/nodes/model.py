@@ -4,8 +4,8 @@ reaches this code, so its batcher receives nothing."""
 
 from __future__ import annotations
 
-import asyncio
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -55,21 +55,49 @@ def output_dict(entry: Any, out: Any) -> dict[str, Any]:
     return {name: out}
 
 
-async def run_model(ctx: RunContext, state: NodeState, rt: Any) -> None:
+@dataclass(slots=True)
+class ModelCall:
+    """A model node's request in flight: submitted on a pool thread by `start_model`, awaited on
+    the event loop (`wait`), finished on a pool thread by `complete_model`."""
+
+    node_id: str
+    entry: Any
+    request: Any
+    funcs: dict[str, Any]
+    t0: float  # when the node started (perf_counter seconds)
+    submitted: float
+
+    async def wait(self) -> Any:
+        """The model's output for this item; cancelling the awaiting task cancels a queued request."""
+        return await self.request.wait()
+
+    def cancel(self) -> None:
+        """Remove the request from the batcher's queue if it has not started."""
+        self.request.cancel()
+
+
+def start_model(ctx: RunContext, state: NodeState, rt: Any, t0: float) -> ModelCall:
+    """Build the node's request from upstream values and submit it to the model's batcher.
+
+    Raises NodeExecutionError (an input expression failed), neural.errors.QueueFullError (unchanged)."""
     node = state.node
     entry = rt.catalog.get(node.get("model"))
     ctx.model_versions[entry.name] = entry.version
     facts_in = ctx.incoming_facts(node.id)
     fs = FactScope(facts_in)
     scope = OpenScope({**fs.names(), **ctx.values_scope(node.id)})
-    item = build_item(entry, node.id, node.get("inputs", {}), scope, fs.functions())
-    t0 = time.perf_counter()
+    funcs = fs.functions()
+    item = build_item(entry, node.id, node.get("inputs", {}), scope, funcs)
     req = entry.submit(item, timeout_s=node.get("timeout_s"))  # QueueFullError passes through unchanged
-    try:
-        raw = await req.wait()
-    except asyncio.CancelledError:
-        raise
-    except Exception as exc:
+    return ModelCall(node.id, entry, req, funcs, t0, time.perf_counter())
+
+
+def complete_model(ctx: RunContext, state: NodeState, call: ModelCall, outcome: Any) -> None:
+    """Map the model's output (or its error, `outcome` an exception) to the node's facts and record.
+
+    Raises NodeExecutionError (the model failed, or a fact mapping failed), QueueFullError."""
+    node, entry, req = state.node, call.entry, call.request
+    if isinstance(outcome, BaseException):
         ctx.event(
             "model_call",
             node.id,
@@ -77,19 +105,19 @@ async def run_model(ctx: RunContext, state: NodeState, rt: Any) -> None:
                 "model": entry.name,
                 "version": entry.version,
                 "ok": False,
-                "error": str(exc),
+                "error": str(outcome),
                 "batch_id": req.batch_id,
                 "batch_size": req.batch_size,
             },
         )
         from neural.errors import QueueFullError  # loaded already: the model ran
 
-        if isinstance(exc, QueueFullError):
-            raise
-        raise NodeExecutionError(node.id, node.type, f"model {entry.name!r}: {exc}") from exc
-    latency = time.perf_counter() - t0
-    outputs = output_dict(entry, raw)
-    call = {
+        if isinstance(outcome, QueueFullError):
+            raise outcome
+        raise NodeExecutionError(node.id, node.type, f"model {entry.name!r}: {outcome}") from outcome
+    latency = time.perf_counter() - call.submitted
+    outputs = output_dict(entry, outcome)
+    record = {
         "model": entry.name,
         "version": entry.version,
         "ok": True,
@@ -99,7 +127,7 @@ async def run_model(ctx: RunContext, state: NodeState, rt: Any) -> None:
         "compute_s": req.compute_time_s,
         "latency_s": latency,
     }
-    ctx.event("model_call", node.id, call)
+    ctx.event("model_call", node.id, record)
     labels = node.get("labels")
     mscope: dict[str, Any] = {
         **ctx.values_scope(node.id),
@@ -108,10 +136,10 @@ async def run_model(ctx: RunContext, state: NodeState, rt: Any) -> None:
         "input": ctx.inputs,
         "labels": labels,
     }
-    funcs = {"label": lambda x: _label(labels, x), **fs.functions()}
+    funcs = {"label": lambda x: _label(labels, x), **call.funcs}
     state.facts = map_facts(node.id, node.type, node.get("facts") or [], mscope, funcs)
     state.value = outputs
-    state.record = {"call": call, "facts_out": [str(f) for f in state.facts]}
+    state.record = {"call": record, "facts_out": [str(f) for f in state.facts]}
 
 
 def _label(labels: list[Any] | None, x: Any) -> Any:

@@ -1,0 +1,128 @@
+"""Knowledge bases of the `Workbench` facade: list, load, upload, forward and backward chaining."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+
+class KnowledgeMixin:
+    """Knowledge bases: the library folder, forward chaining, backward chaining (goals)."""
+
+    def list_knowledge_bases(self) -> list[dict[str, Any]]:
+        """`[{"name", "version", "templates", "rules", ..., "files"}]`; a file that does not validate
+        is listed with `"errors": [diagnostics]`."""
+        out = []
+        for name in self.library.names():
+            try:
+                out.append(self.library.describe(self.library.load(name)))
+            except Exception as exc:
+                out.append({"name": name, "errors": [str(d) for d in getattr(exc, "diagnostics", [exc])]})
+        return out
+
+    def get_knowledge_base(self, name: str) -> Any:
+        """The validated `rules.KnowledgeBase` (`.name .version .sources .templates .rules`).
+
+        Raises KnowledgeBaseNotFoundError, KnowledgeBaseError."""
+        return self.library.load(name)
+
+    def upload_knowledge_base(self, name: str, text: str) -> Any:
+        """Validate rule text and write it as `knowledge_bases/NAME.clp`; records the version in the store.
+
+        Raises KnowledgeBaseError with `file:line:col` diagnostics (nothing is written)."""
+        kb, path = self.library.save(name, text)
+        self.store.save_knowledge_base(kb.name, kb.version, kb.sources)
+        return kb
+
+    def run_knowledge_base(
+        self,
+        name: str,
+        facts: Iterable[Any] | None = None,
+        *,
+        strategy: str | None = None,
+        max_firings: int | None = None,
+        timeout: float | None = None,
+    ) -> Any:
+        """Forward chaining: reset, assert `facts` (`Fact`s or `{"template", "slots"|"values"}`), run.
+
+        Returns `chaining.forward.ForwardResult` (`.to_dict()` for JSON). Raises KnowledgeBaseNotFoundError,
+        KnowledgeBaseError, rules.facts.FactError, chaining.forward.ForwardError."""
+        kb = self.library.load(name)
+        with self.library.lease(kb) as engine:
+            return engine.evaluate(facts, strategy=strategy, max_firings=max_firings, timeout=timeout)
+
+    def ask(
+        self,
+        name: str,
+        goal: str,
+        facts: Iterable[Any] | None = None,
+        *,
+        all: bool = False,
+        max_answers: int | None = None,
+        max_depth: int | None = None,
+        timeout: float | None = None,
+        provider: Any = None,
+    ) -> dict[str, Any]:
+        """Blocking `ask_async` (scripts, threads, Textual workers; from a coroutine await `ask_async`)."""
+        return self._sync(
+            self.ask_async(
+                name,
+                goal,
+                facts,
+                all=all,
+                max_answers=max_answers,
+                max_depth=max_depth,
+                timeout=timeout,
+                provider=provider,
+            )
+        )
+
+    async def ask_async(
+        self,
+        name: str,
+        goal: str,
+        facts: Iterable[Any] | None = None,
+        *,
+        all: bool = False,
+        max_answers: int | None = None,
+        max_depth: int | None = None,
+        timeout: float | None = None,
+        provider: Any = None,
+    ) -> dict[str, Any]:
+        """Backward chaining: prove `goal` (e.g. `"(ancestor ?x otto)"`) over knowledge base `name`.
+
+        Args:
+            facts: working-memory facts (`Fact`s or `{"template", "slots"|"values"}`).
+            all: every answer (default: the first; `max_answers` caps either).
+            provider: answers askable facts (`chaining.backward.PersonProvider`, `ScriptedProvider`, ...).
+        Returns:
+            `{"proved", "answers": [{"bindings", "fact", "certainty", "proof"}],
+            "skipped_rules": [{"rule", "reason"}]}`.
+        Raises:
+            KnowledgeBaseNotFoundError, KnowledgeBaseError, chaining.backward.BackwardError (GoalSyntaxError, ...).
+        """
+        from chaining.forward import as_facts
+        from workbench.pipeline.nodes.backward import prove
+
+        kb = self.library.load(name)
+        limit = max_answers if all else (max_answers or 1)
+        answers, _, skipped = await prove(
+            kb,
+            goal,
+            as_facts(facts),
+            limit=limit,
+            max_depth=max_depth,
+            timeout=timeout,
+            functions=self.library.functions,
+            provider=provider,
+        )
+        return {"proved": bool(answers), "answers": answers, "skipped_rules": skipped}
+
+    def check_knowledge_base(self, sources: list[tuple[str, str]]) -> list[Any]:
+        """Located diagnostics (`rules.Diagnostic`: file, line, column, message) for unsaved rule text
+        given as `[(filename, text), ...]` in load order; empty when it validates. Never raises on bad text."""
+        import rules
+
+        return rules.check_sources(
+            list(sources), allow_unsafe=self.library.allow_unsafe, functions=self.library.functions
+        )
