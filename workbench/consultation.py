@@ -28,6 +28,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from rules.facts import to_json
+
 STATES = ("proving", "asking", "finished", "failed", "cancelled")
 TERMINAL = ("finished", "failed", "cancelled")
 
@@ -87,46 +89,23 @@ def question_choices(allowed: Iterable[Any] | None, ask_slot: str | None) -> lis
 
 
 def proof_label(node: dict[str, Any]) -> str:
-    """One line for a node of a proof tree (the prover's JSON: kind, fact, source, rule, detail, certainty)."""
-    cf = f" [cf {node['certainty']:.4g}]" if isinstance(node.get("certainty"), (int, float)) else ""
-    kind, fact = node.get("kind"), node.get("fact", "")
-    if kind == "fact":
-        fid = f"f-{node['fact_id']} " if node.get("fact_id") is not None else ""
-        return f"{fact}  given ({fid}{node.get('source')}){cf}"
-    if kind == "asked":
-        return f"{fact}  answered by {node.get('source')}: {node.get('detail')}{cf}"
-    if kind == "rule":
-        return f"{fact}  by rule {node.get('rule')}{cf}"
-    if kind == "test":
-        return f"(test {node.get('detail')}) is true"
-    if kind == "not":
-        return f"(not {node.get('detail')}): no proof exists"
-    if kind in ("exists", "forall"):
-        return f"({kind} {node.get('detail')})"
-    return f"goal {node.get('detail') or fact}{cf}"
+    """One line for a node of a proof tree as JSON: the label the prover wrote (`Proof.label`)."""
+    return str(node.get("label") or node.get("fact") or node.get("detail") or node.get("kind") or "")
 
 
-def how_lines(proof: Any, depth: int = 0) -> list[str]:
-    """A proof tree (JSON) as indented lines, each premise under its conclusion (HOW)."""
-    if not isinstance(proof, dict):
-        return [f"{'  ' * depth}{proof}"]
-    lines = [f"{'  ' * depth}{'└ ' if depth else ''}{proof_label(proof)}"]
-    for child in proof.get("premises") or []:
-        lines += how_lines(child, depth + 1)
+def how_lines(proof: Any) -> list[str]:
+    """A proof tree (JSON) as indented lines, each premise under its conclusion (HOW); built
+    without recursion, since a proof can be as deep as the prover's depth limit."""
+    lines: list[str] = []
+    stack = [(proof, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, dict):
+            lines.append(f"{'  ' * depth}{node}")
+            continue
+        lines.append(f"{'  ' * depth}{'└ ' if depth else ''}{proof_label(node)}")
+        stack.extend((child, depth + 1) for child in reversed(node.get("premises") or []))
     return lines
-
-
-def _plain(value: Any) -> Any:
-    """Answers as plain JSON (proof objects with `to_dict()`, tuples, symbols)."""
-    if hasattr(value, "to_dict"):
-        return _plain(value.to_dict())
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
 
 
 class Consultation:
@@ -327,11 +306,11 @@ class Consultation:
                 result = await workbench.ask_async(
                     self.knowledge_base, self.goal, self.facts, all=True, max_answers=limit, provider=self
                 )
-                found = [_plain(a) for a in result.get("answers") or []]
+                found = [to_json(a) for a in result.get("answers") or []]
                 with self._cond:
                     seen = {_key(a) for a in self.answers}
                     self.answers += [a for a in found if _key(a) not in seen]
-                    self.skipped_rules = _plain(result.get("skipped_rules") or [])
+                    self.skipped_rules = to_json(result.get("skipped_rules") or [])
                     self._changed()
                 if not self.all_answers or len(found) < limit or limit >= self.max_answers:
                     break

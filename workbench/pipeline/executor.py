@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import hashlib
-import json
 import os
 import threading
 import time
@@ -32,12 +30,10 @@ from .errors import InputValidationError, NodeExecutionError
 from .explanation import assemble
 from .knowledge import KnowledgeBaseLibrary
 from .nodes import HANDLERS
-from .nodes.generate import GenerateCall, complete_generate, start_generate
-from .nodes.model import ModelCall, complete_model, start_model
 from .recorder import RunRecorder
 from .result import RunResult
-from .schema import check_json_numbers, check_schema
 from .spec import Pipeline
+from .steps import StepRun, check_input
 
 
 @dataclass(slots=True)
@@ -75,25 +71,9 @@ def default_pool() -> concurrent.futures.ThreadPoolExecutor:
         return _POOL
 
 
-def _check_input(pipeline: Pipeline, inputs: dict[str, Any]) -> str:
-    """Check the input against the input nodes' schemas; returns its hash (the result-cache key).
-
-    Raises InputValidationError naming the node and the JSON path."""
-    for i, node in enumerate(pipeline.nodes_of("input")):
-        if i == 0:
-            check_json_numbers(node.id, inputs)
-        check_schema(node.id, node.get("schema"), inputs)
-    return input_hash(inputs)
-
-
 def _count_failure(fut: Any) -> None:
     if fut.exception() is not None:
         metrics.RECORD_FAILURES.inc()
-
-
-def input_hash(inputs: Any) -> str:
-    """SHA-256 hex of the canonical JSON of a run input (sorted keys, compact): the result-cache key."""
-    return hashlib.sha256(json.dumps(inputs, sort_keys=True, separators=(",", ":"), default=str).encode()).hexdigest()
 
 
 class Executor:
@@ -163,13 +143,13 @@ class Executor:
         cacheable = pipeline.cache if use_cache is None else (use_cache and pipeline.cache)
         ihash: str | None = None
         if cacheable and self.rt.store is not None:
-            ihash = await self._offload(_check_input, pipeline, inputs)
+            ihash = await self._offload(check_input, pipeline, inputs)
             if self.rt.recorder is not None:
                 await self.rt.recorder.aflush()  # see our own earlier runs
             hit = await self._offload(self.rt.store.cached_run, plan.version, ihash)
             if hit is not None:
                 return await self._cache_hit(pipeline, plan.version, inputs, ihash, hit, started, t0, record, explain)
-        step = _Run(self, pipeline, plan, inputs, ihash, base_dir, explain, record, replay_of, started, t0)
+        step = StepRun(self, pipeline, plan, inputs, ihash, base_dir, explain, record, replay_of, started, t0)
         step.extras = (recorded or {}, regenerate, listener)
         calls = await self._offload(step.advance, None)
         while calls:
@@ -386,123 +366,3 @@ class Executor:
             result.run_id = await asyncio.wrap_future(pending) if pending is not None else run_id
         metrics.RUNS.labels(pipeline.name, "succeeded").inc()
         return result
-
-
-class _Run:
-    """One run stepped through its topological generations on pool threads. `advance` runs every
-    node it can and returns the model calls to wait for (empty when the run is finished; then
-    `result` is set and `pending` is the durable commit's future, if any)."""
-
-    def __init__(
-        self,
-        executor: Executor,
-        pipeline: Pipeline,
-        plan: Plan,
-        inputs: dict[str, Any],
-        ihash: str | None,
-        base_dir: str | None,
-        explain: bool,
-        record: bool,
-        replay_of: str | None,
-        started: Any,
-        t0: float,
-    ):
-        self.ex = executor
-        self.pipeline, self.plan, self.inputs, self.ihash = pipeline, plan, inputs, ihash
-        self.base_dir, self.explain, self.record, self.replay_of = base_dir, explain, record, replay_of
-        self.started, self.t0 = started, t0
-        self.ctx: RunContext | None = None
-        self.failure: NodeExecutionError | None = None
-        self.generation = 0
-        self.calls: list[ModelCall | GenerateCall] = []
-        self.result: RunResult | None = None
-        self.pending: Any = None
-        self.extras: tuple[dict[str, Any], bool, Any] = ({}, False, None)  # recorded, regenerate, listener
-
-    def advance(self, outcomes: list[Any] | None) -> list[ModelCall | GenerateCall]:
-        if self.ctx is None:
-            if self.ihash is None:
-                self.ihash = _check_input(self.pipeline, self.inputs)
-            self.ctx = RunContext(
-                self.pipeline, self.inputs, base_dir=self.base_dir, plan=self.plan, explain=self.explain
-            )
-            self.ctx.recorded, self.ctx.regenerate, self.ctx.listener = self.extras
-        ctx, ex = self.ctx, self.ex
-        for call, outcome in zip(self.calls, outcomes or ()):
-            st = ctx.states[call.node_id]
-            try:
-                if isinstance(call, GenerateCall):
-                    if isinstance(outcome, (NodeExecutionError, neural_errors.QueueFullError)):
-                        raise outcome
-                    complete_generate(ctx, st, call, outcome)
-                else:
-                    complete_model(ctx, st, call, outcome)
-            except NodeExecutionError as exc:
-                err = exc if exc.node == st.node.id else NodeExecutionError(st.node.id, st.node.type, str(exc))
-                self.failure = self.failure or ex._failed(ctx, st, call.t0, err)
-            except InputValidationError as exc:
-                err = NodeExecutionError(st.node.id, st.node.type, str(exc))
-                self.failure = self.failure or ex._failed(ctx, st, call.t0, err)
-            except Exception as exc:
-                if isinstance(exc, neural_errors.QueueFullError):
-                    raise
-                err = ex._failed(
-                    ctx, st, call.t0, NodeExecutionError(st.node.id, "model", f"{type(exc).__name__}: {exc}")
-                )
-                self.failure = self.failure or err
-            else:
-                ex._succeeded(ctx, st, call.t0)
-        self.calls = []
-        generations = self.plan.generations
-        while self.generation < len(generations):
-            generation = generations[self.generation]
-            self.generation += 1
-            calls: list[ModelCall | GenerateCall] = []
-            for nid in generation:
-                st = ctx.states[nid]
-                if self.failure is not None:
-                    st.status, st.reason = SKIPPED, f"not run: node {self.failure.node!r} failed"
-                    continue
-                reason = ex._skip_reason(ctx, nid)
-                if reason is not None:
-                    st.status, st.reason = SKIPPED, reason
-                    ctx.event("node", nid, {"type": st.node.type, "status": "skipped", "reason": reason})
-                    if st.node.type == "model":
-                        metrics.GATE_SKIPS.labels(self.pipeline.name, st.node.get("model")).inc()
-                    continue
-                if st.node.type in ("model", "generate"):  # prepared here, awaited on the loop
-                    t = time.perf_counter()
-                    start = start_model if st.node.type == "model" else start_generate
-                    try:
-                        calls.append(start(ctx, st, ex.rt, t))
-                    except NodeExecutionError as exc:
-                        self.failure = self.failure or ex._failed(ctx, st, t, exc)
-                    except BaseException as exc:  # refused: nothing of this run may stay queued
-                        for c in calls:
-                            c.request.cancel()
-                        if isinstance(exc, neural_errors.InputValidationError):
-                            # a value that cannot become the model's dtype or shape is bad input (nothing recorded)
-                            raise InputValidationError(nid, f"inputs.{exc.input_name}", str(exc)) from exc
-                        raise
-                    continue
-                err = ex._run_node(ctx, nid)
-                if err is not None and self.failure is None:
-                    self.failure = err
-            if calls:
-                self.calls = calls
-                return calls
-        duration = time.perf_counter() - self.t0
-        self.result, self.pending = ex._finish(
-            ctx,
-            self.pipeline,
-            self.plan.version,
-            self.inputs,
-            self.ihash,
-            self.failure,
-            self.started,
-            duration,
-            self.explain,
-            self.record,
-            self.replay_of,
-        )
-        return []
