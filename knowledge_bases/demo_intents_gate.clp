@@ -34,8 +34,8 @@
 (defrule refuse-card-number
   "Card numbers must not travel through chat: ask for the last four digits instead."
   (declare (salience 10))
-  (gate-policy (min-pan-digits ?min))
-  (request (text ?t))
+  (gate-policy (min-pan-digits ?min) (max-length ?max))
+  (request (text ?t) (length ?n&:(<= ?n ?max)))   ; an over-long text is refused unscanned (the scan is per character)
   (test (>= (longest-digit-run ?t) ?min))
   (not (route))
   =>

@@ -179,8 +179,9 @@
   ?best)
 
 (defrule block-card-number
-  (rail-policy (min-card-digits ?min))
-  (prompt (text ?t&:(>= (longest-digit-run ?t) ?min)))
+  (rail-policy (min-card-digits ?min) (max-prompt-chars ?max))
+  ; an over-long prompt is blocked unscanned (the scan is per character)
+  (prompt (text ?t&:(<= (str-length ?t) ?max)&:(>= (longest-digit-run ?t) ?min)))
   (not (rail))
   =>
   (assert (rail (action block) (text "I cannot take card numbers; please remove it and ask again.")

@@ -38,4 +38,10 @@ UNSAFE_FUNCTIONS: dict[str, str] = {
     "funcall": "calls a function chosen at run time",
     "python-function": "calls Python directly (register Python functions explicitly instead)",
     "exit": "terminates the process",
+    # CLIPS's text-processing functions read any file named by the rule (help-file format shows its
+    # content; for other files the error tells whether the file exists)
+    "fetch": "reads a file into memory",
+    "toss": "unloads a file fetched into memory",
+    "get-region": "reads a region of a fetched file",
+    "print-region": "prints a region of a file",
 }
