@@ -22,7 +22,18 @@ if not _kb_check_command_line():
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point. A reader that closes the pipe early (`| head`) ends the command
+    quietly, as Unix tools do, instead of with a BrokenPipeError traceback."""
+    try:
+        _main()
+    except BrokenPipeError:
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+        raise SystemExit(1) from None
+
+
+def _main() -> None:
     if _kb_check_command_line():
         from .kb_check_fast import fast_main
 

@@ -60,6 +60,20 @@ def _load(files: list[Path], allow_unsafe: bool):
         _fail(f"{len(exc.diagnostics)} error(s) in the knowledge base")
 
 
+def _read_answer(prompt: str) -> str:
+    """Ask on stderr and read one line of stdin (click's prompt writes a space to stdout, which broke
+    `kb ask --json` output); end of input aborts like Ctrl-D at a prompt (exit 1)."""
+    import sys
+
+    sys.stderr.write(prompt + ": ")
+    sys.stderr.flush()
+    line = sys.stdin.readline()
+    if not line:
+        typer.echo("Aborted: no answer (end of input).", err=True)
+        raise typer.Exit(1)
+    return line.strip()
+
+
 def _terminal_provider(console: Console):
     from chaining.backward import PersonProvider
     from chaining.explain import why_tree
@@ -70,7 +84,7 @@ def _terminal_provider(console: Console):
         )
         choices = f" ({'/'.join(allowed)}/unknown/why)" if allowed else " (a value, unknown or why)"
         while True:
-            answer = typer.prompt(q.text + choices, err=True).strip()
+            answer = _read_answer(q.text + choices)
             if answer.lower() == "why":
                 Console(stderr=True).print(why_tree(q))
                 continue

@@ -67,3 +67,15 @@ def test_kb_check_wraps_long_lists(tmp_path):
     lines = r.stdout.splitlines()
     assert max(len(ln) for ln in lines) <= 80
     assert "... 100 more" in r.stdout and "... 200 more rules (--json lists every one)" in r.stdout
+
+
+def test_kb_ask_answers_from_stdin_keep_stdout_json():
+    """Each answer typed at a question added a space to stdout (click's prompt), so `--json` broke."""
+    from pathlib import Path
+
+    zoo = Path(__file__).resolve().parents[2] / "knowledge_bases" / "zoo.clp"
+    r = CliRunner().invoke(app, ["kb", "ask", str(zoo), "(animal ?a)", "--json"], input="yes\n" * 6)
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["answers"]
+    eof = CliRunner().invoke(app, ["kb", "ask", str(zoo), "(animal ?a)", "--json"], input="")
+    assert eof.exit_code == 1 and eof.stdout == "" and "end of input" in eof.stderr
