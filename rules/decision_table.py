@@ -244,7 +244,7 @@ def _condition(text: str, c: _Column, var: str, err) -> str | None:
     where = f"{c.template}.{c.slot}"
     low = text.lower()
     if low.startswith("in ") or low == "in":
-        parts = text[2:].split()
+        parts = _values_of(text[2:])
         if not parts:
             err(f"{where}: 'in' needs at least one value")
             return None
@@ -270,12 +270,20 @@ def _condition(text: str, c: _Column, var: str, err) -> str | None:
     return f"{var}&:(and (numberp {var}) ({op} {var} {value}))"
 
 
+_VALUE_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"?|\S+')
+
+
+def _values_of(text: str) -> list[str]:
+    """Space-separated cell values; a quoted string keeps its spaces (`in "a b" c` is two values)."""
+    return _VALUE_TOKEN.findall(text)
+
+
 def _action(text: str, c: _Column, err) -> str | None:
     if text.startswith(OPERATORS) or text.lower().startswith("in "):
         err(f"{c.template}.{c.slot}: a 'then' cell is a value, not a condition ({text!r})")
         return None
     if c.slot_def is not None and c.slot_def.multislot:
-        values = [_value(p, c, err) for p in text.split()]
+        values = [_value(p, c, err) for p in _values_of(text)]
         return None if any(v is None for v in values) else " ".join(values)  # type: ignore[arg-type]
     return _value(text, c, err)
 

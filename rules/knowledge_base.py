@@ -130,7 +130,10 @@ def _read(paths: Iterable[str | Path]) -> tuple[list[tuple[str, str]], list[Diag
     """
     sources, diags = [], []
     tables: list[str] = []
-    for p in paths:
+    expanded: list[str | Path] = []
+    for p in paths:  # a folder knowledge base: its .clp files, then its decision tables
+        expanded.extend(folder_files(Path(p)) or [p] if Path(p).is_dir() else [p])
+    for p in expanded:
         if is_table(p):
             tables.append(str(p))
             continue
@@ -157,6 +160,15 @@ def _read(paths: Iterable[str | Path]) -> tuple[list[tuple[str, str]], list[Diag
                 line_rows[t] = generated.line_rows
                 rule_names |= {line.split()[1] for line in generated.text.splitlines() if line.startswith("(defrule ")}
     return sources, diags, line_rows
+
+
+def folder_files(folder: Path) -> list[Path]:
+    """A folder knowledge base's files: its `.clp` files sorted, then its decision tables (.csv,
+    .xlsx) sorted; empty when it has no `.clp` file."""
+    clp = sorted(folder.glob("*.clp"))
+    if not clp:
+        return []
+    return clp + sorted(p for p in folder.iterdir() if p.is_file() and is_table(p))
 
 
 def _templates_of(sources: list[tuple[str, str]]) -> tuple[dict[str, ast.TemplateDef], set[str]]:

@@ -190,3 +190,36 @@ def test_a_folder_knowledge_base_includes_its_tables(tmp_path):
         assert "approve-north" in library.load("loan").rules
     finally:
         library.close()
+
+
+def test_kb_commands_take_a_folder_knowledge_base(tmp_path):
+    """Review finding: docs said a folder knowledge base works in the kb commands, but `kb check
+    DIR` answered 'cannot read rule file: Is a directory'."""
+    folder = tmp_path / "loan"
+    folder.mkdir()
+    for f in ("loan.clp", "loan.csv"):
+        shutil.copy(HERE / f, folder / f)
+    check = CliRunner().invoke(app, ["kb", "check", str(folder)])
+    assert check.exit_code == 0, check.output
+    assert "approve-north" in check.output
+    kb = rules.load_knowledge_base(folder)
+    assert kb.name == "loan" and [Path(f).name for f, _ in kb.sources] == ["loan.clp", "loan.csv"]
+
+
+def test_in_keeps_quoted_strings_whole(tmp_path):
+    """Review finding: `in "a b" c` was split on spaces before the quotes were read."""
+    (tmp_path / "t.clp").write_text(
+        "(deftemplate ticket (slot note (type STRING)))\n(deftemplate flag (slot on (type SYMBOL)))\n"
+    )
+    (tmp_path / "t.csv").write_text('name,if ticket.note,then flag.on\nnoted,"in ""a b"" c",yes\n')
+    kb = rules.load_knowledge_base([tmp_path / "t.clp", tmp_path / "t.csv"])
+    assert '(ticket (note "a b"|"c"))' in kb.sources[1][1]
+    engine = ForwardEngine.from_knowledge_base(kb, config=EngineConfig(workers=1))
+    try:
+        hits = [
+            len(engine.evaluate([Fact("ticket", {"note": rules.String(n)})]).facts_of("flag"))
+            for n in ("a b", "c", "a")
+        ]
+    finally:
+        engine.close()
+    assert hits == [1, 1, 0]

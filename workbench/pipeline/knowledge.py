@@ -20,6 +20,7 @@ from typing import Any
 
 import rules
 from chaining.forward import EngineConfig, ForwardEngine
+from rules.knowledge_base import folder_files
 from workbench.names import check_name
 
 from .errors import KnowledgeBaseError, KnowledgeBaseNotFoundError
@@ -88,7 +89,7 @@ class KnowledgeBaseLibrary:
             if f.is_file():
                 return [f]
             if d.is_dir():
-                files = _folder_files(d)
+                files = folder_files(d)
                 if files:
                     return files
             tried += [str(f), f"{d}/*{KB_SUFFIX}"]
@@ -97,7 +98,7 @@ class KnowledgeBaseLibrary:
             if p.is_file():
                 return [p]
             if p.is_dir() and any(p.glob(f"*{KB_SUFFIX}")):
-                return _folder_files(p)
+                return folder_files(p)
             tried.append(str(p))
         raise KnowledgeBaseNotFoundError(ref, "looked for " + ", ".join(dict.fromkeys(tried)))
 
@@ -240,11 +241,3 @@ class KnowledgeBaseLibrary:
 
     def describe(self, kb: rules.KnowledgeBase) -> dict[str, Any]:
         return kb.summary() | {"files": [f for f, _ in kb.sources]}
-
-
-def _folder_files(folder: Path) -> list[Path]:
-    """A folder knowledge base: its `.clp` files sorted, then its decision tables (.csv, .xlsx) sorted."""
-    clp = sorted(folder.glob(f"*{KB_SUFFIX}"))
-    if not clp:
-        return []
-    return clp + sorted(p for p in folder.iterdir() if p.is_file() and rules.is_decision_table(p))
