@@ -59,11 +59,42 @@ def read_rows(path: str | Path) -> list[list[str]]:
             raise ValueError(f"not a readable .xlsx workbook ({type(exc).__name__}: {exc})") from None
         try:
             sheet = book.worksheets[0]
-            return [[_cell_text(v) for v in row] for row in sheet.iter_rows(values_only=True)]
+            rows = [[_cell_text(v) for v in row] for row in sheet.iter_rows(values_only=True)]
         finally:
             book.close()
+        _refuse_uncomputed_formulas(path, rows)
+        return rows
     text = path.read_text(encoding="utf-8-sig")
     return [list(r) for r in csv.reader(io.StringIO(text))]
+
+
+class TableCellError(ValueError):
+    """A cell the table cannot be read from; `row` and `column` are 1-based."""
+
+    def __init__(self, row: int, column: int, message: str):
+        self.row, self.column = row, column
+        super().__init__(message)
+
+
+def _refuse_uncomputed_formulas(path: Path, rows: list[list[str]]) -> None:
+    """A formula cell saved without its computed value (e.g. a workbook written by a script) reads
+    as empty, which in a table means "any value": refuse it rather than change the rule's meaning."""
+    from openpyxl import load_workbook
+
+    book = load_workbook(path, read_only=True, data_only=False)
+    try:
+        for r, row in enumerate(book.worksheets[0].iter_rows(values_only=True), start=1):
+            for c, v in enumerate(row, start=1):
+                if (
+                    isinstance(v, str)
+                    and v.startswith("=")
+                    and not (rows[r - 1][c - 1] if c <= len(rows[r - 1]) else "")
+                ):
+                    raise TableCellError(
+                        r, c, f"formula {v} has no computed value saved: open and save the workbook in a spreadsheet"
+                    )
+    finally:
+        book.close()
 
 
 def _cell_text(v: object) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from . import ast
 from .annotations import Annotations, AskableSpec, read_annotations
-from .decision_table import is_table, read_rows, table_to_clips
+from .decision_table import TableCellError, is_table, read_rows, table_to_clips
 from .errors import Diagnostic, RuleError, RuleSyntaxError, RuleValidationError, UnsafeConstructError
 from .parser import parse
 from .validate import Validator, bare
@@ -149,6 +149,9 @@ def _read(paths: Iterable[str | Path]) -> tuple[list[tuple[str, str]], list[Diag
         for t in tables:
             try:
                 rows = read_rows(t)
+            except TableCellError as exc:
+                diags.append(Diagnostic(t, exc.row, exc.column, str(exc)))
+                continue
             except (OSError, UnicodeDecodeError, ValueError) as exc:
                 why = exc.strerror if isinstance(exc, OSError) else str(exc)
                 diags.append(Diagnostic(t, 1, 1, f"cannot read decision table: {why}"))

@@ -223,3 +223,16 @@ def test_in_keeps_quoted_strings_whole(tmp_path):
     finally:
         engine.close()
     assert hits == [1, 1, 0]
+
+
+def test_an_xlsx_formula_without_a_saved_value_is_refused(tmp_path):
+    """Review finding: a formula cell written by a script has no cached value, read as empty ("any
+    value"), so the rule silently lost its condition."""
+    from openpyxl import Workbook
+
+    book = Workbook()
+    book.active.append(["name", "if applicant.income", "then decision.action"])
+    book.active.append(["a", "=1/0", "approve"])
+    book.save(tmp_path / "f.xlsx")
+    diags = [str(d) for d in rules.check_files([HERE / "loan.clp", tmp_path / "f.xlsx"])]
+    assert any("f.xlsx:2:2: formula =1/0 has no computed value saved" in d for d in diags), diags
