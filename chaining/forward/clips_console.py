@@ -22,6 +22,7 @@ The router's callbacks are cffi callbacks bound on clipspy's own library (`clips
 
 from __future__ import annotations
 
+import codecs
 import inspect
 import os
 import sys
@@ -72,6 +73,9 @@ class Console:
         self._pos = 0
         self._pushed: list[int] = []
         self._eof = False
+        # CLIPS keeps what it reads as UTF-8 text: bytes that are not UTF-8 become U+FFFD here, as
+        # they arrive (a character split across two reads is kept whole by the incremental decoder)
+        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
     def read_byte(self, before_wait: Callable[[], None] | None = None) -> int:
         """The next byte of input (0..255), or -1 at its end; `before_wait()` runs when the read
@@ -104,7 +108,14 @@ class Console:
             self.waited += time.perf_counter() - t0
         if not chunk:
             self._eof = True
-            return _EOF
+            tail = self._utf8.decode(b"", final=True).encode()  # an incomplete character at the end
+            if not tail:
+                return _EOF
+            self._buffer, self._pos = tail, 1
+            return tail[0]
+        chunk = self._utf8.decode(chunk).encode()
+        if not chunk:  # only the start of a character so far: read on
+            return self.read_byte(before_wait)
         self._buffer, self._pos = chunk, 1
         return chunk[0]
 

@@ -77,7 +77,7 @@ def _query_function(env, name, context):  # pragma: no cover - called from C
 def _write_function(env, name, message, context):  # pragma: no cover - called from C
     router = ffi.from_handle(context)
     if type(router) is OutputRouter:
-        piece = ffi.string(message).decode()
+        piece = ffi.string(message).decode(errors="replace")  # a program may print bytes that are not UTF-8
         router.pieces.append(piece)
         if router.guard is not None:
             router.guard(env, piece)
