@@ -71,7 +71,7 @@ class CallsMixin:
 
     @staticmethod
     def _bound_value(f: ast.Field, b: Bindings):
-        if isinstance(f, ast.Wildcard):
+        if isinstance(f, ast.Wildcard) or len(f.alternatives) != 1:  # `a|b` binds no single value
             return None
         first = f.alternatives[0][0]
         if first.negated:
