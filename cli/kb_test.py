@@ -29,11 +29,16 @@ def test(
     try:
         spec = ScenarioFile.read(file)
     except ScenarioFileError as exc:
+        if as_json:  # --json always answers with one JSON object
+            typer.echo(jsonlib.dumps({"file": str(file), "error": str(exc), "scenarios": []}))
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     try:
         results = run_scenarios(spec, allow_unsafe=allow_unsafe_setting(allow_unsafe), timeout=timeout)
     except rules.RuleError as exc:
+        if as_json:
+            doc = {"file": str(file), "error": "the knowledge base does not load", "scenarios": []}
+            typer.echo(jsonlib.dumps({**doc, "diagnostics": [d.to_dict() for d in exc.diagnostics]}))
         for d in exc.diagnostics:
             typer.echo(str(d), err=True)
         typer.echo(f"error: {len(exc.diagnostics)} error(s) in the knowledge base", err=True)

@@ -99,3 +99,13 @@ def test_a_knowledge_base_that_does_not_load_exits_1(work):
     (work / "animals.clp").write_text("(defrule broken (a) => (assert (b))")
     r = CliRunner().invoke(app, ["kb", "test", str(_write(work, FAILING))])
     assert r.exit_code == 1 and "animals.clp:1:" in r.output
+
+
+def test_json_output_is_json_on_errors_too(work):
+    bad = work / "bad.yaml"
+    bad.write_text("knowledge_base: animals.clp\nscenarios: []\n")
+    malformed = CliRunner().invoke(app, ["kb", "test", str(bad), "--json"])
+    assert malformed.exit_code == 2 and "non-empty list" in json.loads(malformed.stdout)["error"]
+    (work / "animals.clp").write_text("(defrule broken (a) => (assert (b))")
+    broken = CliRunner().invoke(app, ["kb", "test", str(_write(work, FAILING)), "--json"])
+    assert broken.exit_code == 1 and json.loads(broken.stdout)["diagnostics"][0]["line"] == 1
