@@ -34,24 +34,37 @@ class DeadlineExceeded(BaseException):
 
 
 class _Shot:
-    """One armed deadline: fires at most once, never after the work finished."""
+    """One armed deadline: from the deadline on, it raises `DeadlineExceeded` in the work's thread
+    again every `RETRY_S` until the work has finished (the work may swallow one in a bare `except:`,
+    as experta's and schema's code can), and never after the work finished."""
 
-    def __init__(self, thread_id: int):
+    RETRY_S = 0.05
+
+    def __init__(self, thread_id: int, seconds: float):
         self.thread_id = thread_id
+        self.seconds = seconds
         self.lock = threading.Lock()
-        self.done = False
+        self.done = threading.Event()
         self.fired = False
+        self.thread = threading.Thread(target=self._run, name="deadline", daemon=True)
 
-    def fire(self) -> None:
-        with self.lock:
-            if not self.done:
+    def start(self) -> None:
+        self.thread.start()
+
+    def _run(self) -> None:
+        wait = self.seconds
+        while not self.done.wait(wait):
+            with self.lock:
+                if self.done.is_set():
+                    return
                 self.fired = True
                 _set_async_exc(self.thread_id, DeadlineExceeded)
+            wait = self.RETRY_S
 
     def finish(self) -> bool:
-        """Mark the work finished; True when the exception was sent (it may still be pending)."""
+        """Mark the work finished; True when the deadline passed (an exception was sent)."""
         with self.lock:
-            self.done = True
+            self.done.set()
             if self.fired:
                 _clear_async_exc(self.thread_id, None)
             return self.fired
@@ -61,17 +74,17 @@ def call_with_deadline(work: Callable[[], T], seconds: float | None) -> T:
     """`work()`, stopped with `DeadlineExceeded` when it runs longer than `seconds` (None: no limit).
 
     Raises:
-        DeadlineExceeded: the work ran past the deadline (raised from inside it).
+        DeadlineExceeded: the work ran past the deadline (raised from inside it, or after it
+            returned when the work swallowed every exception sent to it).
     """
     if seconds is None:
         return work()
-    shot = _Shot(threading.get_ident())
-    timer = threading.Timer(max(0.0, seconds), shot.fire)
-    timer.daemon = True
-    timer.start()
+    shot = _Shot(threading.get_ident(), max(0.0, seconds))
+    shot.start()
     try:
         result = work()
     finally:  # (if the exception lands in here, the work did run past its deadline)
-        timer.cancel()
-        shot.finish()
+        fired = shot.finish()
+    if fired:
+        raise DeadlineExceeded
     return result
