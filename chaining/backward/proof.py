@@ -17,7 +17,7 @@ from .terms import Value, bindings_json, fact_text
 PROOF_KINDS = ("fact", "asked", "rule", "test", "not", "exists", "forall", "goal", "combined")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False)
 class Proof:
     """One node of a proof tree.
 
@@ -43,6 +43,10 @@ class Proof:
     detail: str | None = None
     fact_id: int | None = None
     gen: int = field(default=-1, compare=False, repr=False)  # prover bookkeeping (semi-naive passes)
+
+    def __repr__(self) -> str:
+        # one level only: the generated repr recursed through premises (RecursionError on deep proofs)
+        return f"Proof({self.label!r}, premises={len(self.premises)})"
 
     @property
     def label(self) -> str:

@@ -114,3 +114,5 @@ def test_a_deep_proof_displays_without_recursion():
     assert result.answers
     assert "..." in _check_html(result._repr_html_())
     assert "..." in _rich_text(result)
+    assert repr(result.answers[0].proof).startswith("Proof('(path (a n0) (b n3000))  by rule hop', premises=2)")
+    assert "ProofResult(" in repr(result)  # the generated repr recursed through every premise
