@@ -47,7 +47,8 @@ def _fail(message: str) -> None:
     raise typer.Exit(1)
 
 
-def _load(files: list[Path], allow_unsafe: bool):
+def load_or_exit(files: list[Path], allow_unsafe: bool):
+    """The knowledge base of `files` (kb ask, explain, show); located errors on stderr and exit 1."""
     import rules
 
     from .kb_check import allow_unsafe_setting
@@ -135,7 +136,7 @@ def ask(
     if all_answers and limit is not None:
         _fail("give --all or --limit N, not both")
     *files, goal = files_and_goal
-    kb = _load([Path(f) for f in files], allow_unsafe)
+    kb = load_or_exit([Path(f) for f in files], allow_unsafe)
     fact_list = read_facts_file(facts)
     console = Console()
     found: list[dict] = []  # JSON answers (without proofs) or nothing in text mode
@@ -225,7 +226,7 @@ def explain(
     from chaining import explain as ex
     from chaining.backward import BackwardError, ScriptedProvider, Session
 
-    kb = _load(files, allow_unsafe)
+    kb = load_or_exit(files, allow_unsafe)
     fact_list = read_facts_file(facts)
     console = Console()
     try:

@@ -18,17 +18,9 @@ def show(
     allow_unsafe: Annotated[bool, typer.Option("--allow-unsafe", help="Permit functions that reach the OS.")] = False,
 ) -> None:
     """Print the knowledge base's CLIPS text (decision tables as the rules generated from their rows)."""
-    import rules
+    from .kb_ask import load_or_exit
 
-    from .kb_check import allow_unsafe_setting
-
-    try:
-        kb = rules.load_knowledge_base(files, allow_unsafe=allow_unsafe_setting(allow_unsafe))
-    except rules.RuleError as exc:
-        for d in exc.diagnostics:
-            typer.echo(str(d), err=True)
-        typer.echo(f"error: {len(exc.diagnostics)} error(s) in the knowledge base", err=True)
-        raise typer.Exit(1) from None
+    kb = load_or_exit(files, allow_unsafe)  # located errors on stderr, exit 1
     for filename, text in kb.sources:
         typer.echo(f";;; {filename}")
         typer.echo(text.rstrip("\n"))
