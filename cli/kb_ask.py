@@ -19,7 +19,8 @@ carry their proof (JSON: one flat list of proof steps shared by the answers, `st
 `proof` the id of its root step). A goal over a relation nothing defines is an error (with "did you
 mean"); premises over such relations are warned about.
 Exit codes: ask: 0 done (also when there is no answer); 1 bad files, facts, goal or answers, or a limit
-hit. explain: 1 also when no fact matches the pattern (HOW).
+hit; 2 a goal whose field count no fact of its relation has (`(parent ?x ?y ?z)` when parents have 2).
+explain: 1 also when no fact matches the pattern (HOW).
 """
 
 from __future__ import annotations
@@ -125,7 +126,7 @@ def ask(
 ) -> None:
     """Prove a goal backwards; print each answer's bindings and proof (HOW) as it is found."""
     from chaining.backward import BackwardError, ProverConfig, ScriptedProvider, Session, parse_goal
-    from chaining.backward.check import unknown_in_goal, unknown_premises
+    from chaining.backward.check import unknown_in_goal, unknown_premises, wrong_arity_in_goal
     from chaining.explain import how_tree
 
     if len(files_and_goal) < 2:
@@ -167,6 +168,10 @@ def ask(
         unknown = unknown_in_goal(kb, parse_goal(goal, kb), given)
         if unknown:  # as Prolog's unknown procedure: an error, not "no"
             _fail("; ".join(str(u) for u in unknown))
+        wrong = wrong_arity_in_goal(kb, parse_goal(goal, kb), session.index.field_counts())
+        if wrong:  # a usage error, as Prolog's unknown procedure parent/3 (exit 2)
+            typer.echo("error: " + "; ".join(f"goal:1:{col}: {msg}" for col, msg in wrong), err=True)
+            raise typer.Exit(2)
         result = session.prove_sync(
             goal, limit=None if all_answers else (limit or 1), on_answer=on_answer, keep=False, proofs=mode != "none"
         )

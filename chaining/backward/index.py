@@ -38,6 +38,15 @@ class FactIndex:
         self.by_relation.setdefault(fact.template, []).append(BaseFact(fact, source, cf, proof))
         self._indexes.clear()
 
+    def field_counts(self) -> dict[str, set[int]]:
+        """Ordered relation -> the numbers of fields its base facts have (template facts left out)."""
+        out: dict[str, set[int]] = {}
+        for rel, facts in self.by_relation.items():
+            for bf in facts:
+                if bf.fact.is_ordered:
+                    out.setdefault(rel, set()).add(len(bf.fact.values))
+        return out
+
     def count(self, relation: str) -> int:
         return len(self.by_relation.get(relation, ()))
 
