@@ -123,6 +123,13 @@ def ask(
     ] = DEFAULT_MAX_DEPTH,
     timeout: Annotated[float, typer.Option("--timeout", min=0.001, help="Seconds before giving up.")] = 30.0,
     allow_unsafe: Annotated[bool, typer.Option("--allow-unsafe", help="Permit functions that reach the OS.")] = False,
+    models: Annotated[
+        Path | None,
+        typer.Option(
+            "--models",
+            help="Model catalogue for the model-backed relations (;@model); default: models/catalog.yaml.",
+        ),
+    ] = None,
 ) -> None:
     """Prove a goal backwards; print each answer's bindings and proof (HOW) as it is found."""
     from chaining.backward import BackwardError, ProverConfig, ScriptedProvider, Session, parse_goal
@@ -160,7 +167,11 @@ def ask(
     try:
         provider = ScriptedProvider.from_json_file(answers) if answers else _terminal_provider(console)
         session = Session(
-            kb, facts=fact_list, provider=provider, config=ProverConfig(max_depth=max_depth, timeout=timeout)
+            kb,
+            facts=fact_list,
+            provider=provider,
+            models=_catalog_models(kb, models, timeout),
+            config=ProverConfig(max_depth=max_depth, timeout=timeout),
         )
         given = set(session.index.by_relation)
         for u in unknown_premises(kb, given):
@@ -198,8 +209,32 @@ def ask(
         console.print(f"({more}; --all for every answer)", markup=False, style="dim")
     for s in result.skipped_rules:
         console.print(f"skipped rule {s.rule}: {s.reason}", markup=False, style="dim")
+    for call in result.model_calls:
+        console.print(
+            f"model {call['model']}@{call['version'][:12]}: one call, batch {call['batch']}", markup=False, style="dim"
+        )
     for w in result.warnings:
         typer.echo(f"warning: {w}", err=True)
+
+
+def _catalog_models(kb, catalog_file: Path | None, timeout: float):
+    """The models answering `kb`'s model-backed relations (None when it has none), loaded on first use
+    through the pipelines' catalogue; an unknown model is a located error (exit 1)."""
+    if not any(spec.model is not None for spec in kb.askable_specs.values()):
+        return None
+    from workbench.backward_models import CatalogModels, check_bindings
+    from workbench.pipeline.catalog import ModelCatalog
+    from workbench.workbench import default_model_catalog
+
+    if catalog_file is not None and not catalog_file.is_file():
+        _fail(f"--models {catalog_file}: no such catalogue file")
+    catalog = ModelCatalog(catalog_file or default_model_catalog())
+    bad = check_bindings(kb, catalog, load=False)
+    if bad:
+        for d in bad:
+            typer.echo(str(d), err=True)
+        _fail(f"{len(bad)} error(s) in the knowledge base's ;@model annotations")
+    return CatalogModels(catalog, timeout_s=timeout)
 
 
 def _answer_line(n: int, a) -> str:

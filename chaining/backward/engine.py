@@ -87,8 +87,7 @@ class Query(RegionsMixin, QuestionsMixin):
         self.sink: Any = None  # called with each answer instead of collecting it in `out`
         self.n_tables = 0  # tables created (counted by `release`)
         self.pending: list[AskReq] = []  # questions for a model, asked together (`_flush`)
-        provider = session.broker.provider
-        self.batch_asks = provider is not None and getattr(provider, "source", "") == "model"
+        self.batched = session.broker.batched  # spec -> True: questions for a model, collected and asked together
         self.proofs = True  # False: rule conclusions keep no premises or bindings (no HOW wanted)
         self._interned: dict[tuple, tuple] = {}
         self.stopped = False
@@ -128,7 +127,7 @@ class Query(RegionsMixin, QuestionsMixin):
             if not self.steps & 255:
                 self.check_time()
             if type(st) is AskReq:
-                if self.batch_asks:
+                if self.batched(st.spec):
                     self.pending.append(st)  # go on with the other alternatives; asked in one batch
                 else:
                     await self._ask(st)  # a person is asked at once, in the order the proof needs
@@ -298,7 +297,7 @@ class Query(RegionsMixin, QuestionsMixin):
         s = self.s
         yield from self._match_base(p, key, s.index.lookup(key), b, pf, ctx, nxt)
         if spec is not None:
-            fact = s._askable_fact(spec, key, text, self.warnings)
+            fact = s._askable_fact(spec, key, text, self.warnings, p, b)
             if fact is not None:
                 yield AskReq(fact, spec, text, p, key, b, pf, ctx, nxt, None)
         for br, heads in rules or ():

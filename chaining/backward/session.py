@@ -48,6 +48,8 @@ class Session(CallsMixin):
         kb: a validated knowledge base (`rules.load_knowledge_base`).
         facts: working-memory facts (Fact or JSON dicts); deffacts facts are added by CLIPS's reset.
         provider: answers askable facts (PersonProvider, ModelProvider, ScriptedProvider) or None.
+        models: answers the questions of model-backed relations (`;@model`), all pending ones in one
+            `answer_batch` call (`workbench.backward_models.CatalogModels`); None: `provider` answers them.
         config: limits (ProverConfig).
         functions: Python functions callable from the rules (registered with CLIPS by name).
         use_rules: False to match against the given facts only (used for forward WHY NOT).
@@ -62,6 +64,7 @@ class Session(CallsMixin):
         *,
         facts: Iterable[Fact | Mapping] = (),
         provider: Provider | None = None,
+        models: Provider | None = None,
         config: ProverConfig | None = None,
         functions: Mapping[str, Callable] | None = None,
         use_rules: bool = True,
@@ -74,7 +77,7 @@ class Session(CallsMixin):
         self.config = config or ProverConfig()
         self.cf_on = kb.certainty_factors
         self.ev = ClipsEvaluator(kb, functions)
-        self.broker = AskBroker(kb, provider)
+        self.broker = AskBroker(kb, provider, models=models)
         self._multislots = {name: {s for s, d in t.slots.items() if d.multislot} for name, t in kb.templates.items()}
         self.index = FactIndex()
         self.plans: dict = {}  # compiled matching plans of patterns (matcher.compile_pattern)
@@ -210,6 +213,8 @@ class Session(CallsMixin):
         unknown = unknown_in_goal(self.kb, ces, self.index.by_relation)  # reported in warnings (no answers)
         deadline = None if self.config.timeout is None else time.monotonic() + self.config.timeout
         asked_before = len(self.broker.asked)
+        model_calls = getattr(self.broker.models, "calls", None)
+        calls_before = len(model_calls) if model_calls is not None else 0
         self.ev.deadline = None if self.config.timeout is None else time.perf_counter() + self.config.timeout
         single = len(ces) == 1 and isinstance(ces[0], ast.Pattern) and not ces[0].address
         exhaust_after = False
@@ -273,6 +278,7 @@ class Session(CallsMixin):
             time.perf_counter() - t0,
             tables,
             count,
+            list(model_calls[calls_before:]) if model_calls is not None else [],
         )
 
     async def _drain(self, q: Query, ces: list[ast.CE], goal: str, c: _Collector) -> bool:
@@ -308,8 +314,11 @@ class Session(CallsMixin):
 
     # ---- questions ----------------------------------------------------------------------------
 
-    def _askable_fact(self, spec, key: tuple, text: str, warnings: list[str]) -> Fact | None:
-        """The fact a call of an askable relation asks about, or None (not identified, or known)."""
+    def _askable_fact(
+        self, spec, key: tuple, text: str, warnings: list[str], p: ast.Pattern | None = None, b: dict | None = None
+    ) -> Fact | None:
+        """The fact a call of an askable relation asks about, or None (not identified, or known).
+        Multislots (not in the call key) are read from the call's pattern `p` under bindings `b`."""
         rel = key[0]
         if key[1] == "o":
             if key[3] is None or any(k is None for k in key[2]):
@@ -318,6 +327,11 @@ class Session(CallsMixin):
             fact = Fact(rel, {IMPLIED: tuple(from_vkey(k) for k in key[2])})
         else:
             bound = dict(key[2])
+            for slot in self._multislots.get(rel, ()):
+                if slot in spec.key_slots and p is not None:
+                    v = _multislot_value(p, b or {}, slot)
+                    if v is not None:
+                        bound[slot] = vkey(v)
             missing = [s for s in spec.key_slots if s not in bound]
             if missing:
                 warnings.append(f"cannot ask {text}: slot(s) {', '.join(missing)} must be bound to ask it")
@@ -340,7 +354,7 @@ class Session(CallsMixin):
             chain = chain[1:]  # a one-pattern query: its goal is the first rule's goal
         why = [c.text + (f" by rule {c.rule}" if c.rule else "") for c in chain] + [fact_text(fact)]
         question = question_for(spec, fact, why)
-        if self.broker.provider is None and question.key not in self.broker.cache:
+        if self.broker.provider_for(question) is None and question.key not in self.broker.cache:
             # No one to ask (e.g. over HTTP): the fact is unknown; say so instead of failing the proof.
             warnings.append(f"not asked, no provider: {question.text} {question.fact_text}")
             return None, None, None
@@ -351,6 +365,32 @@ class Session(CallsMixin):
         cf = (answer.certainty if answer.certainty is not None else 1.0) if self.cf_on else None
         proof = Proof("asked", got, answer.source, certainty=cf, detail=f"{question.text} -> {answer.text}")
         return got, proof, cf
+
+
+def _multislot_value(p: ast.Pattern, b: dict, slot: str) -> tuple | None:
+    """The value of multislot `slot` in pattern `p` when every field of it is a constant or bound
+    (`(pixels $?p)` with ?p bound), else None."""
+    from .matcher import _const
+
+    for sc in p.slots:
+        if sc.name != slot:
+            continue
+        out: list = []
+        for f in sc.fields:
+            if isinstance(f, ast.Wildcard) or len(f.alternatives) != 1 or len(f.alternatives[0]) != 1:
+                return None
+            t = f.alternatives[0][0]
+            if t.negated:
+                return None
+            if t.kind == "constant":
+                out.append(_const(t.value))
+            elif t.kind in ("variable", "mf_variable") and str(t.value.value) in b:
+                v = b[str(t.value.value)]
+                out.extend(v if isinstance(v, tuple) else (v,))
+            else:
+                return None
+        return tuple(out)
+    return None
 
 
 class _Collector:
