@@ -83,7 +83,9 @@ class Session(CallsMixin):
         self.plans: dict = {}  # compiled matching plans of patterns (matcher.compile_pattern)
         given = [self._normalise(f) for f in as_facts(list(facts))]
         deffacts_cf = self._deffacts_certainty()
-        loaded = self.ev.base_facts(given, include_deffacts)
+        loaded = self.ev.plain_base_facts() if not given and include_deffacts else None
+        if loaded is None:  # templates, globals, modules or given facts: CLIPS reads the facts
+            loaded = self.ev.base_facts(given, include_deffacts)
         wm = [i for i, (_, source) in enumerate(loaded) if source == "working-memory"]
         if keep_ids and len(wm) == len(given):  # keep the caller's ids (e.g. a forward run's fact ids)
             for i, g in zip(wm, given):
@@ -119,19 +121,16 @@ class Session(CallsMixin):
     def _tabled_relations(self) -> set[str]:
         """Relations evaluated with tables: those on a cycle of the rule graph (a relation's rules
         use, perhaps through others, the relation itself); with certainty factors every derived one."""
-        import networkx as nx
-
         if self.cf_on:
             return set(self.rules_for)
-        g = nx.DiGraph()
+        graph: dict[str, set[str]] = {}
         for rel, pairs in self.rules_for.items():
-            g.add_node(rel)
+            uses = graph.setdefault(rel, set())
             for br, _ in pairs:
-                for used in premise_relations(br.rule.lhs):
-                    g.add_edge(rel, used)
+                uses.update(premise_relations(br.rule.lhs))
         out: set[str] = set()
-        for comp in nx.strongly_connected_components(g):
-            if len(comp) > 1 or any(g.has_edge(r, r) for r in comp):
+        for comp in strongly_connected(graph):
+            if len(comp) > 1 or any(r in graph.get(r, ()) for r in comp):
                 out |= comp
         return out
 
@@ -365,6 +364,49 @@ class Session(CallsMixin):
         cf = (answer.certainty if answer.certainty is not None else 1.0) if self.cf_on else None
         proof = Proof("asked", got, answer.source, certainty=cf, detail=f"{question.text} -> {answer.text}")
         return got, proof, cf
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
+    """Strongly connected components of a directed graph `node -> successors` (Tarjan's algorithm,
+    iterative, so a rule graph of any depth is fine; networkx costs a second of start-up to import)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    out: list[set[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(graph.get(root, ())))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, succ = work[-1]
+            nxt = next(succ, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(graph.get(nxt, ()))))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                comp = set()
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.add(w)
+                    if w == node:
+                        break
+                out.append(comp)
+    return out
 
 
 def _multislot_value(p: ast.Pattern, b: dict, slot: str) -> tuple | None:
