@@ -37,6 +37,7 @@ from rules.printer import ce_text, expr_text
 
 from . import certainty as cfm
 from .asking import QuestionsMixin
+from .calls import make_fact
 from .errors import BackwardError, DepthLimitError, EvaluationError, ProofTimeout
 from .frames import (
     TOP,
@@ -56,7 +57,7 @@ from .frames import (
     record_derivation,
 )
 from .matcher import match_list
-from .proof import Proof
+from .proof import NO_BINDINGS, Proof
 from .regions import RegionsMixin
 from .terms import fact_key, vkey
 from .text import instantiated_ce, instantiated_expr, instantiated_text
@@ -422,7 +423,8 @@ class Query(RegionsMixin, QuestionsMixin):
 
     def _tkey(self, f: Fact) -> tuple:
         """A table's key for an answer: `fact_key` (certainty factors compare it with proofs' facts), or for
-        ordered facts a smaller key built from one shared typed key per value."""
+        ordered facts a smaller key: the tuple of one shared typed key per value (never equal to a
+        `fact_key`, whose first item is the relation's name)."""
         slots = f.slots
         vals = slots.get(IMPLIED)
         if vals is None or len(slots) != 1 or self.s.cf_on:
@@ -435,11 +437,63 @@ class Query(RegionsMixin, QuestionsMixin):
             if k is None:
                 k = interned[tv] = vkey(v)
             out.append(k)
-        return (f.template, tuple(out))
+        return tuple(out)  # a table holds one relation: its name need not be in every key
+
+    def _conclude_tabled(self, r: Ret, t: Table, b: dict, pf: tuple) -> bool:
+        """The common case of a tabled conclusion, without building a fact for a derivation the table
+        already has: an ordered head of plain variables, no certainty factors. Returns False when the
+        head is not of that kind (`_conclude` then does the general work)."""
+        s = self.s
+        h = r.heads[0]
+        got = s.plans.get(id(h))
+        names = got[1] if got is not None and got[0] is h else s._head_variables(h)
+        if not names:
+            return False
+        try:
+            vals = tuple([b[n] for n in names])
+        except KeyError:
+            return False
+        interned = self._interned
+        ks = []
+        for v in vals:
+            tv0 = type(v)
+            if tv0 is tuple or tv0 is Fact:  # a multifield spliced in, or a fact address
+                return False
+            tv = (tv0, v)
+            k = interned.get(tv)
+            if k is None:
+                k = interned[tv] = vkey(v)
+            ks.append(k)
+        fk = tuple(ks)  # as `_tkey` keys an ordered answer
+        if t.dead or fk in t.by_key:
+            return True  # a derivation of an answer the table has: nothing new
+        key = r.key
+        if key[0] != h.relation or key[1] != "o":
+            return False
+        bound = key[2]
+        if (key[3] is not None and key[3] != len(ks)) or len(ks) < len(bound):
+            return True
+        for i, k in enumerate(bound):
+            if k is not None and k != ks[i]:
+                return True  # does not fit the call
+        f = make_fact(h.relation, {IMPLIED: vals})
+        br = r.br
+        if self.proofs:
+            shown = {k: v for k, v in b.items() if not isinstance(v, Fact)} if br.name in s._addressed else b
+            proof = Proof("rule", f, rule=br.name, bindings=shown, premises=pf)
+        else:
+            proof = Proof("rule", f, rule=br.name, bindings=NO_BINDINGS, premises=())
+        self._add(t, f, proof, None, (), fk)
+        return True
 
     def _conclude(self, r: Ret, b: dict, pf: tuple) -> list:
         s = self.s
         br = r.br
+        t = r.table
+        if t is not None and not s.cf_on and len(r.heads) == 1 and br.name not in s._rhs_bound:
+            done = self._conclude_tabled(r, t, b, pf)
+            if done:
+                return []
         try:
             if br.name in s._rhs_bound:
                 b = s._run_actions(br, b)
@@ -455,7 +509,6 @@ class Query(RegionsMixin, QuestionsMixin):
             cf = cfm.rule_conclusion(br.certainty, premise_cf)
         shown = None
         out: list = []
-        t = r.table
         for f in facts:
             if t is not None:
                 if t.dead or not s._key_matches(r.key, f):
@@ -470,7 +523,7 @@ class Query(RegionsMixin, QuestionsMixin):
             if self.proofs:
                 proof = Proof("rule", f, rule=br.name, bindings=shown, premises=pf, certainty=cf)  # type: ignore[arg-type]
             else:  # the caller wants no proofs: keep the conclusion only (a large query's memory)
-                proof = Proof("rule", f, rule=br.name, certainty=cf)
+                proof = Proof("rule", f, rule=br.name, bindings=NO_BINDINGS, premises=(), certainty=cf)
             if t is not None:
                 sig = (
                     (br.name, tuple(fact_key(p.fact) if p.fact is not None else (p.kind, p.detail) for p in pf))

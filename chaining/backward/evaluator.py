@@ -30,7 +30,7 @@ from rules.facts import IMPLIED, Fact, String, Symbol
 from rules.printer import expr_text
 
 from .errors import EvaluationError, ProofTimeout
-from .terms import Bindings, Value, clips_text, from_clips, vkey
+from .terms import Bindings, Value, clips_text, from_clips, make_fact, vkey
 
 
 class ClipsEvaluator:
@@ -128,7 +128,7 @@ class ClipsEvaluator:
                 if key in seen:
                     continue
                 seen.add(key)
-                out.append((Fact(rel, {IMPLIED: tuple(values)}, len(out) + 1), "deffacts"))
+                out.append((make_fact(rel, {IMPLIED: tuple(values)}, len(out) + 1), "deffacts"))  # constants: no checks
         return out
 
     def base_facts(self, facts: Iterable[Fact], include_deffacts: bool = True) -> list[tuple[Fact, str]]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from rules.facts import IMPLIED, Fact
 
-from .proof import Proof
+from .proof import NO_BINDINGS, Proof
 from .terms import vkey
 
 
@@ -34,7 +34,7 @@ class FactIndex:
     _indexes: dict[tuple, dict[tuple, list[BaseFact]]] = field(default_factory=dict)
 
     def add(self, fact: Fact, source: str, cf: float | None) -> None:
-        proof = Proof("fact", fact, source, certainty=cf, fact_id=fact.id)
+        proof = Proof("fact", fact, source, bindings=NO_BINDINGS, premises=(), certainty=cf, fact_id=fact.id)
         self.by_relation.setdefault(fact.template, []).append(BaseFact(fact, source, cf, proof))
         self._indexes.clear()
 

@@ -179,6 +179,9 @@ def _simple_field(f: ast.Field):
     return None
 
 
+_PLAIN = frozenset((Symbol, String, int, float))  # equal values of one of these types have equal `vkey`s
+
+
 def compile_pattern(p: ast.Pattern, multislots: set[str] | None, cache: PlanCache):
     """A plan for matching `p` without generators: ("o", n, fields) for an ordered pattern of single
     fields, ("t", [(slot, field)]) for a template pattern of single-field, single-value slots; None
@@ -238,7 +241,10 @@ def match_list(
                 return []
             continue
         if arg in out:
-            if vkey(out[arg]) != vkey(v):
+            a = out[arg]
+            if a is v or (type(a) is type(v) and type(v) in _PLAIN and a == v):
+                continue  # the same typed value (the common case): no keys needed
+            if vkey(a) != vkey(v):
                 return []
             continue
         if not copied:

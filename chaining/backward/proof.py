@@ -17,6 +17,9 @@ from .terms import Value, bindings_json, fact_text
 PROOF_KINDS = ("fact", "asked", "rule", "test", "not", "exists", "forall", "goal", "combined")
 
 
+NO_BINDINGS: dict = {}  # shared by the conclusions of a proof run without HOW (never mutated)
+
+
 @dataclass(slots=True, repr=False)
 class Proof:
     """One node of a proof tree.

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from rules import KnowledgeBase, ast
-from rules.facts import IMPLIED, Fact, String
+from rules.facts import IMPLIED, Fact, String, Symbol
 
 from . import certainty as cfm
 from .askable import AskBroker, Provider, answered_fact, question_for
@@ -435,6 +435,19 @@ def _multislot_value(p: ast.Pattern, b: dict, slot: str) -> tuple | None:
     return None
 
 
+_TAGS = {Symbol: "y", String: "s", int: "i", float: "f"}
+
+
+def _answer_key(fact: Fact) -> tuple:
+    """`fact_key` of an answer, built inline for an ordered fact (the common case: one call per answer)."""
+    slots = fact.slots
+    vals = slots.get(IMPLIED)
+    if vals is None or len(slots) != 1:
+        return fact_key(fact)
+    tags = _TAGS
+    return (fact.template, tuple([(t, v) if (t := tags.get(type(v))) is not None else vkey(v) for v in vals]))
+
+
 class _Collector:
     """The answers of one `prove`: de-duplicated, counted, streamed to `on_answer`, kept or not."""
 
@@ -454,7 +467,8 @@ class _Collector:
             fact = pf[0].fact
             bindings = {k: b[k] for k in goal_vars if k in b}
             # a simple pattern's bindings are a function of the fact: the fact identifies the answer
-            bk = fact_key(fact) if self.simple else (fact_key(fact), _bindings_key(bindings))
+            fk = _answer_key(fact)
+            bk = fk if self.simple else (fk, _bindings_key(bindings))
             a = Answer(bindings, pf[0], fact, pf[0].certainty, self.truth)
         else:
             bindings = {k: b[k] for k in goal_vars if k in b and not isinstance(b[k], Fact)}

@@ -82,3 +82,14 @@ def fact_text(f: Fact) -> str:
 
 def bindings_json(b: Mapping[str, Value]) -> dict[str, Any]:
     return {k: to_json(v) for k, v in b.items()}
+
+
+def make_fact(template: str, slots: dict[str, Value], id: int | None = None) -> Fact:
+    """A Fact from values the prover already holds (bound from facts, or computed by CLIPS), without
+    re-checking each value as `Fact(...)` does for data from outside (a rule conclusion is made
+    once per derivation, so that check was most of the cost of a large query)."""
+    f = object.__new__(Fact)
+    object.__setattr__(f, "template", template)
+    object.__setattr__(f, "slots", slots)
+    object.__setattr__(f, "id", id)
+    return f
