@@ -11,25 +11,17 @@ reachable from its text; values substituted in are quoted constants.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
 
-import clips
-
-from chaining.forward.clips_halt import WATCHDOG
-from chaining.forward.clips_halt import clear as clear_halt
-from chaining.forward.clips_memory import WorkingMemory
-from chaining.forward.clips_recursion import (
-    DEFAULT_MAX_CALL_DEPTH,
-    CallDepthGuard,
-    depth_message,
-    recursive_functions,
-    watch_if_recursive,
-)
-from chaining.forward.clips_trace import OutputRouter
 from rules import KnowledgeBase, ast
 from rules.facts import IMPLIED, Fact, String, Symbol
 from rules.printer import expr_text
 
 from .errors import EvaluationError, ProofTimeout
+
+if TYPE_CHECKING:
+    import clips
+
 from .terms import Bindings, Value, clips_text, from_clips, make_fact, vkey
 
 
@@ -57,6 +49,19 @@ class ClipsEvaluator:
         return self._env  # type: ignore[return-value]
 
     def _build(self) -> None:
+        # CLIPS (clipspy, cffi) and the forward engine's helpers load only now: a proof over plain
+        # facts that evaluates nothing never pays for them.
+        import clips
+
+        from chaining.forward.clips_memory import WorkingMemory
+        from chaining.forward.clips_recursion import (
+            DEFAULT_MAX_CALL_DEPTH,
+            CallDepthGuard,
+            recursive_functions,
+            watch_if_recursive,
+        )
+        from chaining.forward.clips_trace import OutputRouter
+
         kb, functions = self.kb, self.functions
         self._env = clips.Environment()
         # What CLIPS prints goes to a buffer (cleared after each call), never to the process's stdout;
@@ -81,6 +86,9 @@ class ClipsEvaluator:
         self.memory = WorkingMemory(self.env)  # reads facts by pointer (any module), retains none
 
     def _check_depth(self, where: str) -> None:
+        from chaining.forward.clips_halt import clear as clear_halt
+        from chaining.forward.clips_recursion import depth_message
+
         self._out.pieces.clear()
         guard = self._out.guard
         if guard is not None and guard.tripped is not None:
@@ -142,6 +150,8 @@ class ClipsEvaluator:
         Raises:
             EvaluationError: a given fact does not fit its template (message names the fact).
         """
+        import clips
+
         self.env.reset()
         self._check_depth("reset (deffacts, defglobals)")
         if not include_deffacts:
@@ -236,6 +246,10 @@ class ClipsEvaluator:
             EvaluationError: CLIPS reports an error, or recursion passed the call-depth limit.
             ProofTimeout: the expression was still running at the proof's deadline.
         """
+        import clips
+
+        from chaining.forward.clips_halt import WATCHDOG
+
         self.calls += 1
         env = self.env._env
         armed = self.deadline is not None

@@ -71,8 +71,6 @@ class Session(CallsMixin):
         include_deffacts: bool = True,
         keep_ids: bool = False,
     ):
-        from chaining.forward.base import as_facts  # the shared normaliser of facts given as data
-
         self.kb = kb
         self.config = config or ProverConfig()
         self.cf_on = kb.certainty_factors
@@ -81,7 +79,12 @@ class Session(CallsMixin):
         self._multislots = {name: {s for s, d in t.slots.items() if d.multislot} for name, t in kb.templates.items()}
         self.index = FactIndex()
         self.plans: dict = {}  # compiled matching plans of patterns (matcher.compile_pattern)
-        given = [self._normalise(f) for f in as_facts(list(facts))]
+        facts = list(facts)
+        if facts:
+            from chaining.forward.base import as_facts  # the shared normaliser of facts given as data
+
+            facts = as_facts(facts)
+        given = [self._normalise(f) for f in facts]
         deffacts_cf = self._deffacts_certainty()
         loaded = self.ev.plain_base_facts() if not given and include_deffacts else None
         if loaded is None:  # templates, globals, modules or given facts: CLIPS reads the facts

@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import clips
-
 from rules.facts import IMPLIED, Fact, String, Symbol, is_symbol_token, quote_string, to_json, typed_value
 
 # The typed identity lives in rules.facts (shared with the pipeline); re-exported for the prover.
@@ -30,6 +28,8 @@ def same(a: Value, b: Value) -> bool:
 
 def from_clips(v: Any) -> Value:
     """A clipspy value as ours (clips.Symbol -> Symbol, str -> String, tuple -> tuple)."""
+    import clips  # loaded once CLIPS has given a value: a proof that evaluates nothing never loads it
+
     if isinstance(v, (tuple, list)):
         return tuple(from_clips(x) for x in v)
     if isinstance(v, clips.Symbol):
