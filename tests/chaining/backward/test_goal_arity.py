@@ -43,3 +43,39 @@ def test_spliced_conclusions_may_have_any_length(tmp_path: Path) -> None:
     assert wrong_arity_in_goal(kb, parse_goal("(plan ?a ?b ?c)", kb), counts) == []
     assert wrong_arity_in_goal(kb, parse_goal("(start ?a ?b)", kb), counts)[0][0] == 2
     assert [a.bindings for a in s.prove_sync("(plan ?a ?b ?c)").answers] == [{"a": "a", "b": "b", "c": "c"}]
+
+
+def test_plain_kb_ask_command_line_runs_without_typer_and_answers_alike(tmp_path: Path) -> None:
+    """`workbench kb ask FILE GOAL [options]` skips typer (and the pydantic it imports): start-up time;
+    the answers and exit codes are those of the typer command."""
+    import json
+    import subprocess
+    import sys
+
+    from chaining.backward.results import DEFAULT_MAX_DEPTH
+    from cli.kb_ask_run import DEFAULT_MAX_DEPTH as CLI_DEFAULT
+
+    assert CLI_DEFAULT == DEFAULT_MAX_DEPTH
+    probe = (
+        "import sys, cli\n"
+        "try:\n    cli.main()\nexcept SystemExit as e:\n    code = e.code\n"
+        "print('MODULES', 'typer' in sys.modules, 'pydantic' in sys.modules, code, file=sys.stderr)\n"
+    )
+    for args, code in (
+        (["(ancestor ?x otto)", "--all", "--json", "--proofs", "first"], 0),
+        (["(parent ?x ?y ?z)"], 2),
+        (["(ancestr ?x otto)", "--json"], 1),
+    ):
+        fast = subprocess.run(
+            [sys.executable, "-c", probe, "kb", "ask", KB, *args], capture_output=True, text=True, timeout=120
+        )
+        assert f"MODULES False False {code}" in fast.stderr, fast.stderr
+        slow = runner.invoke(app, ["kb", "ask", KB, *args])
+        assert slow.exit_code == code
+        if code == 0:
+            a, b = json.loads(fast.stdout), json.loads(slow.stdout)
+            for doc in (a, b):
+                doc.pop("seconds")
+            assert a == b
+        else:
+            assert fast.stderr.split("MODULES")[0].strip() == slow.stderr.strip()
