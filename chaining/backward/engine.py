@@ -32,12 +32,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from rules import ast
-from rules.facts import IMPLIED, Fact
 from rules.printer import ce_text, expr_text
 
-from . import certainty as cfm
 from .asking import QuestionsMixin
-from .calls import make_fact
 from .errors import BackwardError, DepthLimitError, EvaluationError, ProofTimeout
 from .frames import (
     TOP,
@@ -50,16 +47,13 @@ from .frames import (
     Ret,
     Seq,
     Table,
-    TAnswer,
     Top,
     chain_text,
-    mentions,
-    record_derivation,
 )
 from .matcher import match_list
-from .proof import NO_BINDINGS, Proof
+from .proof import Proof
 from .regions import RegionsMixin
-from .terms import fact_key, vkey
+from .tables import TablesMixin
 from .text import instantiated_ce, instantiated_expr, instantiated_text
 
 if TYPE_CHECKING:
@@ -71,7 +65,7 @@ __all__ = ["Query", "Ctx", "Oracle", "Seq", "TOP", "chain_text"]
 # ---- one query ----------------------------------------------------------------------------------
 
 
-class Query(RegionsMixin, QuestionsMixin):
+class Query(RegionsMixin, QuestionsMixin, TablesMixin):
     """The state of one `Session.prove`: choice points, tables, completion stack, answers found."""
 
     def __init__(self, session: Session, deadline: float | None, oracle: Oracle | None = None):
@@ -380,164 +374,3 @@ class Query(RegionsMixin, QuestionsMixin):
                     yield (nxt, b2, pf + (ta.proof,), ctx)
             except EvaluationError as exc:
                 self.warnings.append(f"{ce_text(p)}: {exc}")
-
-    def _deliver(self, ta: TAnswer, consumers: list[tuple]):
-        s = self.s
-        for p, b, pf, ctx, nxt in consumers:
-            ms = s._multislots.get(p.template.rsplit("::", 1)[-1])
-            try:
-                for b2 in match_list(p, ta.fact, b, s.ev, ms, s.plans):
-                    if p.address:
-                        b2 = {**b2, p.address: ta.fact}
-                    yield (nxt, b2, pf + (ta.proof,), ctx)
-            except EvaluationError as exc:
-                self.warnings.append(f"{ce_text(p)}: {exc}")
-
-    def _add(
-        self, t: Table, fact: Fact, proof: Proof, cf: float | None, signature: tuple, k: tuple | None = None
-    ) -> None:
-        """Record an answer of table `t` (`k`: its fact_key, when known); a new answer (or, with
-        certainty factors, a changed certainty) is delivered to every consumer registered so far."""
-        if t.dead:
-            return
-        if k is None:
-            k = self._tkey(fact)
-        ta = t.by_key.get(k)
-        if ta is None:
-            ta = TAnswer(fact, proof, cf, {signature: cf} if cf is not None else None)
-            t.by_key[k] = ta
-            t.answers.append(ta)
-            self.stack.append(self._deliver(ta, list(t.consumers)))
-            return
-        if cf is None or ta.contributions.get(signature) == cf:
-            return
-        is_new = signature not in ta.contributions
-        ta.contributions[signature] = cf
-        if is_new:
-            record_derivation(ta, proof)
-        new_cf = cfm.combine_all(ta.contributions.values())
-        if ta.cf is None or abs(new_cf - ta.cf) > 1e-12:
-            ta.cf = new_cf
-            ta.proof.certainty = new_cf
-            self.stack.append(self._deliver(ta, list(t.consumers)))
-
-    def _tkey(self, f: Fact) -> tuple:
-        """A table's key for an answer: `fact_key` (certainty factors compare it with proofs' facts), or for
-        ordered facts a smaller key: the tuple of one shared typed key per value (never equal to a
-        `fact_key`, whose first item is the relation's name)."""
-        slots = f.slots
-        vals = slots.get(IMPLIED)
-        if vals is None or len(slots) != 1 or self.s.cf_on:
-            return fact_key(f)
-        interned = self._interned
-        out = []
-        for v in vals:
-            tv = (type(v), v)
-            k = interned.get(tv)
-            if k is None:
-                k = interned[tv] = vkey(v)
-            out.append(k)
-        return tuple(out)  # a table holds one relation: its name need not be in every key
-
-    def _conclude_tabled(self, r: Ret, t: Table, b: dict, pf: tuple) -> bool:
-        """The common case of a tabled conclusion, without building a fact for a derivation the table
-        already has: an ordered head of plain variables, no certainty factors. Returns False when the
-        head is not of that kind (`_conclude` then does the general work)."""
-        s = self.s
-        h = r.heads[0]
-        got = s.plans.get(id(h))
-        names = got[1] if got is not None and got[0] is h else s._head_variables(h)
-        if not names:
-            return False
-        try:
-            vals = tuple([b[n] for n in names])
-        except KeyError:
-            return False
-        interned = self._interned
-        ks = []
-        for v in vals:
-            tv0 = type(v)
-            if tv0 is tuple or tv0 is Fact:  # a multifield spliced in, or a fact address
-                return False
-            tv = (tv0, v)
-            k = interned.get(tv)
-            if k is None:
-                k = interned[tv] = vkey(v)
-            ks.append(k)
-        fk = tuple(ks)  # as `_tkey` keys an ordered answer
-        if t.dead or fk in t.by_key:
-            return True  # a derivation of an answer the table has: nothing new
-        key = r.key
-        if key[0] != h.relation or key[1] != "o":
-            return False
-        bound = key[2]
-        if (key[3] is not None and key[3] != len(ks)) or len(ks) < len(bound):
-            return True
-        for i, k in enumerate(bound):
-            if k is not None and k != ks[i]:
-                return True  # does not fit the call
-        f = make_fact(h.relation, {IMPLIED: vals})
-        br = r.br
-        if self.proofs:
-            shown = {k: v for k, v in b.items() if not isinstance(v, Fact)} if br.name in s._addressed else b
-            proof = Proof("rule", f, rule=br.name, bindings=shown, premises=pf)
-        else:
-            proof = Proof("rule", f, rule=br.name, bindings=NO_BINDINGS, premises=())
-        self._add(t, f, proof, None, (), fk)
-        return True
-
-    def _conclude(self, r: Ret, b: dict, pf: tuple) -> list:
-        s = self.s
-        br = r.br
-        t = r.table
-        if t is not None and not s.cf_on and len(r.heads) == 1 and br.name not in s._rhs_bound:
-            done = self._conclude_tabled(r, t, b, pf)
-            if done:
-                return []
-        try:
-            if br.name in s._rhs_bound:
-                b = s._run_actions(br, b)
-            facts = [s._instantiate_head(h, b) for h in r.heads]
-        except EvaluationError as exc:
-            self.warnings.append(f"rule {br.name}: {exc}")
-            return []
-        cf = None
-        if s.cf_on:
-            premise_cf = cfm.conjunction([p.certainty for p in pf if p.certainty is not None])
-            if premise_cf <= s.config.cf_threshold:
-                return []
-            cf = cfm.rule_conclusion(br.certainty, premise_cf)
-        shown = None
-        out: list = []
-        for f in facts:
-            if t is not None:
-                if t.dead or not s._key_matches(r.key, f):
-                    continue
-                fk = self._tkey(f)
-                if not s.cf_on and fk in t.by_key:
-                    continue
-                if s.cf_on and mentions(pf, fk):
-                    continue  # a derivation through itself is not new evidence
-            if shown is None:
-                shown = {k: v for k, v in b.items() if not isinstance(v, Fact)} if br.name in s._addressed else b
-            if self.proofs:
-                proof = Proof("rule", f, rule=br.name, bindings=shown, premises=pf, certainty=cf)  # type: ignore[arg-type]
-            else:  # the caller wants no proofs: keep the conclusion only (a large query's memory)
-                proof = Proof("rule", f, rule=br.name, bindings=NO_BINDINGS, premises=(), certainty=cf)
-            if t is not None:
-                sig = (
-                    (br.name, tuple(fact_key(p.fact) if p.fact is not None else (p.kind, p.detail) for p in pf))
-                    if s.cf_on
-                    else ()
-                )
-                self._add(t, f, proof, cf, sig, fk)
-                continue
-            p = r.p
-            try:
-                for b2 in match_list(p, f, r.b, s.ev, s._multislots.get(f.template), s.plans):
-                    if p.address:
-                        b2 = {**b2, p.address: f}
-                    out.append((r.nxt, b2, r.pf + (proof,), r.ctx))
-            except EvaluationError as exc:
-                self.warnings.append(f"{ce_text(p)}: {exc}")
-        return out
