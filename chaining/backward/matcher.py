@@ -252,3 +252,27 @@ def match_list(
             copied = True
         out[arg] = v
     return [out]
+
+
+def multislot_value(p: ast.Pattern, b: dict, slot: str) -> tuple | None:
+    """The value of multislot `slot` in pattern `p` when every field of it is a constant or bound
+    (`(pixels $?p)` with ?p bound), else None."""
+    for sc in p.slots:
+        if sc.name != slot:
+            continue
+        out: list = []
+        for f in sc.fields:
+            if isinstance(f, ast.Wildcard) or len(f.alternatives) != 1 or len(f.alternatives[0]) != 1:
+                return None
+            t = f.alternatives[0][0]
+            if t.negated:
+                return None
+            if t.kind == "constant":
+                out.append(_const(t.value))
+            elif t.kind in ("variable", "mf_variable") and str(t.value.value) in b:
+                v = b[str(t.value.value)]
+                out.extend(v if isinstance(v, tuple) else (v,))
+            else:
+                return None
+        return tuple(out)
+    return None

@@ -33,10 +33,10 @@ from .errors import BackwardError, NotStratifiedError, ProofTimeout
 from .evaluator import ClipsEvaluator
 from .goals import parse_goal
 from .index import FactIndex
-from .matcher import compile_pattern
+from .matcher import compile_pattern, multislot_value
 from .proof import Proof
 from .results import Answer, ProofResult, ProverConfig
-from .rulebase import BackwardRule, Head, analyse, premise_relations
+from .rulebase import BackwardRule, Head, analyse, premise_relations, strongly_connected
 from .terms import fact_key, fact_text, normalise_fact, same, vkey
 from .text import goal_variables
 
@@ -331,7 +331,7 @@ class Session(CallsMixin):
             bound = dict(key[2])
             for slot in self._multislots.get(rel, ()):
                 if slot in spec.key_slots and p is not None:
-                    v = _multislot_value(p, b or {}, slot)
+                    v = multislot_value(p, b or {}, slot)
                     if v is not None:
                         bound[slot] = vkey(v)
             missing = [s for s in spec.key_slots if s not in bound]
@@ -367,75 +367,6 @@ class Session(CallsMixin):
         cf = (answer.certainty if answer.certainty is not None else 1.0) if self.cf_on else None
         proof = Proof("asked", got, answer.source, certainty=cf, detail=f"{question.text} -> {answer.text}")
         return got, proof, cf
-
-
-def strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
-    """Strongly connected components of a directed graph `node -> successors` (Tarjan's algorithm,
-    iterative, so a rule graph of any depth is fine; networkx costs a second of start-up to import)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    on_stack: set[str] = set()
-    stack: list[str] = []
-    out: list[set[str]] = []
-    for root in graph:
-        if root in index:
-            continue
-        work = [(root, iter(graph.get(root, ())))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, succ = work[-1]
-            nxt = next(succ, None)
-            if nxt is not None:
-                if nxt not in index:
-                    index[nxt] = low[nxt] = len(index)
-                    stack.append(nxt)
-                    on_stack.add(nxt)
-                    work.append((nxt, iter(graph.get(nxt, ()))))
-                elif nxt in on_stack:
-                    low[node] = min(low[node], index[nxt])
-                continue
-            work.pop()
-            if work:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[node])
-            if low[node] == index[node]:
-                comp = set()
-                while True:
-                    w = stack.pop()
-                    on_stack.discard(w)
-                    comp.add(w)
-                    if w == node:
-                        break
-                out.append(comp)
-    return out
-
-
-def _multislot_value(p: ast.Pattern, b: dict, slot: str) -> tuple | None:
-    """The value of multislot `slot` in pattern `p` when every field of it is a constant or bound
-    (`(pixels $?p)` with ?p bound), else None."""
-    from .matcher import _const
-
-    for sc in p.slots:
-        if sc.name != slot:
-            continue
-        out: list = []
-        for f in sc.fields:
-            if isinstance(f, ast.Wildcard) or len(f.alternatives) != 1 or len(f.alternatives[0]) != 1:
-                return None
-            t = f.alternatives[0][0]
-            if t.negated:
-                return None
-            if t.kind == "constant":
-                out.append(_const(t.value))
-            elif t.kind in ("variable", "mf_variable") and str(t.value.value) in b:
-                v = b[str(t.value.value)]
-                out.extend(v if isinstance(v, tuple) else (v,))
-            else:
-                return None
-        return tuple(out)
-    return None
 
 
 _TAGS = {Symbol: "y", String: "s", int: "i", float: "f"}

@@ -13,7 +13,7 @@ import pytest
 import rules
 from chaining.backward import Session
 from chaining.backward.evaluator import ClipsEvaluator
-from chaining.backward.session import strongly_connected
+from chaining.backward.rulebase import strongly_connected
 
 ROOT = Path(__file__).resolve().parents[3]
 FILES = sorted((ROOT / "knowledge_bases").glob("*.clp")) + sorted(
