@@ -45,7 +45,6 @@ class Proof:
     certainty: float | None = None
     detail: str | None = None
     fact_id: int | None = None
-    gen: int = field(default=-1, compare=False, repr=False)  # prover bookkeeping (semi-naive passes)
 
     def __repr__(self) -> str:
         # one level only: the generated repr recursed through premises (RecursionError on deep proofs)

@@ -20,6 +20,18 @@ if TYPE_CHECKING:
     from .engine import Query
 
 
+def table_key(vals: tuple, keys: list) -> tuple:
+    """A table's key for an ordered answer with values `vals` and their typed keys `keys`: `vals`
+    itself when every value is a symbol (the common case; the fact already holds that tuple, and
+    symbols equal as strings are the same symbol), else the tuple of typed keys. The two kinds never
+    compare equal (typed keys are tuples), and neither equals a `fact_key` (its first item is the
+    relation's name; a table holds one relation)."""
+    for v, k in zip(vals, keys):
+        if k[0] != "y" or not isinstance(v, str):
+            return tuple(keys)
+    return vals
+
+
 class TablesMixin:
     """Part of `engine.Query`: table answers and conclusions."""
 
@@ -73,7 +85,7 @@ class TablesMixin:
             if k is None:
                 k = interned[tv] = vkey(v)
             out.append(k)
-        return tuple(out)  # a table holds one relation: its name need not be in every key
+        return table_key(vals, out)
 
     def _conclude_tabled(self, r: Ret, t: Table, b: dict, pf: tuple) -> bool:
         """The common case of a tabled conclusion, without building a fact for a derivation the table
@@ -100,7 +112,7 @@ class TablesMixin:
             if k is None:
                 k = interned[tv] = vkey(v)
             ks.append(k)
-        fk = tuple(ks)  # as `_tkey` keys an ordered answer
+        fk = table_key(vals, ks)  # as `_tkey` keys an ordered answer
         if t.dead or fk in t.by_key:
             return True  # a derivation of an answer the table has: nothing new
         key = r.key
