@@ -63,3 +63,20 @@ def test_strongly_connected_components_match_networkx() -> None:
         ref.add_edges_from((a, b) for a in g for b in g[a])
         ours = sorted(sorted(c) for c in strongly_connected(g))
         assert ours == sorted(sorted(c) for c in nx.strongly_connected_components(ref)), seed
+
+
+def test_tables_keep_a_symbol_and_a_string_of_the_same_text_apart(tmp_path: Path) -> None:
+    """Tabled answers of symbols are keyed by their values (a table key shortcut): the string "a",
+    the integer 1 and the float 1.0 stay answers of their own, as in CLIPS."""
+    f = tmp_path / "t.clp"
+    f.write_text(
+        '(deffacts d (e a b) (e "a" b) (e 1 b) (e 1.0 b) (e b a))\n'
+        "(defrule r1 (e ?x ?y) => (assert (p ?x ?y)))\n"
+        "(defrule r2 (e ?x ?z) (p ?z ?y) => (assert (p ?x ?y)))\n"
+    )
+    s = Session(rules.load_knowledge_base(f))
+    assert "p" in s.tabled
+    got = sorted(repr((type(a.bindings["x"]).__name__, a.bindings["x"])) for a in s.prove_sync("(p ?x a)").answers)
+    assert got == sorted(
+        repr(x) for x in [("Symbol", "a"), ("Symbol", "b"), ("String", "a"), ("int", 1), ("float", 1.0)]
+    )
