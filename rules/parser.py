@@ -56,12 +56,15 @@ def parse(text: str, filename: str = "<string>") -> ast.Module:
     except scan.ScanError as exc:
         line, column = scan.Lines(text).at(exc.offset)
         raise RuleSyntaxError([Diagnostic(filename, line, column, exc.message)]) from None
-    parser = _lark()
-    try:
-        tree = parser.parse(lark_text)
-    except UnexpectedInput as exc:
-        raise RuleSyntaxError([diagnostic(exc, text, filename, parser)]) from None
     builder = _Builder(text, filename)
+    if lark_text:
+        parser = _lark()
+        try:
+            tree = parser.parse(lark_text)
+        except UnexpectedInput as exc:
+            raise RuleSyntaxError([diagnostic(exc, text, filename, parser)]) from None
+    else:
+        tree = Tree("start", [])  # nothing but plain data (or nothing at all)
     try:
         module = builder.module(tree)
     except _BuildError as exc:

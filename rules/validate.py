@@ -64,6 +64,45 @@ class Validator(SlotChecks, ExprChecks):
         self._lhs_var_kinds: dict[str, str] = {}  # variable -> "variable" | "mf_variable" in the rule's LHS
         self.skipped: list[ast.Construct] = []  # constructs CLIPS reports and skips while loading the rest
 
+    def template_shapes(self, facts: FactData) -> bool:
+        """Check plain data with template facts shape by shape (`FactData.shapes()`), reporting nothing.
+
+        Returns True when every shape is valid and no fact has a slot with type, allowed-value or
+        range constraints; False when any fact needs a closer look (`template_data`, then the full
+        check), which then reports the problem at its place.
+        """
+        shapes = facts.shapes()
+        if shapes is None:
+            return False
+        used = set()
+        for name, slots, fields in shapes:
+            key = bare(name)
+            if key in RESERVED_RELATIONS:
+                return False
+            tmpl = self.defs.templates.get(key)
+            used.add(key)
+            if tmpl is None or not tmpl.slots:
+                if slots:
+                    return False
+                continue
+            if fields:
+                return False
+            given: set[str] = set()
+            for slot, count in slots:
+                s = tmpl.slots.get(slot)
+                if s is None or slot in given or (not s.multislot and count != 1):
+                    return False
+                if s.types or s.allowed is not None or s.range is not None:
+                    return False
+                given.add(slot)
+            for n, s in tmpl.slots.items():
+                if n not in given and (d := s.attribute("default")) is not None and len(d.values) == 1:
+                    v = d.values[0]
+                    if isinstance(v, ast.Atom) and v.kind == "variable" and v.value == "NONE":
+                        return False
+        self.defs.used_templates |= used
+        return True
+
     def template_data(self, facts: FactData) -> bool:
         """Check plain data with template facts by reading tokens, without building the AST.
 
@@ -158,7 +197,9 @@ class Validator(SlotChecks, ExprChecks):
             self.template(c)
         elif isinstance(c, ast.FactsDef):
             data = c.facts if isinstance(c.facts, FactData) else None
-            if data is None or not (self.data_facts(data) if data.flat else self.template_data(data)):
+            if data is None or not (
+                self.data_facts(data) if data.flat else self.template_shapes(data) or self.template_data(data)
+            ):
                 self.in_deffacts = True
                 try:
                     for f in c.facts:
