@@ -41,6 +41,8 @@ from .clips_halt import halt
 PROMPT = "CLIPS> "
 # (exit), (exit 3), (load "f"), (load* f), (batch "f"), (batch* f): the whole command, one literal argument
 _SPECIAL = re.compile(rb'^\s*\(\s*(exit|load\*?|batch\*?)\s*("(?:[^"\\]|\\.)*"|[^\s()";]+)?\s*\)\s*$', re.S)
+# (load ...), (batch* ...) whose argument is not one literal file name (an expression, a variable)
+_FILE_COMMAND = re.compile(rb"^\s*\(\s*(load\*?|batch\*?)(?=[\s()])")
 _STRING_OR_COMMENT = re.compile(rb'"(?:[^"\\]|\\.)*"|;[^\n]*')
 _CALL = re.compile(rb"\(\s*([^\s()\";&|~<>]+)")
 _SPACE = frozenset(b" \t\r\n\f")
@@ -190,7 +192,7 @@ class ClipsShell:
             if what == "exit":
                 self.exit_code = _exit_status(arg)
                 return
-            path = _file_argument(arg)
+            path = _file_argument(arg) if arg is None or arg[:1] not in b"?$" else None  # a variable: not a name
             if path is not None:
                 text = _read(path)
                 if text is None:  # nothing to check and nothing read: CLIPS's own answer
@@ -203,6 +205,16 @@ class ClipsShell:
                     return
                 self._route(command, print_result)
                 return
+        head = _FILE_COMMAND.match(command)
+        if head is not None and not self.allow_unsafe:
+            what = head.group(1).decode()
+            self.write(
+                "stderr",
+                f"[WORKBENCH2] Refused: ({what} ...) here needs the file name written out (a string or a symbol), "
+                "so that the safety gate can check the file before CLIPS reads it; start "
+                "`workbench kb shell --allow-unsafe` (or set allow_unsafe_rules) to use a file named otherwise.\n",
+            )
+            return
         if not self._gate(command, "this command"):
             return
         self._route(command, print_result)

@@ -118,6 +118,18 @@ def test_load_or_batch_of_a_missing_file_answers_as_clips_not_as_the_gate(tmp_pa
     assert err.count(b"[ARGACCES3]") == 4 and ours.returncode == 0
 
 
+def test_load_of_a_file_named_by_an_expression_is_refused_naming_the_gate(tmp_path):
+    (tmp_path / "f.clp").write_text("(defrule r => (printout t ran crlf))\n")
+    session = b'(load (str-cat "f" ".clp"))\n(bind ?f "f.clp")\n(batch* ?f)\n(load "f.clp")\n(exit)\n'
+    ours = kb_shell(session, cwd=tmp_path)
+    assert ours.stderr.count(b"[WORKBENCH2] Refused: (load ...) here needs the file name written out") == 1
+    assert ours.stderr.count(b"[WORKBENCH2] Refused: (batch* ...) here needs the file name written out") == 1
+    assert b"--allow-unsafe" in ours.stderr
+    assert ours.stdout.endswith(b"TRUE\n")  # the literal load still works
+    allowed = kb_shell(session, "--allow-unsafe", cwd=tmp_path)
+    assert b"WORKBENCH2" not in allowed.stderr
+
+
 @pytest.mark.parametrize("how", ["option", "setting"])
 def test_a_command_past_the_time_limit_is_halted_and_the_shell_goes_on(tmp_path, how):
     session = (
