@@ -70,7 +70,8 @@ class ClipsShell:
         unsafe: the gated functions, name -> why (default `rules.UNSAFE_FUNCTIONS`).
         time_limit: seconds one command may run (each command of a batch file on its own); past
             it CLIPS is halted (`clips_halt.halt`, as Ctrl-C does), `[WORKBENCH4]` says so on
-            stderr and the loop goes on. None: no limit. Time spent waiting in `(read)` counts.
+            stderr and the loop goes on. None: no limit. Time spent waiting in `(read)` counts (a
+            command blocked there is halted when its input arrives).
 
     Attributes:
         exit_code: set by `(exit [N])`: the loop should end with this status.
