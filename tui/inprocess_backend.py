@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from .backend import JSON, Backend, BackendError, located_in
+from .backend import JSON, Backend, BackendError, ConsoleChannel, located_in
 from .metric_samples import metric_samples
 
 
@@ -81,6 +81,56 @@ class InProcessBackend(Backend):
         from workbench.pipeline import replay
 
         return _call(replay, "recorded_knowledge_base", self.wb, run_id, name)
+
+    # ---- scenario files, decision tables, console programs -----------------------------------
+    def list_scenario_files(self):
+        from workbench import rule_files
+
+        return rule_files.scenario_files(self.kb_dir)
+
+    def read_scenario_file(self, path):
+        from workbench import rule_files
+
+        return _call(rule_files, "read_scenario_file", self.kb_dir, path)
+
+    def run_scenarios(self, path):
+        from workbench import rule_files
+
+        return _call(rule_files, "run_scenario_file", self.kb_dir, path, allow_unsafe=self.wb.library.allow_unsafe)
+
+    def list_decision_tables(self):
+        from workbench import rule_files
+
+        return rule_files.decision_tables(self.kb_dir)
+
+    def decision_table(self, path):
+        from workbench import rule_files
+
+        return _call(rule_files, "decision_table", self.kb_dir, path, allow_unsafe=self.wb.library.allow_unsafe)
+
+    def run_kb_console(self, name, facts, console: ConsoleChannel):
+        """As `workbench kb run`: its engine settings (one worker, 60 s of running not counting the
+        time spent waiting for answers, 512 MiB), the knowledge base as the library loads it."""
+        from chaining.forward import Console, EngineConfig, ForwardEngine, ForwardError, RunawayError
+
+        kb = _call(self.wb.library, "load", name)
+        config = EngineConfig(
+            workers=1, max_firings=None, timeout=60.0, memory_limit=512 << 20, console=Console(console, console)
+        )
+        engine = _call(ForwardEngine, "from_knowledge_base", kb, config=config, functions=self.wb.library.functions)
+        try:
+            result = engine.evaluate(facts)
+        except (RunawayError, ForwardError) as exc:
+            partial = getattr(exc, "partial", None)
+            if partial is None:
+                raise BackendError(f"{type(exc).__name__}: {exc}") from exc
+            doc = _as_dict(partial)
+            return {**doc, "error": str(exc)}
+        except Exception as exc:  # noqa: BLE001 - bad facts and the like: a notification
+            raise BackendError(f"{type(exc).__name__}: {exc}") from exc
+        finally:
+            engine.close()
+        return _as_dict(result)
 
     # ---- consultations ---------------------------------------------------------------------
     def _registry(self) -> Any:
