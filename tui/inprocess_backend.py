@@ -109,28 +109,12 @@ class InProcessBackend(Backend):
         return _call(rule_files, "decision_table", self.kb_dir, path, allow_unsafe=self.wb.library.allow_unsafe)
 
     def run_kb_console(self, name, facts, console: ConsoleChannel):
-        """As `workbench kb run`: its engine settings (one worker, 60 s of running not counting the
-        time spent waiting for answers, 512 MiB), the knowledge base as the library loads it."""
-        from chaining.forward import Console, EngineConfig, ForwardEngine, ForwardError, RunawayError
+        """As `workbench kb run` (`workbench.rule_files.run_console_program`), `console` as its terminal."""
+        from workbench import rule_files
 
-        kb = _call(self.wb.library, "load", name)
-        config = EngineConfig(
-            workers=1, max_firings=None, timeout=60.0, memory_limit=512 << 20, console=Console(console, console)
+        return _as_dict(
+            _call(rule_files, "run_console_program", self.wb.library, name, facts, input=console, output=console)
         )
-        engine = _call(ForwardEngine, "from_knowledge_base", kb, config=config, functions=self.wb.library.functions)
-        try:
-            result = engine.evaluate(facts)
-        except (RunawayError, ForwardError) as exc:
-            partial = getattr(exc, "partial", None)
-            if partial is None:
-                raise BackendError(f"{type(exc).__name__}: {exc}") from exc
-            doc = _as_dict(partial)
-            return {**doc, "error": str(exc)}
-        except Exception as exc:  # noqa: BLE001 - bad facts and the like: a notification
-            raise BackendError(f"{type(exc).__name__}: {exc}") from exc
-        finally:
-            engine.close()
-        return _as_dict(result)
 
     # ---- consultations ---------------------------------------------------------------------
     def _registry(self) -> Any:

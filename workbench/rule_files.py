@@ -8,7 +8,10 @@ One implementation for the TUI's in-process backend and the API's `/v1/scenarios
   --json` prints;
 - decision tables (`*.csv` / `*.xlsx`, `rules.decision_table`): listed, their cells read, and the
   rules generated from their rows (what `workbench kb show` prints for the file) with the located
-  errors of the knowledge base they belong to (`file.csv:ROW:COL: message`).
+  errors of the knowledge base they belong to (`file.csv:ROW:COL: message`);
+- console programs (`run_console_program`): a knowledge base run as `workbench kb run` runs it,
+  with a console other than the process's standard input (the TUI's console pane; in-process
+  only: servers keep refusing console input).
 
 Paths are POSIX paths relative to the knowledge-base folder; anything that would reach outside
 the folder (`..`, an absolute path, a scenario file naming rule files outside it) raises
@@ -164,3 +167,33 @@ def decision_table(kb_dir: str | Path, path: str, *, allow_unsafe: bool = False)
         return doc
     doc["rules"] = next((text for f, text in kb.sources if Path(f).resolve() == full), "")
     return doc
+
+
+# ---- console programs -------------------------------------------------------------------------
+def run_console_program(library: Any, name: str, facts: list[Any], *, input: Any, output: Any) -> dict[str, Any]:
+    """Run knowledge base `name` of a `KnowledgeBaseLibrary` forward with `input` as the program's
+    terminal input and `output` receiving its text as printed (`chaining.forward.Console`: a binary
+    stream with `read1`/`read`, whose b"" is CLIPS's EOF; a text stream with `write`/`flush`).
+
+    The engine is `workbench kb run`'s: one worker, a fresh CLIPS environment closed afterwards,
+    60 s of running (time spent waiting for input not counted), 512 MiB. Blocks until the program
+    ends. Returns `ForwardResult.to_dict()`, plus `"error"` when a rule failed or a limit stopped the
+    run (what ran until then is kept). Raises KnowledgeBaseNotFoundError / KnowledgeBaseError for
+    the knowledge base, rules.FactError for bad facts, ForwardError when nothing ran.
+    """
+    from chaining.forward import Console, EngineConfig, ForwardEngine, ForwardError
+
+    kb = library.load(name)
+    config = EngineConfig(
+        workers=1, max_firings=None, timeout=60.0, memory_limit=512 << 20, console=Console(input, output)
+    )
+    engine = ForwardEngine.from_knowledge_base(kb, config=config, functions=library.functions)
+    try:
+        return engine.evaluate(facts).to_dict()
+    except ForwardError as exc:
+        partial = getattr(exc, "partial", None)
+        if partial is None:
+            raise
+        return {**partial.to_dict(), "error": str(exc)}
+    finally:
+        engine.close()
