@@ -25,10 +25,15 @@ RULES_FIXTURES = Path(__file__).parent / "rules_fixtures"
 SCENARIOS = "loan_policy.scenarios.yaml"
 TABLE = "loan_table/loan.csv"
 # row 3 (approve-north), column 4 (`if applicant.region`): a region the template does not allow
-BROKEN_TABLE = """name,salience,if applicant.income,if applicant.region,if applicant.score,then decision.action,then decision.reason,then decision.limit
-reject-low-income,10,< 1000,,,reject,income below 1000,
+BROKEN_TABLE = (
+    (
+        "name,salience,if applicant.income,if applicant.region,if applicant.score,"
+        "then decision.action,then decision.reason,then decision.limit\n"
+    )
+    + """reject-low-income,10,< 1000,,,reject,income below 1000,
 approve-north,,>= 1000,in north mars,>= 600,approve,good score in the north,5000
 """
+)
 # the animal program: (read) for yes/no, (readline) for the new animal and its question
 ANSWERS = ["yes", "no", "no", "hamster", "Is it small?"]
 
@@ -145,7 +150,9 @@ async def test_scenarios_through_both_backends_match_kb_test(rules_workspace, an
     assert str(kb) not in json.dumps(broken)  # no server paths
 
     (rules_workspace / "outside.clp").write_text("(deftemplate t (slot a))\n")
-    (kb / "escape.yaml").write_text("knowledge_base: ../outside.clp\nscenarios:\n  - name: x\n    expect: {fired: [a]}\n")
+    (kb / "escape.yaml").write_text(
+        "knowledge_base: ../outside.clp\nscenarios:\n  - name: x\n    expect: {fired: [a]}\n"
+    )
     for path in ("escape.yaml", "../pipelines/loan.yaml", "missing.yaml"):
         with pytest.raises(BackendError):
             any_backend.run_scenarios(path)
@@ -199,9 +206,7 @@ async def test_a_decision_table_is_shown_with_its_generated_rules(rules_workspac
         problems = screen.query_one("#kb-problems")
         shown_lines = [str(problems.get_option_at_index(i).prompt) for i in range(problems.option_count)]
         assert shown_lines[0].startswith("loan_table/loan.csv:3:4: ")
-        assert [s.split("loan_table/", 1)[1] for s in shown_lines] == [
-            c.split("loan_table/", 1)[1] for c in cli_lines
-        ]
+        assert [s.split("loan_table/", 1)[1] for s in shown_lines] == [c.split("loan_table/", 1)[1] for c in cli_lines]
         assert "mars" in shown_lines[0] and str(screen.query_one("#kb-tabs").active) == "tab-problems"
         assert "✗ 1 problem" in str(screen.query_one("#kb-status").render())
 
@@ -324,3 +329,24 @@ def test_scenario_and_table_routes_on_uvicorn(rules_workspace, live_server):
         schema = http.get("/openapi.json").json()
         ok = schema["paths"]["/v1/scenarios/run"]["post"]["responses"]["200"]["content"]["application/json"]
         assert ok["schema"]["$ref"].endswith("/ScenarioReport")
+
+
+async def test_a_waiting_program_ends_when_restarted_or_when_the_app_quits(rules_workspace, backend, helpers):
+    app = RecordingApp(backend, mode="kb")
+    async with app.run_test(size=helpers.SIZE) as pilot:
+        await helpers.settle(pilot)
+        screen = app.screen
+        assert screen.query_one(FileTree).select_path("animal.clp")
+        await pilot.press("enter")
+        await helpers.settle(pilot)
+        await pilot.press("f6")
+        await helpers.wait_until(pilot, lambda: screen.console.waiting.is_set(), what="a prompt")
+        first = screen.console
+        await pilot.press("f6")  # start again: the first run gets EOF and ends; its text stays out of the pane
+        await helpers.wait_until(pilot, lambda: screen.console is not first and screen.console.waiting.is_set())
+        assert first.closed
+        await pilot.pause(0.3)
+        assert screen.console_text == "Is the animal warm-blooded? (yes or no) "
+        waiting = screen.console
+    # the app quit while the program waited: it got EOF (no thread left blocked)
+    assert waiting.closed

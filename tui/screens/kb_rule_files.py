@@ -58,17 +58,17 @@ class ScenariosRan(Message):
 class ConsoleOutput(Message):
     """Text a console program printed (posted from the engine's thread)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, channel: ConsoleChannel, text: str) -> None:
         super().__init__()
-        self.text = text
+        self.channel, self.text = channel, text
 
 
 class ConsoleEnded(Message):
     """A console program ended; `result` is the run document (None when it failed to start)."""
 
-    def __init__(self, name: str, result: dict[str, Any] | None) -> None:
+    def __init__(self, channel: ConsoleChannel, name: str, result: dict[str, Any] | None) -> None:
         super().__init__()
-        self.name, self.result = name, result
+        self.channel, self.name, self.result = channel, name, result
 
 
 class ConsoleInput(Input):
@@ -250,24 +250,26 @@ class RuleFilesMixin(Screen):
         name = self.backend.kb_name_for(self.path)
         log = self.query_one("#kb-console-log", RichLog)
         log.clear()
-        log.write(Text(f"— {name}: running; answer below, ctrl+d ends the input", style="dim"))
+        log.write(Text(f"— {name}: running (ctrl+d ends the input)", style="dim"))
         self.console_text = ""
-        self.console = ConsoleChannel(lambda text: self.post_message(ConsoleOutput(text)))
+        self.console = channel = ConsoleChannel(lambda text: self.post_message(ConsoleOutput(channel, text)))
         self.query_one(TabbedContent).active = "tab-console"
         self.query_one("#kb-console-input", Input).focus()
         self.run_console(name, self.console)
 
-    @work(exclusive=True, group="kb-console", exit_on_error=False)
+    @work(group="kb-console", exit_on_error=False)  # not exclusive: a program left by f6 ends on EOF by itself
     async def run_console(self, name: str, console: ConsoleChannel) -> None:
         result = None
         try:
             result = await self.call(f"console {name}", self.backend.run_kb_console, name, [], console)
         finally:
             console.close()
-            self.post_message(ConsoleEnded(name, result))
+            self.post_message(ConsoleEnded(console, name, result))
 
     @on(ConsoleOutput)
     def _console_output(self, message: ConsoleOutput) -> None:
+        if message.channel is not self.console:
+            return  # a program left by f6 (it got EOF) still printing while it ends
         self.console_text += message.text
         self._write_console(message.text)
 
@@ -299,6 +301,8 @@ class RuleFilesMixin(Screen):
 
     @on(ConsoleEnded)
     def _console_ended(self, message: ConsoleEnded) -> None:
+        if message.channel is not self.console:
+            return
         if getattr(self, "_pending", ""):
             self._write_console("\n")
         log = self.query_one("#kb-console-log", RichLog)

@@ -179,10 +179,10 @@ run in-process only; attached to a server the TUI says so.
         if kind_of(self.path) == "table" and self.table_doc is not None:
             n, rows = len(self.located), max(len(self.table_doc.get("rows") or []) - 1, 0)
             rules = self.table_doc.get("rules", "").count("(defrule ")
-            view = "cells" if self.query_one("#kb-view", ContentSwitcher).current == "kb-table" else "generated rules"
+            view = "cells" if self.query_one("#kb-view", ContentSwitcher).current == "kb-table" else "rules"
             problems = f"✗ {n} problem{'s' * (n != 1)}" if n else f"✓ {rules} rule{'s' * (rules != 1)}"
             self.query_one("#kb-status", Static).update(
-                f"{escape(self.path)}  [dim]decision table · {rows} rows · {view} (ctrl+g)[/]  {problems}"
+                f"{escape(self.path)}  [dim]decision table · {rows} rows · {view}[/]  {problems}"
             )
             return
         n = len(self.diagnostics) + len(self.located)
