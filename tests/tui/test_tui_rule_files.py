@@ -3,6 +3,8 @@ console programs (as `printf ANSWERS | workbench kb run FILE`), through both bac
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import shutil
 import subprocess
@@ -16,7 +18,7 @@ from typer.testing import CliRunner
 from cli import app as cli_app
 from tui.app import WorkbenchApp
 from tui.backend import BackendError
-from tui.screens.kb_rule_files import ScenariosRan
+from tui.messages import ScenariosRan
 from tui.widgets.clips_editor import ClipsEditor
 from tui.widgets.file_tree import FileTree
 
@@ -223,6 +225,21 @@ async def test_decision_tables_through_both_backends(rules_workspace, any_backen
     assert broken["rules"] == "" and broken["diagnostics"][0]["text"].startswith(f"{TABLE}:3:4: ")
     with pytest.raises(BackendError):
         any_backend.decision_table("../pipelines/loan.yaml")
+
+
+def test_an_xlsx_decision_table_through_both_backends(rules_workspace, any_backend):
+    from openpyxl import Workbook
+
+    folder = rules_workspace / "knowledge_bases" / "xl_table"
+    folder.mkdir()
+    shutil.copy(RULES_FIXTURES / "loan_table" / "loan.clp", folder / "loan.clp")
+    book = Workbook()
+    for row in csv.reader(io.StringIO((RULES_FIXTURES / TABLE).read_text())):
+        book.active.append([int(c) if c.isdigit() else c for c in row])
+    book.save(folder / "loan.xlsx")
+    doc = any_backend.decision_table("xl_table/loan.xlsx")
+    assert doc["diagnostics"] == [] and doc["rows"][1][:2] == ["reject-low-income", "10"]
+    assert doc["rules"] == any_backend.decision_table(TABLE)["rules"]
 
 
 # ---- console programs -------------------------------------------------------------------------

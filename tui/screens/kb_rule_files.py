@@ -30,7 +30,7 @@ from textual.widgets import ContentSwitcher, DataTable, Input, OptionList, RichL
 from textual.widgets.option_list import Option
 
 from ..backend import ConsoleChannel
-from ..messages import KnowledgeBaseRan
+from ..messages import KnowledgeBaseRan, ScenariosRan
 from ..widgets.clips_editor import ClipsEditor
 
 SCENARIO_SUFFIXES = (".yaml", ".yml")
@@ -45,14 +45,6 @@ def kind_of(path: str) -> str:
     if low.endswith(TABLE_SUFFIXES):
         return "table"
     return "rules"
-
-
-class ScenariosRan(Message):
-    """A scenario file ran; `report` is the `workbench kb test --json` document."""
-
-    def __init__(self, path: str, report: dict[str, Any]) -> None:
-        super().__init__()
-        self.path, self.report = path, report
 
 
 class ConsoleOutput(Message):
@@ -149,6 +141,7 @@ class RuleFilesMixin(Screen):
         if diagnostics:
             self.query_one(TabbedContent).active = "tab-problems"
         self.located = diagnostics
+        self.query_one(ClipsEditor).clear_markers()
         self.update_status()
 
     # ---- scenario tests ------------------------------------------------------------------------
