@@ -309,7 +309,9 @@ async def test_end_of_input_in_the_console_is_clips_eof(rules_workspace, backend
         assert screen.console_text == expected and "goodbye" in expected
 
 
-async def test_console_programs_over_http_say_they_run_in_process(rules_workspace, workbench, live_server, helpers):
+async def test_over_http_console_programs_say_they_run_in_process_and_tests_run(
+    rules_workspace, workbench, live_server, helpers
+):
     from tui.http_backend import HttpBackend
 
     backend = HttpBackend(live_server.url)
@@ -327,6 +329,20 @@ async def test_console_programs_over_http_say_they_run_in_process(rules_workspac
             await helpers.settle(pilot)
             assert any("only in the TUI's own process" in n.message for n in app._notifications)
             assert screen.console is None
+
+            # scenario tests and decision tables work the same over HTTP
+            screen.query_one(FileTree).focus()
+            assert screen.query_one(FileTree).select_path("loan_policy.clp")
+            await pilot.press("enter")
+            await helpers.settle(pilot)
+            await pilot.press("f7")
+            await helpers.settle(pilot)
+            assert [s["passed"] for s in app.events[-1].report["scenarios"]] == [True, False]
+            screen.query_one(FileTree).focus()
+            assert screen.query_one(FileTree).select_path(TABLE)
+            await pilot.press("enter")
+            await helpers.settle(pilot)
+            assert screen.query_one("#kb-table").row_count == 3
     finally:
         backend.close()
 
