@@ -155,8 +155,9 @@ class ModelReplica:
         self.serving = await _start_serving(self.settings, [model])
 
     async def infer(self, version: str | None, inputs: dict[str, Any], timeout_s: float | None) -> dict[str, Any]:
-        """`{"outputs": {name: array}, "served_by"}` or `{"error": wire form}`."""
+        """`{"model": ServedModel, "outputs": {name: array}, "served_by"}` or `{"error": wire form}`."""
         try:
+            served = self.serving.model(self.model_name, version)
             if self.batching == "serve":
                 outputs = await self._batched((version, inputs, timeout_s))
                 if isinstance(outputs, BaseException):
@@ -166,7 +167,7 @@ class ModelReplica:
                 outputs = out.outputs
         except Exception as exc:
             return {"error": error_to_wire(exc)}
-        return {"outputs": outputs, "served_by": self.served_by}
+        return {"model": served, "outputs": outputs, "served_by": self.served_by}
 
     @serve.batch(max_batch_size=32, batch_wait_timeout_s=0.002)
     async def _batched(self, requests: list[tuple]) -> list[Any]:

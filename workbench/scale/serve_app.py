@@ -58,7 +58,33 @@ class RayServing(Serving):
         super().__init__(None, settings=settings, load_models=False, serve_demo_lm=False)
         self._pipelines = pipelines
         self._model_handles = models
+        self._served: dict[str, Any] = {}  # ServedModel of each model deployment, fetched at start-up
         self.retries = settings.ray.retries
+
+    def _load(self) -> None:
+        super()._load()
+        for name, handle in self._model_handles.items():
+            self._served[name] = handle.describe.remote().result(timeout_s=600)
+
+    def _remote_model(self, name: str, version: str | None) -> Any:
+        served = self._served.get(name)
+        if served is None or version not in (None, served.version):
+            return None
+        return served
+
+    def model(self, name: str, version: str | None = None) -> Any:
+        """Metadata of a model with a deployment comes from its replica (the ingress loads no model)."""
+        self.require_ready()
+        return self._remote_model(name, version) or super().model(name, version)
+
+    def model_versions(self, name: str) -> list[str]:
+        served = self._remote_model(name, None)
+        return [served.version] if served is not None else super().model_versions(name)
+
+    def model_ready(self, name: str, version: str | None = None) -> bool:
+        if self._state == "ready" and self._remote_model(name, version) is not None:
+            return True
+        return super().model_ready(name, version)
 
     async def _remote(self, handle_method: Any, what: str, *args: Any) -> dict[str, Any]:
         last: BaseException | None = None
@@ -143,12 +169,11 @@ class RayServing(Serving):
         handle = self._model_handles.get(name)
         if handle is None:
             return await super().infer(name, version, inputs, timeout_s=timeout_s)
-        served = self.model(name, version)
         deadline = self._deadline(timeout_s)
         reply = await with_deadline(
             self._remote(handle.infer, f"model {name!r}", version, inputs, deadline), deadline + 1.0, f"model {name!r}"
         )
-        return InferenceOutput(served, reply["outputs"])
+        return InferenceOutput(reply["model"], reply["outputs"])
 
 
 class Ingress:
