@@ -78,9 +78,11 @@ class PipelineReplica:
         self.serving = await _start_serving(self.settings, list(load_models or []) or False)
         self.serving.workbench.recorder.served_by = self.served_by
 
-    def where(self) -> str:
-        """This replica's `served_by`."""
-        return self.served_by
+    def where(self) -> dict[str, str]:
+        """`{"served_by", "actor"}`: this replica's `served_by` and its Ray actor's name (namespace "serve")."""
+        import ray
+
+        return {"served_by": self.served_by, "actor": ray.get_runtime_context().get_actor_name() or ""}
 
     async def predict(
         self,
@@ -153,6 +155,10 @@ class ModelReplica:
         self.batching = batching
         self.served_by = replica_name()
         self.serving = await _start_serving(self.settings, [model])
+
+    def describe(self) -> Any:
+        """The model's served metadata (`ServedModel`), for the ingress's `/v2/models/NAME` answers."""
+        return self.serving.model(self.model_name)
 
     async def infer(self, version: str | None, inputs: dict[str, Any], timeout_s: float | None) -> dict[str, Any]:
         """`{"model": ServedModel, "outputs": {name: array}, "served_by"}` or `{"error": wire form}`."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -193,7 +194,7 @@ class Deployment:
     """A running Ray Serve application (`deploy`).
 
     Attributes:
-        url: base URL of the REST API on Ray Serve's HTTP proxy (`http://HOST:PORT`).
+        url: base URL of the REST API on Ray Serve's HTTP proxy (`http://HOST:PORT[/PREFIX]`).
         name: the Serve application's name.
         replicas: pipeline replicas (None when autoscaling).
         models: model deployments by model name.
@@ -221,6 +222,7 @@ def deploy(
     models: list[str] | None = None,
     batching: str = "workbench",
     name: str = "workbench",
+    route_prefix: str = "/",
     timeout_s: float = 600.0,
 ) -> Deployment:
     """Deploy the REST API on a Ray cluster and wait until every replica is up.
@@ -235,6 +237,8 @@ def deploy(
             that is not a causal LM).
         batching: "workbench" (the project's dynamic batcher in each model replica) or "serve"
             (Ray Serve's `@serve.batch`).
+        name, route_prefix: the Serve application's name and URL prefix (several applications can share
+            a cluster under different names and prefixes; their deployments are separate).
         timeout_s: most seconds to wait for the replicas to start.
 
     Returns:
@@ -282,10 +286,13 @@ def deploy(
         .options(name="ingress", num_replicas=1, max_ongoing_requests=1024, ray_actor_options={"num_cpus": 0})
         .bind(doc, app, pipelines, model_apps)
     )
-    serve.run(ingress, name=name, route_prefix="/", blocking=False, _local_testing_mode=False)
+    serve.run(ingress, name=name, route_prefix=route_prefix, blocking=False)
+    t0 = time.monotonic()
     _wait_running(name, timeout_s)
+    url = f"http://{rs.http_host}:{rs.http_port}{route_prefix.rstrip('/')}"
+    _wait_ready(url, max(1.0, timeout_s - (time.monotonic() - t0)))
     return Deployment(
-        url=f"http://{rs.http_host}:{rs.http_port}",
+        url=url,
         name=name,
         replicas=opts.get("num_replicas"),
         models=list(models),
@@ -300,9 +307,27 @@ def _one_shot_models(settings: Settings) -> list[str]:
     return sorted(n for n, e in catalog.specs().items() if (e.task or "") != "causal-lm")
 
 
-def _wait_running(name: str, timeout_s: float) -> None:
-    import time
+def _wait_ready(url: str, timeout_s: float) -> None:
+    """Until the ingress's `/readyz` answers 200 (its own `Workbench` loaded, model metadata fetched)."""
+    import httpx
 
+    deadline = time.monotonic() + timeout_s
+    last = "no answer"
+    while time.monotonic() < deadline:
+        try:
+            r = httpx.get(f"{url}/readyz", timeout=10.0)
+            if r.status_code == 200:
+                return
+            last = f"{r.status_code} {r.text[:2000]}"
+            if r.headers.get("content-type", "").startswith("application/json") and r.json().get("state") == "failed":
+                raise RuntimeError(f"the ingress at {url} failed to start: {r.json().get('error')}")
+        except httpx.HTTPError as exc:
+            last = f"{type(exc).__name__}: {exc}"
+        time.sleep(0.5)
+    raise TimeoutError(f"the ingress at {url} is not ready after {timeout_s:g} s ({last})")
+
+
+def _wait_running(name: str, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while True:
         status = serve.status().applications.get(name)
