@@ -60,6 +60,8 @@ def __getattr__(name: str) -> Any:  # the submodules import ray: only when used
         raise AttributeError(f"module 'workbench.scale' has no attribute {name!r}")
     import importlib
 
+    if name != "check_store":
+        require_ray()  # RayNotInstalledError (says how to install it) rather than a bare ImportError
     return getattr(importlib.import_module(module), name)
 
 
