@@ -63,3 +63,27 @@ def serve_on_ray(address: str, replicas: int | None, host: str | None, port: int
         typer.echo("workbench serve --ray: stopping", err=True)
     finally:
         cluster.shutdown()
+
+
+def app_builder(args: dict) -> object:
+    """Ray Serve application builder for a Serve config (`import_path: cli.serve_ray:app_builder`, e.g.
+    KubeRay's RayService `serveConfigV2`): the application `workbench serve --ray` deploys, with the
+    settings of the process that builds it (`WORKBENCH_*`) and `args` `{"replicas": N, "batching": ...}`.
+
+    Raises ScaleError when the store cannot be shared by the cluster's nodes (a SQLite file on many nodes)."""
+    import ray
+
+    from api.app import create_app
+    from workbench.config import get_settings
+    from workbench.scale import check_store
+    from workbench.scale.serve_app import build_application
+
+    settings = get_settings()
+    check_store(settings.database_url, len([n for n in ray.nodes() if n.get("Alive")]))
+    replicas = args.get("replicas")
+    return build_application(
+        settings,
+        app=create_app,
+        replicas=int(replicas) if replicas is not None else None,
+        batching=str(args.get("batching", "workbench")),
+    )

@@ -33,6 +33,8 @@ APPS = {"ray_1_replica": ("r1", 1), "ray_2_replicas": ("r2", 2)}
 def run(address: str, quick: bool = False, extra: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Deploy both applications, check outputs against the single-process server, drive the interleaved
     rounds; return the rows. Raises what `workbench.scale.connect` / `deploy` raise."""
+    from ray import serve
+
     from api.app import create_app
     from workbench.config import get_settings
     from workbench.scale import connect, deploy
@@ -88,6 +90,9 @@ def run(address: str, quick: bool = False, extra: dict[str, Any] | None = None) 
                 served_by[server] = _replicas_seen(url, path, payloads[:32])
             rows = [bench_api._row(f"POST {path}", s, CONCURRENCY, samples[s], errors[s], walls[s]) for s in APPS]
             one, two = rows
+            for name in list(urls):
+                serve.delete(APPS[name][0])
+            rows += _batching_rows(cluster, payloads, seconds, load)
             extra.update(
                 {
                     "ray_address": address,
@@ -112,6 +117,66 @@ def run(address: str, quick: bool = False, extra: dict[str, Any] | None = None) 
                 proc.wait(30)
             except Exception:
                 proc.kill()
+
+
+def _batching_rows(cluster: Any, payloads: list[dict[str, Any]], seconds: float, load: list) -> list[dict[str, Any]]:
+    """The digits model as its own deployment (one replica), batched by the project's batcher inside the
+    replica vs Ray Serve's `@serve.batch`: `ModelReplica.infer` called through a DeploymentHandle from this
+    process, closed loop at concurrency 64, one 8-image ID number (pixels [1, 8, 64]) per request,
+    interleaved rounds."""
+    import numpy as np
+    from ray import serve
+
+    from workbench.scale.replicas import ModelReplica
+
+    doc = cluster.settings.model_dump(mode="json")
+    handles = {}
+    for mode in ("workbench", "serve"):
+        app = (
+            serve.deployment(ModelReplica)
+            .options(name=f"model-{mode}", max_ongoing_requests=256, ray_actor_options={"num_cpus": 0})
+            .bind(doc, bench_api.MODEL, mode)
+        )
+        handles[mode] = serve.run(app, name=f"batching-{mode}", route_prefix=None)
+    arrays = [{"pixels": np.asarray([p["input"]["images"]], dtype=np.float32)} for p in payloads]
+
+    async def drive(handle: Any) -> tuple[list[float], int, float]:
+        lat: list[float] = []
+        errors = 0
+        deadline = time.perf_counter() + seconds
+
+        async def worker(k: int) -> None:
+            nonlocal errors
+            i = k
+            while time.perf_counter() < deadline:
+                t0 = time.perf_counter()
+                reply = await handle.infer.remote(None, arrays[i % len(arrays)], 30.0)
+                lat.append(time.perf_counter() - t0)
+                errors += "error" in reply
+                i += CONCURRENCY
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(worker(k) for k in range(CONCURRENCY)))
+        return lat, errors, time.perf_counter() - t0
+
+    for h in handles.values():  # warm-up
+        h.infer.remote(None, arrays[0], 30.0).result(timeout_s=120)
+    samples: dict[str, list[float]] = {m: [] for m in handles}
+    errs = dict.fromkeys(handles, 0)
+    walls = dict.fromkeys(handles, 0.0)
+    for r in range(ROUNDS):
+        for mode in list(handles)[r % 2 :] + list(handles)[: r % 2]:
+            before = os.getloadavg()[0]
+            lat, err, wall = asyncio.run(drive(handles[mode]))
+            load.append({"server": f"model_{mode}_batching", "round": r, "load_1m": [before, os.getloadavg()[0]]})
+            samples[mode] += lat
+            errs[mode] += err
+            walls[mode] += wall
+    names = {"workbench": "model_workbench_batcher", "serve": "model_serve_batch"}
+    return [
+        bench_api._row("handle ModelReplica.infer", names[m], CONCURRENCY, samples[m], errs[m], walls[m])
+        for m in handles
+    ]
 
 
 def _identical(urls: dict[str, str], path: str, payloads: list[dict[str, Any]]) -> dict[str, Any]:

@@ -55,7 +55,9 @@ async def _start_serving(settings: Settings, load_models: bool | list[str]) -> A
     from workbench.serving import Serving
     from workbench.workbench import Workbench
 
-    wb = await asyncio.to_thread(Workbench, settings)
+    # durable: a run is answered only once committed, so a replica killed after answering loses nothing
+    # (write-behind would drop the runs still queued in its recorder); concurrent runs share commits.
+    wb = await asyncio.to_thread(lambda: Workbench(settings, durable=True))
     wb.recorder.skip_existing = True  # a retried request records its run once (id chosen at the ingress)
     serving = Serving(wb, settings=settings, serve_demo_lm=False, load_models=load_models)
     await serving.start()

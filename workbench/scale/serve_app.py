@@ -250,11 +250,41 @@ def deploy(
     if batching not in ("workbench", "serve"):
         raise ValueError(f"batching={batching!r}: expected 'workbench' or 'serve'")
     s = cluster.settings
-    doc = s.model_dump(mode="json")
     rs = s.ray
     if models is None:
         models = _one_shot_models(s)
     serve.start(http_options={"host": rs.http_host, "port": rs.http_port})
+    ingress = build_application(s, app=app, replicas=replicas, models=models, batching=batching)
+    serve.run(ingress, name=name, route_prefix=route_prefix, blocking=False)
+    t0 = time.monotonic()
+    _wait_running(name, timeout_s)
+    url = f"http://{rs.http_host}:{rs.http_port}{route_prefix.rstrip('/')}"
+    _wait_ready(url, max(1.0, timeout_s - (time.monotonic() - t0)))
+    return Deployment(
+        url=url,
+        name=name,
+        replicas=None if (replicas is None and rs.autoscale) else (replicas or rs.replicas),
+        models=list(models),
+    )
+
+
+def build_application(
+    settings: Settings,
+    *,
+    app: Callable[..., Any],
+    replicas: int | None = None,
+    models: list[str] | None = None,
+    batching: str = "workbench",
+) -> Any:
+    """The bound Ray Serve application (ingress -> pipelines, model-NAME) that `deploy` runs; also what a
+    Serve config's `import_path` builder returns (`cli.serve_ray:app_builder`, KubeRay's RayService).
+    Arguments as `deploy`; `settings` go to every replica."""
+    if batching not in ("workbench", "serve"):
+        raise ValueError(f"batching={batching!r}: expected 'workbench' or 'serve'")
+    doc = settings.model_dump(mode="json")
+    rs = settings.ray
+    one_shot = _one_shot_models(settings)
+    models = one_shot if models is None else models
     opts: dict[str, Any] = {
         "name": "pipelines",
         "max_ongoing_requests": rs.max_ongoing_requests,
@@ -269,7 +299,7 @@ def deploy(
         }
     else:
         opts["num_replicas"] = replicas or rs.replicas
-    pipelines = serve.deployment(PipelineReplica).options(**opts).bind(doc, _one_shot_models(s))
+    pipelines = serve.deployment(PipelineReplica).options(**opts).bind(doc, one_shot)
     model_apps = {
         m: serve.deployment(ModelReplica)
         .options(
@@ -281,21 +311,10 @@ def deploy(
         .bind(doc, m, batching)
         for m in models
     }
-    ingress = (
+    return (
         serve.deployment(serve.ingress()(Ingress))
         .options(name="ingress", num_replicas=1, max_ongoing_requests=1024, ray_actor_options={"num_cpus": 0})
         .bind(doc, app, pipelines, model_apps)
-    )
-    serve.run(ingress, name=name, route_prefix=route_prefix, blocking=False)
-    t0 = time.monotonic()
-    _wait_running(name, timeout_s)
-    url = f"http://{rs.http_host}:{rs.http_port}{route_prefix.rstrip('/')}"
-    _wait_ready(url, max(1.0, timeout_s - (time.monotonic() - t0)))
-    return Deployment(
-        url=url,
-        name=name,
-        replicas=opts.get("num_replicas"),
-        models=list(models),
     )
 
 
