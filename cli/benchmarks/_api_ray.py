@@ -33,11 +33,11 @@ APPS = {"ray_1_replica": ("r1", 1), "ray_2_replicas": ("r2", 2)}
 def run(address: str, quick: bool = False, extra: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Deploy both applications, check outputs against the single-process server, drive the interleaved
     rounds; return the rows. Raises what `workbench.scale.connect` / `deploy` raise."""
-    from ray import serve
-
     from api.app import create_app
     from workbench.config import get_settings
-    from workbench.scale import connect, deploy
+    from workbench.scale import connect, deploy, require_ray
+
+    serve = require_ray().serve  # RayNotInstalledError (says how to install) rather than a bare ImportError
 
     extra = bench_api.EXTRA if extra is None else extra
     seconds = 3.0 if quick else 10.0
