@@ -54,10 +54,10 @@ def run(address: str, quick: bool = False, extra: dict[str, Any] | None = None) 
         )
         settings = base.model_copy(update={"database_url": database_url, "ray": ray_settings})
         os.environ["WORKBENCH_DATABASE_URL"] = database_url  # the reference server records beside them
+        cluster = connect(address, settings=settings, log_dir=Path(tmp) / "ray")
         port = bench_api._free_port()
         proc, log_file = bench_api._start_server(Path(tmp), "workbench", port)
         single = f"http://127.0.0.1:{port}"
-        cluster = connect(address, settings=settings, log_dir=Path(tmp) / "ray")
         try:
             t0 = time.monotonic()
             urls = {

@@ -96,8 +96,9 @@ def connect(
             kwargs = {"address": address, "logging_level": logging.WARNING, "log_to_driver": False}
         try:
             ray.init(**kwargs)
-        except (ConnectionError, ValueError, RuntimeError) as exc:
-            raise ScaleError(f"--ray {address}: cannot reach the Ray cluster: {exc}") from None
+        except Exception as exc:  # ray.init raises bare Exception for a node that does not start in time
+            what = "cannot start a local Ray instance" if address == "local" else "cannot reach the Ray cluster"
+            raise ScaleError(f"--ray {address}: {what}: {exc}") from None
         cluster = Cluster(address, started=address == "local", settings=settings)
     try:
         check_store(settings.database_url, len(cluster.nodes()))
