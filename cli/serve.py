@@ -67,7 +67,7 @@ def serve(
             raise typer.Exit(2)
         from .serve_ray import serve_on_ray
 
-        serve_on_ray(ray, replicas, host, port, "workbench")
+        serve_on_ray(ray, replicas, host, port, "serve")
         return
     if replicas is not None:
         typer.echo("workbench serve: --replicas needs --ray ADDRESS", err=True)

@@ -85,5 +85,5 @@ def app_builder(args: dict) -> object:
         settings,
         app=create_app,
         replicas=int(replicas) if replicas is not None else None,
-        batching=str(args.get("batching", "workbench")),
+        batching=str(args.get("batching", "serve")),
     )

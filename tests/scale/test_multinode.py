@@ -111,6 +111,19 @@ def test_same_routes_and_openapi_document_as_the_single_process_app(deployment):
         served = client.get("/openapi.json").json()
         assert client.get("/readyz").status_code == 200
         assert client.get("/v2/models/demo-digits").json()["name"] == "demo-digits"
+        item = _inputs("v2", 1)[0]
+        pixels = [v for image in item["images"] for v in image]
+        body = {
+            "inputs": [{"name": "pixels", "datatype": "FP32", "shape": [1, len(item["images"]), 64], "data": pixels}]
+        }
+        infer = client.post("/v2/models/demo-digits/infer", json=body)  # the model deployment (@serve.batch)
+        assert infer.status_code == 200, infer.text[:500]
+        out = infer.json()["outputs"][0]
+        assert out["shape"] == [1, len(item["images"]), 10]
+        logits = [out["data"][i * 10 : (i + 1) * 10] for i in range(len(item["images"]))]
+        read = "".join(str(max(range(10), key=row.__getitem__)) for row in logits)
+        run = client.post("/v1/pipelines/demo_digits/predict", json={"input": item}).json()
+        assert read == run["outputs"]["read"]  # the model deployment reads what the pipeline replica read
     assert served == create_app().openapi()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ class Cluster:
     address: str
     started: bool
     settings: Settings
+    serving: bool = False  # set by `deploy`: `shutdown` removes the Serve applications
 
     def nodes(self) -> list[dict[str, Any]]:
         """The alive nodes: `[{"node_id", "address", "cpus", "gpus"}]`."""
@@ -54,7 +56,8 @@ class Cluster:
         try:
             from ray import serve
 
-            serve.shutdown()
+            if self.serving:
+                serve.shutdown()
         except Exception:  # nothing deployed, or the cluster is gone
             log.debug("serve.shutdown failed", exc_info=True)
         ray.shutdown()
@@ -81,6 +84,8 @@ def connect(
     """
     ray = require_ray()
     settings = settings or get_settings()
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no usage reports sent from here or the workers
+    os.environ.setdefault("RAY_DATA_USAGE_DISABLED", "1")
     if not address or not (address in ("local", "auto") or address.startswith("ray://") or ":" in address):
         raise ScaleError(f"--ray {address!r}: expected local, auto, ray://HOST:PORT or HOST:PORT (a GCS address)")
     if ray.is_initialized():
