@@ -94,10 +94,16 @@ class PipelineReplica:
         version: str | None,
         explain: bool,
         timeout_s: float | None,
+        retry: bool = False,
     ) -> dict[str, Any]:
         """One run recorded under `run_id` (chosen by the ingress; recorded once even when retried).
 
+        `retry`: the ingress lost the replica of an earlier attempt; if that attempt's run was committed,
+        it is answered as stored (not run again), so the answer and the record agree.
+
         Returns `{"run": RunResult.to_dict()}` or `{"error": wire form of the ServingError}`."""
+        if retry and (stored := await self._stored(run_id, explain)) is not None:
+            return {"run": stored}
         token = RUN_IDENTITY.set(RunIdentity(run_id, self.served_by))
         try:
             run = await self.serving.predict(name, inputs, version=version, explain=explain, timeout_s=timeout_s)
@@ -109,6 +115,17 @@ class PipelineReplica:
         run["served_by"] = self.served_by
         return {"run": run}
 
+    async def _stored(self, run_id: str, explain: bool) -> dict[str, Any] | None:
+        from workbench.pipeline.result import RunResult
+
+        row = await asyncio.to_thread(self.serving.workbench.store.get_run, run_id)
+        if row is None or row.id != run_id:
+            return None
+        run = RunResult.from_row(row).to_dict()
+        if not explain and not (run.get("explanation") or {}).get("explain_nodes"):
+            run["explanation"] = None  # as a fresh run answers: recorded always, returned when asked
+        return run
+
     async def predict_many(
         self,
         run_ids: list[str],
@@ -117,6 +134,7 @@ class PipelineReplica:
         version: str | None,
         explain: bool,
         timeout_s: float | None,
+        retry: bool = False,
     ) -> dict[str, Any]:
         """A batch: one run per input under its own id, run concurrently (their model calls batch
         together). Returns `{"results": [run dict | {"error": {code, message, param}}]}` in input order, or
@@ -128,7 +146,7 @@ class PipelineReplica:
             return {"error": error_to_wire(exc)}
 
         async def one(run_id: str, item: dict[str, Any]) -> dict[str, Any]:
-            reply = await self.predict(run_id, name, item, version, explain, timeout_s)
+            reply = await self.predict(run_id, name, item, version, explain, timeout_s, retry)
             if "run" in reply:
                 return reply["run"]
             err = error_from_wire(reply["error"])

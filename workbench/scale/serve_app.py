@@ -87,11 +87,15 @@ class RayServing(Serving):
             return True
         return super().model_ready(name, version)
 
-    async def _remote(self, handle_method: Any, what: str, *args: Any) -> dict[str, Any]:
+    async def _remote(self, handle_method: Any, what: str, *args: Any, retry: bool = False) -> dict[str, Any]:
+        """Call a replica; when its replica is lost, call again (another replica), with `retry=True` when the
+        method takes it (pipelines: an attempt already committed is answered as stored)."""
         last: BaseException | None = None
         for attempt in range(self.retries + 1):
             try:
-                reply = await handle_method.remote(*args)
+                reply = await (
+                    handle_method.remote(*args, retry=True) if attempt and retry else handle_method.remote(*args)
+                )
             except Exception as exc:
                 if not _replica_gone(exc):
                     raise
@@ -126,7 +130,15 @@ class RayServing(Serving):
         with self._admission().admit(name):
             reply = await with_deadline(
                 self._remote(
-                    self._pipelines.predict, f"pipeline {name!r}", run_id, name, inputs, version, explain, deadline
+                    self._pipelines.predict,
+                    f"pipeline {name!r}",
+                    run_id,
+                    name,
+                    inputs,
+                    version,
+                    explain,
+                    deadline,
+                    retry=True,
                 ),
                 deadline + 1.0,  # the replica enforces `deadline`; this bounds the hop
                 f"pipeline {name!r}",
@@ -157,6 +169,7 @@ class RayServing(Serving):
                     version,
                     explain,
                     deadline,
+                    retry=True,
                 ),
                 deadline + 1.0,
                 f"pipeline {name!r}",
