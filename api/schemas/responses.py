@@ -196,6 +196,10 @@ class RunOut(_Open):
     started_at: str | None = None
     duration_s: float | None = None
     replay_of: str | None = None
+    served_by: str | None = Field(
+        None,
+        description="On a Ray cluster: the node and replica that ran it (`node ID replica ID`); null in one process.",
+    )
 
 
 class RunDetail(RunOut):
@@ -231,6 +235,7 @@ class RunSummary(_Open):
     started_at: str | None = None
     duration_s: float | None = None
     replay_of: str | None = None
+    served_by: str | None = Field(None, description="On a Ray cluster: the node and replica that ran it.")
 
 
 class RunPage(_Open):
