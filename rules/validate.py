@@ -280,6 +280,8 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
                         )
                 for f in sc.fields:
                     self.field(f, bound, r, slot, name)
+                if slot is not None and slot.multislot and (card := slot.cardinality) is not None:
+                    self._pattern_cardinality(sc, card, name)
         else:
             if tmpl is not None and tmpl.slots and p.fields:
                 self.error(
@@ -333,6 +335,29 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
                     self.expr(t.value, bound, r, lhs=True)
                 elif slot is not None and not t.negated and len(alt) == 1 and not multi_alts:
                     self.check_value(t.value, slot, tname)  # type: ignore[arg-type]
+
+    def _pattern_cardinality(self, sc: ast.SlotConstraint, card: tuple, tname: str) -> None:
+        """[CSTRNCHK1]: the fields of a multislot's constraint cannot match its cardinality."""
+        multi = any(
+            (isinstance(f, ast.Wildcard) and f.multifield) or (isinstance(f, ast.FieldConstraint) and f.is_multifield)
+            for f in sc.fields
+        )
+        least = sum(
+            1
+            for f in sc.fields
+            if not (
+                (isinstance(f, ast.Wildcard) and f.multifield)
+                or (isinstance(f, ast.FieldConstraint) and f.is_multifield)
+            )
+        )
+        lo, hi = card
+        if not multi and ((hi is not None and least > hi) or (lo is not None and least < lo)):
+            self.error(
+                sc.pos,
+                f"[CSTRNCHK1] the {least} field(s) matched in slot '{sc.name}' of {tname} cannot satisfy its "
+                f"cardinality restrictions (cardinality {lo if lo is not None else '?VARIABLE'} "
+                f"{hi if hi is not None else '?VARIABLE'})",
+            )
 
     def call_expected(self, e: ast.Expr, where: str) -> None:
         if not isinstance(e, ast.Call) or e.head is None:

@@ -45,7 +45,7 @@ class DataChecks:
                 s = tmpl.slots.get(slot)
                 if s is None or slot in given or (not s.multislot and count != 1):
                     return False
-                if s.types or s.allowed is not None or s.range is not None:
+                if s.types or s.allowed is not None or s.range is not None or s.cardinality is not None:
                     return False
                 given.add(slot)
             for n, s in tmpl.slots.items():
@@ -75,7 +75,9 @@ class DataChecks:
                     plan = (None, None, None)
                 else:
                     constrained = {
-                        n: s for n, s in tmpl.slots.items() if s.types or s.allowed is not None or s.range is not None
+                        n: s
+                        for n, s in tmpl.slots.items()
+                        if s.types or s.allowed is not None or s.range is not None or s.cardinality is not None
                     }
                     required = {
                         n
@@ -96,15 +98,18 @@ class DataChecks:
                     return False
                 continue
             given: set[str] = set()
-            for slot, _, v0, v1 in slots:
+            for slot, offset, v0, v1 in slots:
                 s = tmpl.slots.get(slot)
                 if s is None or slot in given or (not s.multislot and not facts.single(v0, v1)):
                     del self.diagnostics[mark:]
                     return False
                 given.add(slot)
                 if slot in constrained:
-                    for token, offset in facts.values(v0, v1):
-                        self.check_value(atom(token, lines.pos(offset, offset + len(token))), s, tmpl.name)
+                    atoms = [atom(t, lines.pos(o, o + len(t))) for t, o in facts.values(v0, v1)]
+                    for a in atoms:
+                        self.check_value(a, s, tmpl.name)
+                    if s.multislot and s.cardinality is not None:
+                        self.check_cardinality(lines.pos(offset, offset + len(slot)), atoms, s, tmpl.name, "deffacts")
             if required and not required <= given:
                 del self.diagnostics[mark:]
                 return False

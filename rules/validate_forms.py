@@ -76,6 +76,8 @@ class FormChecks(Reporter):
                     yield (v, bound, r, addresses)
                     if slot is not None and isinstance(v, ast.Atom):
                         self.check_value(v, slot, tname or "")
+                if slot is not None:
+                    self.check_cardinality(a.items[0].pos, values, slot, tname or "", head)
             return
         if head == "retract":
             if not args:
@@ -275,6 +277,7 @@ class FormChecks(Reporter):
                 yield (v, bound, r, addresses)
                 if isinstance(v, ast.Atom):
                     self.check_value(v, slot, name)
+            self.check_cardinality(a.items[0].pos, values, slot, name, where)
         for sname, slot in tmpl.slots.items():
             d = slot.attribute("default")
             if (
