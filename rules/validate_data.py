@@ -30,7 +30,7 @@ class DataChecks:
         used = set()
         for name, slots, fields in shapes:
             key = bare(name)
-            if key in RESERVED_RELATIONS:
+            if key in RESERVED_RELATIONS or key != name:
                 return False
             tmpl = self.defs.templates.get(key)
             used.add(key)
@@ -92,6 +92,9 @@ class DataChecks:
                 plans[key] = plan
                 self.defs.used_templates.add(key)
             tmpl, constrained, required = plan
+            if key != name:  # a module specifier: the full check reports it
+                del self.diagnostics[mark:]
+                return False
             if tmpl is None:
                 if slots and slots[-1][0] != "" or key in RESERVED_RELATIONS:
                     del self.diagnostics[mark:]
@@ -121,12 +124,17 @@ class DataChecks:
         Returns False when the data needs the full check (a relation is a deftemplate with slots).
         """
         seen: set[str] = set()
+        mark = len(self.diagnostics)
         for name, offset in facts.relations():
             if name in seen:
                 continue
             seen.add(name)
+            if "::" in name:
+                del self.diagnostics[mark:]
+                return False  # a module specifier: the full check reports it
             tmpl = self.defs.templates.get(bare(name))
             if tmpl is not None and tmpl.slots:
+                del self.diagnostics[mark:]
                 return False
             self.defs.used_templates.add(bare(name))
             if bare(name) in RESERVED_RELATIONS:

@@ -234,6 +234,12 @@ class FormChecks(Reporter):
             return
         name = bare(f.head)
         name_pos = f.items[0].pos
+        if "::" in f.head:
+            self.error(
+                name_pos,
+                f"[MODULDEF1] illegal use of the module specifier in {f.head}: a fact names its "
+                f"deftemplate without a module ({name}); the template must be visible in the current module",
+            )
         if NUMBER.fullmatch(name) or name in ("=", ":"):
             self.error(name_pos, f"a fact's first field must be a symbol, got {name}")
         for i, a in enumerate(f.args):

@@ -33,13 +33,19 @@ class SlotChecks(Reporter):
                 )
             else:
                 self.warning(t.pos, f"deftemplate {name} redefines the one at {where}; CLIPS replaces it")
+        elif name in self.defs.used_templates:
+            self.error(
+                t.pos,
+                f"[CSTRCPSR4] Cannot redefine deftemplate {name} while it is in use: an ordered fact or pattern "
+                f"({name} ...) before it made {name} an implied deftemplate; define the deftemplate first",
+            )
         if name in RESERVED_RELATIONS:
             self.error(t.pos, f"'{name}' is a reserved word and cannot name a deftemplate")
         for s in t.slots.values():
             if NUMBER.fullmatch(s.name):
                 self.error(s.pos, f"a slot name must be a symbol, not the number {s.name} (deftemplate {name})")
             self.slot_def(t, s)
-        self.defs.templates[name] = t
+        self.defs.add_template(name, t)
         self.defs.template_where[name] = f"{self.file}:{t.pos.line}:{t.pos.column}"
 
     def slot_def(self, t: ast.TemplateDef, s: ast.SlotDef) -> None:
