@@ -84,3 +84,20 @@ def test_refusal_messages(tmp_path, text: str, expected: str) -> None:
     diagnostics = rules.check_files([path], allow_unsafe=True)
     assert diagnostics and expected in diagnostics[0].message, [str(d) for d in diagnostics]
     assert diagnostics[0].line >= 1 and diagnostics[0].column >= 1
+
+
+def test_comment_ends_at_carriage_return(tmp_path) -> None:
+    """CLIPS ends a `;` comment at CR as at LF: what follows a lone CR is read (and `kb run`'s
+    construct splitter, `split_constructs`, reads it too)."""
+    from chaining.forward.constructs import split_constructs
+
+    text = "(deffacts d (f a)) ; comment\r(deffacts e (g b))\n"
+    path = tmp_path / "cr.clp"
+    path.write_bytes(text.encode())
+    env = clips.Environment()
+    env.load(str(path))
+    env.reset()
+    assert sorted(str(f) for f in env.facts()) == ["(f a)", "(g b)"]
+    kb = rules.load_knowledge_base([path])
+    assert kb.summary()["deffacts"] == ["d", "e"]
+    assert [c.text for c in split_constructs(text, "cr.clp")] == ["(deffacts d (f a))", "(deffacts e (g b))"]
