@@ -3,9 +3,13 @@
 - `python` blocks run in file order, one namespace per file (as cells of a notebook), from the
   repository root with a temporary store. Blocks that talk to `127.0.0.1:8000` run against a real
   uvicorn server on a free port of 127.0.0.1 (the address in the text is rewritten to it).
-- `bash` blocks: every `workbench` command line names a command that exists and options it takes
-  (checked with the command's `--help`; long-running commands such as `serve`, `demo`, `tui` and
-  `bench` are not started here: their own tests run them).
+- `bash` and `console` blocks run, per file in order, in a throw-away project folder, with a real
+  `workbench serve` where a block talks to the server; exit statuses and shown output are checked
+  (tests/docs_shell.py says how, and the markers a doc uses for blocks that cannot run here and for
+  illustrative output). Blocks that are not run are listed in NOT_RUN below and reported as
+  skipped with their reason. Every `workbench` command line of a shell block also names a command
+  that exists and options it takes (its `--help`), including those of blocks not run.
+- every fence names its language (```text for layouts and outputs that are not commands).
 - `json` blocks parse; `yaml` blocks parse, pipeline documents load as pipelines and scenario
   files run with `kb test` against the shipped knowledge bases.
 - `text` blocks (screen captures, layouts) are not code; a block fenced as ```yaml sketch
@@ -19,6 +23,7 @@ import io
 import json
 import re
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -105,9 +110,11 @@ def test_python_blocks_run(doc, docs_env, request):
             ) from exc
 
 
-def _commands(code: str) -> list[list[str]]:
-    """`workbench ...` command lines of a bash block (continuations joined, comments and env dropped)."""
+def _commands(code: str, lang: str = "bash") -> list[list[str]]:
+    """`workbench ...` command lines of a shell block (continuations joined, comments and env dropped)."""
     out = []
+    if lang == "console":
+        code = "\n".join(line[2:] for line in code.splitlines() if line.startswith("$ "))
     for raw in code.replace("\\\n", " ").splitlines():
         line = raw.split(" #")[0].strip().rstrip("&").strip()
         if not line or line.startswith("#"):
@@ -125,7 +132,7 @@ def _commands(code: str) -> list[list[str]]:
     return out
 
 
-BASH = [b for b in blocks("bash") if _commands(b[2])]
+BASH = [b for lang in ("bash", "console") for b in blocks(lang) if _commands(b[2], lang)]
 
 
 @pytest.mark.parametrize("block", BASH, ids=_id)
@@ -133,7 +140,8 @@ def test_documented_commands_exist(block, docs_env):
     from cli.app import app
 
     runner = CliRunner()
-    for words in _commands(block[2]):
+    lang = "console" if block[2].startswith("$ ") else "bash"
+    for words in _commands(block[2], lang):
         path = []
         for w in words:
             if w.startswith("-") or "/" in w or "." in w or "(" in w or "{" in w or w.isdigit():
@@ -175,3 +183,61 @@ def test_yaml_blocks_load(block, docs_env, tmp_path):
         path.write_text(block[2])
         results = run_scenarios(ScenarioFile.read(path))
         assert all(r.passed for r in results), [r.to_dict() for r in results if not r.passed]
+
+
+# ---- shell blocks run ----------------------------------------------------------------------------
+sys.path.insert(0, str(ROOT / "tests"))
+from docs_shell import Project, check_console, console_script, needs_server, shell_blocks, starts_server  # noqa: E402
+
+SHELL = shell_blocks(DOCS)
+SHELL_FILES = sorted({b.doc for b in SHELL if b.not_run_reason is None})
+# The blocks that cannot run here, with the reason the doc shows (keep this list short).
+NOT_RUN = {
+    "README.md:21": "runs scripts/bootstrap.sh (syncs .venv) and the whole test suite",
+    "docs/demo.md:180": "retrains the shipped models (rewrites models/)",
+    "docs/tui.md:8": "interactive full-screen terminal UI (tests/tui drives it with Pilot)",
+    "docs/tui.md:506": "runs the TUI test suite and rewrites its snapshots",
+}
+LANGS = {"bash", "console", "python", "json", "yaml", "text"}
+
+
+def test_not_run_blocks_are_the_listed_ones():
+    marked = {b.where: b.not_run_reason for b in SHELL if b.not_run_reason is not None}
+    assert marked == NOT_RUN
+
+
+@pytest.mark.parametrize("block", [b for b in SHELL if b.not_run_reason], ids=lambda b: b.where)
+def test_not_run_block(block):
+    pytest.skip(f"{block.where} is not run: {block.not_run_reason}")
+
+
+def test_every_fence_names_its_language():
+    fence = re.compile(r"^```(\w*)([^\n]*)\n(.*?)^```", re.S | re.M)
+    for doc in DOCS:
+        text = doc.read_text()
+        for m in fence.finditer(text):
+            where = f"{doc.relative_to(ROOT)}:{text[: m.start()].count(chr(10)) + 1}"
+            assert m.group(1) in LANGS, f"{where}: fence language {m.group(1)!r}; use one of {sorted(LANGS)}"
+
+
+@pytest.mark.parametrize("doc", SHELL_FILES, ids=lambda d: str(d.relative_to(ROOT)))
+def test_shell_blocks_run(doc, tmp_path):
+    project = Project.create(tmp_path)
+    try:
+        for block in [b for b in SHELL if b.doc == doc]:
+            if block.not_run_reason:
+                continue
+            if needs_server(block.code) and not starts_server(block.code) and not project.server_up():
+                project.start_server()
+            if block.lang == "console":
+                script, commands = console_script(block, project)
+                result = project.run(script)
+                problems = check_console(block, project, result.stdout, commands)
+            else:
+                result = project.run(project.localise(block.code))
+                problems = [] if result.returncode == 0 else [f"exit {result.returncode}:\n{result.stdout[-4000:]}"]
+            if problems:
+                log = f"\n--- server log:\n{project.server_log()}" if needs_server(block.code) else ""
+                raise AssertionError(f"{block.where}: " + "\n".join(problems) + log)
+    finally:
+        project.stop()
