@@ -261,7 +261,7 @@ def console_script(block: ShellBlock, project: Project) -> tuple[str, list[tuple
     for n, (cmd, _, _) in enumerate(commands):
         parts.append(f"echo '@@docs-cmd {n}@@'")
         parts.append(project.localise(cmd))
-        parts.append(f'echo; echo "@@docs-status {n} $?@@"')
+        parts.append(f'__docs_rc=$?; echo; echo "@@docs-status {n} $__docs_rc@@"')
     return "\n".join(parts) + "\n", commands
 
 

@@ -241,3 +241,37 @@ def test_shell_blocks_run(doc, tmp_path):
                 raise AssertionError(f"{block.where}: " + "\n".join(problems) + log)
     finally:
         project.stop()
+
+
+def test_the_runner_catches_wrong_output_status_and_http_errors(tmp_path):
+    """The shell runner fails a doc whose shown output, exit status or HTTP status is wrong."""
+    from docs_shell import ShellBlock, output_matches
+
+    assert output_matches(["a ... c", "...", "z"], "a b c\nx\ny\nz\n")
+    assert not output_matches(["a ... c", "z"], "a b c\nx\nz\n")
+    assert not output_matches(["ok"], "")
+    project = Project.create(tmp_path)
+    doc = ROOT / "README.md"
+    good = ShellBlock(doc, 1, "console", "$ echo 'a  b'\na  b\n$ false   # exit 1\n")
+    script, commands = console_script(good, project)
+    assert check_console(good, project, project.run(script).stdout, commands) == []
+    bad = ShellBlock(doc, 1, "console", "$ echo one\ntwo\n$ false\n")
+    script, commands = console_script(bad, project)
+    problems = check_console(bad, project, project.run(script).stdout, commands)
+    assert len(problems) == 2 and "output differs" in problems[0] and "exited with 1" in problems[1], problems
+    illustrative = ShellBlock(doc, 1, "console", "$ echo one\ntwo\n", illustrative=True)
+    script, commands = console_script(illustrative, project)
+    assert check_console(illustrative, project, project.run(script).stdout, commands) == []
+    # curl fails the block on an HTTP error status (nothing listens on a closed port either)
+    assert project.run(project.localise("curl -s localhost:8000/healthz")).returncode != 0
+    import http.server
+    import threading
+
+    server = http.server.HTTPServer(("127.0.0.1", project.port), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        assert project.run(project.localise("curl -s localhost:8000/missing")).returncode == 22
+        assert project.run(project.localise("curl -sf localhost:8000/missing || echo no")).returncode == 0
+    finally:
+        server.shutdown()
+        server.server_close()
