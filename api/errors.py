@@ -19,8 +19,10 @@ is well-formed JSON but wrong; `details` lists each problem with its field path 
 
 from __future__ import annotations
 
+import json
 import logging
 import math
+import re
 import uuid
 from typing import Any
 
@@ -215,6 +217,9 @@ def validation_details(exc: RequestValidationError) -> list[dict[str, str]]:
             col = loc[1] - (doc.rfind("\n", 0, loc[1]) + 1) + 1
             reason = (e.get("ctx") or {}).get("error") or msg
             loc, msg = ("body",), f"not valid JSON at line {line}, column {col}: {reason}"
+        elif e.get("type") in ("literal_error", "enum"):
+            # pydantic quotes the choices as Python strings ('a' or 'b'): a JSON client reads "a" or "b"
+            msg = re.sub(r"'((?:[^'\\]|\\.)*)'", lambda m: json.dumps(m.group(1)), msg)
         details.append({"loc": field_path(loc), "msg": msg, "type": e.get("type", "")})
     return details
 

@@ -169,3 +169,10 @@ def test_openapi_documents_only_the_answers_each_route_can_give(digit_check):
         assert "text/event-stream" in ops[name]["responses"]["200"]["content"], name
     # what the document leaves out is not answered: unknown query parameters are ignored, no 422
     assert httpx.get(digit_check.url + "/v1/node-types", params={"limit": "x"}).status_code == 200
+
+
+def test_choices_in_422_are_quoted_as_json(digit_check):
+    r = httpx.post(digit_check.url + "/v1/kb/api_review/run", json={"facts": [], "strategy": "sideways"}, timeout=30)
+    assert r.status_code == 422, r.text
+    msg = r.json()["error"]["details"][0]["msg"]
+    assert "'depth'" not in msg and '"depth"' in msg, msg
