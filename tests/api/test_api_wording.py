@@ -80,6 +80,12 @@ def test_a_5000_digit_integer_names_the_field_and_the_limit(digit_check):
     assert r.status_code in (200, 201), r.text
 
 
+def test_an_unknown_pipeline_is_not_answered_with_a_server_path(pipeline_server, tmp_path_factory):
+    r = httpx.post(pipeline_server.url + "/v1/pipelines/nowhere/predict", json={"input": {}})
+    assert r.status_code == 404 and "nowhere.yaml in the pipeline folder" in r.text, r.text
+    assert str(tmp_path_factory.getbasetemp()) not in r.text
+
+
 def test_knowledge_bases_are_named_relative_to_their_folder(tmp_path, kb_dir):
     settings = make_settings(tmp_path)
     wb = Workbench(settings, knowledge_base_dir=kb_dir.resolve(), pipeline_dir=tmp_path / "p")
