@@ -10,6 +10,7 @@
   skipped with their reason. Every `workbench` command line of a shell block also names a command
   that exists and options it takes (its `--help`), including those of blocks not run.
 - every fence names its language (```text for layouts and outputs that are not commands).
+- `clips` blocks parse (rule text; fragments may use templates defined elsewhere).
 - `json` blocks parse; `yaml` blocks parse, pipeline documents load as pipelines and scenario
   files run with `kb test` against the shipped knowledge bases.
 - `text` blocks (screen captures, layouts) are not code; a block fenced as ```yaml sketch
@@ -159,6 +160,15 @@ def test_documented_commands_exist(block, docs_env):
                 assert option in help_text, f"{_id(block)}: `workbench {' '.join(path)}` has no option {option}"
 
 
+@pytest.mark.parametrize("block", blocks("clips"), ids=_id)
+def test_clips_blocks_parse(block):
+    """Rule text shown in the docs is valid CLIPS syntax for our parser (fragments may use
+    templates defined elsewhere, so only the syntax is checked)."""
+    from rules import parse
+
+    parse(block[2], filename=_id(block))
+
+
 @pytest.mark.parametrize("block", blocks("json"), ids=_id)
 def test_json_blocks_parse(block):
     json.loads(block[2])
@@ -192,13 +202,16 @@ from docs_shell import Project, check_console, console_script, needs_server, she
 SHELL = shell_blocks(DOCS)
 SHELL_FILES = sorted({b.doc for b in SHELL if b.not_run_reason is None})
 # The blocks that cannot run here: (file, the reason the doc shows). Keep this list short.
-NOT_RUN = {
+NOT_RUN = [
     ("README.md", "runs scripts/bootstrap.sh (syncs .venv) and the whole test suite"),
     ("docs/demo.md", "retrains the shipped models (rewrites models/)"),
     ("docs/tui.md", "interactive full-screen terminal UI (tests/tui drives it with Pilot)"),
     ("docs/tui.md", "runs the TUI test suite and rewrites its snapshots"),
-}
-LANGS = {"bash", "console", "python", "json", "yaml", "text"}
+    ("docs/scaling.md", "needs the `ray` extra and a Ray cluster (tests/scale runs them)"),
+    ("docs/scaling.md", "shows runs recorded by replicas of a Ray deployment"),
+    ("docs/scaling.md", "needs the `ray` extra and a Ray cluster (tests/scale runs them)"),
+]
+LANGS = {"bash", "console", "python", "json", "yaml", "text", "clips"}
 
 
 def test_not_run_blocks_are_the_listed_ones():
