@@ -20,7 +20,7 @@ from workbench import __version__
 from workbench.config import Settings, get_settings
 from workbench.serving import Serving
 
-from .errors import install_error_handlers
+from .errors import document_only_possible_errors, install_error_handlers
 from .http_metrics import HttpMetrics, HttpMetricsMiddleware
 from .limits import RequestLimitsMiddleware
 from .request_id import RequestIdMiddleware
@@ -87,6 +87,7 @@ def create_app(
     app.state.http_metrics_text = lambda: generate_latest(http_metrics.registry).decode()
     install_error_handlers(app)
     for router in ROUTERS:
+        document_only_possible_errors(router.routes)
         app.include_router(router)
     app.add_middleware(RequestLimitsMiddleware, limits=settings.limits, routers=ROUTERS)
     app.add_middleware(HttpMetricsMiddleware, metrics=http_metrics)

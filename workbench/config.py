@@ -140,6 +140,25 @@ class ServingSettings(BaseModel):
     )
 
 
+class RulesSettings(BaseModel):
+    """Limits of rule evaluation in the server, pipelines and `workbench kb run` (docs/rules.md).
+
+    Environment: `WORKBENCH_RULES__MEMORY_LIMIT_MIB=256`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    memory_limit_mib: int = Field(
+        512,
+        ge=0,
+        description="MiB of memory CLIPS may hold in one evaluation (MemoryLimitError, API 422, past it); 0: none",
+    )
+
+    @property
+    def memory_limit_bytes(self) -> int | None:
+        """The limit in bytes, None for no limit (`chaining.forward.EngineConfig.memory_limit`)."""
+        return self.memory_limit_mib << 20 if self.memory_limit_mib else None
+
+
 class RaySettings(BaseModel):
     """Scale-out on a Ray cluster (`workbench serve --ray`, `workbench run --ray`; docs/scaling.md).
 
@@ -194,6 +213,7 @@ class Settings(BaseSettings):
     api_keys: Annotated[list[str], NoDecode] = Field(default_factory=list)
     require_key_for_predict: bool = False
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
+    rules: RulesSettings = Field(default_factory=RulesSettings)
 
     @field_validator("api_keys", mode="before")
     @classmethod

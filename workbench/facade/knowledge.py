@@ -17,7 +17,8 @@ class KnowledgeMixin:
             try:
                 out.append(self.library.describe(self.library.load(name)))
             except Exception as exc:
-                out.append({"name": name, "errors": [str(d) for d in getattr(exc, "diagnostics", [exc])]})
+                errors = [self.library.relative_text(str(d)) for d in getattr(exc, "diagnostics", [exc])]
+                out.append({"name": name, "errors": errors})
         return out
 
     def get_knowledge_base(self, name: str) -> Any:
