@@ -76,9 +76,16 @@ class AdmissionQueue:
         self._mean_s: dict[str, float] = {}
         self._answers: dict[str, collections.deque[float]] = {}
         self._durations: dict[str, collections.deque[float]] = {}
+        self._busy: dict[str, list[float]] = {}  # key -> [busy seconds before, start of the current busy period]
+
+    def _busy_clock(self, key: str, now: float) -> float:
+        """Seconds `key` has had requests admitted (idle gaps do not count). Call with the lock held."""
+        acc, since = self._busy.get(key, (0.0, -1.0))
+        return acc + (now - since if since >= 0 else 0.0)
 
     def throughput(self, key: str) -> float | None:
-        """Answers per second over the last `RATE_WINDOW` answers of `key` (None: too few yet)."""
+        """Answers per busy second (time with requests admitted; idle gaps do not count) over the last
+        `RATE_WINDOW` answers of `key` (None: too few yet)."""
         times = self._answers.get(key)
         if times is None or len(times) < 16:
             return None
@@ -113,6 +120,9 @@ class AdmissionQueue:
                     float(max(1, math.ceil(excess))),
                 )
             self._admitted[key] = used + n
+            if used == 0:  # a busy period starts
+                now = time.monotonic()
+                self._busy[key] = [self._busy_clock(key, now), now]
         QUEUE_SIZE.labels(key).set(used + n)
         REJECTED.labels(key).set(self.limit)
         return _Ticket(self, key, n)
@@ -120,12 +130,16 @@ class AdmissionQueue:
     def _release(self, key: str, n: int, seconds: float) -> None:
         with self._lock:
             left = self._admitted[key] = max(0, self._admitted.get(key, 0) - n)
+            now = time.monotonic()
+            busy_now = self._busy_clock(key, now)
+            if left == 0:  # the busy period ends
+                self._busy[key] = [busy_now, -1.0]
             prev = self._mean_s.get(key)
             self._mean_s[key] = seconds if prev is None else 0.9 * prev + 0.1 * seconds
             times = self._answers.get(key)
             if times is None:
                 times = self._answers[key] = collections.deque(maxlen=RATE_WINDOW)
-            times.append(time.monotonic())
+            times.append(busy_now)
             durations = self._durations.get(key)
             if durations is None:
                 durations = self._durations[key] = collections.deque(maxlen=RATE_WINDOW)
