@@ -17,7 +17,8 @@ Two drivers:
 
 Both answer with `Sample`s: latency from writing the request to reading the whole answer, the
 status (0: transport error: refused, reset or closed without an answer) and the answer's
-`Retry-After` header when there was one.
+`Retry-After` header when there was one; open loop also how late the client wrote each request
+(its own lag: when that grows, the client, not the server, is the bottleneck).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class Sample:
     status: int
     retry_after: str | None = None
     body: bytes | None = None
+    send_late_s: float = 0.0  # open loop: how long after its scheduled time the request was written
 
 
 def encode_requests(url: str, method: str, path: str, bodies: list[Any]) -> list[bytes]:
@@ -147,6 +149,7 @@ async def open_loop(
 
     async def one(raw: bytes, t0: float) -> None:
         nonlocal opened, peak
+        late = 0.0
         async with slots:
             conn = idle.pop() if idle else None
             try:
@@ -154,6 +157,7 @@ async def open_loop(
                     opened += 1
                     peak = max(peak, opened)
                     conn = await _connect(url)
+                late = time.perf_counter() - t0
                 status, ra, _ = await _exchange(*conn, raw)
                 idle.append(conn)
             except _Closed as c:
@@ -165,7 +169,7 @@ async def open_loop(
                 if conn is not None:
                     conn[1].close()
                 opened -= 1
-        samples.append(Sample(time.perf_counter() - t0, status, ra))
+        samples.append(Sample(time.perf_counter() - t0, status, ra, send_late_s=late))
 
     tasks: list[asyncio.Task] = []
     start = time.perf_counter()

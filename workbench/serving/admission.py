@@ -96,6 +96,35 @@ class AdmissionQueue:
         """Requests holding slots of `key` now."""
         return self._admitted.get(key, 0)
 
+    def refusal(self, key: str, n: int = 1) -> OverloadedError | None:
+        """The error `admit(key, n)` would raise now, or None; takes nothing (a cheap early check:
+        the front door answers 429 before the request's body is read or parsed)."""
+        with self._lock:
+            try:
+                self._check(key, max(1, min(n, self.limit)), self._admitted.get(key, 0))
+            except OverloadedError as exc:
+                return exc
+        return None
+
+    def _check(self, key: str, n: int, used: int) -> None:
+        """Raise OverloadedError when `n` more slots of `key` (with `used` taken) pass a bound."""
+        rate = self.throughput(key)
+        if used + n > self.limit:
+            mean = self._mean_s.get(key, 0.05)
+            wait = (used + n - self.limit) / rate if rate else mean * (used + n - self.limit + 1) / max(1, n)
+            raise OverloadedError(
+                f"{self.what} {key!r}: {used} requests admitted, the limit is {self.limit}; retry later",
+                float(max(1, math.ceil(wait))),
+            )
+        bound = None if self.max_wait_s is None else self.max_wait_s + min(self._durations.get(key) or (0.0,))
+        if bound is not None and rate and used >= MIN_ADMITTED and (used + n) / rate > bound:
+            excess = (used + n) / rate - bound
+            raise OverloadedError(
+                f"{self.what} {key!r}: {used} requests admitted would wait about {(used + n) / rate:.1f} s at "
+                f"{rate:.0f} answers/s, more than serving.pipeline_max_wait_s={self.max_wait_s:g}; retry later",
+                float(max(1, math.ceil(excess))),
+            )
+
     def admit(self, key: str, n: int = 1) -> _Ticket:
         """Take `n` slots of `key` (a batch larger than the limit takes the whole limit).
 
@@ -103,22 +132,7 @@ class AdmissionQueue:
         n = max(1, min(n, self.limit))
         with self._lock:
             used = self._admitted.get(key, 0)
-            rate = self.throughput(key)
-            if used + n > self.limit:
-                mean = self._mean_s.get(key, 0.05)
-                wait = (used + n - self.limit) / rate if rate else mean * (used + n - self.limit + 1) / max(1, n)
-                raise OverloadedError(
-                    f"{self.what} {key!r}: {used} requests admitted, the limit is {self.limit}; retry later",
-                    float(max(1, math.ceil(wait))),
-                )
-            bound = None if self.max_wait_s is None else self.max_wait_s + min(self._durations.get(key) or (0.0,))
-            if bound is not None and rate and used >= MIN_ADMITTED and (used + n) / rate > bound:
-                excess = (used + n) / rate - bound
-                raise OverloadedError(
-                    f"{self.what} {key!r}: {used} requests admitted would wait about {(used + n) / rate:.1f} s at "
-                    f"{rate:.0f} answers/s, more than serving.pipeline_max_wait_s={self.max_wait_s:g}; retry later",
-                    float(max(1, math.ceil(excess))),
-                )
+            self._check(key, n, used)
             self._admitted[key] = used + n
             if used == 0:  # a busy period starts
                 now = time.monotonic()
