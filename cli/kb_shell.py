@@ -1,4 +1,4 @@
-"""`workbench kb shell [FILE...] [--allow-unsafe]`: CLIPS's command loop (the `CLIPS>` prompt).
+"""`workbench kb shell [FILE...] [--allow-unsafe] [--time-limit S]`: CLIPS's command loop (the `CLIPS>` prompt).
 
 Every CLIPS command and function (facts, agenda, rules, watch, run, reset, clear, assert,
 retract, modify, ppdefrule, matches, load, batch, exit...) runs in real CLIPS (clipspy) and
@@ -10,7 +10,9 @@ typed one, Ctrl-D or `(exit)` leaves. With commands piped on stdin: no prompt an
 what CLIPS prints (programs that `(read)` take their answers from the following lines, as in
 CLIPS). Functions that reach the operating system (`system`, `open`, `save`...) are refused
 unless `--allow-unsafe` (or the setting `allow_unsafe_rules`); `load` and `batch` check the
-file. Exit status: N of `(exit N)`, else 0.
+file (a file that cannot be read gets CLIPS's own `[ARGACCES3]` answer and FALSE). A command
+running past `--time-limit` seconds (or the setting `kb_shell_time_limit_s`) is halted as Ctrl-C
+halts it, `[WORKBENCH4]` says so, and the shell goes on. Exit status: N of `(exit N)`, else 0.
 """
 
 from __future__ import annotations
@@ -34,6 +36,15 @@ def _flush_c_stdio() -> None:
 def shell(
     files: Annotated[list[Path] | None, typer.Argument(help="Rule files to load first, in order.")] = None,
     allow_unsafe: Annotated[bool, typer.Option("--allow-unsafe", help="Permit functions that reach the OS.")] = False,
+    time_limit: Annotated[
+        float | None,
+        typer.Option(
+            "--time-limit",
+            min=0.001,
+            help="Seconds one command may run before CLIPS is halted (default: setting kb_shell_time_limit_s, "
+            "else none).",
+        ),
+    ] = None,
 ) -> None:
     """CLIPS's command loop: type CLIPS commands at the CLIPS> prompt, or pipe them on stdin."""
     from chaining.forward.clips_shell import ClipsShell
@@ -41,7 +52,11 @@ def shell(
     from .kb_check import allow_unsafe_setting
 
     interactive = sys.stdin.isatty()
-    engine = ClipsShell(allow_unsafe=allow_unsafe_setting(allow_unsafe), prompt=interactive)
+    engine = ClipsShell(
+        allow_unsafe=allow_unsafe_setting(allow_unsafe),
+        prompt=interactive,
+        time_limit=time_limit if time_limit is not None else _time_limit_setting(),
+    )
     try:
         for f in files or []:
             engine.load(f)
@@ -53,6 +68,19 @@ def shell(
         _flush_c_stdio()
         sys.stdout.flush()
     raise typer.Exit(engine.exit_code or 0)
+
+
+def _time_limit_setting() -> float | None:
+    """The setting `kb_shell_time_limit_s` (WORKBENCH_KB_SHELL_TIME_LIMIT_S); exit 2 on bad settings."""
+    if "WORKBENCH_KB_SHELL_TIME_LIMIT_S" not in os.environ and "WORKBENCH_SETTINGS_FILE" not in os.environ:
+        return None  # the default: no source could change it, so skip loading the settings
+    from workbench.config import ConfigError, get_settings
+
+    try:
+        return get_settings().kb_shell_time_limit_s
+    except ConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 def _piped_loop(engine) -> None:

@@ -31,9 +31,63 @@ LLONG_MIN = -(2**63)
 
 @functools.lru_cache(maxsize=1)
 def _lark() -> Lark:
+    return _fast_positions(_plain_lark())
+
+
+def _plain_lark() -> Lark:
+    """The grammar's parser as lark builds it (positions propagated by lark's own wrapper)."""
     return Lark(
         _GRAMMAR.read_text(), parser="lalr", lexer="contextual", propagate_positions=True, maybe_placeholders=False
     )
+
+
+def _fast_positions(parser: Lark) -> Lark:
+    """Replace lark's position propagation (`PropagatePositions`, about half of lark's time on rule
+    text: it also records "container" spans for inlined rules) by one that sets each new tree's
+    span from its first and last positioned child. For this grammar the two agree (its `?` rules
+    and `_` rules hold no tokens of their own); tests/rules/test_parser_positions.py checks the
+    whole corpus against `_plain_lark()`. Left as lark built it when lark's internals differ."""
+    try:
+        from lark.parse_tree_builder import PropagatePositions
+        from lark.tree import Meta
+
+        callbacks = parser.parser.parser.parser.callbacks
+    except (ImportError, AttributeError):  # pragma: no cover - another lark version
+        return parser
+    if not all(type(cb) is PropagatePositions for cb in callbacks.values()):  # pragma: no cover
+        return parser
+    for rule, cb in list(callbacks.items()):
+        callbacks[rule] = _positioned(cb.node_builder, Meta)
+    return parser
+
+
+def _positioned(node_builder, meta_class):
+    def build(children: list):
+        res = node_builder(children)
+        if type(res) is Tree and res._meta is None:  # a tree made by this rule (not a child passed up)
+            first = last = None
+            for c in children:
+                if type(c) is Token:
+                    first = c
+                    break
+                if type(c) is Tree and c._meta is not None and not c._meta.empty:
+                    first = c._meta
+                    break
+            if first is not None:
+                for c in reversed(children):
+                    if type(c) is Token:
+                        last = c
+                        break
+                    if type(c) is Tree and c._meta is not None and not c._meta.empty:
+                        last = c._meta
+                        break
+                m = res._meta = meta_class()
+                m.empty = False
+                m.line, m.column, m.start_pos = first.line, first.column, first.start_pos
+                m.end_line, m.end_column, m.end_pos = last.end_line, last.end_column, last.end_pos
+        return res
+
+    return build
 
 
 def parse(text: str, filename: str = "<string>") -> ast.Module:
@@ -56,12 +110,15 @@ def parse(text: str, filename: str = "<string>") -> ast.Module:
     except scan.ScanError as exc:
         line, column = scan.Lines(text).at(exc.offset)
         raise RuleSyntaxError([Diagnostic(filename, line, column, exc.message)]) from None
-    parser = _lark()
-    try:
-        tree = parser.parse(lark_text)
-    except UnexpectedInput as exc:
-        raise RuleSyntaxError([diagnostic(exc, text, filename, parser)]) from None
     builder = _Builder(text, filename)
+    if lark_text:
+        parser = _lark()
+        try:
+            tree = parser.parse(lark_text)
+        except UnexpectedInput as exc:
+            raise RuleSyntaxError([diagnostic(exc, text, filename, parser)]) from None
+    else:
+        tree = Tree("start", [])  # nothing but plain data (or nothing at all)
     try:
         module = builder.module(tree)
     except _BuildError as exc:

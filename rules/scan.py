@@ -37,7 +37,7 @@ _DEFFACTS = re.compile(
     rf"(?P<body>(?:{_WS}(?:{_ORDERED}|{_TEMPLATE}))*+){_WS}\)"
 )
 _BODY_HAS_NESTED = re.compile(rf"\({_WS}{_NAME}{_WS}\(")
-_LONG_DIGITS = re.compile(r"\d{19}")
+_LONG_DIGITS = re.compile(r"[0-9]{19}")
 _INTEGER = re.compile(r'[+-]?\d+(?![^\s"()&|~;])')
 _FLOAT = re.compile(r'[+-]?(?:\d+\.\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)(?![^\s"()&|~;])')
 _SKIP = re.compile(_WS)
@@ -52,6 +52,14 @@ _SLOT_ITER = re.compile(rf";[^\n]*|\({_WS}(?P<name>{_NAME})(?P<values>(?:{_WS}{_
 _VALUE_ITER = re.compile(rf";[^\n]*|(?P<value>{_ATOM})")
 _ONE_VALUE = re.compile(rf"{_WS}{_ATOM}{_WS}")
 _TOKEN = re.compile(rf'{_STRING}|;[^\n]*|[()]|[^\s"()&|~;]+')
+# Shapes of plain data: every value becomes \x01 (a value follows whitespace, `)` or a string, or
+# is a string; names follow `(` directly), whitespace is dropped, facts are split at `)(`.
+_SHAPE_VALUE = re.compile(rf'(?<=[\s)"])(?:{_STRING}|[^\s"()&|~;]++)|{_STRING}')
+_SHAPE_OPEN_SPACE = re.compile(r"\(\s++")
+_SHAPE_COMMENT = re.compile(rf"({_STRING})|;[^\n]*")
+_SHAPE_FACT = re.compile(r"\((?P<name>[^()\x01]++)(?P<slots>(?:\([^()\x01]++\x01*+\))*+)(?P<fields>\x01*+)\)")
+_SHAPE_SLOT = re.compile(r"\(([^()\x01]++)(\x01*+)\)")
+_SHAPE_SPLIT = re.compile(r"\((?:[^()]++|\([^()]*+\))*+\)")
 
 
 class ScanError(Exception):
@@ -120,6 +128,28 @@ class FactData(Sequence):
             if f1 > f0 and not text[f0:f1].isspace():
                 slots.append(("", f0, f0, f1))
             yield name, m.start("name"), slots
+
+    def shapes(self) -> list[tuple[str, list[tuple[str, int]], int]] | None:
+        """The distinct shapes of the facts: (relation, [(slot, number of values)], number of ordered
+        fields), each shape once, in no particular order; None when the text is unusual (a `\\x01`
+        in it). Reads the text with a few whole-text regular-expression passes (no per-fact Python),
+        so data of thousands of facts of a few shapes is checked shape by shape."""
+        body = self.text[self.start : self.end]
+        if "\x01" in body:
+            return None
+        if ";" in body:
+            body = _SHAPE_COMMENT.sub(r"\1", body)
+        if _SHAPE_OPEN_SPACE.search(body):
+            body = _SHAPE_OPEN_SPACE.sub("(", body)
+        skeleton = "".join(_SHAPE_VALUE.sub("\x01", body).split())
+        out = []
+        for fact in set(_SHAPE_SPLIT.findall(skeleton)):
+            m = _SHAPE_FACT.fullmatch(fact)
+            if m is None:
+                return None
+            slots = [(name, len(values)) for name, values in _SHAPE_SLOT.findall(m.group("slots"))]
+            out.append((m.group("name"), slots, len(m.group("fields"))))
+        return out
 
     def values(self, start: int, end: int) -> list[tuple[str, int]]:
         """(token, offset) of the constants between `start` and `end`."""
@@ -196,8 +226,9 @@ def _blank(text: str) -> str:
 def prescan(text: str) -> tuple[str, list[tuple[int, int, re.Match]], Lines]:
     """Split off plain-data deffacts and check nesting and NUL bytes.
 
-    Returns (the text with the data deffacts blanked, [(start, end, match)] of each data
-    deffacts, line index). Raises ScanError for a NUL byte or nesting deeper than MAX_NESTING.
+    Returns (the text with the data deffacts blanked, or "" when the text is nothing but data
+    deffacts and whitespace, [(start, end, match)] of each data deffacts, line index).
+    Raises ScanError for a NUL byte or nesting deeper than MAX_NESTING.
     Text the grammar will refuse anyway (unbalanced parentheses, an unclosed string) is passed
     on unchanged from the first problem on.
     """
@@ -239,6 +270,9 @@ def prescan(text: str) -> tuple[str, list[tuple[int, int, re.Match]], Lines]:
             break  # unclosed: the grammar reports it
     if not data:
         return text, data, lines
+    between = [text[e0:s1] for (_, e0, _), (s1, _, _) in zip([(0, 0, None)] + data, data + [(len(text), 0, None)])]
+    if all(not piece or piece.isspace() for piece in between):
+        return "", data, lines  # nothing but data: nothing for the grammar
     pieces, last = [], 0
     for s, e, _ in data:
         pieces += [text[last:s], _blank(text[s:e])]

@@ -9,7 +9,8 @@ Definitions are visible from the point they appear, as in CLIPS (which reads con
 order). Nothing is evaluated.
 
 Split by job: `validate_common` (tables, definitions, reporting), `validate_slots`
-(deftemplates and slot values), `validate_exprs` (expressions and special forms); this module
+(deftemplates and slot values), `validate_exprs` (expressions and special forms), `validate_data`
+(plain-data deffacts read without building them); this module
 has the constructs and left-hand sides.
 """
 
@@ -21,7 +22,7 @@ from . import ast
 from .builtins import BUILTIN_ARITY
 from .errors import Diagnostic
 from .safety import UNSAFE_FUNCTIONS
-from .scan import FactData, atom
+from .scan import FactData
 from .validate_common import (
     ALLOWED_ATTRS,
     ATOM_TYPE,
@@ -37,6 +38,7 @@ from .validate_common import (
     show,
     slot_type_letters,
 )
+from .validate_data import DataChecks
 from .validate_exprs import ExprChecks
 from .validate_slots import SlotChecks
 
@@ -53,7 +55,7 @@ __all__ = [
 ]
 
 
-class Validator(SlotChecks, ExprChecks):
+class Validator(DataChecks, SlotChecks, ExprChecks):
     """Collects diagnostics for a sequence of modules; also fills each RuleDef's reads/writes."""
 
     def __init__(self, *, allow_unsafe: bool = False, functions: Iterable[str] = ()):
@@ -63,78 +65,6 @@ class Validator(SlotChecks, ExprChecks):
         self.unsafe: list[Diagnostic] = []
         self._lhs_var_kinds: dict[str, str] = {}  # variable -> "variable" | "mf_variable" in the rule's LHS
         self.skipped: list[ast.Construct] = []  # constructs CLIPS reports and skips while loading the rest
-
-    def template_data(self, facts: FactData) -> bool:
-        """Check plain data with template facts by reading tokens, without building the AST.
-
-        Type, allowed-value and range checks run on the values of constrained slots only.
-        Returns False (nothing reported) when a fact needs the full check: an unknown template
-        or slot, a slot given twice, a wrong number of values, a required slot left out, an
-        ordered fact of a template with slots.
-        """
-        lines, mark = facts.lines, len(self.diagnostics)
-        plans: dict[str, tuple] = {}
-        for name, _, slots in facts.template_facts():
-            key = bare(name)
-            plan = plans.get(key)
-            if plan is None:
-                tmpl = self.defs.templates.get(key)
-                if key in RESERVED_RELATIONS or tmpl is None or not tmpl.slots:
-                    plan = (None, None, None)
-                else:
-                    constrained = {
-                        n: s for n, s in tmpl.slots.items() if s.types or s.allowed is not None or s.range is not None
-                    }
-                    required = {
-                        n
-                        for n, s in tmpl.slots.items()
-                        if (d := s.attribute("default")) is not None
-                        and len(d.values) == 1
-                        and isinstance(d.values[0], ast.Atom)
-                        and d.values[0].kind == "variable"
-                        and d.values[0].value == "NONE"
-                    }
-                    plan = (tmpl, constrained, required)
-                plans[key] = plan
-                self.defs.used_templates.add(key)
-            tmpl, constrained, required = plan
-            if tmpl is None:
-                if slots and slots[-1][0] != "" or key in RESERVED_RELATIONS:
-                    del self.diagnostics[mark:]
-                    return False
-                continue
-            given: set[str] = set()
-            for slot, _, v0, v1 in slots:
-                s = tmpl.slots.get(slot)
-                if s is None or slot in given or (not s.multislot and not facts.single(v0, v1)):
-                    del self.diagnostics[mark:]
-                    return False
-                given.add(slot)
-                if slot in constrained:
-                    for token, offset in facts.values(v0, v1):
-                        self.check_value(atom(token, lines.pos(offset, offset + len(token))), s, tmpl.name)
-            if required and not required <= given:
-                del self.diagnostics[mark:]
-                return False
-        return True
-
-    def data_facts(self, facts: FactData) -> bool:
-        """Check flat plain data (ordered facts of constants) by relation name, without building it.
-
-        Returns False when the data needs the full check (a relation is a deftemplate with slots).
-        """
-        seen: set[str] = set()
-        for name, offset in facts.relations():
-            if name in seen:
-                continue
-            seen.add(name)
-            tmpl = self.defs.templates.get(bare(name))
-            if tmpl is not None and tmpl.slots:
-                return False
-            self.defs.used_templates.add(bare(name))
-            if bare(name) in RESERVED_RELATIONS:
-                self.error(facts.lines.pos(offset, offset + len(name)), f"'{bare(name)}' cannot name a fact")
-        return True
 
     # -- entry
     def run(self, modules: list[ast.Module]) -> list[Diagnostic]:
@@ -158,7 +88,9 @@ class Validator(SlotChecks, ExprChecks):
             self.template(c)
         elif isinstance(c, ast.FactsDef):
             data = c.facts if isinstance(c.facts, FactData) else None
-            if data is None or not (self.data_facts(data) if data.flat else self.template_data(data)):
+            if data is None or not (
+                self.data_facts(data) if data.flat else self.template_shapes(data) or self.template_data(data)
+            ):
                 self.in_deffacts = True
                 try:
                     for f in c.facts:

@@ -14,7 +14,10 @@ person and says what to do; located rule errors travel as `diagnostics`.
 
 from __future__ import annotations
 
+import queue
+import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any
 
 JSON = dict[str, Any]
@@ -96,6 +99,45 @@ class Backend(ABC):
         """The rules of knowledge base `name` as run `run_id` used them: `{"run_id", "name", "version",
         "text", "recorded": bool}` (`recorded` False when that version is not stored and `text` is the
         current one). Raises BackendError when the run did not use `name`."""
+
+    # ---- scenario files and decision tables ----------------------------------------------
+    @abstractmethod
+    def list_scenario_files(self) -> list[str]:
+        """Scenario files (`*.yaml`/`*.yml`, `workbench kb test`'s format) under the knowledge-base
+        folder, POSIX paths relative to it, sorted."""
+
+    @abstractmethod
+    def read_scenario_file(self, path: str) -> str:
+        """Text of one scenario file."""
+
+    @abstractmethod
+    def run_scenarios(self, path: str) -> JSON:
+        """Run one scenario file as `workbench kb test FILE --json` does: `{"file", "passed",
+        "failed", "scenarios": [{"name", "passed", "seconds", "failures": [{"check", "expected",
+        "actual"}]}], "error": str | None, "diagnostics": [located problems + "text"]}`. A malformed
+        file or a knowledge base that does not load is an `error` in the document, not a raise."""
+
+    @abstractmethod
+    def list_decision_tables(self) -> list[str]:
+        """Decision tables (`*.csv`, `*.xlsx`) under the knowledge-base folder, relative, sorted."""
+
+    @abstractmethod
+    def decision_table(self, path: str) -> JSON:
+        """`{"file", "knowledge_base": [files], "rows": [[cell text]], "rules": generated CLIPS text
+        ("" when it does not load), "diagnostics": [{"file", "line", "column", "message", "text"}]}`
+        (`text` is `file.csv:ROW:COL: message`, the table's own problems first)."""
+
+    # ---- console programs (read / readline on stdin) -----------------------------------------
+    #: True when `run_kb_console` can run programs that read the console (in-process only).
+    console_runs: bool = True
+
+    @abstractmethod
+    def run_kb_console(self, name: str, facts: list[JSON], console: ConsoleChannel) -> JSON:
+        """Forward-chain knowledge base `name` as `workbench kb run` does, with `console` as the
+        program's terminal: what it prints goes to `console.output` as it is printed, what it reads
+        (`read`, `readline`, `read-number`, `get-char` on `stdin`) comes from `console.send()`;
+        `console.close()` is the end of input (CLIPS's EOF). Blocks until the program ends; returns
+        the `run_kb` document. Raises BackendError where console programs cannot run."""
 
     # ---- consultations (backward chaining with questions) -----------------------------------
     @abstractmethod
@@ -199,6 +241,58 @@ class Backend(ABC):
         not changed): `{"original": run, "replay": run, "changes": {...}, "changed": bool,
         "table": [{"what", "before", "after"}]}`. Rule text that does not validate raises
         BackendError with its diagnostics."""
+
+
+class ConsoleChannel:
+    """The terminal of a console program between the TUI and the engine's thread.
+
+    The engine reads it as a binary stream (`read1`/`read`: blocks until a line is sent or the
+    channel is closed; b"" then, CLIPS's EOF); `send(text)` queues one answer line (a newline is
+    added); `output(text)` is called with the program's text as it is printed (from the engine's
+    thread: the TUI hands it to its own thread). Pure Python: the HTTP mode imports it too.
+    """
+
+    def __init__(self, output: Callable[[str], None]):
+        self.output = output
+        self._lines: queue.Queue[bytes | None] = queue.Queue()
+        self._closed = threading.Event()
+        self.waiting = threading.Event()  # set while the program waits for input
+
+    def send(self, text: str) -> None:
+        """Give the program one line of input."""
+        if not self._closed.is_set():
+            self._lines.put(text.encode("utf-8") + b"\n")
+
+    def close(self) -> None:
+        """End of input: the program's next read gets EOF (and every later one)."""
+        self._closed.set()
+        self._lines.put(None)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    def read1(self, n: int = -1) -> bytes:
+        self.waiting.set()
+        try:
+            line = self._lines.get()
+        finally:
+            self.waiting.clear()
+        if line is None:
+            self._lines.put(None)  # every later read is EOF too
+            return b""
+        return line
+
+    read = read1
+
+    # a text stream for the program's output (what `chaining.forward.Console` writes to)
+    def write(self, text: str) -> int:
+        if text:
+            self.output(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
 
 
 def located_in(path: str, diagnostics: list[JSON]) -> list[JSON]:

@@ -5,6 +5,7 @@ TUI shows comes from the same routes any client uses (docs/api.md):
 
     /v1/pipelines[/{name}[/versions|/predict|/validate|/stages/{stage}]]   /v1/node-types
     /v1/kb[/{name}[/run|/check]]   /v1/consultations[/{id}[/answer|/why|/how]]
+    /v1/scenarios[/file|/run]   /v1/decision-tables[/table]
     /v1/runs[/{id}[/replay]]   /v1/served-models   /v2/repository/models/{name}/load|unload
     /metrics (Prometheus text)   /healthz
 
@@ -23,7 +24,7 @@ from typing import Any
 import httpx
 import yaml
 
-from .backend import JSON, Backend, BackendError, located_in
+from .backend import JSON, Backend, BackendError, ConsoleChannel, located_in
 from .metric_samples import metric_samples
 
 #: after this many seconds without an answer the banner says "disconnected" (before: "reconnecting")
@@ -35,6 +36,7 @@ class HttpBackend(Backend):
 
     validates_on_write = True
     remote = True
+    console_runs = False
 
     def __init__(
         self, base_url: str, *, api_key: str | None = None, timeout_s: float = 60.0, client: httpx.Client | None = None
@@ -123,6 +125,8 @@ class HttpBackend(Backend):
         for kb in self._request("GET", "/v1/kb")["knowledge_bases"]:
             files = kb.get("files") or []
             for server_file in files:
+                if server_file.lower().endswith((".csv", ".xlsx")):
+                    continue  # decision tables: list_decision_tables
                 base = server_file.replace("\\", "/").rsplit("/", 1)[-1]
                 rel = f"{kb['name']}.clp" if len(files) == 1 else f"{kb['name']}/{base}"
                 files_of[rel] = (kb["name"], server_file)
@@ -182,6 +186,29 @@ class HttpBackend(Backend):
 
     def run_kb_source(self, run_id, name):
         return self._request("GET", f"/v1/runs/{run_id}/knowledge-bases/{name}")
+
+    # ---- scenario files, decision tables, console programs -----------------------------------
+    def list_scenario_files(self):
+        return self._request("GET", "/v1/scenarios")["files"]
+
+    def read_scenario_file(self, path):
+        return self._request("GET", "/v1/scenarios/file", params={"file": path})["text"]
+
+    def run_scenarios(self, path):
+        return self._request("POST", "/v1/scenarios/run", json={"file": path})
+
+    def list_decision_tables(self):
+        return self._request("GET", "/v1/decision-tables")["files"]
+
+    def decision_table(self, path):
+        return self._request("GET", "/v1/decision-tables/table", params={"file": path})
+
+    def run_kb_console(self, name, facts, console: ConsoleChannel):
+        raise BackendError(
+            "programs that read the console (read, readline) run only in the TUI's own process: "
+            "a server refuses console input. Start `workbench tui` without --url, or run "
+            f"`workbench kb run` on knowledge base {name} in a terminal."
+        )
 
     # ---- consultations ---------------------------------------------------------------------
     def start_consultation(self, name, goal, facts, *, all_answers=False):

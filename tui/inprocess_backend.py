@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from .backend import JSON, Backend, BackendError, located_in
+from .backend import JSON, Backend, BackendError, ConsoleChannel, located_in
 from .metric_samples import metric_samples
 
 
@@ -81,6 +81,40 @@ class InProcessBackend(Backend):
         from workbench.pipeline import replay
 
         return _call(replay, "recorded_knowledge_base", self.wb, run_id, name)
+
+    # ---- scenario files, decision tables, console programs -----------------------------------
+    def list_scenario_files(self):
+        from workbench import rule_files
+
+        return rule_files.scenario_files(self.kb_dir)
+
+    def read_scenario_file(self, path):
+        from workbench import rule_files
+
+        return _call(rule_files, "read_scenario_file", self.kb_dir, path)
+
+    def run_scenarios(self, path):
+        from workbench import rule_files
+
+        return _call(rule_files, "run_scenario_file", self.kb_dir, path, allow_unsafe=self.wb.library.allow_unsafe)
+
+    def list_decision_tables(self):
+        from workbench import rule_files
+
+        return rule_files.decision_tables(self.kb_dir)
+
+    def decision_table(self, path):
+        from workbench import rule_files
+
+        return _call(rule_files, "decision_table", self.kb_dir, path, allow_unsafe=self.wb.library.allow_unsafe)
+
+    def run_kb_console(self, name, facts, console: ConsoleChannel):
+        """As `workbench kb run` (`workbench.rule_files.run_console_program`), `console` as its terminal."""
+        from workbench import rule_files
+
+        return _as_dict(
+            _call(rule_files, "run_console_program", self.wb.library, name, facts, input=console, output=console)
+        )
 
     # ---- consultations ---------------------------------------------------------------------
     def _registry(self) -> Any:

@@ -23,6 +23,14 @@ class KnowledgeBaseChecked(Message):
         self.path, self.diagnostics, self.saved = path, diagnostics, saved
 
 
+class ScenariosRan(Message):
+    """A scenario file ran (Rules screen); `report` is the `workbench kb test --json` document."""
+
+    def __init__(self, path: str, report: dict[str, Any]) -> None:
+        super().__init__()
+        self.path, self.report = path, report
+
+
 class KnowledgeBaseRan(Message):
     """A knowledge base ran forward on facts; `result` has output, firings and final facts."""
 

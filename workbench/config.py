@@ -168,6 +168,9 @@ class Settings(BaseSettings):
     knowledge_base_dir: Path | None = None
     pipeline_dir: Path | None = None
     allow_unsafe_rules: bool = False
+    kb_shell_time_limit_s: float | None = Field(
+        None, gt=0, description="seconds one command of `workbench kb shell` may run before CLIPS is halted"
+    )
     # compiled forward engines kept per process (least recently used evicted and closed); every rule
     # file edit is a new knowledge-base version with its own engine
     max_forward_engines: int = Field(32, ge=1)

@@ -13,6 +13,7 @@ from . import (
     openai,
     pipelines,
     replay,
+    rule_files,
     runs,
 )
 
@@ -21,6 +22,8 @@ ROUTERS = [
     runs.router,
     replay.router,
     kb.router,
+    rule_files.scenarios,
+    rule_files.tables,
     consultations.router,
     checks.router,
     model_admin.router,

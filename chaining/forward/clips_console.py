@@ -53,10 +53,22 @@ class Console:
     """The terminal of a CLIPS program: where `stdin` reads from and where its output goes live.
 
     Args:
-        input: a file descriptor (default 0, the process's standard input) or a binary stream
-            with `read(n)`; read in blocks, so a pipe's bytes are not read twice.
-        output: where the program's `stdout` text is written as it is produced (flushed before
-            each read of the console); None: only recorded in `ForwardResult.output`.
+        input: a file descriptor (default 0, the process's standard input), a binary stream
+            with `read(n)` (read in blocks, so a pipe's bytes are not read twice), or a callable
+            taking no argument that returns the next piece of input as `str` or `bytes` (e.g. one
+            typed line with its "\n"); "" / b"" / None is the end of input. The callable runs on
+            the evaluating thread exactly when the program waits for input and may block there,
+            e.g. `queue.Queue().get` fed by a UI (put None to end the input).
+        output: where the program's `stdout` text goes as it is produced (flushed before each
+            read of the console): a text stream (`write` + `flush`) or a callable taking the text;
+            None: only recorded in `ForwardResult.output`.
+
+    A front end (the TUI's console pane) drives a program with a queue::
+
+        answers: queue.Queue[str | None] = queue.Queue()
+        console = Console(input=answers.get, output=pane_write)   # pane_write(text) -> None
+        # on the worker thread: ForwardEngine(kb, config=EngineConfig(console=console)).evaluate()
+        # on the UI thread, when the user presses Enter: answers.put(line + "\n"); to end: answers.put(None)
 
     Attributes:
         waited: seconds spent blocked waiting for input, over the console's life.
@@ -64,7 +76,11 @@ class Console:
             evaluation was halted).
     """
 
-    def __init__(self, input: int | BinaryIO = 0, output: TextIO | None = None):
+    def __init__(
+        self,
+        input: int | BinaryIO | Callable[[], str | bytes | None] = 0,
+        output: TextIO | Callable[[str], object] | None = None,
+    ):
         self.input = input
         self.output = output
         self.waited = 0.0
@@ -98,6 +114,12 @@ class Console:
         try:
             if isinstance(self.input, int):
                 chunk = os.read(self.input, 65536)
+            elif callable(self.input):
+                chunk = self.input() or b""
+                if isinstance(chunk, str):
+                    chunk = chunk.encode()
+                elif not isinstance(chunk, bytes | bytearray):
+                    raise TypeError(f"console input callable returned {type(chunk).__name__}; expected str or bytes")
             else:
                 reader = getattr(self.input, "read1", None) or self.input.read
                 chunk = reader(65536)
@@ -127,8 +149,11 @@ class Console:
     def write(self, text: str) -> None:
         """Write program output now (no-op without `output`)."""
         if self.output is not None and text:
-            self.output.write(text)
-            self.output.flush()
+            if callable(self.output):
+                self.output(text)
+            else:
+                self.output.write(text)
+                self.output.flush()
 
     @classmethod
     def standard(cls, echo_output: bool = True) -> Console:

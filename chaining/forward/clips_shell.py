@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,8 @@ from .clips_halt import halt
 PROMPT = "CLIPS> "
 # (exit), (exit 3), (load "f"), (load* f), (batch "f"), (batch* f): the whole command, one literal argument
 _SPECIAL = re.compile(rb'^\s*\(\s*(exit|load\*?|batch\*?)\s*("(?:[^"\\]|\\.)*"|[^\s()";]+)?\s*\)\s*$', re.S)
+# (load ...), (batch* ...) whose argument is not one literal file name (an expression, a variable)
+_FILE_COMMAND = re.compile(rb"^\s*\(\s*(load\*?|batch\*?)(?=[\s()])")
 _STRING_OR_COMMENT = re.compile(rb'"(?:[^"\\]|\\.)*"|;[^\n]*')
 _CALL = re.compile(rb"\(\s*([^\s()\";&|~<>]+)")
 _SPACE = frozenset(b" \t\r\n\f")
@@ -65,6 +68,10 @@ class ClipsShell:
         allow_unsafe: permit the functions of `rules.UNSAFE_FUNCTIONS`.
         prompt: print `CLIPS> ` after each command of an echoed batch file (interactive use).
         unsafe: the gated functions, name -> why (default `rules.UNSAFE_FUNCTIONS`).
+        time_limit: seconds one command may run (each command of a batch file on its own); past
+            it CLIPS is halted (`clips_halt.halt`, as Ctrl-C does), `[WORKBENCH4]` says so on
+            stderr and the loop goes on. None: no limit. Time spent waiting in `(read)` counts (a
+            command blocked there is halted when its input arrives).
 
     Attributes:
         exit_code: set by `(exit [N])`: the loop should end with this status.
@@ -77,7 +84,10 @@ class ClipsShell:
         allow_unsafe: bool = False,
         prompt: bool = False,
         unsafe: dict[str, str] | None = None,
+        time_limit: float | None = None,
     ):
+        if time_limit is not None and not time_limit > 0:
+            raise ValueError(f"time_limit must be a positive number of seconds or None, got {time_limit!r}")
         if unsafe is None:
             from rules import UNSAFE_FUNCTIONS as unsafe
         self.env = environment if environment is not None else clips.Environment()
@@ -86,6 +96,7 @@ class ClipsShell:
         self.prompt = prompt
         self._unsafe = dict(unsafe)
         self.exit_code: int | None = None
+        self.time_limit = time_limit
         self._buffer = bytearray()
         self._depth = 0
         self._in_string = False
@@ -182,20 +193,42 @@ class ClipsShell:
             if what == "exit":
                 self.exit_code = _exit_status(arg)
                 return
-            path = _file_argument(arg)
+            path = _file_argument(arg) if arg is None or arg[:1] not in b"?$" else None  # a variable: not a name
             if path is not None:
                 text = _read(path)
-                if text is not None:
-                    if not self._gate(text, f"the file {path}"):
-                        return
-                    if what.startswith("batch"):
-                        self._batch(text, echo=what == "batch")
-                        return
-                    self._route(command, print_result)
+                if text is None:  # nothing to check and nothing read: CLIPS's own answer
+                    self._cannot_open(what, path, print_result)
                     return
+                if not self._gate(text, f"the file {path}"):
+                    return
+                if what.startswith("batch"):
+                    self._batch(text, echo=what == "batch")
+                    return
+                self._route(command, print_result)
+                return
+        head = _FILE_COMMAND.match(command)
+        if head is not None and not self.allow_unsafe:
+            what = head.group(1).decode()
+            self.write(
+                "stderr",
+                f"[WORKBENCH2] Refused: ({what} ...) here needs the file name written out (a string or a symbol), "
+                "so that the safety gate can check the file before CLIPS reads it; start "
+                "`workbench kb shell --allow-unsafe` (or set allow_unsafe_rules) to use a file named otherwise.\n",
+            )
+            return
         if not self._gate(command, "this command"):
             return
         self._route(command, print_result)
+
+    def _cannot_open(self, what: str, path: str, print_result: bool) -> None:
+        """What CLIPS prints for `(load "f")`, `(load* "f")`, `(batch "f")`, `(batch* "f")` of a
+        file it cannot open: `[ARGACCES3]` naming the function (`batch` for both batches) and
+        the value FALSE. Answered here, not by CLIPS, so that a file appearing in between is never
+        loaded unchecked."""
+        function = "batch" if what.startswith("batch") else what
+        self.write("stderr", f"[ARGACCES3] Function '{function}' was unable to open file '{path}'.\n")
+        if print_result:
+            self.write("stdout", "FALSE\n")
 
     def _gate(self, text: bytes | str, what: str) -> bool:
         if self.allow_unsafe:
@@ -237,8 +270,14 @@ class ClipsShell:
             lib.FlushPPBuffer(ep)
             lib.FlushParsingMessages(ep)
 
-        run_interruptibly(run, lambda: halt(self.env._env))
+        timed_out = run_interruptibly(run, lambda: halt(self.env._env), self.time_limit)
         clear_halt(self.env._env)
+        if timed_out:
+            self.write(
+                "stderr",
+                f"[WORKBENCH4] Halted: the command ran past the shell's time limit of {self.time_limit:g} s "
+                "(--time-limit, setting kb_shell_time_limit_s).\n",
+            )
         lib.CleanCurrentGarbageFrame(ep, native.abi.NULL)
         lib.CallPeriodicTasks(ep)
 
@@ -254,9 +293,10 @@ class ClipsShell:
         return bool(ok)
 
 
-def run_interruptibly(work: Callable[[], None], interrupt: Callable[[], None]) -> None:
-    """Run `work` on a worker thread; a KeyboardInterrupt in the calling thread calls
-    `interrupt()` (it must make `work` return) and waits for `work` to end."""
+def run_interruptibly(work: Callable[[], None], interrupt: Callable[[], None], time_limit: float | None = None) -> bool:
+    """Run `work` on a worker thread; a KeyboardInterrupt in the calling thread, or `time_limit`
+    seconds passing, calls `interrupt()` (it must make `work` return) and waits for `work` to end.
+    Returns True when the time limit interrupted it."""
     failure: list[BaseException] = []
     done = threading.Event()  # not Thread.join: a KeyboardInterrupt inside join can leave it unreliable
 
@@ -268,14 +308,21 @@ def run_interruptibly(work: Callable[[], None], interrupt: Callable[[], None]) -
         finally:
             done.set()
 
+    deadline = None if time_limit is None else time.monotonic() + time_limit
+    timed_out = False
     threading.Thread(target=target, name="clips-command", daemon=True).start()
     while not done.is_set():
         try:
-            done.wait(0.1)
+            wait = 0.1 if deadline is None or timed_out else min(0.1, max(0.0, deadline - time.monotonic()))
+            done.wait(wait)
+            if deadline is not None and not timed_out and not done.is_set() and time.monotonic() >= deadline:
+                timed_out = True
+                interrupt()
         except KeyboardInterrupt:
             interrupt()
     if failure:
         raise failure[0]
+    return timed_out
 
 
 def _exit_status(arg: bytes | None) -> int:

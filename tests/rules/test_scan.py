@@ -74,3 +74,70 @@ def test_nesting_limit_is_located() -> None:
     assert d.line == 1 and d.column > 1 and f"deeper than {MAX_NESTING}" in d.message
     ok = "(defrule r => (printout t " + "(+ 1 " * 900 + "0" + ")" * 900 + "))"
     assert rules.check_sources([("deep.clp", ok)]) == []
+
+
+# Templates without slot constraints: their data is checked shape by shape (`FactData.shapes`).
+PLAIN_TEMPLATES = """(deftemplate u (slot a) (slot b) (multislot m))
+(deftemplate v (slot x (default ?NONE)) (slot y))
+(deftemplate w)
+"""
+
+
+def _plain_facts(rng: random.Random, n: int) -> list[str]:
+    values = ["1", "x", '"s (t) ; u"', "-2.5", "e5", '"q\\"q"']
+    out = []
+    for _ in range(n):
+        r = rng.random()
+        if r < 0.5:
+            slots = [f"(a {rng.choice(values)})", f"(b {rng.choice(values)})", f"(m {' '.join(rng.sample(values, 2))})"]
+            if rng.random() < 0.05:
+                slots.append("(c 1)")  # unknown slot
+            if rng.random() < 0.05:
+                slots.append("(a 1 2)")  # two values in a single slot (also a duplicate)
+            if rng.random() < 0.05:
+                slots.append("(b)")  # no value in a single slot
+            rng.shuffle(slots)
+            sep = rng.choice([" ", "\n      ", " ; note (x\n  "])
+            out.append(f"({rng.choice(['u', '( u'[1:], ' u'])} {sep.join(slots[: rng.randint(1, len(slots))])})")
+        elif r < 0.8:
+            slots = [f"(y {rng.choice(values)})"]
+            if rng.random() < 0.93:
+                slots.append(f"( x {rng.choice(values)} )")
+            out.append(f"(v {' '.join(slots)})")
+        elif r < 0.9:
+            out.append(rng.choice(["(w)", "(w 1)", "(w (a 1))", "(u 1 2)"]))
+        else:
+            out.append(f"(line {rng.randint(0, 99)} {rng.choice(values)})")
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_shape_path_diagnoses_like_the_full_check(seed: int) -> None:
+    rng = random.Random(seed)
+    facts = _plain_facts(rng, 40 if seed % 2 else 3)
+    data = PLAIN_TEMPLATES + "(deffacts d\n   " + "\n   ".join(facts) + ")\n"
+    full = PLAIN_TEMPLATES + "(deffacts d\n   " + "\n   ".join(facts) + f"\n   {NOT_DATA})\n"
+    assert isinstance(rules.parse(data, "f.clp").constructs[-1].facts, FactData)
+    fast = rules.check_sources([("f.clp", data)])
+    slow = [d for d in rules.check_sources([("f.clp", full)]) if "zzz" not in d.message]
+    assert [str(d) for d in fast] == [str(d) for d in slow]
+
+
+def test_shapes_of_data() -> None:
+    text = '(deffacts d (u (a 1) (b "x (y) ; z")) ; c (u (a 1 2))\n (u (b 2)(a "s")) ( u (m) (a 3)) (line 1 2) (w))'
+    facts = rules.parse(text, "f.clp").constructs[0].facts
+    assert sorted(facts.shapes()) == [
+        ("line", [], 2),
+        ("u", [("a", 1), ("b", 1)], 0),
+        ("u", [("b", 1), ("a", 1)], 0),
+        ("u", [("m", 0), ("a", 1)], 0),
+        ("w", [], 0),
+    ]
+
+
+def test_a_file_of_nothing_but_data_skips_the_grammar() -> None:
+    text = "\n(deffacts d (line 1 2)\n  (line 3 4))\n\n(deffacts e (p 1))  \n"
+    module = rules.parse(text, "f.clp")
+    assert [c.name for c in module.constructs] == ["d", "e"]
+    assert (module.constructs[1].pos.line, module.constructs[1].pos.column) == (5, 1)
+    assert [[a.value for a in f.items] for f in module.constructs[0].facts] == [["line", 1, 2], ["line", 3, 4]]

@@ -112,6 +112,47 @@ def test_prompts_are_flushed_before_the_program_waits_for_input():
     assert result.output == "Name? Hello ann\n"
 
 
+@pytest.mark.parametrize(("name", "answers"), [("animal", b"yes\nno\nno\nhamster\nIs it small?\n"), ("wine", b"")])
+def test_a_queue_fed_console_as_a_front_end_drives_it(name, answers):
+    """The TUI's way: the program runs on a worker thread; its output arrives through a callable,
+    and each answer is put on a queue when the program waits (the input callable is called)."""
+    import queue
+    import threading
+
+    path = INTERACTIVE / f"{name}.clp"
+    lines = answers.decode().splitlines(keepends=True)
+    answers_q: queue.Queue[str | None] = queue.Queue()
+    shown: list[str] = []
+    asked = threading.Semaphore(0)
+
+    def ask() -> str | None:  # the program waits for input: the "UI" is told, then blocks on the queue
+        asked.release()
+        return answers_q.get(timeout=60)
+
+    console = Console(input=ask, output=shown.append)
+    results: list = []
+    with ForwardEngine.from_sources(
+        [(str(path), path.read_text())], config=EngineConfig(workers=1, console=console)
+    ) as engine:
+        worker = threading.Thread(target=lambda: results.append(engine.evaluate()))
+        worker.start()
+        pending = lines + [None]  # one answer each time the program asks, then the end of input
+        deadline = time.monotonic() + 60
+        while worker.is_alive() and time.monotonic() < deadline:
+            if asked.acquire(timeout=0.05):
+                answers_q.put(pending.pop(0) if pending else None)
+        worker.join(60)
+    assert not worker.is_alive()
+    expected = clips_prints(path, answers).decode()
+    assert "".join(shown) == results[0].output == expected
+
+
+def test_console_input_callable_must_give_text():
+    console = Console(input=lambda: 42)
+    with pytest.raises(TypeError, match="expected str or bytes"):
+        console.read_byte()
+
+
 def test_waiting_for_input_does_not_count_against_the_time_limit():
     log: list = []
     console = Console(_Input([b"ann\n"], log, delay=0.6), None)

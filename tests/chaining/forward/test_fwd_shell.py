@@ -40,14 +40,16 @@ def clips_command_loop(session: bytes, cwd: Path) -> tuple[bytes, bytes]:
     return out.replace(b"CLIPS> ", b""), done.stderr
 
 
-def kb_shell(session: bytes, *args: str, cwd: Path = SHELL) -> subprocess.CompletedProcess:
+def kb_shell(
+    session: bytes, *args: str, cwd: Path = SHELL, env_extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "cli", "kb", "shell", *args],
         input=session,
         capture_output=True,
         timeout=120,
         cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env_extra or {})},
     )
 
 
@@ -102,6 +104,63 @@ def test_batch_commands_each_pass_the_gate_and_echo_as_clips():
     ours = kb_shell(session)
     out, _ = clips_command_loop(session, SHELL)
     assert ours.stdout == out
+
+
+def test_load_or_batch_of_a_missing_file_answers_as_clips_not_as_the_gate(tmp_path):
+    session = (
+        b'(load "missing.clp")\n(load* missing.clp)\n(batch "/no/such/dir/x.bat")\n(batch* "nope.bat")\n'
+        b'(printout t "still here" crlf)\n(exit)\n'
+    )
+    ours = kb_shell(session, cwd=tmp_path)
+    out, err = clips_command_loop(session, tmp_path)
+    assert b"WORKBENCH2" not in ours.stderr
+    assert (ours.stdout, ours.stderr) == (out, err)
+    assert err.count(b"[ARGACCES3]") == 4 and ours.returncode == 0
+
+
+def test_load_of_a_file_named_by_an_expression_is_refused_naming_the_gate(tmp_path):
+    (tmp_path / "f.clp").write_text("(defrule r => (printout t ran crlf))\n")
+    session = b'(load (str-cat "f" ".clp"))\n(bind ?f "f.clp")\n(batch* ?f)\n(load "f.clp")\n(exit)\n'
+    ours = kb_shell(session, cwd=tmp_path)
+    assert ours.stderr.count(b"[WORKBENCH2] Refused: (load ...) here needs the file name written out") == 1
+    assert ours.stderr.count(b"[WORKBENCH2] Refused: (batch* ...) here needs the file name written out") == 1
+    assert b"--allow-unsafe" in ours.stderr
+    assert ours.stdout.endswith(b"TRUE\n")  # the literal load still works
+    allowed = kb_shell(session, "--allow-unsafe", cwd=tmp_path)
+    assert b"WORKBENCH2" not in allowed.stderr
+
+
+@pytest.mark.parametrize("how", ["option", "setting"])
+def test_a_command_past_the_time_limit_is_halted_and_the_shell_goes_on(tmp_path, how):
+    session = (
+        b"(defrule spin => (while TRUE do (bind ?x 1)))\n(reset)\n(run)\n(+ 1 2)\n"
+        b"(loop-for-count (?i 1 1000000000) (bind ?y ?i))\n(* 2 3)\n(exit)\n"
+    )
+    args = ("--time-limit", "0.3") if how == "option" else ()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if how == "setting":
+        env["WORKBENCH_KB_SHELL_TIME_LIMIT_S"] = "0.3"
+    ours = subprocess.run(
+        [sys.executable, "-m", "cli", "kb", "shell", *args],
+        input=session,
+        capture_output=True,
+        timeout=120,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert ours.returncode == 0, ours.stderr
+    assert ours.stderr.count(b"[WORKBENCH4] Halted: the command ran past the shell's time limit of 0.3 s") == 2
+    assert b"Execution halted during the actions of defrule 'spin'" in ours.stdout
+    assert ours.stdout.endswith(b"3\nFALSE\n6\n")  # (+ 1 2), the halted loop's value, (* 2 3)
+
+
+def test_time_limit_must_be_positive():
+    from chaining.forward.clips_shell import ClipsShell
+
+    with pytest.raises(ValueError, match="time_limit"):
+        ClipsShell(time_limit=0)
+    ours = kb_shell(b"(exit)\n", env_extra={"WORKBENCH_KB_SHELL_TIME_LIMIT_S": "-1"})
+    assert ours.returncode == 2 and b"WORKBENCH_KB_SHELL_TIME_LIMIT_S" in ours.stderr
 
 
 def test_ctrl_c_halts_a_running_command_and_the_shell_goes_on(tmp_path):
