@@ -30,9 +30,16 @@ def _make_command(name: str) -> None:
     def command(
         out: Annotated[Path | None, typer.Option("--out", help="Write the rows as JSON to this file.")] = None,
         quick: Annotated[bool, typer.Option("--quick", help="A short smoke run (not for reported numbers).")] = False,
+        ray: Annotated[
+            str | None,
+            typer.Option("--ray", help="Benchmarks with a Ray variant (api): run it on this cluster (local, auto...)."),
+        ] = None,
     ) -> None:
         module = importlib.import_module(f"cli.benchmarks.{name}")
-        rows = module.run(quick=quick)
+        if ray is not None:
+            rows = _run_on_ray(name, ray, quick, module)
+        else:
+            rows = module.run(quick=quick)
         print_rows(name, rows)
         if out is not None:
             write_json(name, rows, out, getattr(module, "EXTRA", None))
@@ -40,6 +47,22 @@ def _make_command(name: str) -> None:
 
     command.__doc__ = f"Run the '{name}' benchmark (rows and goals: docs/benchmarks.md)."
     app.command(name)(command)
+
+
+def _run_on_ray(name: str, address: str, quick: bool, module: object) -> list[dict]:
+    """`cli.benchmarks._NAME_ray.run(address, quick, extra)`; exit 2 where there is none or Ray cannot start."""
+    from workbench.scale import ScaleError
+
+    try:
+        ray_module = importlib.import_module(f"cli.benchmarks._{name}_ray")
+    except ModuleNotFoundError:
+        typer.echo(f"workbench bench {name}: no --ray variant (bench api has one)", err=True)
+        raise typer.Exit(2) from None
+    try:
+        return ray_module.run(address, quick=quick, extra=getattr(module, "EXTRA", None))
+    except ScaleError as exc:
+        typer.echo(f"workbench bench {name} --ray: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 for _name in available():

@@ -30,6 +30,10 @@ def run(
         bool, typer.Option("--json", help="Print the whole run record as JSON (one line per input for files).")
     ] = False,
     concurrency: Annotated[int, typer.Option("--concurrency", help="Runs in flight at once for --input-file.")] = 32,
+    ray: Annotated[
+        str | None,
+        typer.Option("--ray", help="Run --input-file with Ray Data on a cluster: local, auto or ray://HOST:PORT."),
+    ] = None,
 ) -> None:
     """Run a pipeline on one input or a JSON Lines file (rich progress bar; JSONL results on stdout).
 
@@ -51,6 +55,13 @@ def run(
     if bad:
         typer.echo(f"{where[bad[0]]}: expected a JSON object, got {type(items[bad[0]]).__name__}", err=True)
         raise typer.Exit(2)
+    if ray is not None:
+        if input_file is None:
+            typer.echo("--ray runs a batch: give --input-file FILE.jsonl", err=True)
+            raise typer.Exit(2)
+        from .run_ray import run_on_ray
+
+        raise typer.Exit(run_on_ray(ray, pipeline, items, where, version, explain))
     code = asyncio.run(_main(pipeline, items, where, version, explain, as_json, concurrency, single=input is not None))
     raise typer.Exit(code)
 

@@ -86,6 +86,8 @@ def show(
         f"[bold]run {r.run_id}[/] {r.status} {'(cache hit of ' + str(r.cached_from) + ')' if r.cache_hit else ''}"
     )
     console.print(f"pipeline {r.pipeline} @ {r.version}")
+    if r.served_by:
+        console.print(f"served by {r.served_by}", markup=False)
     for name, v in r.knowledge_base_versions.items():
         console.print(f"  knowledge base {name} @ {v[:12]}")
     for name, v in r.model_versions.items():

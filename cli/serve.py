@@ -49,11 +49,33 @@ def serve(
         list[str] | None,
         typer.Option("--model-name", help="Served name of the --model at the same position (default: folder name)."),
     ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            help="Serve on a Ray cluster (Ray Serve replicas; docs/scaling.md): local, auto or ray://HOST:PORT.",
+        ),
+    ] = None,
+    replicas: Annotated[
+        int | None,
+        typer.Option("--replicas", min=1, help="With --ray: pipeline replicas (default: settings, WORKBENCH_RAY__*)."),
+    ] = None,
 ) -> None:
     """Serve the REST API (pipelines, knowledge bases, KServe v2 inference, OpenAI-compatible generation).
 
     Docs at http://HOST:PORT/docs; readiness at /readyz (200 once models are loaded).
     """
+    if ray is not None:
+        if workers or model:
+            typer.echo("workbench serve: --ray cannot be combined with --workers or --model", err=True)
+            raise typer.Exit(2)
+        from .serve_ray import serve_on_ray
+
+        serve_on_ray(ray, replicas, host, port, "serve")
+        return
+    if replicas is not None:
+        typer.echo("workbench serve: --replicas needs --ray ADDRESS", err=True)
+        raise typer.Exit(2)
     import uvicorn
 
     from workbench.config import ConfigError, get_settings

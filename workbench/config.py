@@ -151,6 +151,32 @@ class ServingSettings(BaseModel):
     )
 
 
+class RaySettings(BaseModel):
+    """Scale-out on a Ray cluster (`workbench serve --ray`, `workbench run --ray`; docs/scaling.md).
+
+    Environment: `WORKBENCH_RAY__MAX_REPLICAS=8` and so on. With `autoscale` the pipeline deployment
+    starts at `min_replicas` and Ray Serve adds replicas up to `max_replicas` while each one has more
+    than `target_ongoing_requests` requests in flight; without it, `--replicas N` (default
+    `replicas`) replicas run all the time."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    replicas: int = Field(1, ge=1, description="pipeline replicas when not autoscaling (`--replicas`)")
+    autoscale: bool = Field(False, description="let Ray Serve scale the pipeline deployment")
+    min_replicas: int = Field(1, ge=0, description="autoscaling: fewest pipeline replicas")
+    max_replicas: int = Field(4, ge=1, description="autoscaling: most pipeline replicas")
+    target_ongoing_requests: float = Field(16.0, gt=0, description="autoscaling: requests in flight per replica")
+    max_ongoing_requests: int = Field(64, ge=1, description="requests one pipeline replica takes at once")
+    replica_cpus: float = Field(1.0, gt=0, description="CPUs Ray reserves per pipeline replica")
+    model_replicas: int = Field(1, ge=1, description="replicas of each one-shot model deployment")
+    retries: int = Field(2, ge=0, description="a request whose replica died is retried this often, then 503")
+    http_port: int = Field(8000, ge=1, le=65535, description="Ray Serve's HTTP proxy port")
+    http_host: str = Field("127.0.0.1", description="Ray Serve's HTTP proxy interface")
+    object_store_memory: int | None = Field(
+        None, ge=78643200, description="bytes of object store for `--ray local` (None: Ray's default)"
+    )
+
+
 class Settings(BaseSettings):
     """All Workbench settings. Read with `get_settings()`; see module docstring for sources."""
 
@@ -165,6 +191,7 @@ class Settings(BaseSettings):
     device: Literal["auto", "cpu", "cuda"] = "auto"
     server: ServerSettings = Field(default_factory=ServerSettings)
     serving: ServingSettings = Field(default_factory=ServingSettings)
+    ray: RaySettings = Field(default_factory=RaySettings)
     knowledge_base_dir: Path | None = None
     pipeline_dir: Path | None = None
     allow_unsafe_rules: bool = False

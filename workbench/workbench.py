@@ -17,7 +17,6 @@ on a private event-loop thread. Errors are the classes in `workbench.pipeline.er
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import threading
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from concurrent.futures import Future
@@ -43,6 +42,7 @@ from workbench.pipeline.errors import (
     KnowledgeBaseNotFoundError,
 )
 from workbench.pipeline.executor import Executor, Runtime, default_workers
+from workbench.pipeline.identity import ContextThreadPool
 from workbench.pipeline.knowledge import KnowledgeBaseLibrary
 from workbench.pipeline.recorder import RunRecorder
 from workbench.pipeline.replay import ReplayResult
@@ -103,7 +103,7 @@ class Workbench(PipelinesMixin, RunsMixin, KnowledgeMixin, ModelsMixin):
         )
         self.recorder = RunRecorder(real_store)
         self.store = ConsistentStore(real_store, self.recorder)
-        self.pool = concurrent.futures.ThreadPoolExecutor(
+        self.pool = ContextThreadPool(  # carries RUN_IDENTITY (workbench.pipeline.identity) to the steps
             self.settings.serving.run_workers or default_workers(), thread_name_prefix="workbench-run"
         )
         self.runtime = Runtime(self.library, self.catalog, real_store, self.recorder, durable, self.pool)

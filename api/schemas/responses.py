@@ -100,12 +100,25 @@ class AskAnswer(_Open):
     proof: JsonObject | None = None
 
 
+class ModelCall(_Open):
+    """A predict call of backward chaining: the model, its version (weights' hash) and the batch size."""
+
+    model: str
+    version: str
+    batch: int
+
+
 class AskResult(_Open):
     """Backward chaining: whether the goal was proved, each answer with its proof tree."""
 
     proved: bool
     answers: list[AskAnswer]
     skipped_rules: list[Any] = Field(default_factory=list)
+    model_calls: list[ModelCall] = Field(
+        default_factory=list,
+        description="One per predict call made for model-backed relations (`;@model`): all questions "
+        "pending in the query go to a model in one call.",
+    )
 
 
 # ---- pipelines ---------------------------------------------------------------------------------
@@ -183,6 +196,10 @@ class RunOut(_Open):
     started_at: str | None = None
     duration_s: float | None = None
     replay_of: str | None = None
+    served_by: str | None = Field(
+        None,
+        description="On a Ray cluster: the node and replica that ran it (`node ID replica ID`); null in one process.",
+    )
 
 
 class RunDetail(RunOut):
@@ -218,6 +235,7 @@ class RunSummary(_Open):
     started_at: str | None = None
     duration_s: float | None = None
     replay_of: str | None = None
+    served_by: str | None = Field(None, description="On a Ray cluster: the node and replica that ran it.")
 
 
 class RunPage(_Open):

@@ -143,7 +143,7 @@ def test_migration_0002_moves_hidden_timing_keys_to_columns(tmp_path):
     con.commit()
     con.close()
     store = Store.open(url)
-    assert store.revision() == head_revision() == "0002"
+    assert store.revision() == head_revision() == "0003"
     row = store.get_run("r1")
     assert row.timings == {"a": 0.5, "total": 1.0}
     assert (row.skipped, row.failed_node, row.cached_from) == (["m"], "rules", "r0")

@@ -21,6 +21,8 @@ from typing import Any
 from workbench.store import RunRow, Store, TraceEvent
 from workbench.store.store import run_columns
 
+from .identity import RUN_IDENTITY
+
 log = logging.getLogger("workbench.recorder")
 _STOP = object()
 
@@ -33,11 +35,18 @@ class _Flush:
 
 
 class RunRecorder:
-    """Background writer of `(RunRow, [TraceEvent])` pairs; `max_group` runs per transaction at most."""
+    """Background writer of `(RunRow, [TraceEvent])` pairs; `max_group` runs per transaction at most.
+
+    `served_by` (set by a Ray replica or Ray Data worker) is recorded with every run that names none;
+    `skip_existing` makes writes idempotent (a run whose id is stored already is left alone: a request
+    retried on another replica with the id its ingress chose is recorded once).
+    """
 
     def __init__(self, store: Store, max_group: int = 64):
         self.store = store
         self.max_group = max_group
+        self.served_by: str | None = None
+        self.skip_existing = False
         self._q: queue.Queue = queue.Queue()
         self._thread = threading.Thread(target=self._loop, name="workbench-recorder", daemon=True)
         self._closed = False
@@ -45,12 +54,22 @@ class RunRecorder:
 
     def submit(self, run: RunRow | dict[str, Any], events: Sequence[TraceEvent]) -> concurrent.futures.Future:
         """Queue a run (a `RunRow`, or a dict of its columns) for writing; the future resolves to the
-        run id once committed."""
+        run id once committed.
+
+        The id and `served_by` of the caller's `RUN_IDENTITY` (when set) replace the run's own; the
+        run's id is written back into `run` (a `RunRow` or a dict), so the caller learns it."""
         if self._closed:
             raise RuntimeError("run recorder is closed")
         row = run_columns(run)
+        ident = RUN_IDENTITY.get()
+        if ident is not None:
+            row["id"] = ident.take_id() or row["id"]
+            row["served_by"] = row["served_by"] or ident.served_by
+        row["served_by"] = row["served_by"] or self.served_by
         if isinstance(run, RunRow):
             run.id = row["id"]
+        elif isinstance(run, dict):
+            run["id"] = row["id"]
         fut: concurrent.futures.Future = concurrent.futures.Future()
         self._q.put((row, list(events), fut))
         return fut
@@ -141,7 +160,8 @@ class RunRecorder:
             _done(fut, run["id"])
 
     def _write(self, group: list[tuple[dict[str, Any], list[TraceEvent], concurrent.futures.Future]]) -> None:
-        self.store.record_runs([(run, evs) for run, evs, _ in group])  # the store's one run-writing path
+        # the store's one run-writing path
+        self.store.record_runs([(run, evs) for run, evs, _ in group], skip_existing=self.skip_existing)
 
 
 def _done(fut: concurrent.futures.Future, value: Any) -> None:

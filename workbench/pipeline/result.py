@@ -23,6 +23,8 @@ class RunResult:
         cache_hit: the outputs came from the result cache (no model was called); `cached_from`
             is then the run whose result was reused.
         knowledge_base_versions / model_versions: {name: content hash} of what was used.
+        served_by: on a Ray cluster, the node and replica that ran it (`node ID replica ID`); None
+            in one process.
     """
 
     run_id: str | None
@@ -43,6 +45,7 @@ class RunResult:
     started_at: datetime | None = None
     duration_s: float = 0.0
     replay_of: str | None = None
+    served_by: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -81,6 +84,7 @@ class RunResult:
             "started_at": self.started_at.isoformat() if self.started_at else None,
             "duration_s": self.duration_s,
             "replay_of": self.replay_of,
+            "served_by": self.served_by,
         }
 
     @classmethod
@@ -105,4 +109,5 @@ class RunResult:
             started_at=row.started_at,
             duration_s=row.duration or 0.0,
             replay_of=row.replay_of,
+            served_by=row.served_by,
         )

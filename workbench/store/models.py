@@ -123,6 +123,9 @@ class RunRow(Base):
     replay_of: Mapped[str | None] = mapped_column(String(36))
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     duration: Mapped[float | None] = mapped_column(Float, doc="seconds")
+    served_by: Mapped[str | None] = mapped_column(
+        String(200), doc="where it ran on a Ray cluster: 'node <node id> replica <replica id>' (None: one process)"
+    )
 
     events: Mapped[list[TraceEventRow]] = relationship(
         back_populates="run", cascade="all, delete-orphan", order_by="TraceEventRow.seq"

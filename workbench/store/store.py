@@ -186,7 +186,9 @@ class Store:
         """
         return self.record_runs([(run, events)])[0]
 
-    def record_runs(self, runs: Sequence[tuple[RunRow | Mapping[str, Any], Sequence[TraceEvent]]]) -> list[str]:
+    def record_runs(
+        self, runs: Sequence[tuple[RunRow | Mapping[str, Any], Sequence[TraceEvent]]], *, skip_existing: bool = False
+    ) -> list[str]:
         """Write runs with their trace events, all in one transaction; returns their ids in order.
 
         The one way a run is written (the pipeline's background `RunRecorder` groups runs through it,
@@ -194,9 +196,13 @@ class Store:
         none) or a dict of `RUN_COLUMNS`; missing ids are new UUIDs, missing `started_at` is now.
         Core inserts, two statements per call however many runs: no ORM unit of work on the hot path.
 
+        `skip_existing=True` makes the write idempotent: a run whose id is already stored (a request
+        retried on another Ray Serve replica with the id chosen at the ingress) is left as it is, its
+        trace events too (`INSERT ... ON CONFLICT DO NOTHING` on SQLite and PostgreSQL).
+
         Raises:
-            sqlalchemy.exc.SQLAlchemyError: on a database failure (a duplicate id included); nothing
-                of any of these runs is written.
+            sqlalchemy.exc.SQLAlchemyError: on a database failure (a duplicate id included, unless
+                `skip_existing`); nothing of any of these runs is written.
             ValueError: a dict with unknown run columns.
         """
         rows, events = [], []
@@ -212,9 +218,14 @@ class Store:
         if not rows:
             return []
         with self.engine.begin() as conn:
-            conn.execute(insert(RunRow.__table__), rows)
-            if events:
-                conn.execute(insert(TraceEventRow.__table__), events)
+            if skip_existing:
+                _insert_new(conn, RunRow.__table__, rows, ["id"])
+                if events:
+                    _insert_new(conn, TraceEventRow.__table__, events, ["run_id", "seq"])
+            else:
+                conn.execute(insert(RunRow.__table__), rows)
+                if events:
+                    conn.execute(insert(TraceEventRow.__table__), events)
         return [r["id"] for r in rows]
 
     def get_run(self, run_id: str) -> RunRow | None:
@@ -256,7 +267,7 @@ class Store:
             error_chars: the error text is cut to this many characters.
 
         Returns dicts `{"run_id", "pipeline", "version", "status", "error", "failed_node", "cache_hit",
-        "knowledge_base_versions", "model_versions", "started_at" (datetime), "duration_s", "replay_of"}`.
+        "knowledge_base_versions", "model_versions", "started_at" (datetime), "duration_s", "replay_of", "served_by"}`.
         Only summary columns are read, so a run with a huge stored input costs no more than any other.
         """
         cols = (
@@ -272,6 +283,7 @@ class Store:
             RunRow.started_at,
             RunRow.duration,
             RunRow.replay_of,
+            RunRow.served_by,
         )
         q = select(*cols).order_by(RunRow.started_at.desc(), RunRow.id.desc()).limit(limit)
         if pipeline:
@@ -297,6 +309,7 @@ class Store:
                 "started_at": r[9],
                 "duration_s": r[10],
                 "replay_of": r[11],
+                "served_by": r[12],
             }
             for r in rows
         ]
@@ -321,6 +334,25 @@ class Store:
 __all__ = ["STAGES", "Store", "StoreError", "TraceEvent"]
 
 
+def _insert_new(conn: Any, table: Any, rows: list[dict[str, Any]], keys: list[str]) -> None:
+    """Insert the rows whose `keys` are not stored yet (`ON CONFLICT DO NOTHING`); other dialects
+    fall back to reading the stored keys first."""
+    dialect = conn.dialect.name
+    if dialect in ("sqlite", "postgresql"):
+        if dialect == "sqlite":
+            from sqlalchemy.dialects.sqlite import insert as dialect_insert
+        else:
+            from sqlalchemy.dialects.postgresql import insert as dialect_insert
+        conn.execute(dialect_insert(table).on_conflict_do_nothing(index_elements=keys), rows)
+        return
+    cols = [table.c[k] for k in keys]
+    wanted = {tuple(r[k] for k in keys) for r in rows}
+    stored = {tuple(r) for r in conn.execute(select(*cols).where(cols[0].in_({w[0] for w in wanted})))}
+    new = [r for r in rows if tuple(r[k] for k in keys) not in stored]
+    if new:
+        conn.execute(insert(table), new)
+
+
 RUN_COLUMNS = (
     "id",
     "pipeline_name",
@@ -341,6 +373,7 @@ RUN_COLUMNS = (
     "replay_of",
     "started_at",
     "duration",
+    "served_by",
 )
 
 

@@ -1,0 +1,89 @@
+"""`workbench serve --ray ADDRESS [--replicas N]`: the REST API as a Ray Serve application.
+
+`local` starts a Ray instance on this machine; `auto` joins the cluster this machine belongs to;
+`ray://HOST:PORT` (Ray Client) or `HOST:PORT` (the head's GCS) joins a remote one. The application's
+HTTP proxy listens on --host/--port. Ctrl-C removes the application (and stops a local instance).
+docs/scaling.md.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+
+import typer
+
+
+def serve_on_ray(address: str, replicas: int | None, host: str | None, port: int | None, batching: str) -> None:
+    """Deploy on Ray and block until interrupted. Exits 2 on a bad address, a missing `ray` extra, or a store
+    the cluster cannot share."""
+    from workbench.config import ConfigError, get_settings
+    from workbench.scale import ScaleError
+
+    try:
+        settings = get_settings()
+    except ConfigError as exc:
+        typer.echo(f"workbench serve: {exc}", err=True)
+        raise typer.Exit(2) from None
+    ray_settings = settings.ray.model_copy(
+        update={"http_host": host or settings.server.host, "http_port": port or settings.server.port}
+    )
+    settings = settings.model_copy(update={"ray": ray_settings})
+    try:
+        from api.app import create_app
+        from workbench.scale import connect, deploy
+
+        cluster = connect(address, settings=settings)
+    except ScaleError as exc:
+        typer.echo(f"workbench serve --ray: {exc}", err=True)
+        raise typer.Exit(2) from None
+    try:
+        nodes = cluster.nodes()
+        typer.echo(
+            f"workbench serve --ray {address}: {len(nodes)} node{'s' if len(nodes) != 1 else ''}, "
+            f"{sum(n['cpus'] for n in nodes):g} CPUs, {sum(n['gpus'] for n in nodes):g} GPUs; deploying "
+            f"({replicas or settings.ray.replicas if not settings.ray.autoscale or replicas else 'autoscaled'} "
+            "pipeline replicas)...",
+            err=True,
+        )
+        try:
+            dep = deploy(cluster, app=create_app, replicas=replicas, batching=batching)
+        except (ScaleError, RuntimeError, TimeoutError, ValueError) as exc:
+            typer.echo(f"workbench serve --ray: {exc}", err=True)
+            raise typer.Exit(1) from None
+        typer.echo(
+            f"workbench serve --ray: {dep.url} (Ray Serve: ingress, {dep.replicas or 'autoscaled'} pipeline "
+            f"replicas, model deployments {', '.join(dep.models) or 'none'}); docs at /docs; Ctrl-C stops",
+            err=True,
+        )
+        stop = threading.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: stop.set())
+        stop.wait()
+        typer.echo("workbench serve --ray: stopping", err=True)
+    finally:
+        cluster.shutdown()
+
+
+def app_builder(args: dict) -> object:
+    """Ray Serve application builder for a Serve config (`import_path: cli.serve_ray:app_builder`, e.g.
+    KubeRay's RayService `serveConfigV2`): the application `workbench serve --ray` deploys, with the
+    settings of the process that builds it (`WORKBENCH_*`) and `args` `{"replicas": N, "batching": ...}`.
+
+    Raises ScaleError when the store cannot be shared by the cluster's nodes (a SQLite file on many nodes)."""
+    import ray
+
+    from api.app import create_app
+    from workbench.config import get_settings
+    from workbench.scale import check_store
+    from workbench.scale.serve_app import build_application
+
+    settings = get_settings()
+    check_store(settings.database_url, len([n for n in ray.nodes() if n.get("Alive")]))
+    replicas = args.get("replicas")
+    return build_application(
+        settings,
+        app=create_app,
+        replicas=int(replicas) if replicas is not None else None,
+        batching=str(args.get("batching", "serve")),
+    )

@@ -1,0 +1,183 @@
+"""Ray scale-out on a real two-node cluster (tests/scale/conftest.py) with PostgreSQL as the one store:
+Ray Data batches equal the local batch; Ray Serve replicas on both nodes record each run exactly once;
+a replica killed under load loses no admitted request silently and records nothing twice; SQLite with
+more than one node is refused. Every wait is bounded (httpx timeouts, deploy timeout, pytest timeout).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import httpx
+import pytest
+from sqlalchemy import text
+
+pytest.importorskip("ray", reason="the optional extra `ray` is not installed (uv sync --extra ray)")
+
+from workbench.demo.digits_data import heldout_sequences  # noqa: E402
+from workbench.store import Store  # noqa: E402
+
+pytestmark = pytest.mark.slow
+PIPELINE = "demo_digits"
+
+
+def _inputs(tag: str, n: int) -> list[dict]:
+    seqs = heldout_sequences(limit=min(n, 55))
+    return [{**seqs[k % len(seqs)].to_input(), "id": f"{tag}-{k:03d}"} for k in range(n)]
+
+
+def _runs_by_input_id(url: str, tag: str) -> dict[str, list[tuple[str, str | None]]]:
+    """`{input id: [(run id, served_by), ...]}` of the stored runs whose input id starts with `tag`."""
+    store = Store.open(url)
+    try:
+        with store.engine.connect() as conn:
+            rows = conn.execute(text("SELECT id, inputs, served_by FROM runs")).all()
+    finally:
+        store.close()
+    out: dict[str, list[tuple[str, str | None]]] = {}
+    for rid, inputs, served_by in rows:
+        doc = json.loads(inputs) if isinstance(inputs, str) else inputs
+        iid = str(doc.get("id", ""))
+        if iid.startswith(tag + "-"):
+            out.setdefault(iid, []).append((rid, served_by))
+    return out
+
+
+def _node(served_by: str) -> str:
+    return served_by.split()[1]  # "node <id> replica|actor <id>"
+
+
+def test_ray_data_batch_equals_local_batch(ray_cluster, postgres_url, tmp_path):
+    from workbench import Workbench
+    from workbench.config import Settings
+    from workbench.scale import run_dataset
+
+    cluster, _ = ray_cluster
+    items = _inputs("data", 16)
+    seen: list[int] = []
+    remote = run_dataset(PIPELINE, items, cluster=cluster, batch_size=4, on_result=lambda i, _: seen.append(i))
+    with Workbench(Settings(database_url=f"sqlite:///{tmp_path / 'local.sqlite3'}")) as wb:
+        local = wb.run_many_sync(PIPELINE, items)
+    assert sorted(seen) == list(range(len(items)))
+    assert [(r["status"], r["outputs"], r["error"]) for r in remote] == [(r.status, r.outputs, r.error) for r in local]
+    stored = _runs_by_input_id(postgres_url, "data")
+    assert sorted(stored) == sorted(x["id"] for x in items)
+    assert all(len(v) == 1 for v in stored.values()), stored  # each run recorded exactly once
+    assert {v[0][0] for v in stored.values()} == {r["run_id"] for r in remote}
+    assert all(" actor " in v[0][1] for v in stored.values())
+
+
+def test_sqlite_store_with_two_nodes_is_refused(ray_cluster, tmp_path):
+    from workbench.config import Settings
+    from workbench.scale import ScaleError, connect
+
+    cluster, rc = ray_cluster
+    settings = Settings(database_url=f"sqlite:///{tmp_path / 'runs.sqlite3'}")
+    with pytest.raises(ScaleError, match=r"SQLite file, but the Ray cluster has 2 nodes.*postgresql"):
+        connect(rc.address, settings=settings)
+
+
+@pytest.fixture(scope="module")
+def deployment(ray_cluster):
+    from api.app import create_app
+    from workbench.scale import deploy
+
+    cluster, _ = ray_cluster
+    dep = deploy(cluster, app=create_app, replicas=2, models=["demo-digits"], timeout_s=420)
+    yield dep
+    dep.delete()
+
+
+async def _predict_all(url: str, items: list[dict], concurrency: int, on_answer=None) -> list[httpx.Response]:
+    sem = asyncio.Semaphore(concurrency)
+    async with httpx.AsyncClient(base_url=url, timeout=httpx.Timeout(120.0)) as client:
+
+        async def one(item: dict) -> httpx.Response:
+            async with sem:
+                r = await client.post(f"/v1/pipelines/{PIPELINE}/predict", json={"input": item})
+                if on_answer is not None:
+                    on_answer(r)
+                return r
+
+        return list(await asyncio.gather(*(one(x) for x in items)))
+
+
+def test_same_routes_and_openapi_document_as_the_single_process_app(deployment):
+    from api.app import create_app
+
+    with httpx.Client(base_url=deployment.url, timeout=60) as client:
+        served = client.get("/openapi.json").json()
+        assert client.get("/readyz").status_code == 200
+        assert client.get("/v2/models/demo-digits").json()["name"] == "demo-digits"
+        item = _inputs("v2", 1)[0]
+        pixels = [v for image in item["images"] for v in image]
+        body = {
+            "inputs": [{"name": "pixels", "datatype": "FP32", "shape": [1, len(item["images"]), 64], "data": pixels}]
+        }
+        infer = client.post("/v2/models/demo-digits/infer", json=body)  # the model deployment (@serve.batch)
+        assert infer.status_code == 200, infer.text[:500]
+        out = infer.json()["outputs"][0]
+        assert out["shape"] == [1, len(item["images"]), 10]
+        logits = [out["data"][i * 10 : (i + 1) * 10] for i in range(len(item["images"]))]
+        read = "".join(str(max(range(10), key=row.__getitem__)) for row in logits)
+        run = client.post("/v1/pipelines/demo_digits/predict", json={"input": item}).json()
+        assert read == run["outputs"]["read"]  # the model deployment reads what the pipeline replica read
+    assert served == create_app().openapi()
+
+
+def test_predictions_served_on_both_nodes_each_run_recorded_once(deployment, postgres_url, tmp_path):
+    from workbench import Workbench
+    from workbench.config import Settings
+
+    items = _inputs("serve", 40)
+    answers = asyncio.run(_predict_all(deployment.url, items, concurrency=8))
+    assert [r.status_code for r in answers] == [200] * len(items), [r.text[:300] for r in answers if r.is_error]
+    runs = [r.json() for r in answers]
+    nodes = {_node(r["served_by"]) for r in runs}
+    assert len(nodes) == 2, f"replicas on both nodes expected, got {nodes}"
+    with Workbench(Settings(database_url=f"sqlite:///{tmp_path / 'local.sqlite3'}")) as wb:
+        local = wb.run_many_sync(PIPELINE, items)
+    assert [r["outputs"] for r in runs] == [r.outputs for r in local]  # same results as one process
+    stored = _runs_by_input_id(postgres_url, "serve")
+    assert sorted(stored) == sorted(x["id"] for x in items)
+    assert all(len(v) == 1 for v in stored.values())
+    for item, run in zip(items, runs):
+        assert stored[item["id"]] == [(run["run_id"], run["served_by"])]
+
+
+def test_replica_killed_under_load_loses_nothing_silently_and_records_nothing_twice(deployment, postgres_url):
+    import ray
+
+    handle = deployment.pipelines_handle()
+    replicas = {}
+    deadline = time.monotonic() + 60
+    while len(replicas) < 2 and time.monotonic() < deadline:
+        w = handle.where.remote().result(timeout_s=30)
+        replicas[w["served_by"]] = w["actor"]
+    assert len(replicas) == 2
+    victim_served_by, victim_actor = sorted(replicas.items())[0]
+    items = _inputs("kill", 64)
+    answered: list[int] = []
+    killed: list[float] = []
+
+    def on_answer(r: httpx.Response) -> None:
+        answered.append(r.status_code)
+        if len(answered) == 8 and not killed:
+            ray.kill(ray.get_actor(victim_actor, namespace="serve"))
+            killed.append(time.monotonic())
+
+    answers = asyncio.run(_predict_all(deployment.url, items, concurrency=16, on_answer=on_answer))
+    assert killed, "the replica was not killed during the load"
+    ok = [(x, r.json()) for x, r in zip(items, answers) if r.status_code == 200]
+    refused = [r for r in answers if r.status_code != 200]
+    for r in refused:  # not silent: a clear 503 naming the lost replica
+        assert r.status_code == 503 and "replica" in r.json()["error"]["message"], r.text[:400]
+    assert len(ok) + len(refused) == len(items)
+    assert len(ok) >= len(items) // 2
+    stored = _runs_by_input_id(postgres_url, "kill")
+    assert all(len(v) == 1 for v in stored.values()), {k: v for k, v in stored.items() if len(v) > 1}
+    for item, run in ok:  # every answered run is recorded, once, as answered
+        assert stored[item["id"]] == [(run["run_id"], run["served_by"])]
+    assert any(run["served_by"] != victim_served_by for _, run in ok)

@@ -1,0 +1,70 @@
+"""Ray is optional: nothing imports it unless `--ray` / `workbench.scale` is used, and without it `--ray`
+says how to install it (the import is blocked here as if the extra were missing)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from cli.app import app
+
+
+@pytest.fixture
+def no_ray(monkeypatch):
+    for name in [m for m in sys.modules if m == "ray" or m.startswith("ray.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["serve", "--ray", "local", "--replicas", "2"],
+        ["run", "demo_digits", "--input-file", "{jsonl}", "--ray", "local"],
+        ["bench", "api", "--ray", "local"],
+    ],
+    ids=["serve", "run", "bench"],
+)
+def test_ray_option_without_ray_says_how_to_install_it(no_ray, tmp_path, args):
+    f = tmp_path / "in.jsonl"
+    f.write_text('{"images": [[0]]}\n')
+    res = CliRunner().invoke(app, [a.replace("{jsonl}", str(f)) for a in args])
+    assert res.exit_code == 2, res.output
+    assert "Ray is not installed" in res.output and "uv sync --extra ray" in res.output
+
+
+def test_require_ray_names_the_extra(no_ray):
+    from workbench.scale import RayNotInstalledError, require_ray
+
+    with pytest.raises(RayNotInstalledError, match=r"optional extra `ray`.*pip install 'workbench\[ray\]'"):
+        require_ray()
+
+
+def test_nothing_imports_ray_unless_asked():
+    code = (
+        "import sys, cli.app, workbench, workbench.scale, api.app, cli.serve, cli.run, cli.bench; "
+        "from workbench.scale import ScaleError; "
+        "print(sorted(m for m in sys.modules if m == 'ray' or m.startswith('ray.'))[:5])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]"
+
+
+def test_replicas_without_ray_is_refused():
+    res = CliRunner().invoke(app, ["serve", "--replicas", "2"])
+    assert res.exit_code == 2 and "--replicas needs --ray" in res.output
+
+
+def test_check_store_refuses_sqlite_on_many_nodes_and_in_memory():
+    from workbench.scale import ScaleError, check_store
+
+    check_store("sqlite:////tmp/x.sqlite3", 1)
+    check_store("postgresql+psycopg://u@h/db", 5)
+    with pytest.raises(ScaleError, match="SQLite file, but the Ray cluster has 3 nodes"):
+        check_store("sqlite:////tmp/x.sqlite3", 3)
+    with pytest.raises(ScaleError, match="in-memory SQLite"):
+        check_store("sqlite://", 1)
