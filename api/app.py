@@ -25,6 +25,7 @@ from .http_metrics import HttpMetrics, HttpMetricsMiddleware
 from .limits import RequestLimitsMiddleware
 from .request_id import RequestIdMiddleware
 from .routes import ROUTERS
+from .shed import ShedMiddleware
 
 log = logging.getLogger("api")
 
@@ -90,6 +91,7 @@ def create_app(
         document_only_possible_errors(router.routes)
         app.include_router(router)
     app.add_middleware(RequestLimitsMiddleware, limits=settings.limits, routers=ROUTERS)
+    app.add_middleware(ShedMiddleware, serving=serving)  # before the body is read: cheap 429s under overload
     app.add_middleware(HttpMetricsMiddleware, metrics=http_metrics)
     app.add_middleware(RequestIdMiddleware)
     return app

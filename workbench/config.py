@@ -131,12 +131,23 @@ class ServingSettings(BaseModel):
     pipeline_max_queue: int = Field(
         256, ge=1, description="runs admitted per pipeline at once (running or waiting); more get 429"
     )
+    pipeline_max_wait_s: float | None = Field(
+        1.0,
+        gt=0,
+        description="refuse (429) a predict request whose expected wait (admitted / measured throughput) "
+        "passes this; None: only pipeline_max_queue bounds the queue",
+    )
     predict_timeout_s: float = Field(
         30.0, gt=0, description="default deadline of a predict or /v2 infer request (504 past it)"
     )
     max_timeout_s: float = Field(600.0, gt=0, description="largest per-request timeout_s accepted")
     generation_queue_timeout_s: float = Field(
         60.0, gt=0, description="a generation request still waiting for its first step after this is aborted"
+    )
+    record_before_answer: bool = Field(
+        True,
+        description="a predict answer is sent only once its run is committed to the store (group commit); "
+        "False: write-behind (the answer does not wait for the commit)",
     )
 
 

@@ -177,7 +177,9 @@ async def predict(
             param=result.get("failed_node"),
             details=[{"run_id": result["run_id"], "node": result.get("failed_node"), "error": result["error"]}],
         )
-    return RunOut.model_validate(result)
+    # Checked once and sent as is: returning the model would make FastAPI validate it again against
+    # the declared union (RunOut | PredictBatch) before serialising it (the response model stays for OpenAPI).
+    return Response(RunOut.model_validate(result).model_dump_json(), media_type="application/json")
 
 
 def _in_body_terms(message: str, json_path: str, body_path: str) -> str:

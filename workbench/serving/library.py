@@ -90,7 +90,9 @@ class LibraryServing:
     def _admission(self) -> AdmissionQueue:
         q = getattr(self, "_admission_queue", None)
         if q is None:
-            q = self._admission_queue = AdmissionQueue(self.settings.serving.pipeline_max_queue)
+            q = self._admission_queue = AdmissionQueue(
+                self.settings.serving.pipeline_max_queue, max_wait_s=self.settings.serving.pipeline_max_wait_s
+            )
         return q
 
     def _deadline(self, timeout_s: float | None) -> float:
