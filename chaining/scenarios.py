@@ -46,6 +46,7 @@ class Pattern:
 
     template: str
     slots: dict[str, Any]
+    where: str = field(default="", compare=False)
 
     def matches(self, fact: Fact) -> bool:
         if fact.template != self.template:
@@ -138,11 +139,13 @@ class ScenarioFile:
 def run_scenarios(spec: ScenarioFile, *, allow_unsafe: bool = False, timeout: float = 60.0) -> list[ScenarioResult]:
     """Run every scenario on a fresh evaluation of the knowledge base; returns one result each.
 
-    Raises rules.RuleError when the knowledge base does not load (with its located diagnostics).
+    Raises rules.RuleError when the knowledge base does not load (with its located diagnostics);
+    ScenarioFileError when an expected pattern or goal does not fit it (`check_against`).
     """
     from chaining.forward import EngineConfig, ForwardEngine, ForwardError
 
     kb = rules.load_knowledge_base(spec.knowledge_base, allow_unsafe=allow_unsafe)
+    check_against(spec, kb)
     engine = ForwardEngine.from_knowledge_base(kb, config=EngineConfig(workers=1, timeout=timeout))
     results = []
     try:
@@ -163,6 +166,52 @@ def run_scenarios(spec: ScenarioFile, *, allow_unsafe: bool = False, timeout: fl
     finally:
         engine.close()
     return results
+
+
+def check_against(spec: ScenarioFile, kb: Any) -> None:
+    """Check every `expect.facts` / `expect.not_facts` pattern and `expect.answers.goal` against `kb`.
+
+    A pattern with named slots must name a deftemplate of the knowledge base and slots it has (a
+    misspelt name would make `not_facts` pass vacuously); a `values` pattern must not name a
+    deftemplate (those have slots). A pattern with neither may name an ordered relation, which
+    needs no deftemplate, so it is not checked. Goals must parse (as `kb ask` parses them).
+
+    Raises:
+        ScenarioFileError: `file: scenarios[i].expect.not_facts[j]: template 'clas' is not
+            defined; did you mean 'class'?`, or `...: template class has no slot 'nme'; ...`.
+    """
+    import difflib
+
+    from chaining.backward import GoalSyntaxError
+    from chaining.backward.goals import parse_goal
+
+    def hint(name: str, options: Any) -> str:
+        close = difflib.get_close_matches(name, list(options), n=1)
+        return f"; did you mean '{close[0]}'?" if close else ""
+
+    for i, sc in enumerate(spec.scenarios):
+        for key in ("facts", "not_facts"):
+            for j, pat in enumerate(sc.expect.get(key, [])):
+                where = pat.where or f"{spec.path}: scenarios[{i}].expect.{key}[{j}]"
+                tmpl = kb.templates.get(pat.template)
+                ordered = IMPLIED in pat.slots
+                if tmpl is None:
+                    if pat.slots and not ordered:
+                        raise ScenarioFileError(
+                            f"{where}: template {pat.template!r} is not defined{hint(pat.template, kb.templates)}"
+                        )
+                    continue
+                if ordered:
+                    raise ScenarioFileError(f"{where}: {pat.template!r} is a deftemplate; give slots, not values")
+                for slot in pat.slots:
+                    if slot not in tmpl.slots:
+                        more = hint(slot, tmpl.slots) or f" (slots: {', '.join(tmpl.slots)})"
+                        raise ScenarioFileError(f"{where}: template {pat.template} has no slot {slot!r}{more}")
+        if "answers" in sc.expect:
+            try:
+                parse_goal(sc.expect["answers"]["goal"], kb)
+            except GoalSyntaxError as exc:
+                raise ScenarioFileError(f"{spec.path}: scenarios[{i}].expect.answers.goal: {exc}") from None
 
 
 def _check_forward(sc: Scenario, out: Any, res: ScenarioResult) -> None:
@@ -253,11 +302,11 @@ def _pattern(where: str, p: Any) -> Pattern:
     if "values" in p:
         if "slots" in p or not isinstance(p["values"], list):
             raise ScenarioFileError(f"{where}.values: expected a list (and no slots) for an ordered fact")
-        return Pattern(p["template"], {IMPLIED: p["values"]})
+        return Pattern(p["template"], {IMPLIED: p["values"]}, where)
     slots = p.get("slots") or {}
     if not isinstance(slots, dict):
         raise ScenarioFileError(f"{where}.slots: expected a mapping slot -> value")
-    return Pattern(p["template"], dict(slots))
+    return Pattern(p["template"], dict(slots), where)
 
 
 def _same(have: Any, want: Any) -> bool:

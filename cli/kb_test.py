@@ -2,7 +2,9 @@
 
 Prints a pass/fail table; each failure shows what was expected and what was there (the facts of
 that template, the rules that fired, the answers). Exit codes: 0 every scenario passed; 1 a
-scenario failed or the knowledge base does not load; 2 the scenario file is malformed.
+scenario failed or the knowledge base does not load; 2 the scenario file is malformed (also:
+an expected pattern names a template or slot the knowledge base does not define, or a goal does
+not parse).
 """
 
 from __future__ import annotations
@@ -26,15 +28,20 @@ def test(
 
     from .kb_check import allow_unsafe_setting
 
-    try:
-        spec = ScenarioFile.read(file)
-    except ScenarioFileError as exc:
+    def malformed(exc: ScenarioFileError) -> typer.Exit:
         if as_json:  # --json always answers with one JSON object
             typer.echo(jsonlib.dumps({"file": str(file), "error": str(exc), "scenarios": []}))
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        return typer.Exit(2)
+
+    try:
+        spec = ScenarioFile.read(file)
+    except ScenarioFileError as exc:
+        raise malformed(exc) from None
     try:
         results = run_scenarios(spec, allow_unsafe=allow_unsafe_setting(allow_unsafe), timeout=timeout)
+    except ScenarioFileError as exc:  # a pattern or goal that does not fit the knowledge base
+        raise malformed(exc) from None
     except rules.RuleError as exc:
         if as_json:
             doc = {"file": str(file), "error": "the knowledge base does not load", "scenarios": []}

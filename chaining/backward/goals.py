@@ -29,6 +29,9 @@ def parse_goal(text: str, kb: KnowledgeBase | None = None) -> list[ast.CE]:
     except RuleError as exc:
         d = exc.diagnostics[0]
         col = d.column - len(_PREFIX) if d.line == 1 else len(text) + 1  # errors in our suffix: at the goal's end
+        unclosed = _unclosed(text)
+        if d.line != 1 and unclosed > 0:  # name what the user wrote, not the '=>' of our wrapping
+            raise GoalSyntaxError(f"goal:1:{col}: the goal ends with {unclosed} unclosed '('; expected ')'") from None
         msg = d.message.replace("defrule starting at line 1, column 1", "the goal")
         raise GoalSyntaxError(f"goal:1:{max(col, 1)}: {msg}") from None
     if len(module.constructs) != 1 or not isinstance(module.constructs[0], ast.RuleDef):
@@ -48,3 +51,19 @@ def parse_goal(text: str, kb: KnowledgeBase | None = None) -> list[ast.CE]:
             col = d.column - len(_PREFIX) if d.line == 1 else d.column
             raise GoalSyntaxError(f"goal:{d.line}:{max(col, 1)}: {d.message}")
     return rule.lhs
+
+
+def _unclosed(text: str) -> int:
+    """How many '(' of `text` are still open at its end (parentheses inside strings not counted)."""
+    depth, in_string, escaped = 0, False, False
+    for ch in text:
+        if in_string:
+            escaped, in_string = (ch == "\\" and not escaped), in_string and not (ch == '"' and not escaped)
+            continue
+        if ch == '"':
+            in_string = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+    return depth

@@ -109,3 +109,60 @@ def test_json_output_is_json_on_errors_too(work):
     (work / "animals.clp").write_text("(defrule broken (a) => (assert (b))")
     broken = CliRunner().invoke(app, ["kb", "test", str(_write(work, FAILING)), "--json"])
     assert broken.exit_code == 1 and json.loads(broken.stdout)["diagnostics"][0]["line"] == 1
+
+
+# Review finding 01: a misspelt template or slot in an expected pattern made `not_facts` pass
+# vacuously (and `facts` fail without a hint); both are now located errors of a malformed file.
+TYPOS = """knowledge_base: animals.clp
+scenarios:
+  - name: hair makes a mammal, so this should FAIL
+    facts: [{template: observation, slots: {attribute: hair, value: "yes"}}]
+    expect:
+      not_facts: [{template: class, slots: {nme: mammal}}]
+  - name: template typo
+    facts: [{template: observation, slots: {attribute: hair, value: "yes"}}]
+    expect:
+      not_facts: [{template: clas, slots: {name: mammal}}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        ({}, "scenarios[0].expect.not_facts[0]: template class has no slot 'nme'; did you mean 'name'?"),
+        ({"slots: {nme: mammal}": "slots: {name: mammal}"}, "scenarios[1].expect.not_facts[0]: template 'clas' is not"),
+        (
+            {"not_facts: [{template: class, slots: {nme": "facts: [{template: class, slots: {nme"},
+            "scenarios[0].expect.facts[0]: template class has no slot",
+        ),
+        (
+            {"slots: {nme: mammal}}": "values: [mammal]}"},
+            "scenarios[0].expect.not_facts[0]: 'class' is a deftemplate; give slots, not values",
+        ),
+    ],
+)
+def test_patterns_naming_undefined_templates_or_slots_are_malformed(work, edit, message):
+    text = TYPOS
+    for old, new in edit.items():
+        text = text.replace(old, new)
+    path = _write(work, text)
+    r = CliRunner().invoke(app, ["kb", "test", str(path)])
+    assert r.exit_code == 2, r.output
+    assert f"{path}: {message}" in r.output
+    doc = CliRunner().invoke(app, ["kb", "test", str(path), "--json"])
+    assert doc.exit_code == 2 and message in json.loads(doc.stdout)["error"]
+
+
+def test_a_template_typo_gets_a_did_you_mean(work):
+    text = TYPOS.replace("slots: {nme: mammal}", "slots: {name: mammal}")
+    with pytest.raises(ScenarioFileError, match=r"template 'clas' is not defined; did you mean 'class'\?"):
+        run_scenarios(ScenarioFile.read(_write(work, text)))
+
+
+# Review finding 04: a goal missing its ')' is a malformed scenario file, with a message about the goal.
+def test_a_goal_that_does_not_parse_is_a_malformed_file(work):
+    text = FAILING.replace('"(class (name ?c))"', '"(class (name ?c)"')
+    r = CliRunner().invoke(app, ["kb", "test", str(_write(work, text))])
+    assert r.exit_code == 2, r.output
+    assert "scenarios[0].expect.answers.goal: goal:1:17: the goal ends with 1 unclosed '('" in r.output
+    assert "=>" not in r.output
