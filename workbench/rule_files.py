@@ -111,6 +111,8 @@ def run_scenario_file(
             raise RuleFilePathError(f"{path}: knowledge_base: {f.name} is outside the knowledge-base folder")
     try:
         results = run_scenarios(spec, allow_unsafe=allow_unsafe, timeout=timeout)
+    except ScenarioFileError as exc:  # an expected pattern or goal that does not fit the knowledge base
+        return {**doc, "error": _relative(kb_dir, str(exc))}
     except rules.RuleError as exc:
         diagnostics = [_diagnostic(kb_dir, d) for d in exc.diagnostics]
         return {**doc, "error": "the knowledge base does not load", "diagnostics": diagnostics}

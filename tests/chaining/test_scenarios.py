@@ -166,3 +166,11 @@ def test_a_goal_that_does_not_parse_is_a_malformed_file(work):
     assert r.exit_code == 2, r.output
     assert "scenarios[0].expect.answers.goal: goal:1:17: the goal ends with 1 unclosed '('" in r.output
     assert "=>" not in r.output
+
+
+def test_the_rule_files_service_reports_a_pattern_typo_as_the_file_error(work):
+    from workbench.rule_files import run_scenario_file
+
+    _write(work, TYPOS)
+    doc = run_scenario_file(work, "s.yaml")
+    assert doc["scenarios"] == [] and "template class has no slot 'nme'" in doc["error"]
