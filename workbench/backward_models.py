@@ -118,7 +118,15 @@ def model_input(entry: Any, q: Question) -> Any:
     out = {}
     for name, value in item.items():
         spec = sig.input(name)
-        arr = np.asarray(value if isinstance(value, tuple) else [value], dtype=spec.dtype)
+        values = value if isinstance(value, tuple) else (value,)
+        try:
+            arr = np.asarray(values, dtype=spec.dtype)
+        except (ValueError, TypeError, OverflowError):  # a symbol or string where the model takes numbers
+            bad = next((v for v in values if not _converts(v, spec.dtype)), values[0] if values else value)
+            raise AskError(
+                f"{b.where}: {q.fact_text}: slot {source} value {bad!s} is not a number; model {entry.name!r} "
+                f"input {name!r} is {spec.dtype}"
+            ) from None
         shape = [d if d > 0 else -1 for d in spec.shape[1:]]
         free = [i for i, d in enumerate(shape) if d < 0]
         for i in free[:-1]:  # several free axes (e.g. [digits, 64] of a per-item sequence): one row each
@@ -131,6 +139,14 @@ def model_input(entry: Any, q: Question) -> Any:
                 f"{name!r} takes shape {list(spec.shape)} (batch axis first)"
             ) from None
     return out
+
+
+def _converts(value: Any, dtype: str) -> bool:
+    try:
+        np.asarray([value], dtype=dtype)
+    except (ValueError, TypeError, OverflowError):
+        return False
+    return True
 
 
 def _slot_value(q: Question, source: str, b: ModelBinding) -> Any:
@@ -202,7 +218,8 @@ def unknown_model_message(name: str, known: list[str]) -> str:
 def check_bindings(kb: KnowledgeBase, catalog: Any, *, load: bool = True) -> list[Diagnostic]:
     """Located errors for the `;@model` annotations of `kb`: an unknown model (with "did you mean"),
     and, when `load` (the model is loaded to read its signature), an input or output the model
-    lacks or an input left unmapped. Never raises for a model that is missing or does not load."""
+    lacks, an input left unmapped, or `labels=` naming more or fewer classes than the output has (when
+    its shape is static). Never raises for a model that is missing or does not load."""
     out: list[Diagnostic] = []
     seen: set[tuple] = set()
     known = catalog.names()
@@ -243,6 +260,12 @@ def check_bindings(kb: KnowledgeBase, catalog: Any, *, load: bool = True) -> lis
             err(f"model {b.model!r} input(s) {', '.join(missing)} not mapped (input.NAME=SLOT)")
         if b.output is not None and b.output not in sig.output_names:
             err(f"model {b.model!r} has no output {b.output!r} (outputs: {', '.join(sig.output_names)})")
+        elif b.labels is not None and sig.outputs:  # as `answer_from_output` refuses it at ask time
+            spec = next((o for o in sig.outputs if o.name == b.output), sig.outputs[0])
+            item = spec.shape[1:]  # the class axis is the last; other free axes are 1 for one question
+            classes = int(np.prod([d for d in item if d > 0])) if item and item[-1] > 0 else None
+            if classes is not None and classes != len(b.labels):
+                err(f"labels= names {len(b.labels)} classes; model {b.model!r} output {spec.name!r} has {classes}")
     return out
 
 
