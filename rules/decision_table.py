@@ -169,6 +169,7 @@ def table_to_clips(
 def _header(header: list[str], templates: dict[str, ast.TemplateDef], err) -> list[_Column]:
     columns: list[_Column] = []
     seen: dict[str, int] = {}
+    then_headers = 0  # then columns written in the header, valid or not
     for j, raw in enumerate(header):
         cell = raw.strip()
         col = j + 1
@@ -184,6 +185,7 @@ def _header(header: list[str], templates: dict[str, ast.TemplateDef], err) -> li
             err(1, col, f"header {cell!r}: expected name, salience, 'if TEMPLATE.SLOT' or 'then TEMPLATE.SLOT'")
             continue
         kind, template, slot = m.group(1).lower(), m.group(2), m.group(3)
+        then_headers += kind == "then"
         tdef = templates.get(template)
         if tdef is None:
             known = ", ".join(sorted(templates)) or "none"
@@ -203,7 +205,7 @@ def _header(header: list[str], templates: dict[str, ast.TemplateDef], err) -> li
         columns.append(_Column(kind, j, template, slot, sdef))
     if "name" not in seen:
         err(1, 1, "no 'name' column: each row needs a rule name")
-    if not any(c.kind == "then" for c in columns):
+    if not any(c.kind == "then" for c in columns) and not then_headers:  # else their own errors say why
         err(1, 1, "no 'then TEMPLATE.SLOT' column: rows would assert nothing")
     return columns
 
@@ -288,6 +290,9 @@ def _condition(text: str, c: _Column, var: str, err) -> str | None:
     if not rest:
         err(f"{where}: {op!r} needs a value after it")
         return None
+    if op not in ("=", "!=") and c.slot_def is not None and set(c.slot_def.types) == {"STRING"}:
+        err(f"{where}: {op} compares numbers; the slot accepts STRING")
+        return None
     value = _value(rest, c, err)
     if value is None:
         return None
@@ -329,12 +334,12 @@ def _value(text: str, c: _Column, err) -> str | None:
             err(f"{where}: unterminated or malformed string {text}")
             return None
         kind, literal, py = "STRING", text, text[1:-1]
+    elif types == {"STRING"}:  # in a (type STRING) slot plain text is a string, `12.5` included (docs/rules.md)
+        kind, literal, py = "STRING", quote_string(text), text
     elif _INT.match(text):
         kind, literal, py = "INTEGER", text, int(text)
     elif _FLOAT.match(text):
         kind, literal, py = "FLOAT", text, float(text)
-    elif types == {"STRING"}:
-        kind, literal, py = "STRING", quote_string(text), text
     elif is_symbol_token(text):
         kind, literal, py = "SYMBOL", text, text
     else:

@@ -236,3 +236,29 @@ def test_an_xlsx_formula_without_a_saved_value_is_refused(tmp_path):
     book.save(tmp_path / "f.xlsx")
     diags = [str(d) for d in rules.check_files([HERE / "loan.clp", tmp_path / "f.xlsx"])]
     assert any("f.xlsx:2:2: formula =1/0 has no computed value saved" in d for d in diags), diags
+
+
+def test_a_table_checked_without_its_clp_names_only_the_undefined_templates(tmp_path):
+    """Review finding 05: `kb check loan.csv` alone also said "no 'then TEMPLATE.SLOT' column"."""
+    shutil.copy(HERE / "loan.csv", tmp_path / "loan.csv")
+    r = CliRunner().invoke(app, ["kb", "check", str(tmp_path / "loan.csv")])
+    assert r.exit_code == 1
+    assert "template 'decision' is not defined" in r.output and "template 'applicant' is not defined" in r.output
+    assert "no 'then TEMPLATE.SLOT' column" not in r.output
+
+
+def test_plain_text_in_a_string_slot_is_a_string_even_when_it_looks_like_a_number(tmp_path):
+    """docs/rules.md: in a (type STRING) slot plain text is a string; `12.5` too (it was refused as a FLOAT)."""
+    shutil.copy(HERE / "loan.clp", tmp_path / "loan.clp")
+    (tmp_path / "t.csv").write_text(HEADER + "r,,,,,approve,12.5,\n")
+    kb = rules.load_knowledge_base([tmp_path / "loan.clp", tmp_path / "t.csv"])
+    engine = ForwardEngine.from_knowledge_base(kb, config=EngineConfig(workers=1))
+    try:
+        out = engine.evaluate([Fact("applicant", {"income": 1, "region": "north", "score": 1})])
+    finally:
+        engine.close()
+    reasons = [f.slots["reason"] for f in out.facts_of("decision")]
+    assert reasons == ["12.5"] and all(isinstance(r, rules.String) for r in reasons)
+    (tmp_path / "t.csv").write_text(HEADER.replace("if applicant.score", "if decision.reason") + "r,,,,> 5,approve,,\n")
+    diags = [str(d) for d in rules.check_files([tmp_path / "loan.clp", tmp_path / "t.csv"])]
+    assert any("t.csv:2:5: decision.reason: > compares numbers; the slot accepts STRING" in d for d in diags), diags
