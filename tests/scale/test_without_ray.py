@@ -68,3 +68,16 @@ def test_check_store_refuses_sqlite_on_many_nodes_and_in_memory():
         check_store("sqlite:////tmp/x.sqlite3", 3)
     with pytest.raises(ScaleError, match="in-memory SQLite"):
         check_store("sqlite://", 1)
+
+
+def test_check_store_shows_the_url_as_written():
+    """Review finding 06: `sqlite:///:memory:` was shown as `sqlite:///%3Amemory%3A`; a password stays hidden."""
+    from workbench.scale import ScaleError, check_store
+
+    with pytest.raises(ScaleError) as err:
+        check_store("sqlite:///:memory:", 1)
+    assert "WORKBENCH_DATABASE_URL=sqlite:///:memory: is an in-memory" in str(err.value) and "%3A" not in str(err.value)
+    check_store("postgresql+psycopg://u:secret@h/db", 5)  # not SQLite: accepted
+    with pytest.raises(ScaleError) as err:
+        check_store("sqlite://u:secret@/:memory:", 1)
+    assert "secret" not in str(err.value)

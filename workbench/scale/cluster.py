@@ -128,7 +128,7 @@ def check_store(database_url: str, nodes: int) -> None:
     url = make_url(database_url)
     if url.get_backend_name() != "sqlite":
         return
-    shown = url.render_as_string(hide_password=True)
+    shown = database_url if url.password is None else url.render_as_string(hide_password=True)  # as written
     if not url.database or url.database == ":memory:":
         raise ScaleError(
             f"WORKBENCH_DATABASE_URL={shown} is an in-memory SQLite database, which each Ray replica would have "
