@@ -101,6 +101,7 @@ def explain(
     fact_list = read_facts_file(facts)
     console = Console()
     try:
+        _refuse_unknown_relations(kb, fact, fact_list)
         if backward:
             provider = ScriptedProvider.from_json_file(answers) if answers else _terminal_provider(console)
             session = Session(kb, facts=fact_list, provider=provider)
@@ -148,6 +149,17 @@ def explain(
         _fail(_located(facts, exc))
     except ValueError as exc:
         _fail(str(exc))
+
+
+def _refuse_unknown_relations(kb, pattern: str, given: list) -> None:
+    """As `kb ask`: a pattern over a relation that no rule, fact, template, askable or given fact
+    defines is an error with a "did you mean" (exit 1), not an empty HOW or a WHY NOT."""
+    from chaining.backward.check import unknown_in_goal
+    from chaining.backward.goals import parse_goal
+
+    unknown = unknown_in_goal(kb, parse_goal(pattern, kb), {f.template for f in given})
+    if unknown:
+        _fail("; ".join(str(u) for u in unknown))
 
 
 def _matching_fact_ids(kb, result, pattern: str) -> list[int]:
