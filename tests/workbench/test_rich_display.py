@@ -116,3 +116,37 @@ def test_a_deep_proof_displays_without_recursion():
     assert "..." in _rich_text(result)
     assert repr(result.answers[0].proof).startswith("Proof('(path (a n0) (b n3000))  by rule hop', premises=2)")
     assert "ProofResult(" in repr(result)  # the generated repr recursed through every premise
+
+
+def test_an_explanation_displays_itself_and_serialises_as_a_plain_dict(tmp_path):
+    """Spec gap: `RunResult.explanation` was a plain dict with no display of its own."""
+    import json
+    import pickle
+
+    from workbench.pipeline.result import Explanation
+    from workbench.store import Store
+
+    p = Pipeline("animals")
+    p.add_node("req", "input", schema={"type": "object"})
+    p.add_node("out", "output", fields={"text": "input.text"})
+    p.connect("req", "out")
+    db = tmp_path / "runs.sqlite3"
+    with Workbench(
+        knowledge_base_dir=tmp_path,
+        pipeline_dir=tmp_path / "p",
+        model_catalog=tmp_path / "n.yaml",
+        store=Store.open(f"sqlite:///{db}"),
+    ) as wb:
+        result = wb.run_sync(p, {"text": "<b>x</b>"}, explain=True)
+        stored = wb.get_run(result.run_id)
+    expl = result.explanation
+    assert isinstance(expl, Explanation) and isinstance(stored.explanation, Explanation)
+    plain = dict(expl)
+    assert json.dumps(expl, sort_keys=True) == json.dumps(plain, sort_keys=True)  # serialised as before
+    assert json.loads(json.dumps(result.to_dict()))["explanation"] == plain
+    assert stored.explanation == plain and pickle.loads(pickle.dumps(expl)) == plain
+    html = expl._repr_html_()
+    text = _check_html(html)
+    assert "why: animals @" in text and "explanation tree" in text
+    assert "why: animals @" in _rich_text(expl)
+    assert "why: animals @" in _rich_text(result)  # RunResult shows the explanation tree as before

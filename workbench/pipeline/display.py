@@ -63,3 +63,50 @@ def run_result_rich(r: Any) -> Group:
         items.append(explanation_tree(r.explanation))
     items.append(rich_table("versions", ["kind", "name", "version"], _versions(r)))
     return Group(*items)
+
+
+def explanation_html(expl: dict[str, Any]) -> str:
+    """HTML for an explanation: summary, gates, model calls, overrides, proofs, then the whole tree
+    (derivations and WHY NOT included) as text in a collapsed section."""
+    from rich.console import Console
+
+    from .render import explanation_tree
+
+    pl = expl.get("pipeline") or {}
+    parts = [f"<p><b>why: {escape(str(pl.get('name')))} @ {escape(str(pl.get('version'))[:12])}</b></p>"]
+    if expl.get("summary"):
+        parts.append("<ul>" + "".join(f"<li>{escape(str(s))}</li>" for s in expl["summary"]) + "</ul>")
+    gates = [[g.get("node"), ", ".join(g.get("branches") or []) or "no branch"] for g in expl.get("gates", [])]
+    if gates:
+        parts.append(html_table(["gate", "branches taken"], gates))
+    calls = [
+        [c.get("model"), str(c.get("version"))[:12], c.get("node"), c.get("batch_size"), "; ".join(c.get("facts", []))]
+        for c in expl.get("model_calls", [])
+    ]
+    if calls:
+        parts.append(html_table(["model", "version", "node", "batch", "facts"], calls))
+    overrides = [
+        [o.get("node"), "; ".join(o.get("removed", [])), "; ".join(o.get("added", []))]
+        for o in expl.get("overrides", [])
+    ]
+    if overrides:
+        parts.append(html_table(["override", "removed", "added"], overrides))
+    proofs = [
+        [p.get("node"), p.get("goal"), "proved" if p.get("proved") else "not proved", len(p.get("answers", []))]
+        for p in expl.get("proofs", [])
+    ]
+    if proofs:
+        parts.append(html_table(["node", "goal", "result", "answers"], proofs))
+    console = Console(record=True, width=120, file=_Null(), color_system=None)
+    console.print(explanation_tree(expl))
+    tree = console.export_text()
+    parts.append(f"<details><summary>explanation tree</summary><pre>{escape(tree)}</pre></details>")
+    return "".join(parts)
+
+
+class _Null:
+    def write(self, _text: str) -> int:
+        return 0
+
+    def flush(self) -> None:
+        pass

@@ -7,6 +7,25 @@ from datetime import datetime
 from typing import Any
 
 
+class Explanation(dict):
+    """A run's explanation (workbench/pipeline/explanation.py): a plain JSON-ready `dict` (it
+    serialises exactly as one: json, the API, the store) that also displays itself, as `RunResult`
+    does: `_repr_html_` for Jupyter (summary, gates, model calls, proofs, the full tree) and
+    `__rich__` for `rich.print` (the explanation tree)."""
+
+    __slots__ = ()
+
+    def _repr_html_(self) -> str:
+        from .display import explanation_html
+
+        return explanation_html(self)
+
+    def __rich__(self) -> Any:
+        from .render import explanation_tree
+
+        return explanation_tree(self)
+
+
 @dataclass(slots=True)
 class RunResult:
     """One pipeline run.
@@ -17,7 +36,8 @@ class RunResult:
         status: "succeeded" or "failed".
         outputs: the output node's value (None when the run failed).
         error: the failure, naming the node (None on success); `failed_node` its id.
-        explanation: filled when asked for (`explain=True`) or when the pipeline has an explain node.
+        explanation: filled when asked for (`explain=True`) or when the pipeline has an explain node;
+            an `Explanation` (a dict that displays itself in Jupyter and rich).
         timings: seconds per node that ran, plus "total".
         skipped: ids of nodes not run (gate branches not taken, or after a failure).
         cache_hit: the outputs came from the result cache (no model was called); `cached_from`
@@ -46,6 +66,10 @@ class RunResult:
     duration_s: float = 0.0
     replay_of: str | None = None
     served_by: str | None = None
+
+    def __post_init__(self) -> None:
+        if type(self.explanation) is dict:  # noqa: E721 (a plain dict from the executor, the store or the cache)
+            self.explanation = Explanation(self.explanation)
 
     @property
     def ok(self) -> bool:
