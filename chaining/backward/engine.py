@@ -32,6 +32,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from rules import ast
+from rules.facts import IMPLIED
 from rules.printer import ce_text, expr_text
 
 from .asking import QuestionsMixin
@@ -50,7 +51,7 @@ from .frames import (
     Top,
     chain_text,
 )
-from .matcher import match_list
+from .matcher import match_list, ordered_binder
 from .proof import Proof
 from .regions import RegionsMixin
 from .tables import TablesMixin
@@ -276,8 +277,30 @@ class Query(RegionsMixin, QuestionsMixin, TablesMixin):
         self.stack.append(self._sld_alts(p, key, rules, spec, text, b, pf, ctx, nxt))
 
     def _match_base(self, p, key, facts, b, pf, ctx, nxt):
+        """Alternatives from base facts `facts` (from `s.index.lookup(key)` or the oracle's index, so
+        they agree with the call's bound fields): a simple ordered pattern binds its free variables
+        straight from each fact's values (one dict per fact), any other goes through `match_list`."""
         s = self.s
         ms = s._multislots.get(key[0])
+        binder = ordered_binder(p, key, b, ms, s.plans)
+        if binder is not None:
+            n, _, free = binder
+            addr = p.address
+            for bf in facts:
+                vals = bf.fact.slots.get(IMPLIED)
+                if vals is None:  # a template fact under an ordered pattern: the general matcher
+                    for b2 in self._match_one(p, bf.fact, b, ms):
+                        yield (nxt, b2, pf + (bf.proof,), ctx)
+                    continue
+                if len(vals) != n:
+                    continue
+                b2 = b.copy()
+                for name, pos in free:
+                    b2[name] = vals[pos]
+                if addr:
+                    b2[addr] = bf.fact
+                yield (nxt, b2, pf + (bf.proof,), ctx)
+            return
         for bf in facts:  # the index gave the facts agreeing with the bound fields; matching does the rest
             try:
                 for b2 in match_list(p, bf.fact, b, s.ev, ms, s.plans):
@@ -286,6 +309,14 @@ class Query(RegionsMixin, QuestionsMixin, TablesMixin):
                     yield (nxt, b2, pf + (bf.proof,), ctx)
             except EvaluationError as exc:
                 self.warnings.append(f"{ce_text(p)}: {exc}")
+
+    def _match_one(self, p, fact, b, ms) -> list:
+        try:
+            got = match_list(p, fact, b, self.s.ev, ms, self.s.plans)
+        except EvaluationError as exc:
+            self.warnings.append(f"{ce_text(p)}: {exc}")
+            return []
+        return [{**b2, p.address: fact} for b2 in got] if p.address else got
 
     def _sld_alts(self, p, key, rules, spec, text, b, pf, ctx, nxt):
         """Alternatives of an SLD call: matching given facts, the question, then each rule whose head fits."""

@@ -12,7 +12,7 @@ from rules.printer import ce_text
 from . import certainty as cfm
 from .errors import EvaluationError
 from .frames import Ret, Table, TAnswer, mentions, record_derivation
-from .matcher import match_list
+from .matcher import match_list, ordered_binder
 from .proof import NO_BINDINGS, Proof
 from .terms import fact_key, make_fact, vkey
 
@@ -134,6 +134,51 @@ class TablesMixin:
         self._add(t, f, proof, None, (), fk)
         return True
 
+    def _sld_binder(self, r: Ret) -> tuple | bool:
+        """For an SLD conclusion of `r` (one ordered head of plain variables, no actions, no certainty
+        factors, a simple ordered caller pattern): (relation, head variables, checks, free) as
+        `matcher.ordered_binder` gives them for the caller; False when `_conclude` does the general work."""
+        s = self.s
+        br = r.br
+        if s.cf_on or len(r.heads) != 1 or br.name in s._rhs_bound or r.p.address:
+            return False
+        h = r.heads[0]
+        names = s._head_variables(h)
+        if not names or h.relation != r.key[0]:
+            return False
+        binder = ordered_binder(r.p, r.key, r.b, s._multislots.get(h.relation), s.plans)
+        if binder is None or binder[0] != len(names):
+            return False
+        return (h.relation, names, binder[1], binder[2])
+
+    def _conclude_sld(self, r: Ret, fast: tuple, b: dict, pf: tuple) -> list | None:
+        """The common SLD conclusion (see `_sld_binder`): the head's values bind the caller's variables
+        directly, without building a pattern match. None when a value is a multifield or a fact address
+        (the general path decides)."""
+        rel, names, checks, free = fast
+        try:
+            vals = tuple([b[n] for n in names])
+        except KeyError:
+            return None
+        for v in vals:
+            tv = type(v)
+            if tv is tuple or tv is Fact:
+                return None
+        for pos, k in checks:  # the caller's constants and bound variables
+            if vkey(vals[pos]) != k:
+                return []
+        f = make_fact(rel, {IMPLIED: vals})
+        br = r.br
+        if self.proofs:
+            shown = {k: v for k, v in b.items() if not isinstance(v, Fact)} if br.name in self.s._addressed else b
+            proof = Proof("rule", f, rule=br.name, bindings=shown, premises=pf)
+        else:  # the caller wants no proofs: keep the conclusion only
+            proof = Proof("rule", f, rule=br.name, bindings=NO_BINDINGS, premises=())
+        b2 = r.b.copy()
+        for name, pos in free:
+            b2[name] = vals[pos]
+        return [(r.nxt, b2, r.pf + (proof,), r.ctx)]
+
     def _conclude(self, r: Ret, b: dict, pf: tuple) -> list:
         s = self.s
         br = r.br
@@ -142,6 +187,14 @@ class TablesMixin:
             done = self._conclude_tabled(r, t, b, pf)
             if done:
                 return []
+        if t is None:
+            fast = r.fast
+            if fast is None:
+                fast = r.fast = self._sld_binder(r)
+            if fast:
+                got = self._conclude_sld(r, fast, b, pf)
+                if got is not None:
+                    return got
         try:
             if br.name in s._rhs_bound:
                 b = s._run_actions(br, b)
