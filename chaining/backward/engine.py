@@ -349,16 +349,16 @@ class Query(RegionsMixin, QuestionsMixin, TablesMixin):
         s = self.s
         t = self.tables.get(key)
         if t is not None and t.complete:
-            self.stack.append(self._match_answers(p, t.answers, len(t.answers), b, pf, ctx, nxt))
+            self.stack.append(self._match_answers(p, t.answers, len(t.answers), b, pf, ctx, nxt, key))
             return
         if t is not None:
-            t.consumers.append((p, b, pf, ctx, nxt))
+            t.consumers.append((p, b, pf, ctx, nxt, self._consumer_binder(p, key, b)))
             top = self.comp[-1]
             if t.dfn < top.leader:
                 top.leader = t.dfn
             n = len(t.answers)
             if n:
-                self.stack.append(self._match_answers(p, t.answers, n, b, pf, ctx, nxt))
+                self.stack.append(self._match_answers(p, t.answers, n, b, pf, ctx, nxt, key))
             return
         text = instantiated_text(p, b)
         depth = ctx.depth + 1
@@ -369,12 +369,19 @@ class Query(RegionsMixin, QuestionsMixin, TablesMixin):
         t = Table(key, text, dfn, tctx, leader=dfn)
         self.tables[key] = t
         self.comp.append(t)
-        t.consumers.append((p, b, pf, ctx, nxt))
+        t.consumers.append((p, b, pf, ctx, nxt, self._consumer_binder(p, key, b)))
         self.stack.append(Marker(t))
         self.stack.append(self._producers(t, p))
         for bf in s.index.lookup(key):
             if s._key_matches(key, bf.fact):
                 self._add(t, bf.fact, bf.proof, bf.cf, ("given", bf.fact.id))
+
+    def _consumer_binder(self, p: ast.Pattern, key: tuple, b: dict):
+        """(arity, free) for a consumer of the table of `key` whose pattern is simple and ordered
+        (`matcher.ordered_binder`: the table's answers agree with the call's bound fields), else None."""
+        s = self.s
+        binder = ordered_binder(p, key, b, s._multislots.get(key[0]), s.plans)
+        return None if binder is None or p.address else (binder[0], binder[2])
 
     def _producers(self, t: Table, p: ast.Pattern):
         s = self.s
@@ -393,9 +400,32 @@ class Query(RegionsMixin, QuestionsMixin, TablesMixin):
             c2 = Ctx(t.text, br.name, t.ctx.parent, t.ctx.depth, t.ctx.neg)
             yield (Seq(br.rule.lhs, 0, Ret(br, heads, p, t.key, None, (), None, None, t)), pre, (), c2)
 
-    def _match_answers(self, p, answers, n, b, pf, ctx, nxt):
+    def _match_answers(self, p, answers, n, b, pf, ctx, nxt, key=None):
+        """Alternatives from the first `n` answers of a table (of the call with variant `key`, so
+        they agree with its bound fields): as `_match_base`, a simple ordered pattern binds its free
+        variables straight from each answer's values."""
         s = self.s
         ms = s._multislots.get(p.template.rsplit("::", 1)[-1])
+        binder = ordered_binder(p, key, b, ms, s.plans) if key is not None else None
+        if binder is not None:
+            arity, _, free = binder
+            addr = p.address
+            for i in range(n):
+                ta = answers[i]
+                vals = ta.fact.slots.get(IMPLIED)
+                if vals is None:
+                    for b2 in self._match_one(p, ta.fact, b, ms):
+                        yield (nxt, b2, pf + (ta.proof,), ctx)
+                    continue
+                if len(vals) != arity:
+                    continue
+                b2 = b.copy()
+                for name, pos in free:
+                    b2[name] = vals[pos]
+                if addr:
+                    b2[addr] = ta.fact
+                yield (nxt, b2, pf + (ta.proof,), ctx)
+            return
         for i in range(n):
             ta = answers[i]
             try:

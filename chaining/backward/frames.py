@@ -88,9 +88,9 @@ class Table:
     text: str
     dfn: int
     ctx: Ctx
-    answers: list[TAnswer] = field(default_factory=list)
-    by_key: dict[tuple, TAnswer] = field(default_factory=dict)
-    consumers: list[tuple] = field(default_factory=list)  # (pattern, bindings, proofs, ctx, nxt)
+    answers: list[TAnswer | Proof] = field(default_factory=list)  # a Proof: an answer without certainty factors
+    by_key: dict[tuple, TAnswer | Proof] = field(default_factory=dict)
+    consumers: list[tuple] = field(default_factory=list)  # (pattern, bindings, proofs, ctx, nxt, binder)
     leader: int = 0
     complete: bool = False
     dead: bool = False

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rules.facts import IMPLIED, Fact
+from rules.facts import IMPLIED, Fact, Symbol
 from rules.printer import ce_text
 
 from . import certainty as cfm
@@ -51,6 +51,13 @@ class TablesMixin:
         if k is None:
             k = self._tkey(fact)
         ta = t.by_key.get(k)
+        if ta is None and cf is None and not self.s.cf_on:
+            # without certainty factors an answer is its fact and proof only: the proof node stands for
+            # it (`Proof.proof` is itself), one object less per answer (a large table's memory)
+            t.by_key[k] = proof
+            t.answers.append(proof)
+            self.stack.append(Deliver(self, proof, t.consumers))
+            return
         if ta is None:
             ta = TAnswer(fact, proof, cf, {signature: cf} if cf is not None else None)
             t.by_key[k] = ta
@@ -101,20 +108,30 @@ class TablesMixin:
             vals = tuple([b[n] for n in names])
         except KeyError:
             return False
-        interned = self._interned
-        ks = []
+        fk = None
         for v in vals:
-            tv0 = type(v)
-            if tv0 is tuple or tv0 is Fact:  # a multifield spliced in, or a fact address
-                return False
-            tv = (tv0, v)
-            k = interned.get(tv)
-            if k is None:
-                k = interned[tv] = vkey(v)
-            ks.append(k)
-        fk = table_key(vals, ks)  # as `_tkey` keys an ordered answer
-        if t.dead or fk in t.by_key:
-            return True  # a derivation of an answer the table has: nothing new
+            if type(v) is not Symbol:
+                break
+        else:  # every value a symbol (the common case): the key is `vals` itself (`table_key`)
+            if t.dead or vals in t.by_key:
+                return True  # a derivation of an answer the table has: nothing new
+            fk = vals
+            ks = [("y", v) for v in vals]  # their `vkey`s
+        if fk is None:
+            interned = self._interned
+            ks = []
+            for v in vals:
+                tv0 = type(v)
+                if tv0 is tuple or tv0 is Fact:  # a multifield spliced in, or a fact address
+                    return False
+                tv = (tv0, v)
+                k = interned.get(tv)
+                if k is None:
+                    k = interned[tv] = vkey(v)
+                ks.append(k)
+            fk = table_key(vals, ks)  # as `_tkey` keys an ordered answer
+            if t.dead or fk in t.by_key:
+                return True  # a derivation of an answer the table has: nothing new
         key = r.key
         if key[0] != h.relation or key[1] != "o":
             return False
@@ -252,7 +269,7 @@ class Deliver:
 
     __slots__ = ("q", "ta", "consumers", "n", "i", "ready")
 
-    def __init__(self, q: Query, ta: TAnswer, consumers: list[tuple]):
+    def __init__(self, q: Query, ta: TAnswer | Proof, consumers: list[tuple]):
         self.q, self.ta, self.consumers, self.n, self.i, self.ready = q, ta, consumers, len(consumers), 0, None
 
     def __iter__(self) -> Deliver:
@@ -265,9 +282,18 @@ class Deliver:
                 return ready.pop()
             if self.i >= self.n:
                 raise StopIteration
-            p, b, pf, ctx, nxt = self.consumers[self.i]
+            p, b, pf, ctx, nxt, binder = self.consumers[self.i]
             self.i += 1
             q, ta = self.q, self.ta
+            if binder is not None:  # a simple ordered pattern: its free variables bound straight from the answer
+                vals = ta.fact.slots.get(IMPLIED)
+                if vals is not None:
+                    if len(vals) != binder[0]:
+                        continue
+                    b2 = b.copy()
+                    for name, pos in binder[1]:
+                        b2[name] = vals[pos]
+                    return (nxt, b2, pf + (ta.proof,), ctx)
             s = q.s
             try:
                 got = match_list(p, ta.fact, b, s.ev, s._multislots.get(p.template.rsplit("::", 1)[-1]), s.plans)
