@@ -121,6 +121,7 @@ def run_ask(
     found: list[dict] = []  # JSON answers with proofs (--proofs first/all), or nothing
     roots: list = []
     stream = _JsonAnswers(goal) if as_json and mode == "none" else None
+    plain = not as_json and not console.is_terminal
 
     def on_answer(a) -> None:
         n = on_answer.n + 1
@@ -134,7 +135,10 @@ def run_ask(
             if show_proof:
                 roots.append((len(found) - 1, a.proof))
             return
-        console.print(_answer_line(n, a), markup=False)
+        if plain:  # not a terminal: one plain line (rich's per-line rendering was ~0.1 ms an answer)
+            sys.stdout.write(_answer_line(n, a) + "\n")
+        else:
+            console.print(_answer_line(n, a), markup=False)
         if show_proof:
             from chaining.explain import how_tree
 

@@ -147,3 +147,14 @@ def test_kb_ask_json_streams_and_stays_valid_when_stopped(tmp_path: Path) -> Non
     # no answer before the error: nothing on stdout
     r = runner.invoke(app, ["kb", "ask", str(clp), "(p tweety)", "--json"], input="")
     assert r.exit_code == 1 and r.stdout == ""
+
+
+def test_kb_ask_text_answers_are_whole_lines_when_piped(tmp_path: Path) -> None:
+    """Piped (not a terminal), each answer is one plain line, however long (rich wrapped it at 80
+    columns, and its per-line rendering made 100,000 answers take ~13 s)."""
+    long_value = "v" * 150
+    clp = tmp_path / "long.clp"
+    clp.write_text(f"(deffacts d (a {long_value}) (a short) (b y1))\n(defrule p (a ?x) (b ?y) => (assert (p ?x ?y)))\n")
+    r = CliRunner().invoke(app, ["kb", "ask", str(clp), "(p ?x ?y)", "--all", "--proofs", "none"])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines() == [f"answer 1: ?x = {long_value} ?y = y1", "answer 2: ?x = short ?y = y1"]
