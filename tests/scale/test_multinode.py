@@ -248,6 +248,14 @@ def test_generate_node_of_a_pipeline_replica_streams_from_the_generation_deploym
     assert all(r.json()["outputs"]["text"] for r in runs)
     where = deployment.pipelines_handle().where.remote().result(timeout_s=30)
     assert where["remote_lms"] == ["demo-lm", "tiny-gpt2"]  # no engine of its own: the deployment's
+    # a rail stopped the first generation mid-decode: the cancellation reached the replica's engine, which
+    # aborted the request and freed its KV-cache blocks
+    assert runs[0].json()["outputs"]["finish_reason"] == "rail_stop"
+    gen = deployment.generation_handle()
+    deadline = time.monotonic() + 30
+    while (stats := gen.stats.remote("demo-lm").result(timeout_s=30))["unfinished"] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert stats["unfinished"] == 0 and stats["used"] == 0 and stats["cancelled"] >= 1, stats
 
 
 def test_predictions_served_on_both_nodes_each_run_recorded_once(deployment, postgres_url, tmp_path):

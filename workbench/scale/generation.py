@@ -52,6 +52,7 @@ class GenerationReplica:
     ) -> None:
         self.settings = Settings(**settings_doc)
         self.entries: dict[str, Any] = {}
+        self.cancelled: dict[str, int] = {}  # requests whose caller left before the end, by model
         await asyncio.to_thread(self._load, list(lms or []), dict(folders or {}))
 
     def _load(self, lms: list[str], folders: dict[str, str]) -> None:
@@ -93,13 +94,18 @@ class GenerationReplica:
             yield RemoteFailure(ValueError(f"model {model!r} is not served by this replica ({sorted(self.entries)})"))
             return
         stream = entry.backend.generate(prompt, params, request_id)
+        finished = False
         try:
             async for out in stream:
+                finished = bool(out.finished)
                 yield out
         except Exception as exc:
+            finished = True
             yield RemoteFailure(exc)
         finally:
-            await stream.aclose()
+            if not finished:  # cancelled by the caller (client gone, rail stop, abort)
+                self.cancelled[model] = self.cancelled.get(model, 0) + 1
+            await stream.aclose()  # aborts an unfinished request: its KV-cache blocks are freed
 
     def chat_prompt(self, model: str, messages: list[dict[str, Any]]) -> dict[str, str]:
         """`{"prompt": text}` rendered with the model's chat template, or `{"error": message}`."""
@@ -112,12 +118,14 @@ class GenerationReplica:
             return {"error": str(exc)}
 
     def stats(self, model: str) -> dict[str, int]:
-        """`{"used", "free", "unfinished"}`: KV-cache blocks and unfinished requests of this replica."""
+        """`{"used", "free", "unfinished", "cancelled"}`: KV-cache blocks, unfinished requests and requests
+        cancelled by their caller so far, of this replica."""
         engine = self.entries[model].backend
         return {
             "used": engine.num_used_blocks,
             "free": engine.num_free_blocks,
             "unfinished": engine.num_unfinished_requests,
+            "cancelled": self.cancelled.get(model, 0),
         }
 
     def check_health(self) -> None:

@@ -257,6 +257,10 @@ class Deployment:
         """A DeploymentHandle of the pipeline deployment (scripts and tests call `predict` on it)."""
         return serve.get_deployment_handle("pipelines", app_name=self.name)
 
+    def generation_handle(self) -> Any:
+        """A DeploymentHandle of the generation deployment (`describe`, `stats(model)`, `generate`)."""
+        return serve.get_deployment_handle("generation", app_name=self.name)
+
     def delete(self) -> None:
         """Remove the application from the cluster."""
         serve.delete(self.name)
