@@ -20,11 +20,12 @@ from workbench import __version__
 from workbench.config import Settings, get_settings
 from workbench.serving import Serving
 
-from .errors import install_error_handlers
+from .errors import document_only_possible_errors, install_error_handlers
 from .http_metrics import HttpMetrics, HttpMetricsMiddleware
 from .limits import RequestLimitsMiddleware
 from .request_id import RequestIdMiddleware
 from .routes import ROUTERS
+from .shed import ShedMiddleware
 
 log = logging.getLogger("api")
 
@@ -87,8 +88,10 @@ def create_app(
     app.state.http_metrics_text = lambda: generate_latest(http_metrics.registry).decode()
     install_error_handlers(app)
     for router in ROUTERS:
+        document_only_possible_errors(router.routes)
         app.include_router(router)
     app.add_middleware(RequestLimitsMiddleware, limits=settings.limits, routers=ROUTERS)
+    app.add_middleware(ShedMiddleware, serving=serving)  # before the body is read: cheap 429s under overload
     app.add_middleware(HttpMetricsMiddleware, metrics=http_metrics)
     app.add_middleware(RequestIdMiddleware)
     return app

@@ -36,12 +36,15 @@ def _check(request: Request, settings: Settings) -> None:
         raise ApiError(401, "the bearer key is not one of WORKBENCH_API_KEYS", code="unauthorized", headers=challenge)
 
 
-def require_write_key(request: Request) -> None:
-    """Dependency of mutating endpoints. Raises ApiError(401) when keys are set and none matches."""
+async def require_write_key(request: Request) -> None:
+    """Dependency of mutating endpoints. Raises ApiError(401) when keys are set and none matches.
+
+    `async def` like every dependency here: FastAPI runs a plain `def` dependency on its thread
+    pool, a thread hop per request for a few attribute reads."""
     _check(request, request.app.state.settings)
 
 
-def require_predict_key(request: Request) -> None:
+async def require_predict_key(request: Request) -> None:
     """Dependency of predict/infer/generate endpoints: checks only when `require_key_for_predict`."""
     settings: Settings = request.app.state.settings
     if settings.require_key_for_predict:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import zlib
 from collections.abc import Callable
 from typing import Any
@@ -19,6 +20,10 @@ _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 # `\uD800`-`\uDFFF` escapes: the only way a JSON text can carry a surrogate code point.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+# Python refuses to convert integers longer than this many digits (CVE-2020-10735); a body with one
+# would otherwise fail in the route's parser with no field named.
+MAX_INT_DIGITS = sys.get_int_max_str_digits() or 4300
+_LONG_DIGITS = re.compile(rb"[0-9]{%d,}" % (MAX_INT_DIGITS + 1))
 
 
 class BodyError(Exception):
@@ -71,6 +76,8 @@ def check_json(body: bytes, max_depth: int, setting: str) -> None:
         raise BodyError(
             400, f"body: JSON nested {depth} levels deep; the limit is {max_depth} ({setting})", param="body"
         )
+    if _LONG_DIGITS.search(body):
+        _check_long_integers(body)
     if _SURROGATE_ESCAPE.search(body):
         try:
             doc = json.loads(body)  # safe: the depth is bounded above
@@ -83,6 +90,40 @@ def check_json(body: bytes, max_depth: int, setting: str) -> None:
                 f"{path}: a lone surrogate escape (\\ud800-\\udfff) is not a character; send UTF-8 text",
                 param=path,
             )
+
+
+class _LongInt:
+    """Stands for an integer literal too long to convert (its digit count) while the body is walked."""
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+
+def _check_long_integers(body: bytes) -> None:
+    """422 naming the field of the first integer literal over `MAX_INT_DIGITS` digits."""
+
+    def parse_int(text: str) -> Any:
+        digits = len(text.lstrip("-"))
+        return _LongInt(digits) if digits > MAX_INT_DIGITS else int(text)
+
+    try:
+        doc = json.loads(body, parse_int=parse_int)  # safe: the depth is bounded by the caller
+    except ValueError:
+        return  # a syntax error: the route's parser reports it with its position
+    stack: list[tuple[str, Any]] = [("body", doc)]
+    while stack:
+        path, v = stack.pop()
+        if isinstance(v, _LongInt):
+            raise BodyError(
+                422,
+                f"{path}: an integer of {v.digits} digits; the limit is {MAX_INT_DIGITS} digits "
+                "(send large numbers as strings)",
+                param=path,
+            )
+        if isinstance(v, dict):
+            stack.extend((f"{path}.{k}", x) for k, x in reversed(list(v.items())))
+        elif isinstance(v, list):
+            stack.extend((f"{path}[{i}]", x) for i, x in reversed(list(enumerate(v))))
 
 
 def lone_surrogate_path(doc: Any, root: str = "body") -> str | None:

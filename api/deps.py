@@ -14,17 +14,18 @@ from workbench.serving import Serving
 from .auth import require_predict_key, require_write_key
 
 
-def get_serving(request: Request) -> Serving:
-    """The app's `Serving` (set by `create_app`)."""
+async def get_serving(request: Request) -> Serving:
+    """The app's `Serving` (set by `create_app`). The dependencies here are `async def`: FastAPI runs a
+    plain `def` dependency on its thread pool, a thread hop per request for one attribute read."""
     return request.app.state.serving
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
     """The settings the app was created with."""
     return request.app.state.settings
 
 
-def get_workbench(request: Request) -> Any:
+async def get_workbench(request: Request) -> Any:
     """The `Workbench` facade behind the app."""
     return request.app.state.serving.workbench
 

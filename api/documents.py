@@ -55,3 +55,9 @@ def document_body_doc(model: type[BaseModel], text_types: tuple[str, ...] = TEXT
     for t in text_types[:1] + ("text/plain",):
         content[t] = {"schema": {"type": "string"}}
     return {"requestBody": {"required": True, "content": content}}
+
+
+def sse_content(events: str) -> dict[str, Any]:
+    """OpenAPI `content` of an answer streamed as server-sent events (`text/event-stream`), beside
+    the JSON answer of the same status: `events` says what the stream carries."""
+    return {"text/event-stream": {"schema": {"type": "string", "description": events}}}

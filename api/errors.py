@@ -19,8 +19,10 @@ is well-formed JSON but wrong; `details` lists each problem with its field path 
 
 from __future__ import annotations
 
+import json
 import logging
 import math
+import re
 import uuid
 from typing import Any
 
@@ -215,6 +217,9 @@ def validation_details(exc: RequestValidationError) -> list[dict[str, str]]:
             col = loc[1] - (doc.rfind("\n", 0, loc[1]) + 1) + 1
             reason = (e.get("ctx") or {}).get("error") or msg
             loc, msg = ("body",), f"not valid JSON at line {line}, column {col}: {reason}"
+        elif e.get("type") in ("literal_error", "enum"):
+            # pydantic quotes the choices as Python strings ('a' or 'b'): a JSON client reads "a" or "b"
+            msg = re.sub(r"'((?:[^'\\]|\\.)*)'", lambda m: json.dumps(m.group(1)), msg)
         details.append({"loc": field_path(loc), "msg": msg, "type": e.get("type", "")})
     return details
 
@@ -312,3 +317,45 @@ V1_ERRORS = _responses(
     },
 )
 V2_ERRORS = _responses(KServeError, {400: "Bad request (unknown input, wrong shape or datatype).", **_COMMON})
+
+# Operations that may answer 429: they admit work into a bounded queue (a pipeline's runs, a model's
+# batcher, a generation engine, the consultations table). No other operation can.
+QUEUED_OPERATIONS = frozenset(
+    {
+        "predict",
+        "replay_run",
+        "ask_knowledge_base",
+        "start_consultation",
+        "answer_consultation",
+        "create_completion",
+        "create_chat_completion",
+        "v2_model_infer",
+        "v2_model_version_infer",
+        "v2_generate",
+        "v2_generate_stream",
+    }
+)
+
+
+def document_only_possible_errors(routes: Any) -> None:
+    """Drop from each route's documented answers the shared error statuses it cannot return:
+    422 where there is neither a body nor a parameter to validate, 429 outside `QUEUED_OPERATIONS`.
+    Idempotent (the routers are module-level and may be mounted by several apps)."""
+    from fastapi.routing import APIRoute
+
+    def can_fail(field: Any) -> bool:  # a plain `str` path parameter accepts every value
+        info = field.field_info
+        return bool(info.metadata) or info.annotation is not str
+
+    def has_params(dependant: Any) -> bool:  # its own query and path parameters, or a dependency's
+        own = [*dependant.query_params, *dependant.path_params]
+        return any(map(can_fail, own)) or any(map(has_params, dependant.dependencies))
+
+    for route in routes:
+        if not isinstance(route, APIRoute):
+            continue
+        has_body = route.body_field is not None or bool((route.openapi_extra or {}).get("requestBody"))
+        if not has_body and not has_params(route.dependant):
+            route.responses.pop(422, None)
+        if route.operation_id not in QUEUED_OPERATIONS:
+            route.responses.pop(429, None)

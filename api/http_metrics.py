@@ -35,7 +35,10 @@ class HttpMetrics:
             registry=self.registry,
         )
         self.in_flight = Gauge(
-            "workbench_http_requests_in_flight", "HTTP requests being handled.", registry=self.registry
+            "workbench_http_requests_in_flight",
+            "HTTP requests being handled.",
+            registry=self.registry,
+            multiprocess_mode="livesum",
         )
 
 

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
 from rich.text import Text
 from rich.tree import Tree
 
@@ -35,6 +34,9 @@ from .backward.session import Session
 from .backward.terms import bindings_json, fact_text, vkey
 from .backward.text import instantiated_ce
 from .derivation import derivation_label, derivation_tree
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 # ---- HOW (backward) ------------------------------------------------------------------------------
 
@@ -149,6 +151,8 @@ def forward_derivation(result, fact_id: int, *, sources: Mapping[int, str] | Non
 
 def derivation_graph(result, *, sources: Mapping[int, str] | None = None) -> nx.DiGraph:
     """The whole run as a DiGraph: nodes "f-N" (facts) and "r-K" (firings); edges premise -> firing -> conclusion."""
+    import networkx as nx  # a second of start-up that HOW and WHY NOT never need
+
     g = nx.DiGraph()
     sources = dict(sources or {})
     for f in result.facts:

@@ -2,8 +2,9 @@
 
 Each command group lives in its own module of this package and is mounted in `app.py`, which
 imports a module only when its command runs. `main` sends the plain `workbench kb check FILE...`
-through `cli.kb_check_fast.fast_main`, which needs no typer at all; for that command line the
-typer app is not even imported with the package (`app` then loads on first use).
+through `cli.kb_check_fast.fast_main` and the plain `workbench kb ask FILE... GOAL [options]` through
+`cli.kb_ask_run.fast_main`, which need no typer at all; for those command lines the typer app is
+not even imported with the package (`app` then loads on first use).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ __all__ = ["app", "main"]
 
 
 def _kb_check_command_line() -> bool:
-    return sys.argv[1:3] == ["kb", "check"]
+    return sys.argv[1:3] in (["kb", "check"], ["kb", "ask"])
 
 
 if not _kb_check_command_line():
@@ -35,7 +36,10 @@ def main() -> None:
 
 def _main() -> None:
     if _kb_check_command_line():
-        from .kb_check_fast import fast_main
+        if sys.argv[2] == "ask":
+            from .kb_ask_run import fast_main
+        else:
+            from .kb_check_fast import fast_main
 
         code = fast_main(sys.argv[3:])
         if code is not None:

@@ -56,6 +56,15 @@ def run_check(files: list[Path], allow_unsafe: bool, as_json: bool, strict: bool
                 print(str(d))
             print(f"{len(exc.diagnostics)} error(s)", file=sys.stderr)
         return 1
+    bad_models = _model_bindings(kb)
+    if bad_models:
+        if as_json:
+            print(jsonlib.dumps({"ok": False, "diagnostics": [d.to_dict() for d in bad_models]}))
+        else:
+            for d in bad_models:
+                print(str(d))
+            print(f"{len(bad_models)} error(s)", file=sys.stderr)
+        return 1
     summary = kb.summary()
     unknown = _unknown_premises()(kb)  # premises over relations nothing defines (warnings; facts may come at run time)
     if as_json:
@@ -90,6 +99,22 @@ def run_check(files: list[Path], allow_unsafe: bool, as_json: bool, strict: bool
         lines.append(f"  ... {len(kb.rules) - SHOWN_RULES} more rules (--json lists every one)")
     print("\n".join(lines))
     return 0
+
+
+def _model_bindings(kb) -> list:
+    """Located errors of the `;@model` annotations against the model catalogue (an unknown model, an
+    input or output the model lacks); the catalogue is read only for files that have such annotations."""
+    if not any(spec.model is not None for spec in kb.askable_specs.values()):
+        return []
+    from workbench.backward_models import check_bindings
+    from workbench.pipeline.catalog import ModelCatalog
+    from workbench.workbench import default_model_catalog
+
+    catalog = ModelCatalog(default_model_catalog())
+    try:
+        return check_bindings(kb, catalog)
+    finally:
+        catalog.close()
 
 
 def _unknown_premises():

@@ -47,11 +47,14 @@ def run(
         float, typer.Option("--load-timeout", min=0.001, help="Time limit on loading the files, seconds.")
     ] = 120.0,
     memory_limit: Annotated[
-        int,
+        int | None,
         typer.Option(
-            "--memory-limit", min=1, help="MiB of memory CLIPS may hold during the run (exit code 2 past it)."
+            "--memory-limit",
+            min=1,
+            help="MiB of memory CLIPS may hold during the run (exit code 2 past it; default: the setting "
+            "WORKBENCH_RULES__MEMORY_LIMIT_MIB, 512).",
         ),
-    ] = 512,
+    ] = None,
     seed: Annotated[
         int | None, typer.Option("--seed", help="Seed CLIPS's random generator (for --strategy random).")
     ] = None,
@@ -95,7 +98,7 @@ def run(
         max_firings=None,
         timeout=timeout or 60.0,
         load_timeout=load_timeout,
-        memory_limit=memory_limit << 20,
+        memory_limit=memory_limit << 20 if memory_limit else _setting_memory_limit(),
         console=console,
     )
     try:
@@ -150,3 +153,14 @@ def _fail(message: str) -> None:
 
 def register(app: typer.Typer) -> None:
     app.command("run")(run)
+
+
+def _setting_memory_limit() -> int | None:
+    """`WORKBENCH_RULES__MEMORY_LIMIT_MIB` in bytes (None: no limit); a bad setting exits 1 naming it."""
+    from workbench.config import ConfigError, get_settings
+
+    try:
+        return get_settings().rules.memory_limit_bytes
+    except ConfigError as exc:
+        _fail(str(exc))
+        raise

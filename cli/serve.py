@@ -7,9 +7,13 @@ the loaders support on `/v2/models/NAME/infer`; the name defaults to the folder'
 LM is not served on /v1 unless named too.
 
 Defaults come from the settings (`WORKBENCH_SERVER__HOST`, `..._PORT`, `..._WORKERS`). Each
-worker is a separate process with its own models, batchers and generation engine (and its own
-`/metrics`); use one worker per accelerator. uvicorn imports the app by the name `cli.serve:create_app`
-(a factory: each worker process builds its own), which this module takes from `api.app`.
+worker is a separate process with its own models, batchers and generation engine; use one worker
+per accelerator. With more than one worker, `/metrics` of any worker reports the whole server:
+`serve` points `PROMETHEUS_MULTIPROC_DIR` at a folder (the variable's value if set, else a new
+temporary folder), empties it of old metric files before the workers start, and each worker
+writes its values there (prometheus-client's multiprocess mode). uvicorn imports the app by the
+name `cli.serve:create_app` (a factory: each worker process builds its own), which this module
+takes from `api.app`.
 """
 
 from __future__ import annotations
@@ -96,6 +100,7 @@ def serve(
     host = host or settings.server.host
     port = port or settings.server.port
     workers = workers or settings.server.workers
+    made = setup_multiprocess_metrics() if workers > 1 else None
     typer.echo(
         f"workbench serve: http://{host}:{port} ({workers} worker{'s' if workers > 1 else ''}); docs at /docs", err=True
     )
@@ -108,6 +113,34 @@ def serve(
         log_level=log_level,
         timeout_graceful_shutdown=10,
     )
+    if made is not None:
+        import shutil
+
+        shutil.rmtree(made, ignore_errors=True)
+
+
+def setup_multiprocess_metrics() -> str | None:
+    """Point `PROMETHEUS_MULTIPROC_DIR` at a folder for the workers' metric files and remove old
+    `*.db` files from it (values of an earlier server must not leak into this one's counters).
+
+    Returns the folder when this call created it (removed again when the server stops), else None.
+    Raises typer.Exit(2) when the folder named by the variable is not a writable directory."""
+    import tempfile
+
+    path = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    made = None
+    if not path:
+        path = made = tempfile.mkdtemp(prefix="workbench-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = path
+    folder = Path(path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for old in folder.glob("*.db"):
+            old.unlink()
+    except OSError as exc:
+        typer.echo(f"workbench serve: PROMETHEUS_MULTIPROC_DIR={path}: {exc}", err=True)
+        raise typer.Exit(2) from None
+    return made
 
 
 def create_app():

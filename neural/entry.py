@@ -59,7 +59,7 @@ class ModelEntry:
         if self.task not in TASKS:
             raise ValueError(f"model {self.name!r}: unknown task {self.task!r}; accepted: {', '.join(TASKS)}")
         if self.runner is not None:  # the model's metric series exist from load, before its first request
-            ModelMetrics(self.name)
+            ModelMetrics(self.name, self.short_version)
 
     @property
     def short_version(self) -> str:
@@ -79,7 +79,11 @@ class ModelEntry:
                     if length is not None and not getattr(self.runner, "padding_safe", False):
                         config = dataclasses.replace(config, exact_lengths=True)
                     self._batcher = DynamicBatcher(
-                        self.name, self.runner.run_batch, config, length_fn=length, metrics=ModelMetrics(self.name)
+                        self.name,
+                        self.runner.run_batch,
+                        config,
+                        length_fn=length,
+                        metrics=ModelMetrics(self.name, self.short_version),
                     )
         return self._batcher
 

@@ -14,7 +14,7 @@ Public API:
 """
 
 from . import ast
-from .annotations import AskableSpec
+from .annotations import AskableSpec, ModelBinding
 from .ast import (
     And,
     Atom,
@@ -69,6 +69,7 @@ __all__ = [
     "to_clips",
     "KnowledgeBase",
     "AskableSpec",
+    "ModelBinding",
     "Diagnostic",
     "RuleError",
     "RuleSyntaxError",

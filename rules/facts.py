@@ -63,7 +63,7 @@ class Fact:
         if not _is_relation_name(self.template):
             raise FactError(
                 f"fact template {self.template!r} is not a CLIPS symbol (no spaces, quotes, "
-                "parentheses or &|~;, not a number, not starting with ?, $ or <)"
+                "parentheses, &|~;< or control characters, not a number, not starting with ?, $ or <)"
             )
         object.__setattr__(self, "slots", {k: _freeze(v, f"{self.template}.{k}") for k, v in dict(self.slots).items()})
 
@@ -118,7 +118,7 @@ class Fact:
         if not _is_relation_name(template):
             raise FactError(
                 f"{where}.template: {template!r} is not a CLIPS symbol (no spaces, quotes, parentheses "
-                "or &|~;, not a number, not starting with ?, $ or <)"
+                "or &|~;< or control characters, not a number, not starting with ?, $ or <)"
             )
         if "values" in data and "slots" in data:
             raise FactError(f"{where}: give either 'slots' (template fact) or 'values' (ordered fact), not both")
@@ -186,7 +186,7 @@ def _check_value(value: Any, where: str, finite: bool = False) -> Value:
 
 
 # A template or relation name: one CLIPS symbol token (module-qualified names such as MAIN::x pass).
-_NAME_RE = re.compile(r'[^\s"()&|~;<?$][^\s"()&|~;]*')
+_NAME_RE = re.compile(r'[^\s"()&|~;<?$\x00-\x1f\x7f][^\s"()&|~;<\x00-\x1f\x7f]*')
 _NUMBER_RE = re.compile(r"[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)")
 
 
@@ -218,7 +218,10 @@ def _clips_text(value: Value) -> str:
 # ---- symbol tokens, typed values and a fact's identity ----------------------------------------
 
 # A CLIPS symbol token: no whitespace or delimiter, not starting like a variable, not a number.
-_SYMBOL_RE = re.compile(r'[^\s"()&|~;<?$][^\s"()&|~;]*|\$[^\s"()&|~;?][^\s"()&|~;]*')
+# CLIPS's scanner also ends a symbol at `<` and at control characters (`a<b` reads as a and <b).
+_SYMBOL_RE = re.compile(
+    r'[^\s"()&|~;<?$\x00-\x1f\x7f][^\s"()&|~;<\x00-\x1f\x7f]*|\$[^\s"()&|~;<?\x00-\x1f\x7f][^\s"()&|~;<\x00-\x1f\x7f]*'
+)
 _TOKEN_CACHE: dict[str, bool] = {}
 
 

@@ -147,6 +147,24 @@ def diagnostic(exc: UnexpectedInput, text: str, filename: str, parser: Lark) -> 
             return Diagnostic(filename, line, column, "unterminated string: no closing '\"' before the end of the file")
         where = _construct_at(text, exc.pos_in_stream)
         ctx = f" in {where}" if where else ""
+        pos = exc.pos_in_stream
+        after = text[pos + 1 : pos + 3] if ch == "?" else text[pos + 2 : pos + 3] if text.startswith("$?", pos) else ""
+        if after:
+            return Diagnostic(
+                filename,
+                line,
+                column,
+                f"[SCANNER2] the character {after[0]!r} is not valid as the first character of a variable name "
+                f"(a variable name starts with a letter){ctx}",
+            )
+        if ch and (ch < " " or ch == "\x7f"):
+            return Diagnostic(
+                filename,
+                line,
+                column,
+                f"unprintable character {ch!r}{ctx}: outside strings and comments CLIPS reads it as "
+                "<<<unprintable character>>> and refuses the construct; remove it",
+            )
         return Diagnostic(
             filename, line, column, f"unexpected character {ch!r}{ctx}; expected {_expected(exc, parser)}"
         )

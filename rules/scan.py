@@ -23,13 +23,16 @@ CLIPS itself (a recursive C parser) loads 10,000 levels and overflows its C stac
 below 50,000; 1,000 is far above anything a person writes and keeps every consumer safe."""
 
 # Whitespace and `;` comments between tokens (possessive: a failed match never backtracks).
-_WS = r"(?:\s++|;[^\n]*+)*+"
-_END = r"(?=[\s\"();]|\Z)"
+_WS = r"(?:[ \t\n\r\f]++|;[^\n\r]*+)*+"
+_END = r"(?=[ \t\n\r\f\"();]|\Z)"
 # A constant of plain data: a string, or a symbol / number token (no variables, no instance names).
+# The rest of a plain symbol: CLIPS ends a symbol at `<` and at control characters too (`a<b` is
+# two tokens); text with those, or with Unicode whitespace, is left to the grammar.
+_TAIL = r'[^\s"()&|~;<\x00-\x1f\x7f]*+'
 _STRING = r'"(?:[^"\\\x00]++|\\[^\x00])*+"'
-_WORD = rf"(?!<-|=(?=[\s\"();]|\Z))[A-Za-z0-9_+\-.*/!%^@#:=<>,'`{{}}\]\\][^\s\"()&|~;\x00]*+{_END}"
+_WORD = rf"(?!<-|=(?=[ \t\n\r\f\"();]|\Z))[A-Za-z0-9_+\-.*/!%^@#:=<>,'`{{}}\]\\]{_TAIL}{_END}"
 _ATOM = rf"(?:{_STRING}|{_WORD})"
-_NAME = rf"[A-Za-z_][^\s\"()&|~;\x00]*+{_END}"
+_NAME = rf"[A-Za-z_]{_TAIL}{_END}"
 _ORDERED = rf"\({_WS}{_NAME}(?:{_WS}{_ATOM})*+{_WS}\)"
 _TEMPLATE = rf"\({_WS}{_NAME}(?:{_WS}\({_WS}{_NAME}(?:{_WS}{_ATOM})*+{_WS}\))++{_WS}\)"
 _DEFFACTS = re.compile(
@@ -41,22 +44,23 @@ _LONG_DIGITS = re.compile(r"[0-9]{19}")
 _INTEGER = re.compile(r'[+-]?\d+(?![^\s"()&|~;])')
 _FLOAT = re.compile(r'[+-]?(?:\d+\.\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)(?![^\s"()&|~;])')
 _SKIP = re.compile(_WS)
+_SPACE = re.compile(r"[ \t\n\r\f]*")  # CLIPS's whitespace (not \v, not Unicode spaces)
 # Strings, comments and parentheses: what decides nesting and where constructs end.
-_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|;[^\n]*|[()]', re.S)
-_RELATION = re.compile(rf"{_STRING}|;[^\n]*|\({_WS}({_NAME})")
+_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|;[^\n\r]*|[()]', re.S)
+_RELATION = re.compile(rf"{_STRING}|;[^\n\r]*|\({_WS}({_NAME})")
 _FACT_ITER = re.compile(
-    rf";[^\n]*|\({_WS}(?P<name>{_NAME})(?P<slots>(?:{_WS}\({_WS}{_NAME}(?:{_WS}{_ATOM})*+{_WS}\))*+)"
+    rf";[^\n\r]*|\({_WS}(?P<name>{_NAME})(?P<slots>(?:{_WS}\({_WS}{_NAME}(?:{_WS}{_ATOM})*+{_WS}\))*+)"
     rf"(?P<fields>(?:{_WS}{_ATOM})*+){_WS}\)"
 )
-_SLOT_ITER = re.compile(rf";[^\n]*|\({_WS}(?P<name>{_NAME})(?P<values>(?:{_WS}{_ATOM})*+){_WS}\)")
-_VALUE_ITER = re.compile(rf";[^\n]*|(?P<value>{_ATOM})")
+_SLOT_ITER = re.compile(rf";[^\n\r]*|\({_WS}(?P<name>{_NAME})(?P<values>(?:{_WS}{_ATOM})*+){_WS}\)")
+_VALUE_ITER = re.compile(rf";[^\n\r]*|(?P<value>{_ATOM})")
 _ONE_VALUE = re.compile(rf"{_WS}{_ATOM}{_WS}")
-_TOKEN = re.compile(rf'{_STRING}|;[^\n]*|[()]|[^\s"()&|~;]+')
+_TOKEN = re.compile(rf'{_STRING}|;[^\n\r]*|[()]|[^\s"()&|~;]+')
 # Shapes of plain data: every value becomes \x01 (a value follows whitespace, `)` or a string, or
 # is a string; names follow `(` directly), whitespace is dropped, facts are split at `)(`.
 _SHAPE_VALUE = re.compile(rf'(?<=[\s)"])(?:{_STRING}|[^\s"()&|~;]++)|{_STRING}')
 _SHAPE_OPEN_SPACE = re.compile(r"\(\s++")
-_SHAPE_COMMENT = re.compile(rf"({_STRING})|;[^\n]*")
+_SHAPE_COMMENT = re.compile(rf"({_STRING})|;[^\n\r]*")
 _SHAPE_FACT = re.compile(r"\((?P<name>[^()\x01]++)(?P<slots>(?:\([^()\x01]++\x01*+\))*+)(?P<fields>\x01*+)\)")
 _SHAPE_SLOT = re.compile(r"\(([^()\x01]++)(\x01*+)\)")
 _SHAPE_SPLIT = re.compile(r"\((?:[^()]++|\([^()]*+\))*+\)")
@@ -271,7 +275,7 @@ def prescan(text: str) -> tuple[str, list[tuple[int, int, re.Match]], Lines]:
     if not data:
         return text, data, lines
     between = [text[e0:s1] for (_, e0, _), (s1, _, _) in zip([(0, 0, None)] + data, data + [(len(text), 0, None)])]
-    if all(not piece or piece.isspace() for piece in between):
+    if all(_SPACE.fullmatch(piece) for piece in between):
         return "", data, lines  # nothing but data: nothing for the grammar
     pieces, last = [], 0
     for s, e, _ in data:

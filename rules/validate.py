@@ -84,6 +84,8 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
             self.error(c.pos, f"a construct name must be a symbol, not the number {name}")
         elif isinstance(name, str) and looks_like_variable(name):
             self.error(c.pos, f"[CSTRCPSR2] missing name: a construct name must be a symbol, not {name}")
+        if isinstance(name, str) and "::" in name and not isinstance(c, ast.ModuleDef):
+            self.defs.enter_module(name.split("::", 1)[0])  # CLIPS: M::x makes M the current module
         if isinstance(c, ast.TemplateDef):
             self.template(c)
         elif isinstance(c, ast.FactsDef):
@@ -114,6 +116,7 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
     def module(self, m: ast.ModuleDef) -> None:
         """Port specifications: (export|import [MODULE] ?ALL|?NONE|TYPE ?ALL|?NONE|NAME...)."""
         exports: set[tuple[str, str]] = set()
+        imports: list[tuple[str, set[tuple[str, str]]]] = []
         for spec in m.specs:
             head = spec.head
             if head not in ("export", "import"):
@@ -137,6 +140,7 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
             if head == "export":
                 exports |= what
             else:
+                imports.append((source, what))  # type: ignore[arg-type]
                 offered = self.defs.modules[source]  # type: ignore[index]
                 for kind, name in what:
                     if not any((k in (kind, "*")) and (n in (name, "*")) for k, n in offered) and name != "*":
@@ -144,6 +148,10 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
                     elif name == "*" and not offered:
                         self.error(spec.pos, f"module '{source}' does not export any constructs")
         self.defs.modules[m.name] = exports
+        self.defs.module_imports[m.name] = imports
+        if m.name == self.defs.module:  # (defmodule MAIN ...) redefining the current module
+            self.defs.module = ""
+        self.defs.enter_module(m.name)
 
     def _port(self, m: ast.ModuleDef, spec: ast.Call, args: list[ast.Expr]) -> set[tuple[str, str]] | None:
         kinds = ("deftemplate", "defclass", "deffunction", "defgeneric", "defglobal")
@@ -247,6 +255,12 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
     ) -> set[str]:
         name = bare(p.template)
         bound = set(bound)
+        if "::" in p.template:
+            self.error(
+                p.template_pos,
+                f"[MODULDEF1] illegal use of the module specifier in {p.template}: a pattern names its deftemplate "
+                f"without a module ({name}); the template must be visible in the rule's module",
+            )
         if NUMBER.fullmatch(name):
             self.error(p.template_pos, f"the first field of a pattern must be a symbol, got {name}")
         if name in RESERVED_RELATIONS and p.ordered and name != "object":
@@ -280,6 +294,8 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
                         )
                 for f in sc.fields:
                     self.field(f, bound, r, slot, name)
+                if slot is not None and slot.multislot and (card := slot.cardinality) is not None:
+                    self._pattern_cardinality(sc, card, name)
         else:
             if tmpl is not None and tmpl.slots and p.fields:
                 self.error(
@@ -333,6 +349,29 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
                     self.expr(t.value, bound, r, lhs=True)
                 elif slot is not None and not t.negated and len(alt) == 1 and not multi_alts:
                     self.check_value(t.value, slot, tname)  # type: ignore[arg-type]
+
+    def _pattern_cardinality(self, sc: ast.SlotConstraint, card: tuple, tname: str) -> None:
+        """[CSTRNCHK1]: the fields of a multislot's constraint cannot match its cardinality."""
+        multi = any(
+            (isinstance(f, ast.Wildcard) and f.multifield) or (isinstance(f, ast.FieldConstraint) and f.is_multifield)
+            for f in sc.fields
+        )
+        least = sum(
+            1
+            for f in sc.fields
+            if not (
+                (isinstance(f, ast.Wildcard) and f.multifield)
+                or (isinstance(f, ast.FieldConstraint) and f.is_multifield)
+            )
+        )
+        lo, hi = card
+        if not multi and ((hi is not None and least > hi) or (lo is not None and least < lo)):
+            self.error(
+                sc.pos,
+                f"[CSTRNCHK1] the {least} field(s) matched in slot '{sc.name}' of {tname} cannot satisfy its "
+                f"cardinality restrictions (cardinality {lo if lo is not None else '?VARIABLE'} "
+                f"{hi if hi is not None else '?VARIABLE'})",
+            )
 
     def call_expected(self, e: ast.Expr, where: str) -> None:
         if not isinstance(e, ast.Call) or e.head is None:

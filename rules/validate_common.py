@@ -75,6 +75,38 @@ class Definitions:
     python_functions: set[str] = field(default_factory=set)
     modules: dict[str, set[tuple[str, str]]] = field(default_factory=lambda: {"MAIN": set()})
     used_templates: set[str] = field(default_factory=set)  # referenced by a rule or a fact: cannot be redefined
+    # Modules: `templates` and `used_templates` are the current module's view (its own templates and
+    # those it imports); every module's own templates, its imports and its used names are kept here.
+    module: str = "MAIN"
+    module_templates: dict[str, dict[str, ast.TemplateDef]] = field(default_factory=lambda: {"MAIN": {}})
+    module_imports: dict[str, list[tuple[str, set[tuple[str, str]]]]] = field(default_factory=dict)
+    module_used: dict[str, set[str]] = field(default_factory=dict)
+
+    def enter_module(self, name: str) -> None:
+        """Make `name` the current module (as CLIPS does on defmodule and on a construct named M::x):
+        `templates` becomes what that module sees, `used_templates` its names in use."""
+        if name == self.module or name not in self.modules:
+            return
+        self.module_used[self.module] = self.used_templates
+        self.module = name
+        self.used_templates = self.module_used.setdefault(name, set())
+        seen: dict[str, ast.TemplateDef] = {}
+        for source, what in self.module_imports.get(name, ()):
+            offered = self.modules.get(source, set())
+            for tname, t in self.module_templates.get(source, {}).items():
+                if _ported(offered, tname) and _ported(what, tname):
+                    seen.setdefault(tname, t)
+        seen.update(self.module_templates.setdefault(name, {}))
+        self.templates = seen
+
+    def add_template(self, name: str, t: ast.TemplateDef) -> None:
+        self.templates[name] = t
+        self.module_templates.setdefault(self.module, {})[name] = t
+
+
+def _ported(spec: set[tuple[str, str]], name: str) -> bool:
+    """Whether an export/import specification ({(kind, name)}, "*" for ?ALL) covers deftemplate `name`."""
+    return any(k in ("deftemplate", "*") and n in (name, "*") for k, n in spec)
 
 
 NUMBER = re.compile(r"[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)")

@@ -30,7 +30,7 @@ class DataChecks:
         used = set()
         for name, slots, fields in shapes:
             key = bare(name)
-            if key in RESERVED_RELATIONS:
+            if key in RESERVED_RELATIONS or key != name:
                 return False
             tmpl = self.defs.templates.get(key)
             used.add(key)
@@ -45,7 +45,7 @@ class DataChecks:
                 s = tmpl.slots.get(slot)
                 if s is None or slot in given or (not s.multislot and count != 1):
                     return False
-                if s.types or s.allowed is not None or s.range is not None:
+                if s.types or s.allowed is not None or s.range is not None or s.cardinality is not None:
                     return False
                 given.add(slot)
             for n, s in tmpl.slots.items():
@@ -75,7 +75,9 @@ class DataChecks:
                     plan = (None, None, None)
                 else:
                     constrained = {
-                        n: s for n, s in tmpl.slots.items() if s.types or s.allowed is not None or s.range is not None
+                        n: s
+                        for n, s in tmpl.slots.items()
+                        if s.types or s.allowed is not None or s.range is not None or s.cardinality is not None
                     }
                     required = {
                         n
@@ -90,21 +92,27 @@ class DataChecks:
                 plans[key] = plan
                 self.defs.used_templates.add(key)
             tmpl, constrained, required = plan
+            if key != name:  # a module specifier: the full check reports it
+                del self.diagnostics[mark:]
+                return False
             if tmpl is None:
                 if slots and slots[-1][0] != "" or key in RESERVED_RELATIONS:
                     del self.diagnostics[mark:]
                     return False
                 continue
             given: set[str] = set()
-            for slot, _, v0, v1 in slots:
+            for slot, offset, v0, v1 in slots:
                 s = tmpl.slots.get(slot)
                 if s is None or slot in given or (not s.multislot and not facts.single(v0, v1)):
                     del self.diagnostics[mark:]
                     return False
                 given.add(slot)
                 if slot in constrained:
-                    for token, offset in facts.values(v0, v1):
-                        self.check_value(atom(token, lines.pos(offset, offset + len(token))), s, tmpl.name)
+                    atoms = [atom(t, lines.pos(o, o + len(t))) for t, o in facts.values(v0, v1)]
+                    for a in atoms:
+                        self.check_value(a, s, tmpl.name)
+                    if s.multislot and s.cardinality is not None:
+                        self.check_cardinality(lines.pos(offset, offset + len(slot)), atoms, s, tmpl.name, "deffacts")
             if required and not required <= given:
                 del self.diagnostics[mark:]
                 return False
@@ -116,12 +124,17 @@ class DataChecks:
         Returns False when the data needs the full check (a relation is a deftemplate with slots).
         """
         seen: set[str] = set()
+        mark = len(self.diagnostics)
         for name, offset in facts.relations():
             if name in seen:
                 continue
             seen.add(name)
+            if "::" in name:
+                del self.diagnostics[mark:]
+                return False  # a module specifier: the full check reports it
             tmpl = self.defs.templates.get(bare(name))
             if tmpl is not None and tmpl.slots:
+                del self.diagnostics[mark:]
                 return False
             self.defs.used_templates.add(bare(name))
             if bare(name) in RESERVED_RELATIONS:

@@ -76,6 +76,8 @@ class FormChecks(Reporter):
                     yield (v, bound, r, addresses)
                     if slot is not None and isinstance(v, ast.Atom):
                         self.check_value(v, slot, tname or "")
+                if slot is not None:
+                    self.check_cardinality(a.items[0].pos, values, slot, tname or "", head)
             return
         if head == "retract":
             if not args:
@@ -232,6 +234,12 @@ class FormChecks(Reporter):
             return
         name = bare(f.head)
         name_pos = f.items[0].pos
+        if "::" in f.head:
+            self.error(
+                name_pos,
+                f"[MODULDEF1] illegal use of the module specifier in {f.head}: a fact names its "
+                f"deftemplate without a module ({name}); the template must be visible in the current module",
+            )
         if NUMBER.fullmatch(name) or name in ("=", ":"):
             self.error(name_pos, f"a fact's first field must be a symbol, got {name}")
         for i, a in enumerate(f.args):
@@ -275,6 +283,7 @@ class FormChecks(Reporter):
                 yield (v, bound, r, addresses)
                 if isinstance(v, ast.Atom):
                     self.check_value(v, slot, name)
+            self.check_cardinality(a.items[0].pos, values, slot, name, where)
         for sname, slot in tmpl.slots.items():
             d = slot.attribute("default")
             if (

@@ -14,7 +14,6 @@ from .validate_common import (
     TYPE_NAMES,
     Reporter,
     bare,
-    same_const,
     show,
 )
 
@@ -34,13 +33,19 @@ class SlotChecks(Reporter):
                 )
             else:
                 self.warning(t.pos, f"deftemplate {name} redefines the one at {where}; CLIPS replaces it")
+        elif name in self.defs.used_templates:
+            self.error(
+                t.pos,
+                f"[CSTRCPSR4] Cannot redefine deftemplate {name} while it is in use: an ordered fact or pattern "
+                f"({name} ...) before it made {name} an implied deftemplate; define the deftemplate first",
+            )
         if name in RESERVED_RELATIONS:
             self.error(t.pos, f"'{name}' is a reserved word and cannot name a deftemplate")
         for s in t.slots.values():
             if NUMBER.fullmatch(s.name):
                 self.error(s.pos, f"a slot name must be a symbol, not the number {s.name} (deftemplate {name})")
             self.slot_def(t, s)
-        self.defs.templates[name] = t
+        self.defs.add_template(name, t)
         self.defs.template_where[name] = f"{self.file}:{t.pos.line}:{t.pos.column}"
 
     def slot_def(self, t: ast.TemplateDef, s: ast.SlotDef) -> None:
@@ -137,6 +142,7 @@ class SlotChecks(Reporter):
                         self.expr(v, set(), None)
                         if isinstance(v, ast.Atom) and v.kind in ATOM_TYPE:
                             self.check_value(v, s, t.name)
+                    self.check_cardinality(a.pos, a.values, s, t.name, f"the {a.name} attribute")
         if len(allowed_kinds) > 1 and any(a.name == "allowed-values" for a in allowed_kinds):
             self.error(
                 allowed_kinds[1].pos,
@@ -165,7 +171,7 @@ class SlotChecks(Reporter):
             kinds = ALLOWED_ATTRS[a.name]
             if kinds is not None and v.kind not in kinds:
                 continue
-            if not any(same_const(v, x) for x in vals):
+            if not any(v.kind == x.kind and v.value == x.value for x in vals):  # 1.0 is not 1 here
                 shown = " ".join(show(x) for x in vals)
                 self.error(v.pos, f"{show(v)} is not an allowed value of {where} ({a.name} {shown})")
                 return
@@ -178,3 +184,28 @@ class SlotChecks(Reporter):
                     f"{show(v)} is outside the range {lo if lo is not None else '?VARIABLE'}.."
                     f"{hi if hi is not None else '?VARIABLE'} of {where}",
                 )
+
+    def check_cardinality(self, pos: ast.Pos, values: list, s: ast.SlotDef, template: str, what: str) -> None:
+        """Report multislot values whose count breaks the slot's (cardinality MIN MAX), as CLIPS's
+        [CSTRNCHK1] does at load time: only when the count is known (constants, and calls to
+        built-ins that return one field); a variable or a call that may return a multifield
+        makes it unknown. `what`: "deffacts", "assert", "modify", "default"."""
+        card = s.cardinality if s.multislot else None
+        if card is None:
+            return
+        n = 0
+        for v in values:
+            if isinstance(v, ast.Atom) and v.kind in ("symbol", "string", "integer", "float", "instance_name"):
+                n += 1
+            elif isinstance(v, ast.Call) and (letters := self.returns(v)) and "m" not in letters:  # type: ignore[attr-defined]
+                n += 1
+            else:
+                return
+        lo, hi = card
+        if (lo is not None and n < lo) or (hi is not None and n > hi):
+            self.error(
+                pos,
+                f"[CSTRNCHK1] {n} value(s) in {what} do not satisfy the cardinality restrictions of multislot "
+                f"'{s.name}' of {template} (cardinality {lo if lo is not None else '?VARIABLE'} "
+                f"{hi if hi is not None else '?VARIABLE'})",
+            )

@@ -131,6 +131,12 @@ class ServingSettings(BaseModel):
     pipeline_max_queue: int = Field(
         256, ge=1, description="runs admitted per pipeline at once (running or waiting); more get 429"
     )
+    pipeline_max_wait_s: float | None = Field(
+        1.0,
+        gt=0,
+        description="refuse (429) a predict request whose expected wait (admitted / measured throughput) "
+        "passes this; None: only pipeline_max_queue bounds the queue",
+    )
     predict_timeout_s: float = Field(
         30.0, gt=0, description="default deadline of a predict or /v2 infer request (504 past it)"
     )
@@ -138,6 +144,30 @@ class ServingSettings(BaseModel):
     generation_queue_timeout_s: float = Field(
         60.0, gt=0, description="a generation request still waiting for its first step after this is aborted"
     )
+    record_before_answer: bool = Field(
+        True,
+        description="a predict answer is sent only once its run is committed to the store (group commit); "
+        "False: write-behind (the answer does not wait for the commit)",
+    )
+
+
+class RulesSettings(BaseModel):
+    """Limits of rule evaluation in the server, pipelines and `workbench kb run` (docs/rules.md).
+
+    Environment: `WORKBENCH_RULES__MEMORY_LIMIT_MIB=256`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    memory_limit_mib: int = Field(
+        512,
+        ge=0,
+        description="MiB of memory CLIPS may hold in one evaluation (MemoryLimitError, API 422, past it); 0: none",
+    )
+
+    @property
+    def memory_limit_bytes(self) -> int | None:
+        """The limit in bytes, None for no limit (`chaining.forward.EngineConfig.memory_limit`)."""
+        return self.memory_limit_mib << 20 if self.memory_limit_mib else None
 
 
 class RaySettings(BaseModel):
@@ -200,6 +230,7 @@ class Settings(BaseSettings):
     api_keys: Annotated[list[str], NoDecode] = Field(default_factory=list)
     require_key_for_predict: bool = False
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
+    rules: RulesSettings = Field(default_factory=RulesSettings)
 
     @field_validator("api_keys", mode="before")
     @classmethod

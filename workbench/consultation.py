@@ -300,11 +300,20 @@ class Consultation:
 
     async def run(self, workbench: Any) -> None:
         """Prove the goal, reporting answers as they are found (see the module docstring)."""
+        from .backward_models import CatalogModels
+
+        models = CatalogModels(workbench.catalog)  # model-backed relations: each fact asked of its model once
         try:
             limit = 1
             while True:
                 result = await workbench.ask_async(
-                    self.knowledge_base, self.goal, self.facts, all=True, max_answers=limit, provider=self
+                    self.knowledge_base,
+                    self.goal,
+                    self.facts,
+                    all=True,
+                    max_answers=limit,
+                    provider=self,
+                    models=models,
                 )
                 found = [to_json(a) for a in result.get("answers") or []]
                 with self._cond:

@@ -23,6 +23,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar
 
+from chaining.forward import EngineConfig
 from workbench.config import Settings, get_settings
 from workbench.facade.knowledge import KnowledgeMixin
 from workbench.facade.models import ModelsMixin
@@ -97,6 +98,9 @@ class Workbench(PipelinesMixin, RunsMixin, KnowledgeMixin, ModelsMixin):
             allow_unsafe=self.settings.allow_unsafe_rules,
             functions=functions,
             max_engines=self.settings.max_forward_engines,
+            engine_config=EngineConfig(
+                timeout=10.0, max_firings=100_000, memory_limit=self.settings.rules.memory_limit_bytes
+            ),
         )
         self.catalog = ModelCatalog(
             model_catalog or default_model_catalog(), device=self.device, on_load=self._model_loaded

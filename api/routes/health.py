@@ -43,5 +43,7 @@ async def readyz(serving: ServingDep) -> Response:
 async def metrics(request: Request, serving: ServingDep) -> Response:
     """Text exposition format 0.0.4 of every registry: the neural runtime's, the generation engine's
     and the HTTP metrics of this app."""
-    payload = serving.metrics_text() + request.app.state.http_metrics_text()
+    payload = serving.metrics_text()
+    if not serving.multiprocess:  # with several workers the shared files hold the HTTP metrics too
+        payload += request.app.state.http_metrics_text()
     return Response(payload, media_type=CONTENT_TYPE_LATEST)

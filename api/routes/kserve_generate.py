@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..deps import PREDICT_KEY, ServingDep
 from ..disconnect import ClientGone, cancel_on_disconnect
+from ..documents import sse_content
 from ..errors import V2_ERRORS
 
 router = APIRouter(prefix="/v2", tags=["inference (KServe v2)"], responses=V2_ERRORS)
@@ -106,6 +107,9 @@ async def generate(model_name: str, body: GenerateRequest, request: Request, ser
     summary="Stream a generation as server-sent events (Triton generate extension).",
     dependencies=[PREDICT_KEY],
     response_model=GenerateResponse,
+    responses={
+        200: {"description": "Server-sent events", "content": sse_content("`data: {GenerateResponse}` per step.")}
+    },
 )
 async def generate_stream(model_name: str, body: GenerateRequest, serving: ServingDep) -> Response:
     rid = f"v2gen-{uuid.uuid4().hex}"

@@ -27,6 +27,7 @@ from workbench.serving import BadInputError, DeadlineError, GenerationDelta, Ser
 
 from ..deps import PREDICT_KEY, ServingDep
 from ..disconnect import ClientGone, cancel_on_disconnect
+from ..documents import sse_content
 from ..errors import V1_ERRORS, ApiError, validation_details, validation_message
 from ..schemas.openai import ChatCompletion, ChatCompletionRequest, Completion, CompletionRequest, ModelList
 
@@ -90,7 +91,13 @@ async def list_models(serving: ServingDep) -> dict[str, Any]:
     operation_id="create_completion",
     summary="Text completion (streaming with `stream: true`).",
     dependencies=[PREDICT_KEY],
-    responses={200: {"model": Completion, "description": "The completion (or server-sent events when streaming)."}},
+    responses={
+        200: {
+            "model": Completion,
+            "description": "The completion (or server-sent events when streaming).",
+            "content": sse_content("`stream: true`: `data: {completion chunk}` per step, then `data: [DONE]`."),
+        }
+    },
 )
 async def create_completion(body: CompletionRequest, request: Request, serving: ServingDep) -> Response:
     rid = f"cmpl-{uuid.uuid4().hex}"
@@ -163,7 +170,13 @@ async def create_completion(body: CompletionRequest, request: Request, serving: 
     operation_id="create_chat_completion",
     summary="Chat completion with the model's chat template (streaming with `stream: true`).",
     dependencies=[PREDICT_KEY],
-    responses={200: {"model": ChatCompletion, "description": "The reply (or server-sent events when streaming)."}},
+    responses={
+        200: {
+            "model": ChatCompletion,
+            "description": "The reply (or server-sent events when streaming).",
+            "content": sse_content("`stream: true`: `data: {chat completion chunk}` per step, then `data: [DONE]`."),
+        }
+    },
 )
 async def create_chat_completion(body: ChatCompletionRequest, request: Request, serving: ServingDep) -> Response:
     rid = f"chatcmpl-{uuid.uuid4().hex}"

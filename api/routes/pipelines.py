@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response
@@ -10,7 +11,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from .. import paging
 from ..deps import PREDICT_KEY, WRITE_KEY, PipelineName, ServingDep
 from ..disconnect import ClientGone, cancel_on_disconnect
-from ..documents import document_body_doc, read_document
+from ..documents import document_body_doc, read_document, sse_content
 from ..errors import V1_ERRORS, ApiError
 from ..schemas.pipelines import PipelineDocument, PredictRequest, PromoteRequest
 from ..schemas.responses import (
@@ -109,7 +110,13 @@ async def promote(
     summary="Run the pipeline on one input or a batch.",
     dependencies=[PREDICT_KEY],
     response_model=RunOut | PredictBatch,
-    responses={500: {"description": "The run failed inside a node (`run_failed`), recorded with its id."}},
+    responses={
+        200: {
+            "description": "The run, or the results of a batch (or server-sent events with `stream: true`).",
+            "content": sse_content("`stream: true`: `event: KIND` / `data: {...}` per node, text, rail and result."),
+        },
+        500: {"description": "The run failed inside a node (`run_failed`), recorded with its id."},
+    },
 )
 async def predict(
     name: PipelineName,
@@ -140,7 +147,9 @@ async def predict(
             for i, item in enumerate(results):
                 err = item.get("error")
                 if isinstance(err, dict) and err.get("param"):
-                    err["param"] = _body_path(err["param"], f"body.inputs[{i}]")
+                    old = err["param"]
+                    err["param"] = _body_path(old, f"body.inputs[{i}]")
+                    err["message"] = _in_body_terms(err.get("message") or "", old, err["param"])
             return PredictBatch.model_validate({"results": results})
         result = await cancel_on_disconnect(
             request,
@@ -156,7 +165,9 @@ async def predict(
         from workbench.serving import BadInputError
 
         if isinstance(exc, BadInputError) and exc.param:
-            exc.param = _body_path(exc.param, "body.input")
+            old = exc.param
+            exc.param = _body_path(old, "body.input")
+            exc.message = _in_body_terms(exc.message, old, exc.param)
         raise
     if result["status"] != "succeeded":
         raise ApiError(
@@ -166,7 +177,18 @@ async def predict(
             param=result.get("failed_node"),
             details=[{"run_id": result["run_id"], "node": result.get("failed_node"), "error": result["error"]}],
         )
-    return RunOut.model_validate(result)
+    # Checked once and sent as is: returning the model would make FastAPI validate it again against
+    # the declared union (RunOut | PredictBatch) before serialising it (the response model stays for OpenAPI).
+    return Response(RunOut.model_validate(result).model_dump_json(), media_type="application/json")
+
+
+def _in_body_terms(message: str, json_path: str, body_path: str) -> str:
+    """`node 'image', field '$.pixels': MSG` -> `body.input.pixels: MSG (input node 'image')`: the
+    field as the client's body names it."""
+    m = re.fullmatch(r"node ('[^']*'), field '([^']*)': (.*)", message, re.S)
+    if m is None or m.group(2) != json_path:
+        return message
+    return f"{body_path}: {m.group(3)} (input node {m.group(1)})"
 
 
 def _body_path(json_path: str, prefix: str) -> str:

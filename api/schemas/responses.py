@@ -100,12 +100,25 @@ class AskAnswer(_Open):
     proof: JsonObject | None = None
 
 
+class ModelCall(_Open):
+    """A predict call of backward chaining: the model, its version (weights' hash) and the batch size."""
+
+    model: str
+    version: str
+    batch: int
+
+
 class AskResult(_Open):
     """Backward chaining: whether the goal was proved, each answer with its proof tree."""
 
     proved: bool
     answers: list[AskAnswer]
     skipped_rules: list[Any] = Field(default_factory=list)
+    model_calls: list[ModelCall] = Field(
+        default_factory=list,
+        description="One per predict call made for model-backed relations (`;@model`): all questions "
+        "pending in the query go to a model in one call.",
+    )
 
 
 # ---- pipelines ---------------------------------------------------------------------------------

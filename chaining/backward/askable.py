@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from rules import KnowledgeBase
-from rules.annotations import AskableSpec
+from rules.annotations import AskableSpec, ModelBinding
 from rules.facts import IMPLIED, Fact, String, Symbol
 
 from .certainty import check_cf, probability_to_certainty
@@ -50,6 +50,7 @@ class Question:
     text: str
     allowed: list[Any] | None
     why: list[str] = field(default_factory=list)
+    model: ModelBinding | None = None  # a model-backed relation: the model that answers it
 
     @property
     def key(self) -> tuple:
@@ -67,6 +68,7 @@ class Question:
             "text": self.text,
             "allowed": None if self.allowed is None else [str(a) for a in self.allowed],
             "why": list(self.why),
+            "model": None if self.model is None else self.model.model,
         }
 
 
@@ -194,19 +196,28 @@ def question_for(spec: AskableSpec, fact: Fact, why: list[str]) -> Question:
     else:
         text = f"What is the {spec.ask_slot} of {fact_text(fact)}?"
     allowed = list(spec.allowed) if spec.allowed is not None else None
-    return Question(spec.relation, fact, spec.ask_slot, text, allowed, why)
+    return Question(spec.relation, fact, spec.ask_slot, text, allowed, why, spec.model)
 
 
 def normalise(q: Question, raw: Any, source: str) -> AskAnswer:
     """Check a provider's raw answer against the question; raises AskError naming both."""
     cf = None
+    note = ""
     if isinstance(raw, dict):
         if "value" not in raw:
             raise AskError(f"answer to {q.fact_text} must have a 'value', got {raw!r}")
         cf = raw.get("certainty")
         if cf is not None:
             cf = check_cf(cf, f"certainty of the answer to {q.fact_text}")
+        note = str(raw.get("note") or "")  # e.g. which model version answered, with what probability
         raw = raw["value"]
+    a = _normalised(q, raw, source, cf)
+    if note:
+        a.text = f"{a.text} ({note})"
+    return a
+
+
+def _normalised(q: Question, raw: Any, source: str, cf: float | None) -> AskAnswer:
     text = str(raw)
     if raw is None or (isinstance(raw, str) and raw.strip().lower() == UNKNOWN):
         return AskAnswer(None, cf, source, UNKNOWN)
@@ -235,23 +246,49 @@ def normalise(q: Question, raw: Any, source: str) -> AskAnswer:
 
 
 class AskBroker:
-    """Per-session question cache and batcher in front of one provider.
+    """Per-session question cache and batcher in front of the providers.
 
     `ask` returns the cached answer, joins an identical question in flight, or queues the
-    question; queued questions are flushed in one `answer_batch` call after the event loop
-    has let every other ready proof run (`flush_turns` loop turns, plus `max_wait_s`).
+    question; queued questions are flushed after the event loop has let every other ready proof
+    run (`flush_turns` loop turns, plus `max_wait_s`): one `answer_batch` call per provider, so
+    every question pending for the model-backed relations (`;@model`) goes to `models` at once.
+
+    `models` answers the questions of model-backed relations (`workbench.backward_models.
+    CatalogModels` loads the annotated catalogue models); without it those questions go to
+    `provider` (a person or a script standing in for the model).
     """
 
-    def __init__(self, kb: KnowledgeBase, provider: Provider | None, *, flush_turns: int = 3, max_wait_s: float = 0.0):
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        provider: Provider | None,
+        *,
+        models: Provider | None = None,
+        flush_turns: int = 3,
+        max_wait_s: float = 0.0,
+    ):
         self.kb = kb
         self.provider = provider
+        self.models = models
         self.flush_turns = flush_turns
         self.max_wait_s = max_wait_s
         self.cache: dict[tuple, AskAnswer] = {}
         self.asked: list[tuple[Question, AskAnswer]] = []
-        self._pending: list[tuple[Question, asyncio.Future]] = []
+        self._pending: list[tuple[Question, asyncio.Future, Provider]] = []
         self._inflight: dict[tuple, asyncio.Future] = {}
         self._flush_task: asyncio.Task | None = None
+
+    def provider_for(self, q: Question) -> Provider | None:
+        """Who answers `q`: the models for a model-backed relation (when given), else the provider."""
+        if self.models is not None and q.model is not None:
+            return self.models
+        return self.provider
+
+    def batched(self, spec: AskableSpec) -> bool:
+        """True when questions about `spec`'s relation go to a model: collected and asked together."""
+        if self.models is not None and spec.model is not None:
+            return True
+        return self.provider is not None and getattr(self.provider, "source", "") == "model"
 
     async def ask(self, q: Question) -> AskAnswer:
         """The answer to `q` (cached per session). Raises AskError when no provider is set."""
@@ -260,13 +297,14 @@ class AskBroker:
             return self.cache[key]
         if key in self._inflight:
             return await asyncio.shield(self._inflight[key])
-        if self.provider is None:
+        provider = self.provider_for(q)
+        if provider is None:
             raise AskError(
                 f"{q.fact_text} is askable but no provider (person, model or answers file) was given: {q.text}"
             )
         fut = asyncio.get_running_loop().create_future()
         self._inflight[key] = fut
-        self._pending.append((q, fut))
+        self._pending.append((q, fut, provider))
         if self._flush_task is None or self._flush_task.done():
             self._flush_task = asyncio.ensure_future(self._flush_later())
         return await fut
@@ -277,25 +315,31 @@ class AskBroker:
         if self.max_wait_s:
             await asyncio.sleep(self.max_wait_s)
         batch, self._pending = self._pending, []
-        if not batch:
-            return
+        groups: dict[int, list[tuple[Question, asyncio.Future, Provider]]] = {}
+        for item in batch:
+            groups.setdefault(id(item[2]), []).append(item)
+        await asyncio.gather(*(self._answer(group) for group in groups.values()))
+        if self._pending:
+            self._flush_task = asyncio.ensure_future(self._flush_later())
+
+    async def _answer(self, batch: list[tuple[Question, asyncio.Future, Provider]]) -> None:
+        """One `answer_batch` call of one provider for `batch`; its error goes to every waiting proof."""
+        provider = batch[0][2]
         try:
-            raws = await self.provider.answer_batch([q for q, _ in batch])  # type: ignore[union-attr]
-            answers = [normalise(q, raw, self.provider.source) for (q, _), raw in zip(batch, raws)]  # type: ignore[union-attr]
-        except Exception as exc:  # the error belongs to every waiting proof
-            for q, fut in batch:
+            raws = await provider.answer_batch([q for q, _, _ in batch])
+            answers = [normalise(q, raw, provider.source) for (q, _, _), raw in zip(batch, raws)]
+        except Exception as exc:
+            for q, fut, _ in batch:
                 self._inflight.pop(q.key, None)
                 if not fut.done():
                     fut.set_exception(exc)
             return
-        for (q, fut), a in zip(batch, answers):
+        for (q, fut, _), a in zip(batch, answers):
             self.cache[q.key] = a
             self.asked.append((q, a))
             self._inflight.pop(q.key, None)
             if not fut.done():
                 fut.set_result(a)
-        if self._pending:
-            self._flush_task = asyncio.ensure_future(self._flush_later())
 
 
 def answered_fact(q: Question, a: AskAnswer) -> Fact | None:

@@ -38,7 +38,7 @@ class QuestionsMixin:
         """Ask every pending question at once: the broker sends them to the model in one batch."""
         pending, self.pending = self.pending, []
         answers = await asyncio.gather(*(self.s._ask_fact(r.fact, r.spec, r.ctx, self.warnings) for r in pending))
-        for req, got in zip(pending, answers):
+        for req, got in reversed(list(zip(pending, answers))):  # the stack runs the last pushed first
             self._answered(req, *got)
 
     async def _ask(self, req: AskReq) -> None:

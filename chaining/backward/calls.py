@@ -9,18 +9,7 @@ from .errors import EvaluationError
 from .evaluator import ClipsEvaluator
 from .matcher import _const, is_multifield_field
 from .rulebase import BackwardRule, Head
-from .terms import Bindings, Value, same, vkey
-
-
-def make_fact(template: str, slots: dict[str, Value]) -> Fact:
-    """A Fact from values the prover already holds (bound from facts, or computed by CLIPS), without
-    re-checking each value as `Fact(...)` does for data from outside (a rule conclusion is made
-    once per derivation, so that check was most of the cost of a large query)."""
-    f = object.__new__(Fact)
-    object.__setattr__(f, "template", template)
-    object.__setattr__(f, "slots", slots)
-    object.__setattr__(f, "id", None)
-    return f
+from .terms import Bindings, Value, make_fact, same, vkey
 
 
 def _plain_variables(h: Head) -> tuple[str, ...]:
@@ -181,11 +170,15 @@ class CallsMixin:
             return v
         return self.ev.eval(e, b)
 
-    def _instantiate_head(self, h: Head, b: Bindings) -> Fact:
+    def _head_variables(self, h: Head) -> tuple[str, ...]:
+        """The variables of an ordered head whose fields are all `?var` (cached), else ()."""
         got = self.plans.get(id(h))  # (head, names): the head is kept so that its id stays unique
         if got is None or got[0] is not h:
             got = self.plans[id(h)] = (h, _plain_variables(h))
-        names = got[1]
+        return got[1]
+
+    def _instantiate_head(self, h: Head, b: Bindings) -> Fact:
+        names = self._head_variables(h)
         if names:  # every field a single-field variable (the common case): no evaluation needed
             try:
                 vals = tuple(b[n] for n in names)

@@ -139,3 +139,77 @@ def unknown_in_goal(kb: KnowledgeBase, ces: list[ast.CE], given: Iterable[str] =
             pos = p.template_pos if p.template_pos.line else p.pos
             out.append(UnknownRelation(rel, "goal", 1, max(pos.column - prefix, 1), "the goal", _suggest(rel, defined)))
     return out
+
+
+def _fits(a: tuple[int, bool], b: tuple[int, bool]) -> bool:
+    """Two field-count shapes (fixed fields, may have more) that some fact satisfies both."""
+    (n, va), (m, vb) = a, b
+    return (va and vb) or (va and m >= n) or (vb and n >= m) or n == m
+
+
+def _spliced(f: ast.Expr) -> bool:
+    """A field of an asserted fact that may stand for any number of fields (a multifield variable,
+    a global, a function call)."""
+    return isinstance(f, ast.Call) or (isinstance(f, ast.Atom) and f.kind in ("mf_variable", "global"))
+
+
+def _conclusion_shapes(kb: KnowledgeBase) -> dict[str, set[tuple[int, bool]]]:
+    """Field-count shapes of ordered facts the rules assert, by relation (a multifield or a function
+    call among the fields may splice in any number of fields)."""
+    out: dict[str, set[tuple[int, bool]]] = {}
+    work: list[ast.Expr] = [a for r in kb.rules.values() for a in r.rhs]
+    while work:
+        x = work.pop()
+        if not isinstance(x, ast.Call):
+            continue
+        if x.head in ("assert", "duplicate"):
+            for fact in x.args:
+                if not isinstance(fact, ast.Call) or not fact.head:
+                    continue
+                if fact.head in kb.templates:
+                    continue
+                spliced = [_spliced(f) for f in fact.args]
+                fixed = spliced.count(False)
+                out.setdefault(_bare(fact.head), set()).add((fixed, any(spliced)))
+        work.extend(x.items)
+    return out
+
+
+def wrong_arity_in_goal(
+    kb: KnowledgeBase, ces: list[ast.CE], given_shapes: dict[str, set[int]]
+) -> list[tuple[int, str]]:
+    """Goal patterns over an ordered relation whose field count no definition of it has (Prolog's
+    unknown procedure for `parent/3` when only `parent/2` exists). Returns `(column in the goal
+    text, message)` for each; relations with a deftemplate or an askable declaration, and relations
+    nothing defines, are left alone (the validator and `unknown_in_goal` speak for those).
+
+    `given_shapes`: relation -> the field counts of its given and deffacts facts."""
+    concl = _conclusion_shapes(kb)
+    prefix = len("(defrule __goal__ ")
+    out = []
+    for _, p in _patterns(ces):
+        rel = _bare(p.template)
+        if not p.ordered or rel in kb.templates or rel in kb.askable:
+            continue
+        defs = {(n, False) for n in given_shapes.get(rel, ())} | concl.get(rel, set())
+        if not defs:
+            continue
+        multi = [
+            (isinstance(f, ast.Wildcard) and f.multifield) or (isinstance(f, ast.FieldConstraint) and f.is_multifield)
+            for f in p.fields
+        ]
+        open_ended, fixed = any(multi), multi.count(False)
+        goal_shape = (fixed, open_ended)
+        if any(_fits(goal_shape, d) for d in defs):
+            continue
+        have = sorted({f"{n}+" if v else str(n) for n, v in defs}, key=lambda s: (int(s.rstrip("+")), s))
+        says = f"{fixed} or more" if open_ended else str(fixed)
+        pos = p.template_pos if p.template_pos.line else p.pos
+        out.append(
+            (
+                max(pos.column - prefix, 1),
+                f"the goal's ({rel} ...) has {says} field(s) after the relation name, but every {rel} fact "
+                f"(given, deffacts or concluded by a rule) has {' or '.join(have)}: it can never match",
+            )
+        )
+    return out

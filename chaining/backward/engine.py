@@ -32,10 +32,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from rules import ast
-from rules.facts import IMPLIED, Fact
 from rules.printer import ce_text, expr_text
 
-from . import certainty as cfm
 from .asking import QuestionsMixin
 from .errors import BackwardError, DepthLimitError, EvaluationError, ProofTimeout
 from .frames import (
@@ -49,16 +47,13 @@ from .frames import (
     Ret,
     Seq,
     Table,
-    TAnswer,
     Top,
     chain_text,
-    mentions,
-    record_derivation,
 )
 from .matcher import match_list
 from .proof import Proof
 from .regions import RegionsMixin
-from .terms import fact_key, vkey
+from .tables import TablesMixin
 from .text import instantiated_ce, instantiated_expr, instantiated_text
 
 if TYPE_CHECKING:
@@ -70,7 +65,7 @@ __all__ = ["Query", "Ctx", "Oracle", "Seq", "TOP", "chain_text"]
 # ---- one query ----------------------------------------------------------------------------------
 
 
-class Query(RegionsMixin, QuestionsMixin):
+class Query(RegionsMixin, QuestionsMixin, TablesMixin):
     """The state of one `Session.prove`: choice points, tables, completion stack, answers found."""
 
     def __init__(self, session: Session, deadline: float | None, oracle: Oracle | None = None):
@@ -87,8 +82,7 @@ class Query(RegionsMixin, QuestionsMixin):
         self.sink: Any = None  # called with each answer instead of collecting it in `out`
         self.n_tables = 0  # tables created (counted by `release`)
         self.pending: list[AskReq] = []  # questions for a model, asked together (`_flush`)
-        provider = session.broker.provider
-        self.batch_asks = provider is not None and getattr(provider, "source", "") == "model"
+        self.batched = session.broker.batched  # spec -> True: questions for a model, collected and asked together
         self.proofs = True  # False: rule conclusions keep no premises or bindings (no HOW wanted)
         self._interned: dict[tuple, tuple] = {}
         self.stopped = False
@@ -128,7 +122,7 @@ class Query(RegionsMixin, QuestionsMixin):
             if not self.steps & 255:
                 self.check_time()
             if type(st) is AskReq:
-                if self.batch_asks:
+                if self.batched(st.spec):
                     self.pending.append(st)  # go on with the other alternatives; asked in one batch
                 else:
                     await self._ask(st)  # a person is asked at once, in the order the proof needs
@@ -298,7 +292,7 @@ class Query(RegionsMixin, QuestionsMixin):
         s = self.s
         yield from self._match_base(p, key, s.index.lookup(key), b, pf, ctx, nxt)
         if spec is not None:
-            fact = s._askable_fact(spec, key, text, self.warnings)
+            fact = s._askable_fact(spec, key, text, self.warnings, p, b)
             if fact is not None:
                 yield AskReq(fact, spec, text, p, key, b, pf, ctx, nxt, None)
         for br, heads in rules or ():
@@ -380,112 +374,3 @@ class Query(RegionsMixin, QuestionsMixin):
                     yield (nxt, b2, pf + (ta.proof,), ctx)
             except EvaluationError as exc:
                 self.warnings.append(f"{ce_text(p)}: {exc}")
-
-    def _deliver(self, ta: TAnswer, consumers: list[tuple]):
-        s = self.s
-        for p, b, pf, ctx, nxt in consumers:
-            ms = s._multislots.get(p.template.rsplit("::", 1)[-1])
-            try:
-                for b2 in match_list(p, ta.fact, b, s.ev, ms, s.plans):
-                    if p.address:
-                        b2 = {**b2, p.address: ta.fact}
-                    yield (nxt, b2, pf + (ta.proof,), ctx)
-            except EvaluationError as exc:
-                self.warnings.append(f"{ce_text(p)}: {exc}")
-
-    def _add(
-        self, t: Table, fact: Fact, proof: Proof, cf: float | None, signature: tuple, k: tuple | None = None
-    ) -> None:
-        """Record an answer of table `t` (`k`: its fact_key, when known); a new answer (or, with
-        certainty factors, a changed certainty) is delivered to every consumer registered so far."""
-        if t.dead:
-            return
-        if k is None:
-            k = self._tkey(fact)
-        ta = t.by_key.get(k)
-        if ta is None:
-            ta = TAnswer(fact, proof, cf, {signature: cf} if cf is not None else None)
-            t.by_key[k] = ta
-            t.answers.append(ta)
-            self.stack.append(self._deliver(ta, list(t.consumers)))
-            return
-        if cf is None or ta.contributions.get(signature) == cf:
-            return
-        is_new = signature not in ta.contributions
-        ta.contributions[signature] = cf
-        if is_new:
-            record_derivation(ta, proof)
-        new_cf = cfm.combine_all(ta.contributions.values())
-        if ta.cf is None or abs(new_cf - ta.cf) > 1e-12:
-            ta.cf = new_cf
-            ta.proof.certainty = new_cf
-            self.stack.append(self._deliver(ta, list(t.consumers)))
-
-    def _tkey(self, f: Fact) -> tuple:
-        """A table's key for an answer: `fact_key` (certainty factors compare it with proofs' facts), or for
-        ordered facts a smaller key built from one shared typed key per value."""
-        slots = f.slots
-        vals = slots.get(IMPLIED)
-        if vals is None or len(slots) != 1 or self.s.cf_on:
-            return fact_key(f)
-        interned = self._interned
-        out = []
-        for v in vals:
-            tv = (type(v), v)
-            k = interned.get(tv)
-            if k is None:
-                k = interned[tv] = vkey(v)
-            out.append(k)
-        return (f.template, tuple(out))
-
-    def _conclude(self, r: Ret, b: dict, pf: tuple) -> list:
-        s = self.s
-        br = r.br
-        try:
-            if br.name in s._rhs_bound:
-                b = s._run_actions(br, b)
-            facts = [s._instantiate_head(h, b) for h in r.heads]
-        except EvaluationError as exc:
-            self.warnings.append(f"rule {br.name}: {exc}")
-            return []
-        cf = None
-        if s.cf_on:
-            premise_cf = cfm.conjunction([p.certainty for p in pf if p.certainty is not None])
-            if premise_cf <= s.config.cf_threshold:
-                return []
-            cf = cfm.rule_conclusion(br.certainty, premise_cf)
-        shown = None
-        out: list = []
-        t = r.table
-        for f in facts:
-            if t is not None:
-                if t.dead or not s._key_matches(r.key, f):
-                    continue
-                fk = self._tkey(f)
-                if not s.cf_on and fk in t.by_key:
-                    continue
-                if s.cf_on and mentions(pf, fk):
-                    continue  # a derivation through itself is not new evidence
-            if shown is None:
-                shown = {k: v for k, v in b.items() if not isinstance(v, Fact)} if br.name in s._addressed else b
-            if self.proofs:
-                proof = Proof("rule", f, rule=br.name, bindings=shown, premises=pf, certainty=cf)  # type: ignore[arg-type]
-            else:  # the caller wants no proofs: keep the conclusion only (a large query's memory)
-                proof = Proof("rule", f, rule=br.name, certainty=cf)
-            if t is not None:
-                sig = (
-                    (br.name, tuple(fact_key(p.fact) if p.fact is not None else (p.kind, p.detail) for p in pf))
-                    if s.cf_on
-                    else ()
-                )
-                self._add(t, f, proof, cf, sig, fk)
-                continue
-            p = r.p
-            try:
-                for b2 in match_list(p, f, r.b, s.ev, s._multislots.get(f.template), s.plans):
-                    if p.address:
-                        b2 = {**b2, p.address: f}
-                    out.append((r.nxt, b2, r.pf + (proof,), r.ctx))
-            except EvaluationError as exc:
-                self.warnings.append(f"{ce_text(p)}: {exc}")
-        return out

@@ -11,34 +11,59 @@ reachable from its text; values substituted in are quoted constants.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
 
-import clips
-
-from chaining.forward.clips_halt import WATCHDOG
-from chaining.forward.clips_halt import clear as clear_halt
-from chaining.forward.clips_memory import WorkingMemory
-from chaining.forward.clips_recursion import (
-    DEFAULT_MAX_CALL_DEPTH,
-    CallDepthGuard,
-    depth_message,
-    recursive_functions,
-    watch_if_recursive,
-)
-from chaining.forward.clips_trace import OutputRouter
 from rules import KnowledgeBase, ast
 from rules.facts import IMPLIED, Fact, String, Symbol
 from rules.printer import expr_text
 
 from .errors import EvaluationError, ProofTimeout
-from .terms import Bindings, Value, clips_text, from_clips
+
+if TYPE_CHECKING:
+    import clips
+
+from .terms import Bindings, Value, clips_text, from_clips, make_fact, vkey
 
 
 class ClipsEvaluator:
-    """One CLIPS environment per prover session (not thread-safe; one session per thread)."""
+    """One CLIPS environment per prover session (not thread-safe; one session per thread), built on
+    first use: a proof that evaluates nothing (no `test`, `:` or `=` constraint, no computed value)
+    over plain facts (`plain_base_facts`) never starts CLIPS."""
 
     def __init__(self, kb: KnowledgeBase, functions: Mapping[str, Callable] | None = None):
         self.kb = kb
-        self.env = clips.Environment()
+        self.functions = functions
+        self.deadline: float | None = None  # `time.perf_counter()` limit of the current proof, set by the prover
+        self.calls = 0
+        self._env: clips.Environment | None = None
+
+    @property
+    def env(self) -> clips.Environment:
+        """The CLIPS environment (templates, deffacts, functions, globals; never the rules).
+
+        Raises:
+            EvaluationError: CLIPS rejected a construct, or a recursive one passed the call-depth limit.
+        """
+        if self._env is None:
+            self._build()
+        return self._env  # type: ignore[return-value]
+
+    def _build(self) -> None:
+        # CLIPS (clipspy, cffi) and the forward engine's helpers load only now: a proof over plain
+        # facts that evaluates nothing never pays for them.
+        import clips
+
+        from chaining.forward.clips_memory import WorkingMemory
+        from chaining.forward.clips_recursion import (
+            DEFAULT_MAX_CALL_DEPTH,
+            CallDepthGuard,
+            recursive_functions,
+            watch_if_recursive,
+        )
+        from chaining.forward.clips_trace import OutputRouter
+
+        kb, functions = self.kb, self.functions
+        self._env = clips.Environment()
         # What CLIPS prints goes to a buffer (cleared after each call), never to the process's stdout;
         # recursive functions are traced there so endless recursion is halted, not a SIGSEGV.
         self._out = OutputRouter("workbench-prover-stdout")
@@ -46,7 +71,6 @@ class ClipsEvaluator:
         recursive = recursive_functions([(str(f), str(t)) for f, t in kb.sources])
         if recursive:
             self._out.guard = CallDepthGuard(DEFAULT_MAX_CALL_DEPTH)
-        self.deadline: float | None = None  # `time.perf_counter()` limit of the current proof, set by the prover
         for name, fn in (functions or {}).items():
             self.env.define_function(fn, name)
         for c in kb.constructs:
@@ -60,9 +84,11 @@ class ClipsEvaluator:
             self._check_depth(f"{type(c).__name__} at line {c.pos.line}")
             watch_if_recursive(self.env._env, c.text, recursive)
         self.memory = WorkingMemory(self.env)  # reads facts by pointer (any module), retains none
-        self.calls = 0
 
     def _check_depth(self, where: str) -> None:
+        from chaining.forward.clips_halt import clear as clear_halt
+        from chaining.forward.clips_recursion import depth_message
+
         self._out.pieces.clear()
         guard = self._out.guard
         if guard is not None and guard.tripped is not None:
@@ -72,6 +98,47 @@ class ClipsEvaluator:
             raise EvaluationError(f"{where}: {message}")
 
     # -- facts
+    def plain_base_facts(self) -> list[tuple[Fact, str]] | None:
+        """The deffacts facts read from the rule text without CLIPS, as `base_facts` gives them (ids
+        1, 2, ... in order, a duplicate fact kept once), when the knowledge base holds nothing but
+        rules, deffunctions and deffacts of ordered facts of constants; else None (CLIPS must read
+        them: templates fill defaults, globals and modules change what a fact is)."""
+        from rules.scan import FactData, atom
+
+        facts: list[FactData] = []
+        for c in self.kb.constructs:
+            if isinstance(c, (ast.RuleDef, ast.FunctionDef)):
+                continue
+            if not isinstance(c, ast.FactsDef) or not isinstance(c.facts, FactData) or not c.facts.flat:
+                return None
+            facts.append(c.facts)
+        if self.kb.templates or any("::" in str(c.name) for c in self.kb.constructs if hasattr(c, "name")):
+            return None
+        out: list[tuple[Fact, str]] = []
+        seen: set[tuple] = set()
+        pos = ast.Pos(0, 0)
+        for data in facts:
+            for rel, _, slots in data.template_facts():
+                if any(name for name, *_ in slots):
+                    return None  # a slot: not an ordered fact after all
+                values: list[Value] = []
+                for _slot, _, v0, v1 in slots:
+                    for token, _ in data.values(v0, v1):
+                        a = atom(token, pos)
+                        values.append(
+                            Symbol(a.value)
+                            if a.kind == "symbol"
+                            else String(a.value)
+                            if a.kind == "string"
+                            else a.value
+                        )
+                key = (rel, tuple(vkey(v) for v in values))
+                if key in seen:
+                    continue
+                seen.add(key)
+                out.append((make_fact(rel, {IMPLIED: tuple(values)}, len(out) + 1), "deffacts"))  # constants: no checks
+        return out
+
     def base_facts(self, facts: Iterable[Fact], include_deffacts: bool = True) -> list[tuple[Fact, str]]:
         """Reset (deffacts) and assert the given working-memory facts; return (fact with id, source).
 
@@ -83,6 +150,8 @@ class ClipsEvaluator:
         Raises:
             EvaluationError: a given fact does not fit its template (message names the fact).
         """
+        import clips
+
         self.env.reset()
         self._check_depth("reset (deffacts, defglobals)")
         if not include_deffacts:
@@ -177,6 +246,10 @@ class ClipsEvaluator:
             EvaluationError: CLIPS reports an error, or recursion passed the call-depth limit.
             ProofTimeout: the expression was still running at the proof's deadline.
         """
+        import clips
+
+        from chaining.forward.clips_halt import WATCHDOG
+
         self.calls += 1
         env = self.env._env
         armed = self.deadline is not None

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from rules.facts import IMPLIED, Fact
 
-from .proof import Proof
+from .proof import NO_BINDINGS, Proof
 from .terms import vkey
 
 
@@ -34,9 +34,18 @@ class FactIndex:
     _indexes: dict[tuple, dict[tuple, list[BaseFact]]] = field(default_factory=dict)
 
     def add(self, fact: Fact, source: str, cf: float | None) -> None:
-        proof = Proof("fact", fact, source, certainty=cf, fact_id=fact.id)
+        proof = Proof("fact", fact, source, bindings=NO_BINDINGS, premises=(), certainty=cf, fact_id=fact.id)
         self.by_relation.setdefault(fact.template, []).append(BaseFact(fact, source, cf, proof))
         self._indexes.clear()
+
+    def field_counts(self) -> dict[str, set[int]]:
+        """Ordered relation -> the numbers of fields its base facts have (template facts left out)."""
+        out: dict[str, set[int]] = {}
+        for rel, facts in self.by_relation.items():
+            for bf in facts:
+                if bf.fact.is_ordered:
+                    out.setdefault(rel, set()).add(len(bf.fact.values))
+        return out
 
     def count(self, relation: str) -> int:
         return len(self.by_relation.get(relation, ()))

@@ -179,6 +179,9 @@ def _simple_field(f: ast.Field):
     return None
 
 
+_PLAIN = frozenset((Symbol, String, int, float))  # equal values of one of these types have equal `vkey`s
+
+
 def compile_pattern(p: ast.Pattern, multislots: set[str] | None, cache: PlanCache):
     """A plan for matching `p` without generators: ("o", n, fields) for an ordered pattern of single
     fields, ("t", [(slot, field)]) for a template pattern of single-field, single-value slots; None
@@ -238,7 +241,10 @@ def match_list(
                 return []
             continue
         if arg in out:
-            if vkey(out[arg]) != vkey(v):
+            a = out[arg]
+            if a is v or (type(a) is type(v) and type(v) in _PLAIN and a == v):
+                continue  # the same typed value (the common case): no keys needed
+            if vkey(a) != vkey(v):
                 return []
             continue
         if not copied:
@@ -246,3 +252,27 @@ def match_list(
             copied = True
         out[arg] = v
     return [out]
+
+
+def multislot_value(p: ast.Pattern, b: dict, slot: str) -> tuple | None:
+    """The value of multislot `slot` in pattern `p` when every field of it is a constant or bound
+    (`(pixels $?p)` with ?p bound), else None."""
+    for sc in p.slots:
+        if sc.name != slot:
+            continue
+        out: list = []
+        for f in sc.fields:
+            if isinstance(f, ast.Wildcard) or len(f.alternatives) != 1 or len(f.alternatives[0]) != 1:
+                return None
+            t = f.alternatives[0][0]
+            if t.negated:
+                return None
+            if t.kind == "constant":
+                out.append(_const(t.value))
+            elif t.kind in ("variable", "mf_variable") and str(t.value.value) in b:
+                v = b[str(t.value.value)]
+                out.extend(v if isinstance(v, tuple) else (v,))
+            else:
+                return None
+        return tuple(out)
+    return None

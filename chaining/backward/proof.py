@@ -17,6 +17,9 @@ from .terms import Value, bindings_json, fact_text
 PROOF_KINDS = ("fact", "asked", "rule", "test", "not", "exists", "forall", "goal", "combined")
 
 
+NO_BINDINGS: dict = {}  # shared by the conclusions of a proof run without HOW (never mutated)
+
+
 @dataclass(slots=True, repr=False)
 class Proof:
     """One node of a proof tree.
@@ -42,7 +45,6 @@ class Proof:
     certainty: float | None = None
     detail: str | None = None
     fact_id: int | None = None
-    gen: int = field(default=-1, compare=False, repr=False)  # prover bookkeeping (semi-naive passes)
 
     def __repr__(self) -> str:
         # one level only: the generated repr recursed through premises (RecursionError on deep proofs)

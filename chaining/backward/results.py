@@ -78,7 +78,8 @@ class ProofResult:
         with reasons. questions: questions asked during this proof, with answers.
         warnings: expressions CLIPS could not evaluate (the premise then failed). seconds: wall time.
         tables: subgoal tables created. count: answers found (equals len(answers) unless the
-        caller streamed them with `keep=False`).
+        caller streamed them with `keep=False`). model_calls: one `{"model", "version", "batch"}` per
+        predict call made for model-backed relations during this proof (`;@model`).
     """
 
     goal: str
@@ -90,6 +91,7 @@ class ProofResult:
     seconds: float = 0.0
     tables: int = 0
     count: int = 0
+    model_calls: list[dict] = field(default_factory=list)
 
     def _repr_html_(self) -> str:
         """Jupyter: the answers (bindings, certainty) as a table, then each proof as nested lists."""
@@ -133,6 +135,7 @@ class ProofResult:
                 "complete": self.complete,
                 "skipped_rules": [s.to_dict() for s in self.skipped_rules],
                 "questions": self.questions,
+                "model_calls": self.model_calls,
                 "warnings": self.warnings,
                 "seconds": self.seconds,
             }

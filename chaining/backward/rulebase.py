@@ -175,3 +175,46 @@ def _head(kb: KnowledgeBase, f: ast.Call) -> Head:
                 slots[s.head] = list(s.args)
         return Head(rel, False, slots=slots, call=f)
     return Head(rel, True, fields=list(f.args), call=f)
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
+    """Strongly connected components of a directed graph `node -> successors` (Tarjan's algorithm,
+    iterative, so a rule graph of any depth is fine; networkx costs a second of start-up to import)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    out: list[set[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(graph.get(root, ())))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, succ = work[-1]
+            nxt = next(succ, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(graph.get(nxt, ()))))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                comp = set()
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.add(w)
+                    if w == node:
+                        break
+                out.append(comp)
+    return out

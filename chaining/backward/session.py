@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from rules import KnowledgeBase, ast
-from rules.facts import IMPLIED, Fact, String
+from rules.facts import IMPLIED, Fact, String, Symbol
 
 from . import certainty as cfm
 from .askable import AskBroker, Provider, answered_fact, question_for
@@ -33,10 +33,10 @@ from .errors import BackwardError, NotStratifiedError, ProofTimeout
 from .evaluator import ClipsEvaluator
 from .goals import parse_goal
 from .index import FactIndex
-from .matcher import compile_pattern
+from .matcher import compile_pattern, multislot_value
 from .proof import Proof
 from .results import Answer, ProofResult, ProverConfig
-from .rulebase import BackwardRule, Head, analyse, premise_relations
+from .rulebase import BackwardRule, Head, analyse, premise_relations, strongly_connected
 from .terms import fact_key, fact_text, normalise_fact, same, vkey
 from .text import goal_variables
 
@@ -48,6 +48,8 @@ class Session(CallsMixin):
         kb: a validated knowledge base (`rules.load_knowledge_base`).
         facts: working-memory facts (Fact or JSON dicts); deffacts facts are added by CLIPS's reset.
         provider: answers askable facts (PersonProvider, ModelProvider, ScriptedProvider) or None.
+        models: answers the questions of model-backed relations (`;@model`), all pending ones in one
+            `answer_batch` call (`workbench.backward_models.CatalogModels`); None: `provider` answers them.
         config: limits (ProverConfig).
         functions: Python functions callable from the rules (registered with CLIPS by name).
         use_rules: False to match against the given facts only (used for forward WHY NOT).
@@ -62,25 +64,31 @@ class Session(CallsMixin):
         *,
         facts: Iterable[Fact | Mapping] = (),
         provider: Provider | None = None,
+        models: Provider | None = None,
         config: ProverConfig | None = None,
         functions: Mapping[str, Callable] | None = None,
         use_rules: bool = True,
         include_deffacts: bool = True,
         keep_ids: bool = False,
     ):
-        from chaining.forward.base import as_facts  # the shared normaliser of facts given as data
-
         self.kb = kb
         self.config = config or ProverConfig()
         self.cf_on = kb.certainty_factors
         self.ev = ClipsEvaluator(kb, functions)
-        self.broker = AskBroker(kb, provider)
+        self.broker = AskBroker(kb, provider, models=models)
         self._multislots = {name: {s for s, d in t.slots.items() if d.multislot} for name, t in kb.templates.items()}
         self.index = FactIndex()
         self.plans: dict = {}  # compiled matching plans of patterns (matcher.compile_pattern)
-        given = [self._normalise(f) for f in as_facts(list(facts))]
+        facts = list(facts)
+        if facts:
+            from chaining.forward.base import as_facts  # the shared normaliser of facts given as data
+
+            facts = as_facts(facts)
+        given = [self._normalise(f) for f in facts]
         deffacts_cf = self._deffacts_certainty()
-        loaded = self.ev.base_facts(given, include_deffacts)
+        loaded = self.ev.plain_base_facts() if not given and include_deffacts else None
+        if loaded is None:  # templates, globals, modules or given facts: CLIPS reads the facts
+            loaded = self.ev.base_facts(given, include_deffacts)
         wm = [i for i, (_, source) in enumerate(loaded) if source == "working-memory"]
         if keep_ids and len(wm) == len(given):  # keep the caller's ids (e.g. a forward run's fact ids)
             for i, g in zip(wm, given):
@@ -116,19 +124,16 @@ class Session(CallsMixin):
     def _tabled_relations(self) -> set[str]:
         """Relations evaluated with tables: those on a cycle of the rule graph (a relation's rules
         use, perhaps through others, the relation itself); with certainty factors every derived one."""
-        import networkx as nx
-
         if self.cf_on:
             return set(self.rules_for)
-        g = nx.DiGraph()
+        graph: dict[str, set[str]] = {}
         for rel, pairs in self.rules_for.items():
-            g.add_node(rel)
+            uses = graph.setdefault(rel, set())
             for br, _ in pairs:
-                for used in premise_relations(br.rule.lhs):
-                    g.add_edge(rel, used)
+                uses.update(premise_relations(br.rule.lhs))
         out: set[str] = set()
-        for comp in nx.strongly_connected_components(g):
-            if len(comp) > 1 or any(g.has_edge(r, r) for r in comp):
+        for comp in strongly_connected(graph):
+            if len(comp) > 1 or any(r in graph.get(r, ()) for r in comp):
                 out |= comp
         return out
 
@@ -210,6 +215,8 @@ class Session(CallsMixin):
         unknown = unknown_in_goal(self.kb, ces, self.index.by_relation)  # reported in warnings (no answers)
         deadline = None if self.config.timeout is None else time.monotonic() + self.config.timeout
         asked_before = len(self.broker.asked)
+        model_calls = getattr(self.broker.models, "calls", None)
+        calls_before = len(model_calls) if model_calls is not None else 0
         self.ev.deadline = None if self.config.timeout is None else time.perf_counter() + self.config.timeout
         single = len(ces) == 1 and isinstance(ces[0], ast.Pattern) and not ces[0].address
         exhaust_after = False
@@ -273,6 +280,7 @@ class Session(CallsMixin):
             time.perf_counter() - t0,
             tables,
             count,
+            list(model_calls[calls_before:]) if model_calls is not None else [],
         )
 
     async def _drain(self, q: Query, ces: list[ast.CE], goal: str, c: _Collector) -> bool:
@@ -308,8 +316,11 @@ class Session(CallsMixin):
 
     # ---- questions ----------------------------------------------------------------------------
 
-    def _askable_fact(self, spec, key: tuple, text: str, warnings: list[str]) -> Fact | None:
-        """The fact a call of an askable relation asks about, or None (not identified, or known)."""
+    def _askable_fact(
+        self, spec, key: tuple, text: str, warnings: list[str], p: ast.Pattern | None = None, b: dict | None = None
+    ) -> Fact | None:
+        """The fact a call of an askable relation asks about, or None (not identified, or known).
+        Multislots (not in the call key) are read from the call's pattern `p` under bindings `b`."""
         rel = key[0]
         if key[1] == "o":
             if key[3] is None or any(k is None for k in key[2]):
@@ -318,6 +329,11 @@ class Session(CallsMixin):
             fact = Fact(rel, {IMPLIED: tuple(from_vkey(k) for k in key[2])})
         else:
             bound = dict(key[2])
+            for slot in self._multislots.get(rel, ()):
+                if slot in spec.key_slots and p is not None:
+                    v = multislot_value(p, b or {}, slot)
+                    if v is not None:
+                        bound[slot] = vkey(v)
             missing = [s for s in spec.key_slots if s not in bound]
             if missing:
                 warnings.append(f"cannot ask {text}: slot(s) {', '.join(missing)} must be bound to ask it")
@@ -340,7 +356,7 @@ class Session(CallsMixin):
             chain = chain[1:]  # a one-pattern query: its goal is the first rule's goal
         why = [c.text + (f" by rule {c.rule}" if c.rule else "") for c in chain] + [fact_text(fact)]
         question = question_for(spec, fact, why)
-        if self.broker.provider is None and question.key not in self.broker.cache:
+        if self.broker.provider_for(question) is None and question.key not in self.broker.cache:
             # No one to ask (e.g. over HTTP): the fact is unknown; say so instead of failing the proof.
             warnings.append(f"not asked, no provider: {question.text} {question.fact_text}")
             return None, None, None
@@ -353,6 +369,29 @@ class Session(CallsMixin):
         return got, proof, cf
 
 
+_TAGS = {Symbol: "y", String: "s", int: "i", float: "f"}
+
+
+def _answer_key(fact: Fact, pairs: dict) -> tuple:
+    """`fact_key` of an answer, built inline for an ordered fact (the common case: one call per answer)
+    from typed values interned in `pairs` (a query's answers share their values: a 100,000-answer
+    query keeps 100,000 small keys, not 300,000 tuples); the relation is left out (one goal, one
+    relation). Never equal to a `fact_key`, whose first item is the relation's name."""
+    slots = fact.slots
+    vals = slots.get(IMPLIED)
+    if vals is None or len(slots) != 1:
+        return fact_key(fact)
+    out = []
+    for v in vals:
+        tv = (type(v), v)
+        k = pairs.get(tv)
+        if k is None:
+            tag = _TAGS.get(tv[0])
+            k = pairs[tv] = (tag, v) if tag is not None else vkey(v)
+        out.append(k)
+    return tuple(out)
+
+
 class _Collector:
     """The answers of one `prove`: de-duplicated, counted, streamed to `on_answer`, kept or not."""
 
@@ -361,6 +400,7 @@ class _Collector:
         self.limit, self.on_answer, self.keep, self.cf_on = limit, on_answer, keep, cf_on
         self.answers: list[Answer] = []
         self.seen: set[tuple] = set()
+        self.pairs: dict = {}  # (type, value) -> its typed key, shared by the answers' keys
         self.count = 0
         self.truth = "true"
         self.proofs = True
@@ -372,7 +412,8 @@ class _Collector:
             fact = pf[0].fact
             bindings = {k: b[k] for k in goal_vars if k in b}
             # a simple pattern's bindings are a function of the fact: the fact identifies the answer
-            bk = fact_key(fact) if self.simple else (fact_key(fact), _bindings_key(bindings))
+            fk = _answer_key(fact, self.pairs)
+            bk = fk if self.simple else (fk, _bindings_key(bindings))
             a = Answer(bindings, pf[0], fact, pf[0].certainty, self.truth)
         else:
             bindings = {k: b[k] for k in goal_vars if k in b and not isinstance(b[k], Fact)}

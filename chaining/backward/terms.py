@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import clips
-
 from rules.facts import IMPLIED, Fact, String, Symbol, is_symbol_token, quote_string, to_json, typed_value
 
 # The typed identity lives in rules.facts (shared with the pipeline); re-exported for the prover.
@@ -30,6 +28,8 @@ def same(a: Value, b: Value) -> bool:
 
 def from_clips(v: Any) -> Value:
     """A clipspy value as ours (clips.Symbol -> Symbol, str -> String, tuple -> tuple)."""
+    import clips  # loaded once CLIPS has given a value: a proof that evaluates nothing never loads it
+
     if isinstance(v, (tuple, list)):
         return tuple(from_clips(x) for x in v)
     if isinstance(v, clips.Symbol):
@@ -82,3 +82,14 @@ def fact_text(f: Fact) -> str:
 
 def bindings_json(b: Mapping[str, Value]) -> dict[str, Any]:
     return {k: to_json(v) for k, v in b.items()}
+
+
+def make_fact(template: str, slots: dict[str, Value], id: int | None = None) -> Fact:
+    """A Fact from values the prover already holds (bound from facts, or computed by CLIPS), without
+    re-checking each value as `Fact(...)` does for data from outside (a rule conclusion is made
+    once per derivation, so that check was most of the cost of a large query)."""
+    f = object.__new__(Fact)
+    object.__setattr__(f, "template", template)
+    object.__setattr__(f, "slots", slots)
+    object.__setattr__(f, "id", id)
+    return f

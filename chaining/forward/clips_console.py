@@ -33,6 +33,7 @@ from typing import Any, BinaryIO, TextIO
 
 from . import clips_native as native
 from .clips_halt import WATCHDOG
+from .clips_trace import printable
 
 ROUTER_NAME = b"workbench-console"
 # Below every other router of the engine's environments (CLIPS's string routers at 0, the output
@@ -150,10 +151,16 @@ class Console:
         """Write program output now (no-op without `output`)."""
         if self.output is not None and text:
             if callable(self.output):
-                self.output(text)
-            else:
-                self.output.write(text)
+                self.output(printable(text))
+                return
+            raw = getattr(self.output, "buffer", None)
+            if raw is not None and printable(text) != text:  # bytes that are not UTF-8: written as they are
                 self.output.flush()
+                raw.write(text.encode("utf-8", "surrogateescape"))
+                raw.flush()
+                return
+            self.output.write(printable(text))
+            self.output.flush()
 
     @classmethod
     def standard(cls, echo_output: bool = True) -> Console:

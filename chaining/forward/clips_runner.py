@@ -48,7 +48,7 @@ from .clips_recursion import (
     watch_if_recursive,
 )
 from .clips_reset import EnvironmentState
-from .clips_trace import MessageRouter, OutputRouter, program_output
+from .clips_trace import MessageRouter, OutputRouter, printable, program_output
 from .constructs import ConstructSyntaxError, split_constructs
 from .errors import (
     EvaluationTimeout,
@@ -161,7 +161,7 @@ class ClipsRunner:
             return
         text = program_output(pieces) if self.out.guard is not None else "".join(pieces)
         pieces.clear()
-        self._streamed.append(text)
+        self._streamed.append(printable(text))
         console.write(text)
 
     def _build(self, sources: Sequence[tuple[str, str]], timeout: float | None = None) -> None:
@@ -269,7 +269,9 @@ class ClipsRunner:
         else:
             output = ""
         if self.console is not None:
-            self.console.write(output)
+            self.console.write(output)  # the bytes the program printed, as CLIPS writes them
+        output = printable(output)
+        if self.console is not None:
             if self._streamed:
                 output = "".join(self._streamed) + output
                 self._streamed.clear()

@@ -102,6 +102,9 @@ class ClipsShell:
         self._in_string = False
         self._escape = False
         self._in_comment = False
+        from .clips_shell_guard import ShellCallGuard
+
+        self._calls = ShellCallGuard(self.env)  # the call-depth limit of `kb run`: no stack overflow
 
     # -- output ------------------------------------------------------------------------
     def write(self, name: str, text: str) -> None:
@@ -205,6 +208,7 @@ class ClipsShell:
                     self._batch(text, echo=what == "batch")
                     return
                 self._route(command, print_result)
+                self._calls.defined(text, path)
                 return
         head = _FILE_COMMAND.match(command)
         if head is not None and not self.allow_unsafe:
@@ -219,6 +223,7 @@ class ClipsShell:
         if not self._gate(command, "this command"):
             return
         self._route(command, print_result)
+        self._calls.defined(command)
 
     def _cannot_open(self, what: str, path: str, print_result: bool) -> None:
         """What CLIPS prints for `(load "f")`, `(load* "f")`, `(batch "f")`, `(batch* "f")` of a
@@ -272,6 +277,9 @@ class ClipsShell:
 
         timed_out = run_interruptibly(run, lambda: halt(self.env._env), self.time_limit)
         clear_halt(self.env._env)
+        too_deep = self._calls.tripped_message()
+        if too_deep is not None:
+            self.write("stderr", too_deep)
         if timed_out:
             self.write(
                 "stderr",
@@ -290,6 +298,7 @@ class ClipsShell:
         if not self._gate(text, f"the file {path}"):
             return False
         ok = native.lib.RouteCommand(self._ep, b"(load " + _quote(str(path)) + b")", False)
+        self._calls.defined(text, str(path))
         return bool(ok)
 
 

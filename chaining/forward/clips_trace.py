@@ -9,6 +9,7 @@ those call-trace lines.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import clips
@@ -77,7 +78,10 @@ def _query_function(env, name, context):  # pragma: no cover - called from C
 def _write_function(env, name, message, context):  # pragma: no cover - called from C
     router = ffi.from_handle(context)
     if type(router) is OutputRouter:
-        piece = ffi.string(message).decode(errors="replace")  # a program may print bytes that are not UTF-8
+        # A program may print bytes that are not UTF-8 (a `readline` after a `get-char` that took the
+        # first byte of a character): kept as surrogate escapes, so the console gets CLIPS's bytes back
+        # (`Console.write`) and everything else gets U+FFFD (`printable`).
+        piece = ffi.string(message).decode(errors="surrogateescape")
         router.pieces.append(piece)
         if router.guard is not None:
             router.guard(env, piece)
@@ -99,3 +103,13 @@ def program_output(pieces: list[str]) -> str:
         out.append(pieces[i])
         i += 1
     return "".join(out)
+
+
+_ESCAPED = re.compile("[\udc80-\udcff]")
+
+
+def printable(text: str) -> str:
+    """`text` with the bytes a program printed that are not UTF-8 (surrogate escapes) as U+FFFD."""
+    if _ESCAPED.search(text) is None:
+        return text
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")

@@ -44,9 +44,10 @@ def split_constructs(text: str, file: str = "<string>") -> list[Construct]:
     start = (0, 1, 1)
     while i < n:
         c = text[i]
-        if c == ";":
-            while i < n and text[i] != "\n":
+        if c == ";":  # a comment ends at LF or CR, as in CLIPS's scanner
+            while i < n and text[i] not in "\n\r":
                 i += 1
+                col += 1
             continue
         if c == '"':
             s_line, s_col = line, col
@@ -75,7 +76,7 @@ def split_constructs(text: str, file: str = "<string>") -> list[Construct]:
             depth -= 1
             if depth == 0:
                 out.append(Construct(text[start[0] : i + 1], file, start[1], start[2]))
-        elif depth == 0 and not c.isspace():
+        elif depth == 0 and c not in " \t\n\r\f":  # CLIPS's whitespace (not \v, not Unicode spaces)
             raise ConstructSyntaxError(f"{file}:{line}:{col}: expected '(' to start a construct, found {c!r}")
         if c == "\n":
             line, col = line + 1, 1

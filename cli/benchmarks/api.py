@@ -90,10 +90,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
                 for c in CONCURRENCY
                 for n in SERVERS
             ]
-            wb64 = next(r for r in rows if r["server"] == "workbench" and r["concurrency"] == 64)
-            rows.append(
-                _overload(urls["workbench"], payloads, 3 * wb64["rps"], 3.0 if quick else OVERLOAD_S, Path(tmp))
-            )
+            rows.append(run_overload(urls["workbench"], payloads, 3.0 if quick else OVERLOAD_S, Path(tmp)))
             rows.append(_healthz_during_big_text(urls["workbench"]))
             EXTRA.update(
                 {
@@ -158,85 +155,67 @@ def _count_runs(db: Path) -> int:
         return con.execute("SELECT count(*) FROM runs").fetchone()[0]
 
 
-def _settled_count(db: Path, timeout_s: float = 60.0) -> int:
-    """Runs in the store once the server's write-behind has caught up (the count stops moving)."""
-    last, deadline = -1, time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        n = _count_runs(db)
-        if n == last:
-            return n
-        last = n
-        time.sleep(1.0)
-    return last
-
-
 def _overload(url: str, payloads: list[Any], rate: float, seconds: float, tmp: Path) -> dict[str, Any]:
-    """Open loop: requests start at `rate` per second whatever the answers (no client-side queue
-    limit), for `seconds`. Returns the overload row (admitted latency, 429s, resets, recorded)."""
-    import httpx
+    """Open loop: requests start at `rate` per second whatever the answers (a new connection when
+    every open one is busy), for `seconds`. Returns the overload row: offered and admitted rates,
+    429s (and any without Retry-After), admitted latency, resets (transport errors), and runs in
+    the store right after the last answer against 200 answers (a 200 must mean recorded)."""
+    from ._http_load import encode_requests, open_loop
 
     db = tmp / "bench.sqlite3"
-    before = _settled_count(db)
+    before = _count_runs(db)
+    requests = encode_requests(url, "POST", PATHS["workbench"], payloads)
+    samples, sent_s, peak = asyncio.run(open_loop(url, requests, rate, seconds))
+    recorded = _count_runs(db) - before  # no settling: answers are sent after the commit
     codes: dict[int, int] = {}
-    admitted: list[float] = []
-    resets = 0
-    retry_after_missing = 0
-
-    async def one(client: httpx.AsyncClient, body: Any) -> None:
-        nonlocal resets, retry_after_missing
-        t0 = time.perf_counter()
-        try:
-            r = await client.post(PATHS["workbench"], json=body)
-            await r.aread()
-        except httpx.HTTPError:
-            resets += 1
-            return
-        codes[r.status_code] = codes.get(r.status_code, 0) + 1
-        if r.status_code == 200:
-            admitted.append(time.perf_counter() - t0)
-        elif r.status_code == 429 and "retry-after" not in r.headers:
-            retry_after_missing += 1
-
-    async def main() -> float:
-        limits = httpx.Limits(max_connections=4096, max_keepalive_connections=512)
-        async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
-            tasks = []
-            t0 = time.perf_counter()
-            i = 0
-            while (now := time.perf_counter() - t0) < seconds:
-                due = int(now * rate) + 1
-                while i < due:
-                    tasks.append(asyncio.ensure_future(one(client, payloads[i % len(payloads)])))
-                    i += 1
-                await asyncio.sleep(0.002)
-            sent_rate = i / seconds
-            await asyncio.gather(*tasks)
-            return sent_rate
-
-    sent_rate = asyncio.run(main())
-    recorded = _settled_count(db) - before
+    for x in samples:
+        codes[x.status] = codes.get(x.status, 0) + 1
+    admitted = [x.latency_s for x in samples if x.status == 200]
+    no_retry_after = sum(1 for x in samples if x.status == 429 and not x.retry_after)
+    resets = codes.get(0, 0)
     EXTRA["overload"] = {
         "target_rate_rps": round(rate, 1),
-        "sent_rate_rps": round(sent_rate, 1),
+        "offered_rps": round(len(samples) / sent_s, 1),
         "seconds": seconds,
-        "status_codes": codes,
-        "429_without_retry_after": retry_after_missing,
+        "status_codes": {str(k): v for k, v in sorted(codes.items())},
+        "429_without_retry_after": no_retry_after,
         "transport_errors": resets,
         "answered_200": codes.get(200, 0),
         "recorded_runs": recorded,
+        "most_connections_open": peak,
     }
     return {
-        "endpoint": f"POST {PATHS['workbench']} (open loop, 3x rps at c=64)",
+        "endpoint": f"POST {PATHS['workbench']} (open loop, 3x the sustainable rate)",
         "server": "workbench",
         "concurrency": "overload",
-        "rps": round(codes.get(200, 0) / seconds, 1),
+        "offered_rps": round(len(samples) / sent_s, 1),
+        "rps": round(codes.get(200, 0) / sent_s, 1),
         "p50_ms": percentile_ms(admitted, 50),
         "p95_ms": percentile_ms(admitted, 95),
         "p99_ms": percentile_ms(admitted, 99),
-        "errors": resets + sum(n for c, n in codes.items() if c not in (200, 429)),
+        "errors": resets + sum(n for c, n in codes.items() if c not in (0, 200, 429)),
         "rejected_429": codes.get(429, 0),
+        "resets": resets,
         "recorded": f"{recorded}/{codes.get(200, 0)}",
     }
+
+
+def sustainable_rate(url: str, payloads: list[Any], seconds: float) -> float:
+    """The workbench's throughput (answers/s) in a closed loop at concurrency 64 for `seconds`."""
+    lat, _, wall = asyncio.run(_drive(url, "POST", PATHS["workbench"], payloads, 64, seconds))
+    return len(lat) / wall
+
+
+def run_overload(url: str, payloads: list[Any], seconds: float, tmp: Path, factor: float = 3.0) -> dict[str, Any]:
+    """Measure the sustainable rate, then offer `factor` times it (the overload row, with
+    `sustainable_rps` added)."""
+    rate = sustainable_rate(url, payloads, max(4.0, seconds / 2))
+    load_before = os.getloadavg()[0]
+    row = _overload(url, payloads, factor * rate, seconds, tmp)
+    row["sustainable_rps"] = round(rate, 1)
+    EXTRA["overload"]["sustainable_rps"] = round(rate, 1)
+    EXTRA["overload"]["load_1m"] = [load_before, os.getloadavg()[0]]
+    return row
 
 
 def _healthz_during_big_text(url: str) -> dict[str, Any]:
@@ -286,43 +265,13 @@ def _healthz_during_big_text(url: str) -> dict[str, Any]:
 async def _drive(
     url: str, method: str, path: str, payloads: list[Any], concurrency: int, duration_s: float
 ) -> tuple[list[float], int, float]:
-    """Closed loop for `duration_s` seconds: `concurrency` workers each send a request as soon as
-    their previous one is answered (requests in flight at the deadline still count)."""
-    import httpx
+    """Closed loop for `duration_s` seconds: `concurrency` connections each send a request as soon as
+    their previous one is answered (requests in flight at the deadline still count). Returns
+    (latencies in seconds, non-2xx answers and transport errors, wall seconds)."""
+    from ._http_load import closed_loop, encode_requests
 
-    latencies: list[float] = []
-    errors = 0
-    deadline = time.perf_counter() + duration_s
-    n = 0
-
-    def counter():
-        nonlocal n
-        while time.perf_counter() < deadline:
-            n += 1
-            yield n - 1
-
-    counter = counter()
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-
-    async def worker(client: httpx.AsyncClient) -> None:
-        nonlocal errors
-        for i in counter:
-            body = payloads[i % len(payloads)]
-            t0 = time.perf_counter()
-            try:
-                r = await client.request(method, path, json=body)
-                await r.aread()
-                ok = r.is_success
-            except httpx.HTTPError:
-                ok = False
-            latencies.append(time.perf_counter() - t0)
-            errors += not ok
-
-    async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
-        t0 = time.perf_counter()
-        await asyncio.gather(*(worker(client) for _ in range(concurrency)))
-        wall = time.perf_counter() - t0
-    return latencies, errors, wall
+    samples, wall = await closed_loop(url, encode_requests(url, method, path, payloads), concurrency, duration_s)
+    return [s.latency_s for s in samples], sum(not 200 <= s.status < 300 for s in samples), wall
 
 
 def _row(

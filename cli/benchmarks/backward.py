@@ -9,8 +9,9 @@ Cases (issue 18), generated into a temporary folder as a rule file and an equiva
                     random chords, seed 7); every answer of (reach n0 ?y)
     cross-100000    (p ?x ?y) <= (a ?x) (b ?y) over 100 x 1,000 facts: 100,000 answers
 Each engine runs in its own process, whole-process wall time and peak resident memory measured
-(os.wait4's ru_maxrss): ours is `python -m cli.benchmarks.backward` (imports, parse, prove, count
-answers, nothing printed per answer, no proofs kept: what `kb ask --json` does without --proofs)
+(os.wait4's ru_maxrss), after one untimed warm-up run of each (bytecode caches written, files
+cached): ours is `python cli/benchmarks/backward_child.py` (imports, parse, prove, count answers,
+nothing printed per answer, no proofs kept: what `kb ask --json` does without --proofs)
 and reports from inside its prove time and the time to its first answer; SWI-Prolog is `swipl`
 with `:- table path/2.` (or reach/2) counting answers with aggregate_all/3. A row for
 SWI-Prolog says "skipped" where `swipl` is not installed.
@@ -96,11 +97,23 @@ def cases(quick: bool) -> list[tuple[str, tuple[str, str, str, str]]]:
 
 
 def _measure(cmd: list[str], cwd: Path) -> tuple[float, float, int, str, str]:
-    """Run `cmd`; (wall seconds, peak RSS MB of that process, exit status, stdout, stderr)."""
-    t0 = time.perf_counter()
+    """Run `cmd`; (wall seconds, peak RSS MB of that process, exit status, stdout, stderr).
+
+    The peak comes from GNU time (`%M`) when it is installed: Linux counts a child's memory from
+    before its exec, so `wait4`'s ru_maxrss of a child forked from this process is never below this
+    process's own size (about 55 MB: every engine would seem to need at least that). Without GNU
+    time it is that ru_maxrss, and `EXTRA["peak_note"]` says so."""
     out_f = tempfile.TemporaryFile(dir=cwd)
     err_f = tempfile.TemporaryFile(dir=cwd)
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=out_f, stderr=err_f)
+    peak_file = None
+    if os.access(TIME, os.X_OK):
+        peak_file = tempfile.NamedTemporaryFile(dir=cwd, suffix=".peak", delete=False)
+        peak_file.close()
+        cmd = [TIME, "-f", "%M", "-o", peak_file.name, *cmd]
+    else:
+        EXTRA["peak_note"] = "GNU time not installed: peak_mb includes the benchmark process's own size"
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=out_f, stderr=err_f, env=_child_env())
     deadline = t0 + TIMEOUT_S
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -117,11 +130,38 @@ def _measure(cmd: list[str], cwd: Path) -> tuple[float, float, int, str, str]:
     out_f.seek(0)
     err_f.seek(0)
     code = os.waitstatus_to_exitcode(status) if status != -9 else -9
-    return wall, usage.ru_maxrss / 1024.0, code, out_f.read().decode(), err_f.read().decode()
+    peak = usage.ru_maxrss / 1024.0
+    if peak_file is not None:
+        text = Path(peak_file.name).read_text().strip().splitlines()
+        os.unlink(peak_file.name)
+        if text and text[-1].isdigit():
+            peak = int(text[-1]) / 1024.0
+    return wall, peak, code, out_f.read().decode(), err_f.read().decode()
+
+
+CHILD = Path(__file__).with_name("backward_child.py")
+_LOAD_CHILD = (
+    "import importlib.util as u, sys\n"
+    "s = u.spec_from_file_location('backward_child', sys.argv[1])\n"
+    "m = u.module_from_spec(s)\n"
+    "s.loader.exec_module(m)\n"
+    "m._child(sys.argv[2], sys.argv[3])\n"
+)
+TIME = "/usr/bin/time"  # GNU time: the peak memory of the command alone (see _measure)
+
+
+def _child_env() -> dict[str, str]:
+    """The children's environment: bytecode caches written and read, as in any installed Python (a
+    sandbox that sets PYTHONDONTWRITEBYTECODE would make every run compile ~300 modules again)."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
 
 
 def _ours(clp: Path, goal: str) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "cli.benchmarks.backward", str(clp), goal]
+    # loaded from its file, not `-m cli...`: importing the `cli` package would load the typer app,
+    # which `workbench kb ask` itself skips (cli.kb_ask_run.fast_main)
+    cmd = [sys.executable, "-c", _LOAD_CHILD, str(CHILD), str(clp), goal]
     wall, peak, code, out, err = _measure(cmd, Path(__file__).resolve().parents[2])
     row: dict[str, Any] = {"engine": "workbench", "wall_s": round(wall, 3), "peak_mb": round(peak, 1)}
     if code != 0:
@@ -145,9 +185,16 @@ def _swipl(pl: Path, goal: str) -> dict[str, Any]:
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
     EXTRA["loadavg_before"] = os.getloadavg()
+    EXTRA["bytecode"] = "cached: one untimed warm-up run of each engine first; PYTHONDONTWRITEBYTECODE unset"
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="bench-backward-") as tmp:
         folder = Path(tmp)
+        warm_clp, warm_pl = folder / "warm.clp", folder / "warm.pl"
+        clp_text, pl_text, goal, pl_goal = _chain(10, left=False)
+        warm_clp.write_text(clp_text)
+        warm_pl.write_text(pl_text)
+        _ours(warm_clp, goal)  # writes the bytecode caches and warms the file cache; not measured
+        _swipl(warm_pl, pl_goal)
         for name, (clp_text, pl_text, goal, pl_goal) in cases(quick):
             clp, pl = folder / f"{name}.clp", folder / f"{name}.pl"
             clp.write_text(clp_text)
@@ -163,33 +210,3 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
             rows.append({"case": name, **swi})
     EXTRA["loadavg_after"] = os.getloadavg()
     return rows
-
-
-def _child(clp: str, goal: str) -> None:
-    """One measured run of our prover: load, prove (answers counted, not kept), print one JSON line."""
-    t0 = time.perf_counter()
-    import rules
-    from chaining.backward import ProverConfig, Session
-
-    kb = rules.load_knowledge_base(clp)
-    session = Session(kb, config=ProverConfig(timeout=TIMEOUT_S))
-    t1 = time.perf_counter()
-    first: list[float] = []
-
-    def on_answer(_a) -> None:
-        if not first:
-            first.append(time.perf_counter() - t1)
-
-    result = session.prove_sync(goal, on_answer=on_answer, keep=False, proofs=False)  # as `kb ask --json`
-    t2 = time.perf_counter()
-    doc = {
-        "answers": result.count,
-        "load_s": round(t1 - t0, 3),
-        "prove_s": round(t2 - t1, 3),
-        "first_answer_s": round(first[0], 4) if first else None,
-    }
-    print(json.dumps(doc))
-
-
-if __name__ == "__main__":
-    _child(sys.argv[1], sys.argv[2])

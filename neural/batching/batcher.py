@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..errors import BatcherClosedError, BatchExecutionError, QueueFullError, RequestTimeoutError
-from ..metrics import ModelMetrics
+from ..metrics import ModelMetrics, multiprocess_dir
 from .config import BatcherConfig
 from .request import CANCELLED, DONE, QUEUED, RUNNING, TIMED_OUT, InferenceRequest
 from .stats import BatcherStats, BatchRecord
@@ -58,14 +58,18 @@ class DynamicBatcher:
         self._run_batch = run_batch
         self._length_fn = length_fn
         self.metrics = metrics or ModelMetrics(name)
-        self.metrics.queue_size.set_function(lambda: self._queued)  # read at scrape time: right when idle
+        self._queue_gauge = None
+        if multiprocess_dir() is None:
+            self.metrics.queue_size.set_function(lambda: self._queued)  # read at scrape time: right when idle
+        else:  # worker processes share files: a scrape-time function of this process cannot be read there
+            self._queue_gauge = self.metrics.queue_size
         self.stats = BatcherStats()
         self.batch_log: collections.deque[BatchRecord] = collections.deque(maxlen=10_000)
         self._listeners: list[Callable[[BatchRecord], None]] = []
         self._cond = threading.Condition()
         self._queues: dict[int, collections.deque[InferenceRequest]] = {}
         self._deadlines: list[tuple[float, int, InferenceRequest]] = []
-        self._queued = 0
+        self._n_queued = 0
         self._seq = itertools.count()
         self._batch_ids = itertools.count(1)
         self._closed = False
@@ -104,6 +108,16 @@ class DynamicBatcher:
     @property
     def closed(self) -> bool:
         return self._closed
+
+    @property
+    def _queued(self) -> int:
+        return self._n_queued
+
+    @_queued.setter
+    def _queued(self, n: int) -> None:
+        self._n_queued = n
+        if self._queue_gauge is not None:
+            self._queue_gauge.set(n)
 
     @property
     def queue_size(self) -> int:

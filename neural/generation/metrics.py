@@ -75,14 +75,36 @@ def _make(registry: CollectorRegistry) -> dict[str, object]:
         "success": Counter(
             "workbench_request_success", "Finished requests by finish reason.", L + ["finished_reason"], registry=r
         ),
-        "running": Gauge("workbench_num_requests_running", "Requests in the running queue.", L, registry=r),
-        "waiting": Gauge("workbench_num_requests_waiting", "Requests in the waiting queue.", L, registry=r),
-        "kv": Gauge("workbench_kv_cache_usage_perc", "Fraction of KV-cache blocks in use (0-1).", L, registry=r),
+        "running": Gauge(
+            "workbench_num_requests_running",
+            "Requests in the running queue.",
+            L,
+            registry=r,
+            multiprocess_mode="livesum",
+        ),
+        "waiting": Gauge(
+            "workbench_num_requests_waiting",
+            "Requests in the waiting queue.",
+            L,
+            registry=r,
+            multiprocess_mode="livesum",
+        ),
+        "kv": Gauge(
+            "workbench_kv_cache_usage_perc",
+            "Fraction of KV-cache blocks in use (0-1).",
+            L,
+            registry=r,
+            multiprocess_mode="livemax",
+        ),
         "preempt": Counter("workbench_num_preemptions", "Sequences preempted (recomputed later).", L, registry=r),
         "pq": Counter("workbench_prefix_cache_queries", "Prompt tokens looked up in the prefix cache.", L, registry=r),
         "ph": Counter("workbench_prefix_cache_hits", "Prompt tokens found in the prefix cache.", L, registry=r),
         "prate": Gauge(
-            "workbench_prefix_cache_hit_rate", "Prefix-cache hits / queries since start (tokens).", L, registry=r
+            "workbench_prefix_cache_hit_rate",
+            "Prefix-cache hits / queries since start (tokens).",
+            L,
+            registry=r,
+            multiprocess_mode="livemax",
         ),
     }
 

@@ -60,9 +60,12 @@ def test_metrics_have_http_and_runtime_series(model_server):
     body = {"inputs": [{"name": "pixels", "shape": [1, 1, 64], "datatype": "FP32", "data": [0.0] * 64}]}
     assert httpx.post(model_server.url + "/v2/models/digits/infer", json=body).status_code == 200
     text = httpx.get(model_server.url + "/metrics").text
+    version = httpx.get(model_server.url + "/v2/models/digits").json()["versions"][0]
     assert 'workbench_http_requests_total{method="GET",route="/v2/models/{model}",status="200"}' in text
     assert "workbench_http_request_duration_seconds_bucket" in text
-    assert 'workbench_model_requests_total{model="digits"}' in text
+    # Triton's model / version pair on every model series
+    assert f'workbench_model_requests_total{{model="digits",version="{version}"}}' in text
+    assert f'workbench_model_failures_total{{model="digits",reason="cancelled",version="{version}"}}' in text
     assert "workbench_model_batch_size_bucket" in text
 
 

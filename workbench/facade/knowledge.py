@@ -17,7 +17,8 @@ class KnowledgeMixin:
             try:
                 out.append(self.library.describe(self.library.load(name)))
             except Exception as exc:
-                out.append({"name": name, "errors": [str(d) for d in getattr(exc, "diagnostics", [exc])]})
+                errors = [self.library.relative_text(str(d)) for d in getattr(exc, "diagnostics", [exc])]
+                out.append({"name": name, "errors": errors})
         return out
 
     def get_knowledge_base(self, name: str) -> Any:
@@ -62,6 +63,7 @@ class KnowledgeMixin:
         max_depth: int | None = None,
         timeout: float | None = None,
         provider: Any = None,
+        models: Any = None,
     ) -> dict[str, Any]:
         """Blocking `ask_async` (scripts, threads, Textual workers; from a coroutine await `ask_async`)."""
         return self._sync(
@@ -74,6 +76,7 @@ class KnowledgeMixin:
                 max_depth=max_depth,
                 timeout=timeout,
                 provider=provider,
+                models=models,
             )
         )
 
@@ -88,16 +91,20 @@ class KnowledgeMixin:
         max_depth: int | None = None,
         timeout: float | None = None,
         provider: Any = None,
+        models: Any = None,
     ) -> dict[str, Any]:
         """Backward chaining: prove `goal` (e.g. `"(ancestor ?x otto)"`) over knowledge base `name`.
 
         Args:
             facts: working-memory facts (`Fact`s or `{"template", "slots"|"values"}`).
             all: every answer (default: the first; `max_answers` caps either).
-            provider: answers askable facts (`chaining.backward.PersonProvider`, `ScriptedProvider`, ...).
+            provider: answers askable facts (`chaining.backward.PersonProvider`, `ScriptedProvider`, ...);
+                the relations a `;@model` annotation backs are answered by that catalogue model instead.
+            models: the `workbench.backward_models.CatalogModels` answering those (default: a new one
+                over this workbench's catalogue); pass one to share its answers across proofs.
         Returns:
             `{"proved", "answers": [{"bindings", "fact", "certainty", "proof"}],
-            "skipped_rules": [{"rule", "reason"}]}`.
+            "skipped_rules": [{"rule", "reason"}], "model_calls": [{"model", "version", "batch"}]}`.
         Raises:
             KnowledgeBaseNotFoundError, KnowledgeBaseError, chaining.backward.BackwardError (GoalSyntaxError, ...).
         """
@@ -106,7 +113,7 @@ class KnowledgeMixin:
 
         kb = self.library.load(name)
         limit = max_answers if all else (max_answers or 1)
-        answers, _, skipped = await prove(
+        answers, _, skipped, model_calls = await prove(
             kb,
             goal,
             as_facts(facts),
@@ -115,8 +122,10 @@ class KnowledgeMixin:
             timeout=timeout,
             functions=self.library.functions,
             provider=provider,
+            catalog=self.catalog,  # model-backed relations (;@model) are answered by the catalogue's models
+            models=models,
         )
-        return {"proved": bool(answers), "answers": answers, "skipped_rules": skipped}
+        return {"proved": bool(answers), "answers": answers, "skipped_rules": skipped, "model_calls": model_calls}
 
     def check_knowledge_base(self, sources: list[tuple[str, str]]) -> list[Any]:
         """Located diagnostics (`rules.Diagnostic`: file, line, column, message) for unsaved rule text

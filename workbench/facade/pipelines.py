@@ -21,6 +21,15 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 PIPELINE_SUFFIXES = (".yaml", ".yml")
 
 
+def _shown(path: Path) -> str:
+    """`path` relative to the working directory; outside it, by its name in the pipeline folder: a
+    server's answers never carry its absolute paths."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except (ValueError, OSError):
+        return f"{path.name} in the pipeline folder (WORKBENCH_PIPELINE_DIR)"
+
+
 def default_knowledge_base_dir() -> Path:
     """`./knowledge_bases` when it exists, else the folder shipped beside the installed package."""
     here = Path("knowledge_bases")
@@ -117,7 +126,7 @@ class PipelinesMixin:
             return self._parse_file(path) if shared else Pipeline.from_file(path)
         row = self.store.get_pipeline(name)
         if row is None:
-            raise PipelineNotFoundError(name, f"not stored and no file {self.pipeline_dir / (name + '.yaml')}")
+            raise PipelineNotFoundError(name, f"not stored and no file {_shown(self.pipeline_dir / (name + '.yaml'))}")
         return self._from_row(row)
 
     def _parse_file(self, path: Path) -> Pipeline:

@@ -81,6 +81,8 @@ class RunContext:
         self.kb_versions: dict[str, str] = {}
         self.model_versions: dict[str, str] = {}
         self._keys: dict[int, tuple] = {}
+        self._texts: dict[int, str] = {}
+        self._wm_ids: dict[str, dict[tuple, int]] = {}
         self._alive: list[Fact] = []
         self._emitted: dict[str, dict[tuple, Fact]] = {}
 
@@ -127,6 +129,23 @@ class RunContext:
             k = self._keys[id(f)] = fact_key(f)
             self._alive.append(f)  # keep it alive so that id(f) stays unique during the run
         return k
+
+    def wm_id(self, node_id: str, key: tuple) -> int | None:
+        """Id of the first fact in forward node `node_id`'s working memory with content `key` (memoised index)."""
+        index = self._wm_ids.get(node_id)
+        if index is None:
+            index = self._wm_ids[node_id] = {}
+            for fid, f in self.states[node_id].wm.items():
+                index.setdefault(self.key(f), fid)
+        return index.get(key)
+
+    def text(self, f: Fact) -> str:
+        """The fact's CLIPS text, rendered once per run (explanations show a fact many times)."""
+        t = self._texts.get(id(f))
+        if t is None:
+            t = self._texts[id(f)] = str(f)
+            self._alive.append(f)
+        return t
 
     def keys_of(self, node_id: str) -> dict[tuple, Fact]:
         """Content key -> fact of the facts a node emitted (memoised)."""

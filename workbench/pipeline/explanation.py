@@ -146,13 +146,13 @@ def _origin(ctx: RunContext, node_id: str, f: Fact, depth: int, seen: set) -> di
             continue
         t = src.node.type
         if t in FORWARD_TYPES:
-            fid = next((i for i, x in src.wm.items() if ctx.key(x) == key), None)
+            fid = ctx.wm_id(src.node.id, key)
             if fid is not None:
                 return _derive(ctx, src.node.id, fid, depth, seen)
         if t == "model":
             c = src.record.get("call", {})
             return {
-                "fact": str(f),
+                "fact": ctx.text(f),
                 "node": src.node.id,
                 "source": "model",
                 "model": c.get("model"),
@@ -160,15 +160,15 @@ def _origin(ctx: RunContext, node_id: str, f: Fact, depth: int, seen: set) -> di
                 "batch_size": c.get("batch_size"),
             }
         if t == "input":
-            return {"fact": str(f), "node": src.node.id, "source": "input"}
+            return {"fact": ctx.text(f), "node": src.node.id, "source": "input"}
         if t == "goal":
-            return {"fact": str(f), "node": src.node.id, "source": "goal", "proof": src.record.get("proof")}
+            return {"fact": ctx.text(f), "node": src.node.id, "source": "goal", "proof": src.record.get("proof")}
         return (
             _origin(ctx, src.node.id, f, depth + 1, seen)
             if depth < MAX_DEPTH
-            else {"fact": str(f), "node": src.node.id, "source": "unknown", "note": "derivation too deep to show"}
+            else {"fact": ctx.text(f), "node": src.node.id, "source": "unknown", "note": "derivation too deep to show"}
         )
-    return {"fact": str(f), "node": node_id, "source": "unknown"}
+    return {"fact": ctx.text(f), "node": node_id, "source": "unknown"}
 
 
 def _derive(ctx: RunContext, node_id: str, fid: int, depth: int, seen: set) -> dict[str, Any]:
@@ -176,7 +176,7 @@ def _derive(ctx: RunContext, node_id: str, fid: int, depth: int, seen: set) -> d
     st = ctx.states[node_id]
     rec = st.record
     f = st.wm.get(fid)
-    text = rec.get("facts", {}).get(fid) or (str(f) if f is not None else f"f-{fid}")
+    text = ctx.text(f) if f is not None else f"f-{fid}"
     out: dict[str, Any] = {"fact": text, "fact_id": fid, "node": node_id, "knowledge_base": rec.get("knowledge_base")}
     firing = None
     for fr in rec.get("firings", []):
@@ -193,7 +193,7 @@ def _derive(ctx: RunContext, node_id: str, fid: int, depth: int, seen: set) -> d
         out["firing"] = firing["index"]
         out["premises"] = [_derive(ctx, node_id, x, depth + 1, seen) for x in firing["facts"]]
         return out
-    if fid in rec.get("inputs", {}) and f is not None:
+    if fid in rec.get("input_ids", ()) and f is not None:
         return {**_origin(ctx, node_id, f, depth + 1, seen), "fact": text}
     out["source"] = "deffacts" if f is not None else "given"
     return out

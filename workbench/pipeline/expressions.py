@@ -151,7 +151,10 @@ class Expression:
         """
         funcs = FUNCTIONS if not functions else {**FUNCTIONS, **functions}
         try:
-            return _to_plain(_Eval(scope, funcs, self.text).visit(self.tree.body))
+            value = _Eval(scope, funcs, self.text).visit(self.tree.body)
+            if isinstance(value, list) and _reads_input(self.tree.body):
+                return value  # a part of the run input: JSON already (checked), not walked again
+            return _to_plain(value)
         except ExpressionError:
             raise
         except Exception as exc:  # a function or an operator failed on the given values
@@ -327,6 +330,16 @@ class _Eval:
             fn = self.funcs[node.func.id]  # type: ignore[union-attr]
             return fn(*[self.visit(a) for a in node.args])
         raise ExpressionError(self.text, f"{type(node).__name__} is not allowed", getattr(node, "col_offset", -1) + 1)
+
+
+def _reads_input(node: ast.AST) -> bool:
+    """True for `input`, `input.a`, `input['a'][0]`...: a path into the run input, whose values are
+    plain JSON (the input is checked to serialise as JSON before any node runs)."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        if isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Constant):
+            return False
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == "input"
 
 
 def get_member(base: Any, key: Any) -> Any:

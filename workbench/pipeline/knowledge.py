@@ -240,4 +240,24 @@ class KnowledgeBaseLibrary:
             eng.close()
 
     def describe(self, kb: rules.KnowledgeBase) -> dict[str, Any]:
-        return kb.summary() | {"files": [f for f, _ in kb.sources]}
+        """`kb.summary()` and `files`: the source files' names relative to the library's directory."""
+        return kb.summary() | {"files": [self.relative(f) for f, _ in kb.sources]}
+
+    def relative(self, file: str | Path) -> str:
+        """`file` as a path relative to the library's directory (`animals.clp`, `sub/rules.clp`); a
+        file outside it by its name alone: clients of a server never see its absolute paths."""
+        path = Path(file)
+        if self.directory is not None:
+            try:
+                return path.resolve().relative_to(self.directory.resolve()).as_posix()
+            except (ValueError, OSError):
+                pass
+        return path.name if path.is_absolute() else path.as_posix()
+
+    def relative_text(self, text: str) -> str:
+        """`text` (an error message) with the library directory's prefix dropped from the paths it names."""
+        if self.directory is None:
+            return text
+        for prefix in {str(self.directory.resolve()), str(self.directory)}:
+            text = text.replace(prefix.rstrip("/") + "/", "")
+        return text

@@ -166,4 +166,38 @@ def check_schema(node_id: str, schema: dict[str, Any] | None, value: Any) -> Non
     err = jsonschema.exceptions.best_match(validator.iter_errors(value))
     if err is not None:
         path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
-        raise InputValidationError(node_id, path, err.message)
+        raise InputValidationError(node_id, path, json_message(err))
+
+
+def _json_text(value: Any, limit: int = 120) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        return repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def json_message(err: jsonschema.ValidationError) -> str:
+    """`err.message` with the values it quotes written as JSON, as the client sent them.
+
+    jsonschema words its messages with Python's repr (`[True, False] is too short`, `None is not
+    of type 'string'`, `'x' is not one of ['a', 'b']`); a client of a JSON API reads
+    `[true, false] is too short`, `null is not of type "string"`, `"x" is not one of ["a", "b"]`.
+    Long values are cut at 120 characters."""
+    message = err.message
+    values: list[Any] = [err.instance, err.validator_value]
+    for v in (err.instance, err.validator_value):
+        if isinstance(v, (list, tuple)):
+            values.extend(v)
+        elif isinstance(v, dict):
+            values.extend(v)  # property names (required, additionalProperties)
+    seen: set[str] = set()
+    for v in sorted(values, key=lambda x: -len(repr(x))):  # longest first: a list before its items
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            continue  # numbers read the same in both
+        r = repr(v)
+        if r in seen or r not in message:
+            continue
+        seen.add(r)
+        message = message.replace(r, _json_text(v))
+    return message

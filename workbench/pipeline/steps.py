@@ -32,12 +32,20 @@ def input_hash(inputs: Any) -> str:
 def check_input(pipeline: Pipeline, inputs: dict[str, Any]) -> str:
     """Check the input against the input nodes' schemas; returns its hash (the result-cache key).
 
+    The input is serialised once: the canonical JSON that is hashed is also the check that it
+    holds only JSON numbers (`allow_nan=False`); only when that fails is it walked to name the path.
+
     Raises InputValidationError naming the node and the JSON path."""
+    canonical: bytes | None = None
+    try:
+        canonical = json.dumps(inputs, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
+    except (ValueError, TypeError):
+        pass
     for i, node in enumerate(pipeline.nodes_of("input")):
-        if i == 0:
+        if i == 0 and canonical is None:
             check_json_numbers(node.id, inputs)
         check_schema(node.id, node.get("schema"), inputs)
-    return input_hash(inputs)
+    return hashlib.sha256(canonical).hexdigest() if canonical is not None else input_hash(inputs)
 
 
 class StepRun:

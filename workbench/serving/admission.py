@@ -3,15 +3,24 @@ scheduler limits): a bounded number of requests admitted per pipeline; excess is
 with a Retry-After estimate; every admitted request has a deadline after which its work is
 cancelled (queued steps never run, queued model requests are removed) and it is answered 504.
 
-The limit counts requests admitted and not yet answered (running or waiting for a worker, a
-model batch or a rules engine). With the service rate fixed by the machine, the limit bounds the
-time an admitted request can wait: latency ~ admitted / throughput (Little's law), so a limit of
-256 at 200 runs/s keeps the admitted p99 near 1.3 s however much more load is offered.
+Two bounds, both per pipeline:
+
+- a count: requests admitted and not yet answered (running or waiting for a worker, a model batch
+  or a rules engine), `serving.pipeline_max_queue`;
+- a wait: with the service rate fixed by the machine, a new request waits about admitted /
+  throughput (Little's law). The queue measures its own throughput (answers per second over the
+  last `RATE_WINDOW` answers) and refuses a request whose expected wait would pass
+  `serving.pipeline_max_wait_s`, so the admitted latency stays bounded on a slow machine too,
+  where a fixed count would let it grow to count / throughput (256 at 90 runs/s: 2.8 s). A run's
+  own duration is not waiting: the bound is `max_wait_s` plus the shortest recent run (a pipeline
+  whose runs take 5 s each while 8 run side by side is not refused for that).
+  The wait bound applies only once `MIN_ADMITTED` requests are in (a cold server is never refused).
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import math
 import threading
 import time
@@ -31,34 +40,90 @@ QUEUE_SIZE = Gauge(
     "Predict requests admitted and not answered yet (running or queued), by pipeline (Triton: queue size).",
     ["pipeline"],
     registry=METRICS_REGISTRY,
+    multiprocess_mode="livesum",
 )
 REJECTED = Gauge(
     "workbench_pipeline_admission_limit",
     "Most predict requests admitted at once per pipeline (settings.serving.pipeline_max_queue).",
     ["pipeline"],
     registry=METRICS_REGISTRY,
+    multiprocess_mode="livemax",
 )
 
 
+RATE_WINDOW = 128  # answers the throughput estimate is taken over
+MIN_ADMITTED = 8  # the wait bound never refuses while fewer requests than this are admitted
+
+
 class AdmissionQueue:
-    """At most `limit` requests admitted at once per key (a pipeline name). Thread-safe.
+    """At most `limit` requests admitted at once per key (a pipeline name), and none whose expected
+    wait passes `max_wait_s` (None: no wait bound). Thread-safe.
 
     `admit(key, n)` takes n slots or raises OverloadedError (nothing admitted) with a Retry-After
-    from the recent service time (an exponentially weighted mean of admitted requests' durations).
+    in whole seconds: the expected time until enough slots free up (excess / throughput), at least 1.
     """
 
-    def __init__(self, limit: int, what: str = "pipeline"):
+    def __init__(self, limit: int, what: str = "pipeline", max_wait_s: float | None = None):
         if limit < 1:
             raise ValueError(f"admission limit must be >= 1, got {limit}")
+        if max_wait_s is not None and max_wait_s <= 0:
+            raise ValueError(f"max_wait_s must be > 0, got {max_wait_s}")
         self.limit = limit
+        self.max_wait_s = max_wait_s
         self.what = what
         self._lock = threading.Lock()
         self._admitted: dict[str, int] = {}
         self._mean_s: dict[str, float] = {}
+        self._answers: dict[str, collections.deque[float]] = {}
+        self._durations: dict[str, collections.deque[float]] = {}
+        self._busy: dict[str, list[float]] = {}  # key -> [busy seconds before, start of the current busy period]
+
+    def _busy_clock(self, key: str, now: float) -> float:
+        """Seconds `key` has had requests admitted (idle gaps do not count). Call with the lock held."""
+        acc, since = self._busy.get(key, (0.0, -1.0))
+        return acc + (now - since if since >= 0 else 0.0)
+
+    def throughput(self, key: str) -> float | None:
+        """Answers per busy second (time with requests admitted; idle gaps do not count) over the last
+        `RATE_WINDOW` answers of `key` (None: too few yet)."""
+        times = self._answers.get(key)
+        if times is None or len(times) < 16:
+            return None
+        span = times[-1] - times[0]
+        return (len(times) - 1) / span if span > 0 else None
 
     def admitted(self, key: str) -> int:
         """Requests holding slots of `key` now."""
         return self._admitted.get(key, 0)
+
+    def refusal(self, key: str, n: int = 1) -> OverloadedError | None:
+        """The error `admit(key, n)` would raise now, or None; takes nothing (a cheap early check:
+        the front door answers 429 before the request's body is read or parsed)."""
+        with self._lock:
+            try:
+                self._check(key, max(1, min(n, self.limit)), self._admitted.get(key, 0))
+            except OverloadedError as exc:
+                return exc
+        return None
+
+    def _check(self, key: str, n: int, used: int) -> None:
+        """Raise OverloadedError when `n` more slots of `key` (with `used` taken) pass a bound."""
+        rate = self.throughput(key)
+        if used + n > self.limit:
+            mean = self._mean_s.get(key, 0.05)
+            wait = (used + n - self.limit) / rate if rate else mean * (used + n - self.limit + 1) / max(1, n)
+            raise OverloadedError(
+                f"{self.what} {key!r}: {used} requests admitted, the limit is {self.limit}; retry later",
+                float(max(1, math.ceil(wait))),
+            )
+        bound = None if self.max_wait_s is None else self.max_wait_s + min(self._durations.get(key) or (0.0,))
+        if bound is not None and rate and used >= MIN_ADMITTED and (used + n) / rate > bound:
+            excess = (used + n) / rate - bound
+            raise OverloadedError(
+                f"{self.what} {key!r}: {used} requests admitted would wait about {(used + n) / rate:.1f} s at "
+                f"{rate:.0f} answers/s, more than serving.pipeline_max_wait_s={self.max_wait_s:g}; retry later",
+                float(max(1, math.ceil(excess))),
+            )
 
     def admit(self, key: str, n: int = 1) -> _Ticket:
         """Take `n` slots of `key` (a batch larger than the limit takes the whole limit).
@@ -67,14 +132,11 @@ class AdmissionQueue:
         n = max(1, min(n, self.limit))
         with self._lock:
             used = self._admitted.get(key, 0)
-            if used + n > self.limit:
-                mean = self._mean_s.get(key, 0.05)
-                retry = max(1, math.ceil(mean * (used + n - self.limit + 1) / max(1, n)))
-                raise OverloadedError(
-                    f"{self.what} {key!r}: {used} requests admitted, the limit is {self.limit}; retry later",
-                    float(retry),
-                )
+            self._check(key, n, used)
             self._admitted[key] = used + n
+            if used == 0:  # a busy period starts
+                now = time.monotonic()
+                self._busy[key] = [self._busy_clock(key, now), now]
         QUEUE_SIZE.labels(key).set(used + n)
         REJECTED.labels(key).set(self.limit)
         return _Ticket(self, key, n)
@@ -82,8 +144,20 @@ class AdmissionQueue:
     def _release(self, key: str, n: int, seconds: float) -> None:
         with self._lock:
             left = self._admitted[key] = max(0, self._admitted.get(key, 0) - n)
+            now = time.monotonic()
+            busy_now = self._busy_clock(key, now)
+            if left == 0:  # the busy period ends
+                self._busy[key] = [busy_now, -1.0]
             prev = self._mean_s.get(key)
             self._mean_s[key] = seconds if prev is None else 0.9 * prev + 0.1 * seconds
+            times = self._answers.get(key)
+            if times is None:
+                times = self._answers[key] = collections.deque(maxlen=RATE_WINDOW)
+            times.append(busy_now)
+            durations = self._durations.get(key)
+            if durations is None:
+                durations = self._durations[key] = collections.deque(maxlen=RATE_WINDOW)
+            durations.append(seconds)
         QUEUE_SIZE.labels(key).set(left)
 
 

@@ -20,8 +20,11 @@ class LibraryServing:
     """Mixin of `Serving`: pipelines, runs and knowledge bases. Uses the host's `workbench` and
     `require_ready()`."""
 
-    def _wb(self) -> Any:
-        self.require_ready()
+    def _wb(self, wait_for_models: bool = True) -> Any:
+        """The workbench; UnavailableError while start-up loading runs unless `wait_for_models` is
+        False (knowledge-base reads, uploads and forward runs use no model)."""
+        if wait_for_models:
+            self.require_ready()
         if self.workbench is None:
             raise UnavailableError("no workbench is configured on this server", 30.0)
         return self.workbench
@@ -87,7 +90,9 @@ class LibraryServing:
     def _admission(self) -> AdmissionQueue:
         q = getattr(self, "_admission_queue", None)
         if q is None:
-            q = self._admission_queue = AdmissionQueue(self.settings.serving.pipeline_max_queue)
+            q = self._admission_queue = AdmissionQueue(
+                self.settings.serving.pipeline_max_queue, max_wait_s=self.settings.serving.pipeline_max_wait_s
+            )
         return q
 
     def _deadline(self, timeout_s: float | None) -> float:
@@ -203,20 +208,20 @@ class LibraryServing:
     # ---- knowledge bases ---------------------------------------------------------------------
     async def list_knowledge_bases(self) -> list[dict[str, Any]]:
         """`[{"name", "version", "templates", "rules", "files", ...}]` (invalid files with `errors`)."""
-        return await call(self._wb().list_knowledge_bases)
+        return await call(self._wb(wait_for_models=False).list_knowledge_bases)
 
     async def get_knowledge_base(self, name: str) -> dict[str, Any]:
         """Summary plus `sources`: `[{"file", "text"}]`."""
-        wb = self._wb()
+        wb = self._wb(wait_for_models=False)
         kb = await call(wb.get_knowledge_base, name)
         doc = dict(wb.library.describe(kb))
-        doc["sources"] = [{"file": f, "text": t} for f, t in kb.sources]
+        doc["sources"] = [{"file": wb.library.relative(f), "text": t} for f, t in kb.sources]
         return doc
 
     async def upload_knowledge_base(self, name: str, text: str) -> dict[str, Any]:
         """Validate rule text and save it as knowledge base `name`; returns its summary and whether
         it was new. Raises InvalidDocumentError with `file:line:col` details (nothing written)."""
-        wb = self._wb()
+        wb = self._wb(wait_for_models=False)
         existed = name in await asyncio.to_thread(wb.library.names)
         kb = await call(wb.upload_knowledge_base, name, text)
         return {**wb.library.describe(kb), "created": not existed}
@@ -225,7 +230,7 @@ class LibraryServing:
         self, name: str, facts: list[Any], *, strategy: str | None, max_firings: int | None, timeout_s: float | None
     ) -> dict[str, Any]:
         """Forward chaining: facts in, `ForwardResult.to_dict()` out (working memory, firings, output)."""
-        wb = self._wb()
+        wb = self._wb(wait_for_models=False)
         result = await call(
             wb.run_knowledge_base, name, facts, strategy=strategy, max_firings=max_firings, timeout=timeout_s
         )

@@ -118,6 +118,13 @@ class Serving(ModelServing, GenerationServing, LibraryServing):
                 await asyncio.to_thread(close)
 
     @property
+    def multiprocess(self) -> bool:
+        """True when metrics are shared by several worker processes (`metrics_text` has them all)."""
+        from neural.metrics import multiprocess_dir
+
+        return multiprocess_dir() is not None
+
+    @property
     def ready(self) -> bool:
         return self._state == "ready"
 
@@ -139,10 +146,15 @@ class Serving(ModelServing, GenerationServing, LibraryServing):
         return {"ready": self._state == "ready", "state": self._state, "models": models, "error": self._error}
 
     def metrics_text(self) -> str:
-        """Prometheus text of the runtime registries (models, generation, pipelines)."""
+        """Prometheus text of the runtime registries (models, generation, pipelines). With several
+        worker processes (`PROMETHEUS_MULTIPROC_DIR`, set by `workbench serve --workers N`): every
+        metric of every worker, the HTTP ones included (see `multiprocess`)."""
         from prometheus_client import REGISTRY, generate_latest
 
-        from neural.metrics import METRICS_REGISTRY
+        from neural.metrics import METRICS_REGISTRY, multiprocess_dir, multiprocess_text
+
+        if multiprocess_dir() is not None:
+            return multiprocess_text()
 
         parts = [generate_latest(METRICS_REGISTRY).decode(), generate_latest(REGISTRY).decode()]
         wb_reg = getattr(self.workbench, "metrics_registry", None)
@@ -173,7 +185,8 @@ def _extra_registries() -> list[Any]:
 
 
 def _build_workbench(settings: Settings) -> Any:
-    """The `Workbench` facade built from settings."""
+    """The `Workbench` facade built from settings; durable recording unless
+    `serving.record_before_answer` is off (a 200 answer then means the run is committed)."""
     from workbench.workbench import Workbench
 
-    return Workbench(settings)
+    return Workbench(settings, durable=settings.serving.record_before_answer)

@@ -70,13 +70,16 @@ def test_win_game_equals_swi_prolog_tnot(moves, tmp_path: Path) -> None:
     kb = rules.knowledge_base_from_text("win", "(defrule win (move ?x ?y) (not (win ?y)) => (assert (win ?x)))")
     s = Session(kb, facts=[Fact.ordered("move", a, b) for a, b in moves])
     program = ":- table win/1.\n" + facts_pl("move", moves) + "win(X) :- move(X,Y), tnot(win(Y)).\n"
-    true_, undefined = swipl(
+    # each node asked as a ground goal: SWI's open call win(X) can leave an answer with a residual
+    # delay that its per-goal evaluation simplifies away (found with d->a, a->b, b->e: win(d) true)
+    lines = swipl(
         program,
-        "findall(X, (win(X), call_delays(win(X), true)), T), sort(T, TS), atomic_list_concat(TS, ' ', A),"
-        "findall(X, (win(X), call_delays(win(X), D), D \\== true), U), sort(U, US), atomic_list_concat(US, ' ', B),"
-        "format('~w~n~w~n', [A, B])",
+        f"forall(member(X, [{','.join(NODES)}]), ((call_delays(win(X), D) -> (D == true -> T = true ; T = undefined)"
+        " ; T = false), format('~w ~w~n', [X, T])))",
         tmp_path,
     )
+    true_ = sorted(x for x, t in lines if t == "true")
+    undefined = sorted(x for x, t in lines if t == "undefined")
     answers = s.prove_sync("(win ?x)").answers
     assert sorted(str(a.bindings["x"]) for a in answers if a.truth == "true") == true_, sorted(moves)
     assert sorted(str(a.bindings["x"]) for a in answers if a.truth == "undefined") == undefined, sorted(moves)

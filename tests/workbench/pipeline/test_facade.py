@@ -43,7 +43,8 @@ async def test_models_metrics_and_not_found_errors(wb):
     assert not wb.ready  # by default every catalogue entry must be loaded, and the built-in MiniLM is not
     assert wb.load_models(["digits-mlp"]) and wb.ready  # readiness = the models asked for are loaded
     text = wb.metrics_text().decode()
-    assert 'workbench_model_requests_total{model="digits-mlp"}' in text
+    version = models["digits-mlp"]["version"][:12]  # the short version, as /v2/models/{m} reports it
+    assert f'workbench_model_requests_total{{model="digits-mlp",version="{version}"}}' in text
     with pytest.raises(ModelNotFoundError):
         wb.get_model("nope")
     with pytest.raises(PipelineNotFoundError):

@@ -41,21 +41,20 @@ def evaluate(ctx: RunContext, state: NodeState, rt: Any) -> tuple[Any, list[Fact
 
 
 def _record(ctx: RunContext, state: NodeState, kb: Any, facts_in: list[Fact], result: Any) -> None:
+    """The node's part of the explanation. Facts stay `Fact`s here (`state.wm`); their text is
+    rendered only for the facts an explanation shows (explanation.py), not for all of them."""
     node = state.node
     final = {f.id: f for f in result.facts}
     state.wm = dict(final)
-    texts: dict[int, str] = {fid: str(f) for fid, f in final.items()}
     # Given facts are asserted before the trace starts: deffacts first, then the inputs in order.
     n_deffacts = sum(len(d.facts) for d in kb.facts.values())
     given_ids = {n_deffacts + i + 1: f for i, f in enumerate(facts_in)}
     if all(fid not in final or ctx.key(final[fid]) == ctx.key(f) for fid, f in given_ids.items()):
-        for fid, f in given_ids.items():
-            texts.setdefault(fid, str(f))
-        inputs = {fid: str(f) for fid, f in given_ids.items()}
+        input_ids = set(given_ids)
         state.wm.update({fid: f for fid, f in given_ids.items() if fid not in final})
     else:  # a duplicate shifted the ids: keep only what the final working memory proves
         keys = {ctx.key(f) for f in facts_in}
-        inputs = {fid: str(f) for fid, f in final.items() if ctx.key(f) in keys}
+        input_ids = {fid for fid, f in final.items() if ctx.key(f) in keys}
     firings = [
         {"index": i, "rule": fr.rule, "facts": list(fr.facts), "asserted": [], "retracted": []}
         for i, fr in enumerate(result.firings)
@@ -68,8 +67,7 @@ def _record(ctx: RunContext, state: NodeState, kb: Any, facts_in: list[Fact], re
     state.record = {
         "knowledge_base": kb.name,
         "version": kb.version,
-        "inputs": inputs,
-        "facts": texts,
+        "input_ids": input_ids,
         "final": sorted(final),
         "firings": firings,
         "output": result.output,

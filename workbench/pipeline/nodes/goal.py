@@ -19,7 +19,7 @@ def run_goal(ctx: RunContext, state: NodeState, rt: Any) -> None:
     if node.get("all") and node.get("max_answers"):
         limit = node.get("max_answers")
     try:
-        answers, facts, skipped = prove_sync(
+        answers, facts, skipped, model_calls = prove_sync(
             kb,
             node.get("goal"),
             facts_in,
@@ -27,11 +27,14 @@ def run_goal(ctx: RunContext, state: NodeState, rt: Any) -> None:
             max_depth=node.get("max_depth"),
             timeout=node.get("timeout_s"),
             functions=rt.library.functions,
+            catalog=rt.catalog,  # model-backed relations (;@model) ask the run's models
         )
     except NodeExecutionError:
         raise
     except Exception as exc:
         raise NodeExecutionError(node.id, node.type, f"goal {node.get('goal')}: {type(exc).__name__}: {exc}") from exc
+    for call in model_calls:  # the run records which model versions answered its model-backed relations
+        ctx.model_versions[call["model"]] = call["version"]
     emit = node.get("emit")
     state.facts = [f for f in facts if not emit or f.template in emit]
     state.value = {"proved": bool(answers), "answers": answers}
@@ -42,6 +45,7 @@ def run_goal(ctx: RunContext, state: NodeState, rt: Any) -> None:
             "proved": bool(answers),
             "answers": answers,
             "skipped_rules": skipped,
+            "model_calls": model_calls,
         }
     }
     ctx.event("proof", node.id, state.record["proof"])

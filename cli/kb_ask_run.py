@@ -1,0 +1,278 @@
+"""The body of `workbench kb ask`, importable without typer (whose parameter handling imports
+pydantic, about a second of start-up): `cli.main` sends the plain command line here
+(`fast_main`), and the typer command (`cli.kb_ask.ask`) runs the same `run_ask`."""
+
+from __future__ import annotations
+
+import json as jsonlib
+import sys
+from pathlib import Path
+from typing import Any
+
+DEFAULT_MAX_DEPTH = 100_000  # chaining.backward.results.DEFAULT_MAX_DEPTH (a test checks they agree)
+
+
+def _echo_err(message: str) -> None:
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()
+
+
+def _fail(message: str, code: int = 1) -> None:
+    _echo_err(f"error: {message}")
+    raise SystemExit(code)
+
+
+def load_or_exit(files: list[Path], allow_unsafe: bool):
+    """The knowledge base of `files` (kb ask, explain, show); located errors on stderr and exit 1
+    (exit 2 for invalid settings)."""
+    import rules
+
+    from .kb_check_fast import unsafe_setting
+
+    try:
+        allow = unsafe_setting(allow_unsafe)
+    except Exception as exc:
+        from workbench.config import ConfigError
+
+        if not isinstance(exc, ConfigError):
+            raise
+        _fail(str(exc), 2)
+    try:
+        return rules.load_knowledge_base(files, allow_unsafe=allow)
+    except rules.RuleError as exc:
+        for d in exc.diagnostics:
+            _echo_err(str(d))
+        _fail(f"{len(exc.diagnostics)} error(s) in the knowledge base")
+
+
+def _read_answer(prompt: str) -> str:
+    """Ask on stderr and read one line of stdin (click's prompt writes a space to stdout, which broke
+    `kb ask --json` output); end of input aborts like Ctrl-D at a prompt (exit 1)."""
+    import sys
+
+    sys.stderr.write(prompt + ": ")
+    sys.stderr.flush()
+    line = sys.stdin.readline()
+    if not line:
+        _echo_err("Aborted: no answer (end of input).")
+        raise SystemExit(1)
+    return line.strip()
+
+
+def _terminal_provider(console: Any):
+    from chaining.backward import PersonProvider
+    from chaining.explain import why_tree
+
+    def ask(q) -> Any:
+        allowed = (
+            [str(a) for a in q.allowed] if q.allowed is not None else (["yes", "no"] if q.ask_slot is None else None)
+        )
+        choices = f" ({'/'.join(allowed)}/unknown/why)" if allowed else " (a value, unknown or why)"
+        while True:
+            answer = _read_answer(q.text + choices)
+            if answer.lower() == "why":
+                from rich.console import Console
+
+                Console(stderr=True).print(why_tree(q))
+                continue
+            if allowed and answer not in allowed and answer.lower() not in ("unknown", "yes", "no"):
+                _echo_err(f"please answer one of: {', '.join(allowed)}, unknown (or why)")
+                continue
+            return answer
+
+    return PersonProvider(ask)
+
+
+def run_ask(
+    files_and_goal: list[str],
+    facts: Path | None = None,
+    all_answers: bool = False,
+    limit: int | None = None,
+    proofs: str = "",
+    answers: Path | None = None,
+    as_json: bool = False,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    timeout: float = 30.0,
+    allow_unsafe: bool = False,
+    models: Path | None = None,
+) -> None:
+    """`kb ask` (see `cli.kb_ask`): prints the answers as they are found; raises SystemExit(1) for bad
+    files, facts, goal or answers or a limit hit, SystemExit(2) for a goal of the wrong arity."""
+    from chaining.backward import BackwardError, ProverConfig, ScriptedProvider, Session, parse_goal
+    from chaining.backward.check import unknown_in_goal, unknown_premises, wrong_arity_in_goal
+
+    if len(files_and_goal) < 2:
+        _fail("give at least one rule file and then the goal, e.g. kb ask family.clp '(ancestor ?x otto)'")
+    mode = proofs or ("none" if as_json else "all")
+    if mode not in ("none", "first", "all"):
+        _fail(f"--proofs must be none, first or all, got {proofs!r}")
+    if all_answers and limit is not None:
+        _fail("give --all or --limit N, not both")
+    *files, goal = files_and_goal
+    kb = load_or_exit([Path(f) for f in files], allow_unsafe)
+    fact_list: list = []
+    if facts is not None:
+        from .facts_file import read_facts_file
+
+        fact_list = read_facts_file(facts)
+    from rich.console import Console
+
+    console = Console()
+    found: list[dict] = []  # JSON answers (without proofs) or nothing in text mode
+    roots: list = []
+
+    def on_answer(a) -> None:
+        n = len(found) + 1 if as_json else on_answer.n + 1
+        on_answer.n = n
+        show_proof = mode == "all" or (mode == "first" and n == 1)
+        if as_json:
+            found.append(a.to_dict(proof=False))
+            if show_proof:
+                roots.append((len(found) - 1, a.proof))
+            return
+        console.print(_answer_line(n, a), markup=False)
+        if show_proof:
+            from chaining.explain import how_tree
+
+            console.print(how_tree(a.proof))
+
+    on_answer.n = 0
+    try:
+        provider = ScriptedProvider.from_json_file(answers) if answers else _terminal_provider(console)
+        session = Session(
+            kb,
+            facts=fact_list,
+            provider=provider,
+            models=_catalog_models(kb, models, timeout),
+            config=ProverConfig(max_depth=max_depth, timeout=timeout),
+        )
+        given = set(session.index.by_relation)
+        for u in unknown_premises(kb, given):
+            _echo_err(f"warning: {u}")
+        unknown = unknown_in_goal(kb, parse_goal(goal, kb), given)
+        if unknown:  # as Prolog's unknown procedure: an error, not "no"
+            _fail("; ".join(str(u) for u in unknown))
+        wrong = wrong_arity_in_goal(kb, parse_goal(goal, kb), session.index.field_counts())
+        if wrong:  # a usage error, as Prolog's unknown procedure parent/3 (exit 2)
+            _fail("; ".join(f"goal:1:{col}: {msg}" for col, msg in wrong), 2)
+        result = session.prove_sync(
+            goal, limit=None if all_answers else (limit or 1), on_answer=on_answer, keep=False, proofs=mode != "none"
+        )
+    except BackwardError as exc:
+        _fail(_located(facts, exc))
+    if as_json:
+        from chaining.backward.proof import proofs_to_steps
+
+        doc = result.to_dict(proofs="none")
+        doc["answers"] = found
+        if roots:
+            steps, ids = proofs_to_steps([p for _, p in roots])
+            for (i, _), root_id in zip(roots, ids):
+                found[i]["proof"] = root_id
+            doc["steps"] = steps
+        doc["count"] = result.count
+        doc["knowledge_base"] = {"name": kb.name, "version": kb.version}
+        print(jsonlib.dumps(doc))
+        return
+    if not result.count:
+        console.print(f"no: {goal} cannot be proved", markup=False)
+    if not result.complete:
+        more = "first answer only" if result.count == 1 else f"first {result.count} answers"
+        console.print(f"({more}; --all for every answer)", markup=False, style="dim")
+    for s in result.skipped_rules:
+        console.print(f"skipped rule {s.rule}: {s.reason}", markup=False, style="dim")
+    for call in result.model_calls:
+        console.print(
+            f"model {call['model']}@{call['version'][:12]}: one call, batch {call['batch']}", markup=False, style="dim"
+        )
+    for w in result.warnings:
+        _echo_err(f"warning: {w}")
+
+
+def _catalog_models(kb, catalog_file: Path | None, timeout: float):
+    """The models answering `kb`'s model-backed relations (None when it has none), loaded on first use
+    through the pipelines' catalogue; an unknown model is a located error (exit 1)."""
+    if not any(spec.model is not None for spec in kb.askable_specs.values()):
+        return None
+    from workbench.backward_models import CatalogModels, check_bindings
+    from workbench.pipeline.catalog import ModelCatalog
+    from workbench.workbench import default_model_catalog
+
+    if catalog_file is not None and not catalog_file.is_file():
+        _fail(f"--models {catalog_file}: no such catalogue file")
+    catalog = ModelCatalog(catalog_file or default_model_catalog())
+    bad = check_bindings(kb, catalog, load=False)
+    if bad:
+        for d in bad:
+            _echo_err(str(d))
+        _fail(f"{len(bad)} error(s) in the knowledge base's ;@model annotations")
+    return CatalogModels(catalog, timeout_s=timeout)
+
+
+def _answer_line(n: int, a) -> str:
+    """`answer N: ?x = v ...` or `yes`; with certainty factors a negative certainty reads as no."""
+    from chaining.backward.terms import show
+
+    b = " ".join(f"?{k} = {'(' + show(v) + ')' if isinstance(v, tuple) else show(v)}" for k, v in a.bindings.items())
+    if a.certainty is not None and a.certainty < 0:
+        return f"answer {n}: no (certainty {a.certainty:.4g})" + (f"  for {b}" if b else "")
+    if a.truth == "undefined":
+        return f"answer {n}: undefined (well-founded semantics: neither provable nor refutable)" + (
+            f"  for {b}" if b else ""
+        )
+    cf = f"  (certainty {a.certainty:.4g})" if a.certainty is not None else ""
+    return f"answer {n}: {b or 'yes'}{cf}"
+
+
+def _located(facts: Path | None, exc: Exception) -> str:
+    """The error message, prefixed with the facts file when it names one of its facts (`facts[2]...`)."""
+    msg = str(exc)
+    if facts is not None and msg.startswith("facts["):
+        return f"{'stdin' if str(facts) == '-' else facts}: {msg}"
+    return msg
+
+
+_FLAGS = {"--all": "all_answers", "--json": "as_json", "--allow-unsafe": "allow_unsafe"}
+_OPTIONS: dict[str, tuple[str, Any]] = {
+    "--facts": ("facts", Path),
+    "--limit": ("limit", int),
+    "--proofs": ("proofs", str),
+    "--answers": ("answers", Path),
+    "--max-depth": ("max_depth", int),
+    "--timeout": ("timeout", float),
+    "--models": ("models", Path),
+}
+
+
+def fast_main(args: list[str]) -> int | None:
+    """`kb ask` without typer for a plain command line (`FILE... GOAL` and the options above, each
+    `--opt value`); returns the exit code, or None for anything else (help, `--opt=value`, a value
+    typer would refuse): typer then handles the command line and its messages."""
+    kwargs: dict[str, Any] = {}
+    positional: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in _FLAGS:
+            kwargs[_FLAGS[a]] = True
+        elif a in _OPTIONS and i + 1 < len(args):
+            name, kind = _OPTIONS[a]
+            try:
+                kwargs[name] = kind(args[i + 1])
+            except ValueError:
+                return None
+            i += 1
+        elif a.startswith("-"):
+            return None
+        else:
+            positional.append(a)
+        i += 1
+    if len(positional) < 2 or kwargs.get("limit", 1) < 1 or kwargs.get("max_depth", 1) < 1:
+        return None
+    if kwargs.get("timeout", 1.0) < 0.001:
+        return None
+    try:
+        run_ask(positional, **kwargs)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 1
+    return 0

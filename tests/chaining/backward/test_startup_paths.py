@@ -1,0 +1,82 @@
+"""The backward prover's start-up paths (issue 18, speed): plain deffacts read without CLIPS must give
+exactly the facts CLIPS's reset gives, and the rule graph's strongly connected components (which
+relations are tabled) must be those networkx finds."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+import rules
+from chaining.backward import Session
+from chaining.backward.evaluator import ClipsEvaluator
+from chaining.backward.rulebase import strongly_connected
+
+ROOT = Path(__file__).resolve().parents[3]
+FILES = sorted((ROOT / "knowledge_bases").glob("*.clp")) + sorted(
+    (ROOT / "tests" / "chaining" / "programs").glob("*.clp")
+)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_plain_deffacts_are_the_facts_clips_reads(path: Path) -> None:
+    try:
+        kb = rules.load_knowledge_base(path)
+    except rules.RuleError:
+        pytest.skip("not a loadable knowledge base on its own")
+    fast = ClipsEvaluator(kb).plain_base_facts()
+    if fast is None:
+        return  # templates, globals or modules: CLIPS reads the facts
+    assert fast == ClipsEvaluator(kb).base_facts([])
+
+
+def test_plain_deffacts_keep_types_order_and_drop_duplicates(tmp_path: Path) -> None:
+    f = tmp_path / "d.clp"
+    f.write_text('(deffacts a (p 1 2.5 "s t" sym) (q) (p 1 2.5 "s t" sym))\n(deffacts b (r -3 "x\\"y"))\n')
+    kb = rules.load_knowledge_base(f)
+    fast = ClipsEvaluator(kb).plain_base_facts()
+    assert fast is not None and fast == ClipsEvaluator(kb).base_facts([])
+    assert [x.id for x, _ in fast] == [1, 2, 3]
+    s = Session(kb)
+    assert s.ev._env is None  # nothing to evaluate: CLIPS never started
+    assert [a.bindings for a in s.prove_sync('(p ?a ?b "s t" ?c)').answers] == [{"a": 1, "b": 2.5, "c": "sym"}]
+
+
+def test_templates_still_go_through_clips(tmp_path: Path) -> None:
+    f = tmp_path / "t.clp"
+    f.write_text("(deftemplate t (slot a (default 7)))\n(deffacts d (t))\n")
+    kb = rules.load_knowledge_base(f)
+    assert ClipsEvaluator(kb).plain_base_facts() is None
+    assert Session(kb).prove_sync("(t (a ?x))").answers[0].bindings == {"x": 7}
+
+
+def test_strongly_connected_components_match_networkx() -> None:
+    for seed in range(300):
+        rng = random.Random(seed)
+        n = rng.randint(1, 15)
+        g = {str(i): {str(rng.randrange(n + 3)) for _ in range(rng.randint(0, 3))} for i in range(n)}
+        ref = nx.DiGraph()
+        ref.add_nodes_from(g)
+        ref.add_edges_from((a, b) for a in g for b in g[a])
+        ours = sorted(sorted(c) for c in strongly_connected(g))
+        assert ours == sorted(sorted(c) for c in nx.strongly_connected_components(ref)), seed
+
+
+def test_tables_keep_a_symbol_and_a_string_of_the_same_text_apart(tmp_path: Path) -> None:
+    """Tabled answers of symbols are keyed by their values (a table key shortcut): the string "a",
+    the integer 1 and the float 1.0 stay answers of their own, as in CLIPS."""
+    f = tmp_path / "t.clp"
+    f.write_text(
+        '(deffacts d (e a b) (e "a" b) (e 1 b) (e 1.0 b) (e b a))\n'
+        "(defrule r1 (e ?x ?y) => (assert (p ?x ?y)))\n"
+        "(defrule r2 (e ?x ?z) (p ?z ?y) => (assert (p ?x ?y)))\n"
+    )
+    s = Session(rules.load_knowledge_base(f))
+    assert "p" in s.tabled
+    got = sorted(repr((type(a.bindings["x"]).__name__, a.bindings["x"])) for a in s.prove_sync("(p ?x a)").answers)
+    assert got == sorted(
+        repr(x) for x in [("Symbol", "a"), ("Symbol", "b"), ("String", "a"), ("int", 1), ("float", 1.0)]
+    )

@@ -1,0 +1,2 @@
+; clips: refuses -- $?_x: [SCANNER2]
+(defrule r (f $?_x) =>)
