@@ -192,6 +192,13 @@ class RaySettings(BaseModel):
     generation_replicas: int | None = Field(
         None, ge=1, description="replicas of the generation deployment (None: one per GPU of the cluster, 1 without)"
     )
+    generation_stream_interval_s: float = Field(
+        0.02,
+        ge=0,
+        description="the OpenAI and /v2 generate routes on Ray: a generation replica sends a request's outputs "
+        "at most this often, merging the steps in between (the first at once); 0: every engine step. Rails and "
+        "generate nodes always get every step",
+    )
     generation_max_ongoing_requests: int = Field(
         256, ge=1, description="generation requests one generation replica takes at once (its engine batches them)"
     )

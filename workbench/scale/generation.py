@@ -85,26 +85,55 @@ class GenerationReplica:
             }
         return out
 
-    async def generate(self, model: str, prompt: str | list[int], params: Any, request_id: str) -> Any:
+    async def generate(
+        self, model: str, prompt: str | list[int], params: Any, request_id: str, interval_s: float = 0.0
+    ) -> Any:
         """Stream `AsyncLLMEngine.generate(prompt, params, request_id)`'s `RequestOutput`s; an exception
         of the engine (ValueError: bad prompt; QueueFullError; RuntimeError) comes as the last item, a
-        `RemoteFailure`. Cancelled by the caller: the engine stream is closed, which aborts the request."""
+        `RemoteFailure`. Cancelled by the caller: the engine stream is closed, which aborts the request.
+
+        `interval_s` > 0: after the first output, outputs go out at most every `interval_s` seconds, the
+        engine steps in between merged into one item (`merge_outputs`), so a request costs a Ray stream
+        item per interval rather than per token (measured in docs/scaling.md); 0: one item per step."""
         entry = self.entries.get(model)
         if entry is None:
             yield RemoteFailure(ValueError(f"model {model!r} is not served by this replica ({sorted(self.entries)})"))
             return
         stream = entry.backend.generate(prompt, params, request_id)
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+
+        async def pump() -> None:  # the engine's outputs as they come, then None (or the failure)
+            try:
+                async for out in stream:
+                    queue.put_nowait(out)
+                queue.put_nowait(None)
+            except Exception as exc:
+                queue.put_nowait(RemoteFailure(exc))
+
+        task = asyncio.create_task(pump())
+        interval = interval_s
         finished = False
         try:
-            async for out in stream:
-                finished = bool(out.finished)
-                yield out
-        except Exception as exc:
-            finished = True
-            yield RemoteFailure(exc)
+            while not finished:
+                items = [await queue.get()]
+                while not queue.empty():
+                    items.append(queue.get_nowait())
+                outs = [x for x in items if x is not None and not isinstance(x, RemoteFailure)]
+                if outs:
+                    merged = merge_outputs(outs)
+                    finished = bool(merged.finished)
+                    yield merged
+                if items[-1] is None or isinstance(items[-1], RemoteFailure):
+                    finished = True
+                    if items[-1] is not None:
+                        yield items[-1]
+                elif not finished and interval:
+                    await asyncio.sleep(interval)  # the steps of the interval go out as one item
         finally:
             if not finished:  # cancelled by the caller (client gone, rail stop, abort)
                 self.cancelled[model] = self.cancelled.get(model, 0) + 1
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
             await stream.aclose()  # aborts an unfinished request: its KV-cache blocks are freed
 
     def chat_prompt(self, model: str, messages: list[dict[str, Any]]) -> dict[str, str]:
@@ -136,6 +165,20 @@ class GenerationReplica:
                 raise RuntimeError(f"generation engine of {name!r} stopped")
 
 
+def merge_outputs(outs: list[Any]) -> Any:
+    """Consecutive `RequestOutput`s of one request as one: the last one's totals and finish, the deltas
+    joined (what a caller that had read them one by one would have)."""
+    import dataclasses
+
+    if len(outs) == 1:
+        return outs[0]
+    return dataclasses.replace(
+        outs[-1],
+        delta_text="".join(o.delta_text for o in outs),
+        delta_token_ids=[t for o in outs for t in o.delta_token_ids],
+    )
+
+
 def _replica_gone(exc: BaseException) -> bool:
     from ray import exceptions as rex
 
@@ -152,13 +195,20 @@ class RemoteEngine:
         info: its `GenerationReplica.describe()` item.
         retries: a request whose replica was lost before its first output is sent again this often;
             one lost after it had streamed raises RuntimeError (the serving layer answers 503).
+        stream_interval_s: the replica merges a request's engine steps over this many seconds into one
+            stream item (0: one item per step, as a local engine streams). Request ids in `per_step`
+            stream every step whatever this says (rails judge each step's text, as in one process).
     """
 
-    def __init__(self, handle: Any, name: str, info: dict[str, Any], retries: int = 2) -> None:
+    def __init__(
+        self, handle: Any, name: str, info: dict[str, Any], retries: int = 2, stream_interval_s: float = 0.0
+    ) -> None:
         self._handle = handle
         self.name = name
         self.info = info
         self.retries = retries
+        self.stream_interval_s = stream_interval_s
+        self.per_step: set[str] = set()
         self.engine = SimpleNamespace(
             max_model_len=info["max_model_len"],
             num_kv_blocks=info["num_kv_blocks"],
@@ -177,7 +227,8 @@ class RemoteEngine:
 
         rid = request_id or uuid.uuid4().hex
         for attempt in range(self.retries + 1):
-            stream = self._handle.options(stream=True).generate.remote(self.name, prompt, params, rid)
+            interval = 0.0 if rid in self.per_step else self.stream_interval_s
+            stream = self._handle.options(stream=True).generate.remote(self.name, prompt, params, rid, interval)
             self._inflight[rid] = stream
             started = finished = False
             try:
@@ -257,11 +308,11 @@ class RemoteEngine:
         )
 
 
-def remote_engines(handle: Any, retries: int) -> dict[str, RemoteEngine]:
+def remote_engines(handle: Any, retries: int, stream_interval_s: float = 0.0) -> dict[str, RemoteEngine]:
     """`{name: RemoteEngine}` of every LM the `generation` deployment serves (blocks until it answers;
     call from a thread, not an event loop)."""
     info = handle.describe.remote().result(timeout_s=600)
-    return {name: RemoteEngine(handle, name, doc, retries) for name, doc in info.items()}
+    return {name: RemoteEngine(handle, name, doc, retries, stream_interval_s) for name, doc in info.items()}
 
 
 def generation_options(settings: Settings, num_gpus: float) -> dict[str, Any]:

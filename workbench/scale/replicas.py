@@ -88,7 +88,8 @@ class PipelineReplica:
         if generation is not None:
             from .generation import remote_engines
 
-            engines = await asyncio.to_thread(remote_engines, generation, self.settings.ray.retries)
+            # every engine step streamed (interval 0): a generate node's rails judge each step, as locally
+            engines = await asyncio.to_thread(remote_engines, generation, self.settings.ray.retries, 0.0)
             for engine in engines.values():
                 wb.catalog.register(engine.entry())
 

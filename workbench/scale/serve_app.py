@@ -75,10 +75,26 @@ class RayServing(Serving):
             self._served[name] = handle.describe.remote().result(timeout_s=600)
         if self._generation is not None:
             catalog = getattr(self.workbench, "catalog", None)
-            for name, engine in remote_engines(self._generation, self.retries).items():
+            interval = self.settings.ray.generation_stream_interval_s
+            for name, engine in remote_engines(self._generation, self.retries, interval).items():
                 self._engines[name] = engine  # not owned: the replica's engine outlives this process
                 if catalog is not None:
                     catalog.register(engine.entry())  # model version for /v2 generate answers
+
+    async def generate_with_rails(
+        self, model: str, prompt: str | list[int], params: dict[str, Any], request_id: str, rails: str
+    ) -> Any:
+        """`Serving.generate_with_rails`, its request streamed step by step from the replica (the rails judge
+        each step's text, as in one process, not the merged steps of an interval)."""
+        engine = self._engines.get(model)
+        if isinstance(engine, RemoteEngine):
+            engine.per_step.add(request_id)
+        try:
+            async for delta in super().generate_with_rails(model, prompt, params, request_id, rails):
+                yield delta
+        finally:
+            if isinstance(engine, RemoteEngine):
+                engine.per_step.discard(request_id)
 
     def chat_prompt(self, model: str, messages: list[dict[str, Any]]) -> str:
         """`Serving.chat_prompt` rendered on the generation replica (the template is in the model folder
