@@ -10,7 +10,7 @@ Cases (issue 18), generated into a temporary folder as a rule file and an equiva
     cross-100000    (p ?x ?y) <= (a ?x) (b ?y) over 100 x 1,000 facts: 100,000 answers
 Each engine runs in its own process, whole-process wall time and peak resident memory measured
 (os.wait4's ru_maxrss), after one untimed warm-up run of each (bytecode caches written, files
-cached): ours is `python cli/benchmarks/backward_child.py` (imports, parse, prove, count answers,
+cached): ours is `python cli/benchmarks/_backward_child.py` (imports, parse, prove, count answers,
 nothing printed per answer, no proofs kept: what `kb ask --json` does without --proofs)
 and reports from inside its prove time and the time to its first answer; SWI-Prolog is `swipl`
 with `:- table path/2.` (or reach/2) counting answers with aggregate_all/3. A row for
@@ -139,7 +139,7 @@ def _measure(cmd: list[str], cwd: Path) -> tuple[float, float, int, str, str]:
     return wall, peak, code, out_f.read().decode(), err_f.read().decode()
 
 
-CHILD = Path(__file__).with_name("backward_child.py")
+CHILD = Path(__file__).with_name("_backward_child.py")
 _LOAD_CHILD = (
     "import importlib.util as u, sys\n"
     "s = u.spec_from_file_location('backward_child', sys.argv[1])\n"
