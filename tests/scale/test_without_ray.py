@@ -68,3 +68,16 @@ def test_check_store_refuses_sqlite_on_many_nodes_and_in_memory():
         check_store("sqlite:////tmp/x.sqlite3", 3)
     with pytest.raises(ScaleError, match="in-memory SQLite"):
         check_store("sqlite://", 1)
+
+
+def test_serve_ray_model_must_be_a_causal_lm_and_workers_is_refused(tmp_path):
+    folder = tmp_path / "encoder"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "bert", "architectures": ["BertModel"]}')
+    res = CliRunner().invoke(app, ["serve", "--ray", "local", "--model", str(folder)])
+    assert res.exit_code == 2
+    assert f"--model {folder.resolve()}: not a causal LM" in res.output and "generation deployment" in res.output
+    res = CliRunner().invoke(app, ["serve", "--ray", "local", "--model", str(tmp_path / "none")])
+    assert res.exit_code == 2 and "no config.json" in res.output
+    res = CliRunner().invoke(app, ["serve", "--ray", "local", "--workers", "2"])
+    assert res.exit_code == 2 and "--ray cannot be combined with --workers" in res.output
