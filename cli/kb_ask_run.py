@@ -118,19 +118,27 @@ def run_ask(
     from rich.console import Console
 
     console = Console()
-    found: list[dict] = []  # JSON answers (without proofs) or nothing in text mode
+    found: list[dict] = []  # JSON answers with proofs (--proofs first/all), or nothing
     roots: list = []
+    stream = _JsonAnswers(goal) if as_json and mode == "none" else None
+    plain = not as_json and not console.is_terminal
 
     def on_answer(a) -> None:
-        n = len(found) + 1 if as_json else on_answer.n + 1
+        n = on_answer.n + 1
         on_answer.n = n
         show_proof = mode == "all" or (mode == "first" and n == 1)
+        if stream is not None:
+            stream.add(a)
+            return
         if as_json:
             found.append(a.to_dict(proof=False))
             if show_proof:
                 roots.append((len(found) - 1, a.proof))
             return
-        console.print(_answer_line(n, a), markup=False)
+        if plain:  # not a terminal: one plain line (rich's per-line rendering was ~0.1 ms an answer)
+            sys.stdout.write(_answer_line(n, a) + "\n")
+        else:
+            console.print(_answer_line(n, a), markup=False)
         if show_proof:
             from chaining.explain import how_tree
 
@@ -159,7 +167,21 @@ def run_ask(
             goal, limit=None if all_answers else (limit or 1), on_answer=on_answer, keep=False, proofs=mode != "none"
         )
     except BackwardError as exc:
+        if stream is not None:
+            stream.close({"error": _located(facts, exc), "count": on_answer.n})
         _fail(_located(facts, exc))
+    except BaseException as exc:  # e.g. end of input at a question: the streamed document stays valid JSON
+        if stream is not None:
+            why = "stopped" if isinstance(exc, (SystemExit, KeyboardInterrupt)) else f"{type(exc).__name__}: {exc}"
+            stream.close({"error": why, "count": on_answer.n})
+        raise
+    if stream is not None:
+        doc = result.to_dict(proofs="none")
+        del doc["goal"], doc["answers"]
+        doc["count"] = result.count
+        doc["knowledge_base"] = {"name": kb.name, "version": kb.version}
+        stream.close(doc)
+        return
     if as_json:
         from chaining.backward.proof import proofs_to_steps
 
@@ -187,6 +209,60 @@ def run_ask(
         )
     for w in result.warnings:
         _echo_err(f"warning: {w}")
+
+
+class _JsonAnswers:
+    """`kb ask --json` without proofs: the document written as the answers are found, in chunks of
+    `CHUNK` answers (no list of answers kept): `{"goal": ..., "answers": [...], <the rest of
+    ProofResult.to_dict>, "count", "knowledge_base"}`. Nothing is written before the first answer
+    (an error before it leaves stdout empty); an error after it closes the document with an `"error"`
+    field, so stdout is always one valid JSON document."""
+
+    CHUNK = 1000
+
+    def __init__(self, goal: str):
+        self.goal = goal
+        self.parts: list[str] = []
+        self.started = False
+        self.closed = False
+        self.encode = jsonlib.JSONEncoder().encode  # as json.dumps with its default settings
+
+    def add(self, a) -> None:
+        from chaining.backward.terms import bindings_json, fact_text
+
+        e = self.encode
+        fact = e(fact_text(a.fact)) if a.fact is not None else "null"
+        self.parts.append(
+            f'{{"bindings": {e(bindings_json(a.bindings))}, "fact": {fact}, '
+            f'"certainty": {e(a.certainty)}, "truth": {e(a.truth)}}}'
+        )
+        if len(self.parts) >= self.CHUNK:
+            self._flush()
+
+    def _flush(self) -> None:
+        out = sys.stdout
+        if not self.started:
+            out.write(f'{{"goal": {self.encode(self.goal)}, "answers": [')
+            self.started = True
+        else:
+            out.write(", ")
+        out.write(", ".join(self.parts))
+        self.parts.clear()
+
+    def close(self, rest: dict) -> None:
+        """Write the answers still held, then `rest` (the document's other fields) and the end."""
+        if self.closed:
+            return
+        self.closed = True
+        if self.parts:
+            self._flush()
+        if not self.started:
+            if "error" in rest:
+                return  # nothing written: the error goes to stderr alone
+            sys.stdout.write(f'{{"goal": {self.encode(self.goal)}, "answers": [')
+        tail = self.encode(rest)[1:]
+        sys.stdout.write("]" + (", " + tail if tail != "}" else "}") + "\n")
+        sys.stdout.flush()
 
 
 def _catalog_models(kb, catalog_file: Path | None, timeout: float):

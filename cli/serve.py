@@ -66,12 +66,12 @@ def serve(
     Docs at http://HOST:PORT/docs; readiness at /readyz (200 once models are loaded).
     """
     if ray is not None:
-        if workers or model:
-            typer.echo("workbench serve: --ray cannot be combined with --workers or --model", err=True)
+        if workers:
+            typer.echo("workbench serve: --ray cannot be combined with --workers (use --replicas)", err=True)
             raise typer.Exit(2)
-        from .serve_ray import serve_on_ray
+        from .serve_ray import ray_generation_folders, serve_on_ray
 
-        serve_on_ray(ray, replicas, host, port, "serve")
+        serve_on_ray(ray, replicas, host, port, "serve", ray_generation_folders(model or [], model_name or []))
         return
     if replicas is not None:
         typer.echo("workbench serve: --replicas needs --ray ADDRESS", err=True)

@@ -10,13 +10,46 @@ from __future__ import annotations
 
 import signal
 import threading
+from pathlib import Path
 
 import typer
 
 
-def serve_on_ray(address: str, replicas: int | None, host: str | None, port: int | None, batching: str) -> None:
-    """Deploy on Ray and block until interrupted. Exits 2 on a bad address, a missing `ray` extra, or a store
-    the cluster cannot share."""
+def ray_generation_folders(folders: list[Path], names: list[str]) -> dict[str, str]:
+    """`{name: folder}` of `serve --ray --model DIR [--model-name N]`: causal LMs for the generation
+    deployment. Exits 2 naming a bad option or a folder that is not a causal LM (other models are served
+    from the catalogue on Ray)."""
+    from neural.generation.model_config import is_causal_lm
+
+    from .serve import resolve_models
+
+    try:
+        models = resolve_models(folders, names)
+    except ValueError as exc:
+        typer.echo(f"workbench serve: {exc}", err=True)
+        raise typer.Exit(2) from None
+    for _name, folder in models:
+        if not is_causal_lm(Path(folder)):
+            typer.echo(
+                f"workbench serve --ray: --model {folder}: not a causal LM; with --ray, --model serves causal LMs "
+                "on the generation deployment (other models: add them to the catalogue, `workbench model add`)",
+                err=True,
+            )
+            raise typer.Exit(2)
+    return {name: folder for name, folder in models}
+
+
+def serve_on_ray(
+    address: str,
+    replicas: int | None,
+    host: str | None,
+    port: int | None,
+    batching: str,
+    generation: dict[str, str] | None = None,
+) -> None:
+    """Deploy on Ray and block until interrupted. `generation`: `{name: folder}` of more causal LMs for the
+    generation deployment. Exits 2 on a bad address, a missing `ray` extra, or a store the cluster cannot
+    share."""
     from workbench.config import ConfigError, get_settings
     from workbench.scale import ScaleError
 
@@ -47,13 +80,14 @@ def serve_on_ray(address: str, replicas: int | None, host: str | None, port: int
             err=True,
         )
         try:
-            dep = deploy(cluster, app=create_app, replicas=replicas, batching=batching)
+            dep = deploy(cluster, app=create_app, replicas=replicas, batching=batching, generation=generation)
         except (ScaleError, RuntimeError, TimeoutError, ValueError) as exc:
             typer.echo(f"workbench serve --ray: {exc}", err=True)
             raise typer.Exit(1) from None
         typer.echo(
             f"workbench serve --ray: {dep.url} (Ray Serve: ingress, {dep.replicas or 'autoscaled'} pipeline "
-            f"replicas, model deployments {', '.join(dep.models) or 'none'}); docs at /docs; Ctrl-C stops",
+            f"replicas, model deployments {', '.join(dep.models) or 'none'}, generation deployment "
+            f"{', '.join(dep.lms) or 'none'}); docs at /docs; Ctrl-C stops",
             err=True,
         )
         stop = threading.Event()
@@ -68,7 +102,8 @@ def serve_on_ray(address: str, replicas: int | None, host: str | None, port: int
 def app_builder(args: dict) -> object:
     """Ray Serve application builder for a Serve config (`import_path: cli.serve_ray:app_builder`, e.g.
     KubeRay's RayService `serveConfigV2`): the application `workbench serve --ray` deploys, with the
-    settings of the process that builds it (`WORKBENCH_*`) and `args` `{"replicas": N, "batching": ...}`.
+    settings of the process that builds it (`WORKBENCH_*`) and `args` `{"replicas": N, "batching": ...,
+    "generation": {name: causal LM folder}}` (the catalogue's causal LMs are served in any case).
 
     Raises ScaleError when the store cannot be shared by the cluster's nodes (a SQLite file on many nodes)."""
     import ray
@@ -86,4 +121,5 @@ def app_builder(args: dict) -> object:
         app=create_app,
         replicas=int(replicas) if replicas is not None else None,
         batching=str(args.get("batching", "serve")),
+        generation=dict(args.get("generation") or {}),
     )

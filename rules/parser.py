@@ -10,6 +10,8 @@ recurses once per nesting level of the input.
 from __future__ import annotations
 
 import functools
+import os
+import sys
 from pathlib import Path
 
 from lark import Lark, Token, Tree
@@ -35,9 +37,26 @@ def _lark() -> Lark:
 
 
 def _plain_lark() -> Lark:
-    """The grammar's parser as lark builds it (positions propagated by lark's own wrapper)."""
+    """The grammar's parser as lark builds it (positions propagated by lark's own wrapper).
+
+    Building the LALR tables takes ~80 ms, most of a small `kb` command's start-up; lark's own cache
+    (`cache=PATH`: the tables pickled, reused only while the grammar text, the options and lark's
+    version hash the same) keeps them beside the package's bytecode, in `rules/__pycache__`, which
+    only whoever may change the code can write. Not written when Python writes no bytecode
+    (`PYTHONDONTWRITEBYTECODE`); a cache that cannot be read or written is rebuilt or skipped."""
+    cache: str | bool = False
+    if not sys.dont_write_bytecode:
+        folder = Path(__file__).with_name("__pycache__")
+        if folder.is_dir() or os.access(folder.parent, os.W_OK):
+            cache = str(folder / "clips.lark.cache")
+            folder.mkdir(exist_ok=True)
     return Lark(
-        _GRAMMAR.read_text(), parser="lalr", lexer="contextual", propagate_positions=True, maybe_placeholders=False
+        _GRAMMAR.read_text(),
+        parser="lalr",
+        lexer="contextual",
+        propagate_positions=True,
+        maybe_placeholders=False,
+        cache=cache,
     )
 
 

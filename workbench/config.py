@@ -189,6 +189,19 @@ class RaySettings(BaseModel):
     replica_cpus: float = Field(1.0, gt=0, description="CPUs Ray reserves per pipeline replica")
     model_replicas: int = Field(1, ge=1, description="replicas of each one-shot model deployment")
     retries: int = Field(2, ge=0, description="a request whose replica died is retried this often, then 503")
+    generation_replicas: int | None = Field(
+        None, ge=1, description="replicas of the generation deployment (None: one per GPU of the cluster, 1 without)"
+    )
+    generation_stream_interval_s: float = Field(
+        0.02,
+        ge=0,
+        description="the OpenAI and /v2 generate routes on Ray: a generation replica sends a request's outputs "
+        "at most this often, merging the steps in between (the first at once); 0: every engine step. Rails and "
+        "generate nodes always get every step",
+    )
+    generation_max_ongoing_requests: int = Field(
+        256, ge=1, description="generation requests one generation replica takes at once (its engine batches them)"
+    )
     http_port: int = Field(8000, ge=1, le=65535, description="Ray Serve's HTTP proxy port")
     http_host: str = Field("127.0.0.1", description="Ray Serve's HTTP proxy interface")
     object_store_memory: int | None = Field(

@@ -32,6 +32,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from rules import ast
+from rules.facts import IMPLIED
 from rules.printer import ce_text, expr_text
 
 from .asking import QuestionsMixin
@@ -50,7 +51,7 @@ from .frames import (
     Top,
     chain_text,
 )
-from .matcher import match_list
+from .matcher import match_list, ordered_binder
 from .proof import Proof
 from .regions import RegionsMixin
 from .tables import TablesMixin
@@ -276,8 +277,30 @@ class Query(RegionsMixin, QuestionsMixin, TablesMixin):
         self.stack.append(self._sld_alts(p, key, rules, spec, text, b, pf, ctx, nxt))
 
     def _match_base(self, p, key, facts, b, pf, ctx, nxt):
+        """Alternatives from base facts `facts` (from `s.index.lookup(key)` or the oracle's index, so
+        they agree with the call's bound fields): a simple ordered pattern binds its free variables
+        straight from each fact's values (one dict per fact), any other goes through `match_list`."""
         s = self.s
         ms = s._multislots.get(key[0])
+        binder = ordered_binder(p, key, b, ms, s.plans)
+        if binder is not None:
+            n, _, free = binder
+            addr = p.address
+            for bf in facts:
+                vals = bf.fact.slots.get(IMPLIED)
+                if vals is None:  # a template fact under an ordered pattern: the general matcher
+                    for b2 in self._match_one(p, bf.fact, b, ms):
+                        yield (nxt, b2, pf + (bf.proof,), ctx)
+                    continue
+                if len(vals) != n:
+                    continue
+                b2 = b.copy()
+                for name, pos in free:
+                    b2[name] = vals[pos]
+                if addr:
+                    b2[addr] = bf.fact
+                yield (nxt, b2, pf + (bf.proof,), ctx)
+            return
         for bf in facts:  # the index gave the facts agreeing with the bound fields; matching does the rest
             try:
                 for b2 in match_list(p, bf.fact, b, s.ev, ms, s.plans):
@@ -286,6 +309,14 @@ class Query(RegionsMixin, QuestionsMixin, TablesMixin):
                     yield (nxt, b2, pf + (bf.proof,), ctx)
             except EvaluationError as exc:
                 self.warnings.append(f"{ce_text(p)}: {exc}")
+
+    def _match_one(self, p, fact, b, ms) -> list:
+        try:
+            got = match_list(p, fact, b, self.s.ev, ms, self.s.plans)
+        except EvaluationError as exc:
+            self.warnings.append(f"{ce_text(p)}: {exc}")
+            return []
+        return [{**b2, p.address: fact} for b2 in got] if p.address else got
 
     def _sld_alts(self, p, key, rules, spec, text, b, pf, ctx, nxt):
         """Alternatives of an SLD call: matching given facts, the question, then each rule whose head fits."""
@@ -318,16 +349,16 @@ class Query(RegionsMixin, QuestionsMixin, TablesMixin):
         s = self.s
         t = self.tables.get(key)
         if t is not None and t.complete:
-            self.stack.append(self._match_answers(p, t.answers, len(t.answers), b, pf, ctx, nxt))
+            self.stack.append(self._match_answers(p, t.answers, len(t.answers), b, pf, ctx, nxt, key))
             return
         if t is not None:
-            t.consumers.append((p, b, pf, ctx, nxt))
+            t.consumers.append((p, b, pf, ctx, nxt, self._consumer_binder(p, key, b)))
             top = self.comp[-1]
             if t.dfn < top.leader:
                 top.leader = t.dfn
             n = len(t.answers)
             if n:
-                self.stack.append(self._match_answers(p, t.answers, n, b, pf, ctx, nxt))
+                self.stack.append(self._match_answers(p, t.answers, n, b, pf, ctx, nxt, key))
             return
         text = instantiated_text(p, b)
         depth = ctx.depth + 1
@@ -338,12 +369,19 @@ class Query(RegionsMixin, QuestionsMixin, TablesMixin):
         t = Table(key, text, dfn, tctx, leader=dfn)
         self.tables[key] = t
         self.comp.append(t)
-        t.consumers.append((p, b, pf, ctx, nxt))
+        t.consumers.append((p, b, pf, ctx, nxt, self._consumer_binder(p, key, b)))
         self.stack.append(Marker(t))
         self.stack.append(self._producers(t, p))
         for bf in s.index.lookup(key):
             if s._key_matches(key, bf.fact):
                 self._add(t, bf.fact, bf.proof, bf.cf, ("given", bf.fact.id))
+
+    def _consumer_binder(self, p: ast.Pattern, key: tuple, b: dict):
+        """(arity, free) for a consumer of the table of `key` whose pattern is simple and ordered
+        (`matcher.ordered_binder`: the table's answers agree with the call's bound fields), else None."""
+        s = self.s
+        binder = ordered_binder(p, key, b, s._multislots.get(key[0]), s.plans)
+        return None if binder is None or p.address else (binder[0], binder[2])
 
     def _producers(self, t: Table, p: ast.Pattern):
         s = self.s
@@ -362,9 +400,32 @@ class Query(RegionsMixin, QuestionsMixin, TablesMixin):
             c2 = Ctx(t.text, br.name, t.ctx.parent, t.ctx.depth, t.ctx.neg)
             yield (Seq(br.rule.lhs, 0, Ret(br, heads, p, t.key, None, (), None, None, t)), pre, (), c2)
 
-    def _match_answers(self, p, answers, n, b, pf, ctx, nxt):
+    def _match_answers(self, p, answers, n, b, pf, ctx, nxt, key=None):
+        """Alternatives from the first `n` answers of a table (of the call with variant `key`, so
+        they agree with its bound fields): as `_match_base`, a simple ordered pattern binds its free
+        variables straight from each answer's values."""
         s = self.s
         ms = s._multislots.get(p.template.rsplit("::", 1)[-1])
+        binder = ordered_binder(p, key, b, ms, s.plans) if key is not None else None
+        if binder is not None:
+            arity, _, free = binder
+            addr = p.address
+            for i in range(n):
+                ta = answers[i]
+                vals = ta.fact.slots.get(IMPLIED)
+                if vals is None:
+                    for b2 in self._match_one(p, ta.fact, b, ms):
+                        yield (nxt, b2, pf + (ta.proof,), ctx)
+                    continue
+                if len(vals) != arity:
+                    continue
+                b2 = b.copy()
+                for name, pos in free:
+                    b2[name] = vals[pos]
+                if addr:
+                    b2[addr] = ta.fact
+                yield (nxt, b2, pf + (ta.proof,), ctx)
+            return
         for i in range(n):
             ta = answers[i]
             try:

@@ -45,11 +45,12 @@ class Ret:
     """A rule's premises are proved: conclude its heads, then return to the caller (SLD) or add the
     conclusion to `table` (SLG). Holds the caller's pattern, bindings, proofs and context."""
 
-    __slots__ = ("br", "heads", "p", "key", "b", "pf", "ctx", "nxt", "table")
+    __slots__ = ("br", "heads", "p", "key", "b", "pf", "ctx", "nxt", "table", "fast")
 
     def __init__(self, br, heads, p, key, b, pf, ctx, nxt, table):
         self.br, self.heads, self.p, self.key, self.b, self.pf = br, heads, p, key, b, pf
         self.ctx, self.nxt, self.table = ctx, nxt, table
+        self.fast: Any = None  # SLD: how a conclusion binds the caller (`TablesMixin._sld_binder`), once known
 
 
 class Exit:
@@ -87,9 +88,9 @@ class Table:
     text: str
     dfn: int
     ctx: Ctx
-    answers: list[TAnswer] = field(default_factory=list)
-    by_key: dict[tuple, TAnswer] = field(default_factory=dict)
-    consumers: list[tuple] = field(default_factory=list)  # (pattern, bindings, proofs, ctx, nxt)
+    answers: list[TAnswer | Proof] = field(default_factory=list)  # a Proof: an answer without certainty factors
+    by_key: dict[tuple, TAnswer | Proof] = field(default_factory=dict)
+    consumers: list[tuple] = field(default_factory=list)  # (pattern, bindings, proofs, ctx, nxt, binder)
     leader: int = 0
     complete: bool = False
     dead: bool = False

@@ -276,3 +276,35 @@ def multislot_value(p: ast.Pattern, b: dict, slot: str) -> tuple | None:
                 return None
         return tuple(out)
     return None
+
+
+def ordered_binder(p: ast.Pattern, key: tuple, b: Bindings, multislots: set[str] | None, cache: PlanCache):
+    """How to match simple ordered pattern `p`, called with variant key `key` (`CallsMixin._call_key`)
+    under bindings `b`, without the general matcher: (arity, checks, free) where `checks` are the
+    (position, typed key) pairs a value must equal (constants and bound variables) and `free` the
+    (name, position) pairs of distinct variables it binds. None when `p` needs `match_list` (not a
+    simple ordered plan, a variable bound to a multifield or fact address, a variable repeated
+    unbound). A fact from `FactIndex.lookup(key)` already agrees with every check."""
+    plan = compile_pattern(p, multislots, cache)
+    if plan is None or plan[0] != "o" or key[1] != "o" or key[3] != plan[1]:
+        return None
+    checks: list = []
+    free: list = []
+    names: set[str] = set()
+    for pos, (kind, arg) in enumerate(plan[2]):
+        if kind == 0:
+            continue
+        if kind == 1:
+            checks.append((pos, arg))
+            continue
+        if arg in b:
+            k = key[2][pos]
+            if k is None:  # bound to a multifield or a fact address: the general matcher decides
+                return None
+            checks.append((pos, k))
+            continue
+        if arg in names:
+            return None
+        names.add(arg)
+        free.append((arg, pos))
+    return plan[1], tuple(checks), tuple(free)

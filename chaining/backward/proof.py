@@ -46,6 +46,12 @@ class Proof:
     detail: str | None = None
     fact_id: int | None = None
 
+    @property
+    def proof(self) -> Proof:
+        """This node: a table's answer without certainty factors is its proof node (`tables._add`),
+        read as a `TAnswer` is (`.fact`, `.proof`)."""
+        return self
+
     def __repr__(self) -> str:
         # one level only: the generated repr recursed through premises (RecursionError on deep proofs)
         return f"Proof({self.label!r}, premises={len(self.premises)})"

@@ -376,11 +376,17 @@ def _answer_key(fact: Fact, pairs: dict) -> tuple:
     """`fact_key` of an answer, built inline for an ordered fact (the common case: one call per answer)
     from typed values interned in `pairs` (a query's answers share their values: a 100,000-answer
     query keeps 100,000 small keys, not 300,000 tuples); the relation is left out (one goal, one
-    relation). Never equal to a `fact_key`, whose first item is the relation's name."""
+    relation); when every value is a symbol, the fact's values themselves (never equal to a tuple of
+    typed keys, whose items are tuples). Never equal to a `fact_key`, whose first item is the relation's name."""
     slots = fact.slots
     vals = slots.get(IMPLIED)
     if vals is None or len(slots) != 1:
         return fact_key(fact)
+    for v in vals:
+        if type(v) is not Symbol:
+            break
+    else:  # every value a symbol (the common case): the fact's own tuple, as `tables.table_key`
+        return vals
     out = []
     for v in vals:
         tv = (type(v), v)

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rules.facts import IMPLIED, Fact
+from rules.facts import IMPLIED, Fact, Symbol
 from rules.printer import ce_text
 
 from . import certainty as cfm
 from .errors import EvaluationError
 from .frames import Ret, Table, TAnswer, mentions, record_derivation
-from .matcher import match_list
+from .matcher import match_list, ordered_binder
 from .proof import NO_BINDINGS, Proof
 from .terms import fact_key, make_fact, vkey
 
@@ -51,6 +51,13 @@ class TablesMixin:
         if k is None:
             k = self._tkey(fact)
         ta = t.by_key.get(k)
+        if ta is None and cf is None and not self.s.cf_on:
+            # without certainty factors an answer is its fact and proof only: the proof node stands for
+            # it (`Proof.proof` is itself), one object less per answer (a large table's memory)
+            t.by_key[k] = proof
+            t.answers.append(proof)
+            self.stack.append(Deliver(self, proof, t.consumers))
+            return
         if ta is None:
             ta = TAnswer(fact, proof, cf, {signature: cf} if cf is not None else None)
             t.by_key[k] = ta
@@ -101,20 +108,30 @@ class TablesMixin:
             vals = tuple([b[n] for n in names])
         except KeyError:
             return False
-        interned = self._interned
-        ks = []
+        fk = None
         for v in vals:
-            tv0 = type(v)
-            if tv0 is tuple or tv0 is Fact:  # a multifield spliced in, or a fact address
-                return False
-            tv = (tv0, v)
-            k = interned.get(tv)
-            if k is None:
-                k = interned[tv] = vkey(v)
-            ks.append(k)
-        fk = table_key(vals, ks)  # as `_tkey` keys an ordered answer
-        if t.dead or fk in t.by_key:
-            return True  # a derivation of an answer the table has: nothing new
+            if type(v) is not Symbol:
+                break
+        else:  # every value a symbol (the common case): the key is `vals` itself (`table_key`)
+            if t.dead or vals in t.by_key:
+                return True  # a derivation of an answer the table has: nothing new
+            fk = vals
+            ks = [("y", v) for v in vals]  # their `vkey`s
+        if fk is None:
+            interned = self._interned
+            ks = []
+            for v in vals:
+                tv0 = type(v)
+                if tv0 is tuple or tv0 is Fact:  # a multifield spliced in, or a fact address
+                    return False
+                tv = (tv0, v)
+                k = interned.get(tv)
+                if k is None:
+                    k = interned[tv] = vkey(v)
+                ks.append(k)
+            fk = table_key(vals, ks)  # as `_tkey` keys an ordered answer
+            if t.dead or fk in t.by_key:
+                return True  # a derivation of an answer the table has: nothing new
         key = r.key
         if key[0] != h.relation or key[1] != "o":
             return False
@@ -134,6 +151,51 @@ class TablesMixin:
         self._add(t, f, proof, None, (), fk)
         return True
 
+    def _sld_binder(self, r: Ret) -> tuple | bool:
+        """For an SLD conclusion of `r` (one ordered head of plain variables, no actions, no certainty
+        factors, a simple ordered caller pattern): (relation, head variables, checks, free) as
+        `matcher.ordered_binder` gives them for the caller; False when `_conclude` does the general work."""
+        s = self.s
+        br = r.br
+        if s.cf_on or len(r.heads) != 1 or br.name in s._rhs_bound or r.p.address:
+            return False
+        h = r.heads[0]
+        names = s._head_variables(h)
+        if not names or h.relation != r.key[0]:
+            return False
+        binder = ordered_binder(r.p, r.key, r.b, s._multislots.get(h.relation), s.plans)
+        if binder is None or binder[0] != len(names):
+            return False
+        return (h.relation, names, binder[1], binder[2])
+
+    def _conclude_sld(self, r: Ret, fast: tuple, b: dict, pf: tuple) -> list | None:
+        """The common SLD conclusion (see `_sld_binder`): the head's values bind the caller's variables
+        directly, without building a pattern match. None when a value is a multifield or a fact address
+        (the general path decides)."""
+        rel, names, checks, free = fast
+        try:
+            vals = tuple([b[n] for n in names])
+        except KeyError:
+            return None
+        for v in vals:
+            tv = type(v)
+            if tv is tuple or tv is Fact:
+                return None
+        for pos, k in checks:  # the caller's constants and bound variables
+            if vkey(vals[pos]) != k:
+                return []
+        f = make_fact(rel, {IMPLIED: vals})
+        br = r.br
+        if self.proofs:
+            shown = {k: v for k, v in b.items() if not isinstance(v, Fact)} if br.name in self.s._addressed else b
+            proof = Proof("rule", f, rule=br.name, bindings=shown, premises=pf)
+        else:  # the caller wants no proofs: keep the conclusion only
+            proof = Proof("rule", f, rule=br.name, bindings=NO_BINDINGS, premises=())
+        b2 = r.b.copy()
+        for name, pos in free:
+            b2[name] = vals[pos]
+        return [(r.nxt, b2, r.pf + (proof,), r.ctx)]
+
     def _conclude(self, r: Ret, b: dict, pf: tuple) -> list:
         s = self.s
         br = r.br
@@ -142,6 +204,14 @@ class TablesMixin:
             done = self._conclude_tabled(r, t, b, pf)
             if done:
                 return []
+        if t is None:
+            fast = r.fast
+            if fast is None:
+                fast = r.fast = self._sld_binder(r)
+            if fast:
+                got = self._conclude_sld(r, fast, b, pf)
+                if got is not None:
+                    return got
         try:
             if br.name in s._rhs_bound:
                 b = s._run_actions(br, b)
@@ -199,7 +269,7 @@ class Deliver:
 
     __slots__ = ("q", "ta", "consumers", "n", "i", "ready")
 
-    def __init__(self, q: Query, ta: TAnswer, consumers: list[tuple]):
+    def __init__(self, q: Query, ta: TAnswer | Proof, consumers: list[tuple]):
         self.q, self.ta, self.consumers, self.n, self.i, self.ready = q, ta, consumers, len(consumers), 0, None
 
     def __iter__(self) -> Deliver:
@@ -212,9 +282,18 @@ class Deliver:
                 return ready.pop()
             if self.i >= self.n:
                 raise StopIteration
-            p, b, pf, ctx, nxt = self.consumers[self.i]
+            p, b, pf, ctx, nxt, binder = self.consumers[self.i]
             self.i += 1
             q, ta = self.q, self.ta
+            if binder is not None:  # a simple ordered pattern: its free variables bound straight from the answer
+                vals = ta.fact.slots.get(IMPLIED)
+                if vals is not None:
+                    if len(vals) != binder[0]:
+                        continue
+                    b2 = b.copy()
+                    for name, pos in binder[1]:
+                        b2[name] = vals[pos]
+                    return (nxt, b2, pf + (ta.proof,), ctx)
             s = q.s
             try:
                 got = match_list(p, ta.fact, b, s.ev, s._multislots.get(p.template.rsplit("::", 1)[-1]), s.plans)

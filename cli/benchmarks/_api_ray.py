@@ -62,8 +62,8 @@ def run(address: str, quick: bool = False, extra: dict[str, Any] | None = None) 
             t0 = time.monotonic()
             urls = {
                 server: deploy(
-                    cluster, app=create_app, replicas=n, models=[], name=prefix, route_prefix=f"/{prefix}"
-                ).url
+                    cluster, app=create_app, replicas=n, models=[], lms=[], name=prefix, route_prefix=f"/{prefix}"
+                ).url  # pipelines only: no model or generation deployments (idle, they would only cost start-up)
                 for server, (prefix, n) in APPS.items()
             }
             extra["deploy_s"] = round(time.monotonic() - t0, 1)

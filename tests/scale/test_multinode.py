@@ -79,13 +79,55 @@ def test_sqlite_store_with_two_nodes_is_refused(ray_cluster, tmp_path):
         connect(rc.address, settings=settings)
 
 
+TEXT = "To be, or not to be, that is the question: whether 'tis nobler in the mind to suffer the slings. " * 8
+
+
 @pytest.fixture(scope="module")
-def deployment(ray_cluster):
+def tiny_gpt2(tmp_path_factory):
+    """A random-initialised GPT-2 folder written by transformers (vocab.json + merges.txt of a BPE trained
+    here): the generation deployment serves it from this path (one machine: every node reads it)."""
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    folder = tmp_path_factory.mktemp("lm") / "tiny-gpt2"
+    folder.mkdir()
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=300,
+        special_tokens=["<|endoftext|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator([TEXT], trainer=trainer)
+    tok.model.save(str(folder))
+    (folder / "tokenizer_config.json").write_text(
+        json.dumps({"tokenizer_class": "GPT2Tokenizer", "eos_token": "<|endoftext|>"})
+    )
+    torch.manual_seed(7)
+    cfg = GPT2Config(
+        vocab_size=tok.get_vocab_size(), n_embd=64, n_layer=2, n_head=4, n_positions=256, eos_token_id=0, bos_token_id=0
+    )
+    GPT2LMHeadModel(cfg).eval().save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def deployment(ray_cluster, tiny_gpt2):
     from api.app import create_app
     from workbench.scale import deploy
 
     cluster, _ = ray_cluster
-    dep = deploy(cluster, app=create_app, replicas=2, models=["demo-digits"], timeout_s=420)
+    dep = deploy(
+        cluster,
+        app=create_app,
+        replicas=2,
+        models=["demo-digits"],
+        generation={"tiny-gpt2": str(tiny_gpt2)},  # and the catalogue's demo-lm (the default `lms`)
+        timeout_s=420,
+    )
     yield dep
     dep.delete()
 
@@ -125,6 +167,95 @@ def test_same_routes_and_openapi_document_as_the_single_process_app(deployment):
         run = client.post("/v1/pipelines/demo_digits/predict", json={"input": item}).json()
         assert read == run["outputs"]["read"]  # the model deployment reads what the pipeline replica read
     assert served == create_app().openapi()
+
+
+COMPLETIONS = [
+    {"model": "tiny-gpt2", "prompt": "To be, or not", "max_tokens": 12, "temperature": 0},
+    {"model": "tiny-gpt2", "prompt": "the slings and", "max_tokens": 12, "temperature": 0, "stream": True},
+]
+CHAT = {"model": "tiny-gpt2", "messages": [{"role": "user", "content": "whether"}], "max_tokens": 8, "temperature": 0}
+
+
+def _generations(client) -> list:
+    """Greedy texts of COMPLETIONS (a streamed one: its deltas joined), the chat answer, the v2 generate answer."""
+    out = []
+    for body in COMPLETIONS:
+        r = client.post("/v1/completions", json=body)
+        assert r.status_code == 200, r.text[:500]
+        if body.get("stream"):
+            events = [line[6:] for line in r.text.splitlines() if line.startswith("data: ")]
+            assert events[-1] == "[DONE]"
+            chunks = [json.loads(e)["choices"][0] for e in events[:-1]]
+            out.append(("".join(c["text"] for c in chunks), [c["finish_reason"] for c in chunks][-1]))
+        else:
+            doc = r.json()
+            out.append((doc["choices"][0]["text"], doc["choices"][0]["finish_reason"], doc["usage"]))
+    chat = client.post("/v1/chat/completions", json=CHAT)
+    assert chat.status_code == 200, chat.text[:500]
+    out.append(chat.json()["choices"][0]["message"]["content"])
+    v2 = client.post(
+        "/v2/models/tiny-gpt2/generate", json={"text_input": "To be", "parameters": {"max_tokens": 6, "temperature": 0}}
+    )
+    assert v2.status_code == 200, v2.text[:500]
+    out.append(v2.json()["text_output"])
+    return out
+
+
+def test_generation_deployment_answers_as_the_single_process_server(deployment, tiny_gpt2, tmp_path):
+    """The OpenAI routes and /v2 generate of the Ray app stream from the generation deployment; the greedy
+    texts equal the single-process app's (the same FastAPI app with the engine in its process)."""
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+    from workbench.config import Settings
+    from workbench.serving import Serving
+
+    with httpx.Client(base_url=deployment.url, timeout=120) as client:
+        models = {m["id"] for m in client.get("/v1/models").json()["data"]}
+        assert {"tiny-gpt2", "demo-lm"} <= models
+        served = _generations(client)
+        missing = client.post("/v1/completions", json={**COMPLETIONS[0], "model": "nope"})
+        assert missing.status_code == 404, missing.text[:300]
+        too_long = client.post("/v1/completions", json={**COMPLETIONS[0], "prompt": "slings " * 400})
+        assert too_long.status_code == 400, too_long.text[:300]  # the replica's engine refused it: same error
+    settings = Settings(database_url=f"sqlite:///{tmp_path / 'local.sqlite3'}")
+    serving = Serving(
+        settings=settings, load_models=False, serve_demo_lm=False, load=lambda s: s.add_engine("tiny-gpt2", tiny_gpt2)
+    )
+    with TestClient(create_app(serving=serving, settings=settings)) as local:
+        deadline = time.monotonic() + 120
+        while local.get("/readyz").status_code != 200 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        single = _generations(local)
+    for what, a, b in zip(["completion", "streamed completion", "chat", "v2 generate"], served, single):
+        assert a == b, what
+    assert served[0][2]["completion_tokens"] == 12
+
+
+def test_generate_node_of_a_pipeline_replica_streams_from_the_generation_deployment(deployment, tmp_path):
+    """demo_generate (rails around a seeded generate node on demo-lm) through the pipeline replicas, whose
+    catalogue's demo-lm is the generation deployment: the same outputs as a local run."""
+    from workbench import Workbench
+    from workbench.config import Settings
+
+    items = [{"prompt": "ROMEO: What light", "seed": 3}, {"prompt": "To be, or not to be", "seed": 5}]
+    with httpx.Client(base_url=deployment.url, timeout=180) as client:
+        runs = [client.post("/v1/pipelines/demo_generate/predict", json={"input": x}) for x in items]
+    assert [r.status_code for r in runs] == [200, 200], [r.text[:400] for r in runs]
+    with Workbench(Settings(database_url=f"sqlite:///{tmp_path / 'local.sqlite3'}")) as wb:
+        local = wb.run_many_sync("demo_generate", items)
+    assert [r.json()["outputs"] for r in runs] == [r.outputs for r in local]
+    assert all(r.json()["outputs"]["text"] for r in runs)
+    where = deployment.pipelines_handle().where.remote().result(timeout_s=30)
+    assert where["remote_lms"] == ["demo-lm", "tiny-gpt2"]  # no engine of its own: the deployment's
+    # a rail stopped the first generation mid-decode: the cancellation reached the replica's engine, which
+    # aborted the request and freed its KV-cache blocks
+    assert runs[0].json()["outputs"]["finish_reason"] == "rail_stop"
+    gen = deployment.generation_handle()
+    deadline = time.monotonic() + 30
+    while (stats := gen.stats.remote("demo-lm").result(timeout_s=30))["unfinished"] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert stats["unfinished"] == 0 and stats["used"] == 0 and stats["cancelled"] >= 1, stats
 
 
 def test_predictions_served_on_both_nodes_each_run_recorded_once(deployment, postgres_url, tmp_path):

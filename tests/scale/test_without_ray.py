@@ -81,3 +81,16 @@ def test_check_store_shows_the_url_as_written():
     with pytest.raises(ScaleError) as err:
         check_store("sqlite://u:secret@/:memory:", 1)
     assert "secret" not in str(err.value)
+
+
+def test_serve_ray_model_must_be_a_causal_lm_and_workers_is_refused(tmp_path):
+    folder = tmp_path / "encoder"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "bert", "architectures": ["BertModel"]}')
+    res = CliRunner().invoke(app, ["serve", "--ray", "local", "--model", str(folder)])
+    assert res.exit_code == 2
+    assert f"--model {folder.resolve()}: not a causal LM" in res.output and "generation deployment" in res.output
+    res = CliRunner().invoke(app, ["serve", "--ray", "local", "--model", str(tmp_path / "none")])
+    assert res.exit_code == 2 and "no config.json" in res.output
+    res = CliRunner().invoke(app, ["serve", "--ray", "local", "--workers", "2"])
+    assert res.exit_code == 2 and "--ray cannot be combined with --workers" in res.output

@@ -72,19 +72,40 @@ class PipelineReplica:
     Args:
         settings_doc: `Settings.model_dump(mode="json")` of the deploying process (database URL included).
         load_models: catalogue models to load before the replica reports healthy (others load on first use).
+        generation: DeploymentHandle of the generation deployment, or None: `generate` nodes then stream
+            from it (a `RemoteEngine` is the catalogue's entry of each LM it serves) rather than loading an
+            engine in every pipeline replica.
     """
 
-    async def __init__(self, settings_doc: dict[str, Any], load_models: list[str] | None = None) -> None:
+    async def __init__(
+        self, settings_doc: dict[str, Any], load_models: list[str] | None = None, generation: Any = None
+    ) -> None:
         self.settings = Settings(**settings_doc)
         self.served_by = replica_name()
         self.serving = await _start_serving(self.settings, list(load_models or []) or False)
-        self.serving.workbench.recorder.served_by = self.served_by
+        wb = self.serving.workbench
+        wb.recorder.served_by = self.served_by
+        if generation is not None:
+            from .generation import remote_engines
 
-    def where(self) -> dict[str, str]:
-        """`{"served_by", "actor"}`: this replica's `served_by` and its Ray actor's name (namespace "serve")."""
+            # every engine step streamed (interval 0): a generate node's rails judge each step, as locally
+            engines = await asyncio.to_thread(remote_engines, generation, self.settings.ray.retries, 0.0)
+            for engine in engines.values():
+                wb.catalog.register(engine.entry())
+
+    def where(self) -> dict[str, Any]:
+        """`{"served_by", "actor", "remote_lms"}`: this replica's `served_by`, its Ray actor's name (namespace
+        "serve") and the catalogue LMs its `generate` nodes stream from the generation deployment."""
         import ray
 
-        return {"served_by": self.served_by, "actor": ray.get_runtime_context().get_actor_name() or ""}
+        from .generation import RemoteEngine
+
+        loaded = self.serving.workbench.catalog.loaded
+        return {
+            "served_by": self.served_by,
+            "actor": ray.get_runtime_context().get_actor_name() or "",
+            "remote_lms": sorted(n for n, e in loaded.items() if isinstance(e.backend, RemoteEngine)),
+        }
 
     async def predict(
         self,

@@ -4,9 +4,12 @@
                          document), built by the `app` factory around a `RayServing`
       -> pipelines (N)   pipeline execution (`PipelineReplica`): `POST /v1/pipelines/NAME/predict`
       -> model-NAME (M)  each one-shot model of the catalogue (`ModelReplica`): `POST /v2/models/NAME/infer`
+      -> generation (G)  the generation engine (`GenerationReplica`, one replica per GPU): the OpenAI routes,
+                         `/v2/models/NAME/generate` and the pipeline replicas' `generate` nodes stream from it
+                         (`RemoteEngine`, workbench/scale/generation.py)
 
-Everything else the API offers (pipelines, runs, knowledge bases, generation) is answered by the
-ingress's own `Workbench` on the same store. The seam is `Serving` itself: the API's routes call
+Everything else the API offers (pipelines, runs, knowledge bases) is answered by the ingress's own
+`Workbench` on the same store. The seam is `Serving` itself: the API's routes call
 `serving.predict` / `predict_many` / `infer`, and `RayServing` (a `Serving`) sends those to the
 deployments instead of running them in the process. The ingress picks each run's id, so a request
 retried on another replica (its replica died) is recorded once.
@@ -31,6 +34,7 @@ from workbench.serving.errors import UnavailableError
 from workbench.serving.models import InferenceOutput
 
 from .cluster import Cluster
+from .generation import GenerationReplica, RemoteEngine, generation_options, remote_engines
 from .replicas import ModelReplica, PipelineReplica, error_from_wire
 
 log = logging.getLogger("workbench.scale")
@@ -46,19 +50,22 @@ def _replica_gone(exc: BaseException) -> bool:
 
 class RayServing(Serving):
     """A `Serving` that runs predictions on the `pipelines` deployment and tensor inference on the
-    model deployments; the rest (documents, runs, knowledge bases, generation) on its own `Workbench`.
+    model deployments, generation on the generation deployment (a `RemoteEngine` per served LM in place of
+    a local engine); the rest (documents, runs, knowledge bases) on its own `Workbench`.
 
     Args:
         pipelines: DeploymentHandle of `PipelineReplica`.
         models: `{model name: DeploymentHandle of its ModelReplica}`.
         settings: the ingress's settings (`settings.ray.retries`: how often a request whose replica died
             is retried before it answers 503).
+        generation: DeploymentHandle of `GenerationReplica`, or None (no causal LM served).
     """
 
-    def __init__(self, pipelines: Any, models: dict[str, Any], settings: Settings) -> None:
+    def __init__(self, pipelines: Any, models: dict[str, Any], settings: Settings, generation: Any = None) -> None:
         super().__init__(None, settings=settings, load_models=False, serve_demo_lm=False)
         self._pipelines = pipelines
         self._model_handles = models
+        self._generation = generation
         self._served: dict[str, Any] = {}  # ServedModel of each model deployment, fetched at start-up
         self.retries = settings.ray.retries
 
@@ -66,6 +73,41 @@ class RayServing(Serving):
         super()._load()
         for name, handle in self._model_handles.items():
             self._served[name] = handle.describe.remote().result(timeout_s=600)
+        if self._generation is not None:
+            catalog = getattr(self.workbench, "catalog", None)
+            interval = self.settings.ray.generation_stream_interval_s
+            for name, engine in remote_engines(self._generation, self.retries, interval).items():
+                self._engines[name] = engine  # not owned: the replica's engine outlives this process
+                if catalog is not None:
+                    catalog.register(engine.entry())  # model version for /v2 generate answers
+
+    async def generate_with_rails(
+        self, model: str, prompt: str | list[int], params: dict[str, Any], request_id: str, rails: str
+    ) -> Any:
+        """`Serving.generate_with_rails`, its request streamed step by step from the replica (the rails judge
+        each step's text, as in one process, not the merged steps of an interval)."""
+        engine = self._engines.get(model)
+        if isinstance(engine, RemoteEngine):
+            engine.per_step.add(request_id)
+        try:
+            async for delta in super().generate_with_rails(model, prompt, params, request_id, rails):
+                yield delta
+        finally:
+            if isinstance(engine, RemoteEngine):
+                engine.per_step.discard(request_id)
+
+    def chat_prompt(self, model: str, messages: list[dict[str, Any]]) -> str:
+        """`Serving.chat_prompt` rendered on the generation replica (the template is in the model folder
+        there). Blocks: the route calls it in a thread. Raises NotFoundError, BadInputError."""
+        from workbench.serving.errors import BadInputError
+
+        engine = self._engine(model)
+        if not isinstance(engine, RemoteEngine):
+            return super().chat_prompt(model, messages)
+        reply = engine.render_chat(messages)
+        if "error" in reply:
+            raise BadInputError(f"model {model!r}: {reply['error']}", param="messages")
+        return reply["prompt"]
 
     def _remote_model(self, name: str, version: str | None) -> Any:
         served = self._served.get(name)
@@ -193,9 +235,16 @@ class RayServing(Serving):
 class Ingress:
     """The ingress deployment: the project's FastAPI app (`app(serving=RayServing, settings=...)`)."""
 
-    def __init__(self, settings_doc: dict[str, Any], app: Callable[..., Any], pipelines: Any, models: dict) -> None:
+    def __init__(
+        self,
+        settings_doc: dict[str, Any],
+        app: Callable[..., Any],
+        pipelines: Any,
+        models: dict,
+        generation: Any = None,
+    ) -> None:
         self.settings = Settings(**settings_doc)
-        self.serving = RayServing(pipelines, models, self.settings)
+        self.serving = RayServing(pipelines, models, self.settings, generation)
         self._app_factory = app
 
     def __serve_build_asgi_app__(self) -> Any:
@@ -211,16 +260,22 @@ class Deployment:
         name: the Serve application's name.
         replicas: pipeline replicas (None when autoscaling).
         models: model deployments by model name.
+        lms: causal LMs served by the generation deployment.
     """
 
     url: str
     name: str
     replicas: int | None
     models: list[str] = field(default_factory=list)
+    lms: list[str] = field(default_factory=list)
 
     def pipelines_handle(self) -> Any:
         """A DeploymentHandle of the pipeline deployment (scripts and tests call `predict` on it)."""
         return serve.get_deployment_handle("pipelines", app_name=self.name)
+
+    def generation_handle(self) -> Any:
+        """A DeploymentHandle of the generation deployment (`describe`, `stats(model)`, `generate`)."""
+        return serve.get_deployment_handle("generation", app_name=self.name)
 
     def delete(self) -> None:
         """Remove the application from the cluster."""
@@ -234,6 +289,8 @@ def deploy(
     replicas: int | None = None,
     models: list[str] | None = None,
     batching: str = "serve",
+    lms: list[str] | None = None,
+    generation: dict[str, str] | None = None,
     name: str = "workbench",
     route_prefix: str = "/",
     timeout_s: float = 600.0,
@@ -251,6 +308,10 @@ def deploy(
         batching: "serve" (default: Ray Serve's `@serve.batch` gathers whole requests, whose rows then go
             to the model's dynamic batcher together; measured 1.48x the requests/s of "workbench",
             docs/scaling.md) or "workbench" (each request's rows enter the project's batcher on their own).
+        lms: catalogue causal LMs the generation deployment serves (default: every `causal-lm` entry of the
+            catalogue whose folder exists); with `generation`, none and no folders: no generation deployment.
+        generation: more causal LMs for the generation deployment, `{name: Hugging Face folder}` (a path
+            every node reads). One replica per GPU of the cluster (each holding one), one without GPUs.
         name, route_prefix: the Serve application's name and URL prefix (several applications can share
             a cluster under different names and prefixes; their deployments are separate).
         timeout_s: most seconds to wait for the replicas to start.
@@ -269,7 +330,11 @@ def deploy(
         models = _one_shot_models(s)
     serve.start(http_options={"host": rs.http_host, "port": rs.http_port})
     cluster.serving = True
-    ingress = build_application(s, app=app, replicas=replicas, models=models, batching=batching)
+    if lms is None:
+        lms = _causal_lms(s)
+    ingress = build_application(
+        s, app=app, replicas=replicas, models=models, batching=batching, lms=lms, generation=generation
+    )
     serve.run(ingress, name=name, route_prefix=route_prefix, blocking=False)
     t0 = time.monotonic()
     _wait_running(name, timeout_s)
@@ -280,6 +345,7 @@ def deploy(
         name=name,
         replicas=None if (replicas is None and rs.autoscale) else (replicas or rs.replicas),
         models=list(models),
+        lms=[*lms, *(generation or {})],
     )
 
 
@@ -290,6 +356,8 @@ def build_application(
     replicas: int | None = None,
     models: list[str] | None = None,
     batching: str = "serve",
+    lms: list[str] | None = None,
+    generation: dict[str, str] | None = None,
 ) -> Any:
     """The bound Ray Serve application (ingress -> pipelines, model-NAME) that `deploy` runs; also what a
     Serve config's `import_path` builder returns (`cli.serve_ray:app_builder`, KubeRay's RayService).
@@ -300,6 +368,11 @@ def build_application(
     rs = settings.ray
     one_shot = _one_shot_models(settings)
     models = one_shot if models is None else models
+    lms = _causal_lms(settings) if lms is None else lms
+    gen_app = None
+    if lms or generation:
+        gen_opts = generation_options(settings, _cluster_gpus())
+        gen_app = serve.deployment(GenerationReplica).options(**gen_opts).bind(doc, list(lms), dict(generation or {}))
     opts: dict[str, Any] = {
         "name": "pipelines",
         "max_ongoing_requests": rs.max_ongoing_requests,
@@ -314,7 +387,7 @@ def build_application(
         }
     else:
         opts["num_replicas"] = replicas or rs.replicas
-    pipelines = serve.deployment(PipelineReplica).options(**opts).bind(doc, one_shot)
+    pipelines = serve.deployment(PipelineReplica).options(**opts).bind(doc, one_shot, gen_app)
     model_apps = {
         m: serve.deployment(ModelReplica)
         .options(
@@ -329,8 +402,25 @@ def build_application(
     return (
         serve.deployment(serve.ingress()(Ingress))
         .options(name="ingress", num_replicas=1, max_ongoing_requests=1024, ray_actor_options={"num_cpus": 0})
-        .bind(doc, app, pipelines, model_apps)
+        .bind(doc, app, pipelines, model_apps, gen_app)
     )
+
+
+def _cluster_gpus() -> float:
+    import ray
+
+    return float(ray.cluster_resources().get("GPU", 0)) if ray.is_initialized() else 0.0
+
+
+def _causal_lms(settings: Settings) -> list[str]:
+    """Catalogue models of task `causal-lm` whose folder is there (the generation deployment serves them)."""
+    from pathlib import Path
+
+    from workbench.facade.pipelines import default_model_catalog
+    from workbench.pipeline.catalog import ModelCatalog
+
+    specs = ModelCatalog(default_model_catalog()).specs()
+    return sorted(n for n, e in specs.items() if e.task == "causal-lm" and Path(e.path).is_dir())
 
 
 def _one_shot_models(settings: Settings) -> list[str]:

@@ -80,3 +80,30 @@ def test_tables_keep_a_symbol_and_a_string_of_the_same_text_apart(tmp_path: Path
     assert got == sorted(
         repr(x) for x in [("Symbol", "a"), ("Symbol", "b"), ("String", "a"), ("int", 1), ("float", 1.0)]
     )
+
+
+def test_cached_grammar_tables_parse_as_freshly_built_ones(tmp_path: Path) -> None:
+    """`kb` start-up reuses lark's pickled LALR tables (`rules.parser._plain_lark`, beside the
+    bytecode): a parser loaded from that cache gives the trees of one built without it, and no cache
+    is written when Python writes no bytecode."""
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[3]
+    program = (
+        "import sys, pickle\n"
+        "from rules import parser\n"
+        "parser._plain_lark()\n"
+        "out = [repr(parser.parse(open(f).read(), f)) for f in sys.argv[1:]]\n"
+        "sys.stdout.buffer.write(pickle.dumps(out))\n"
+    )
+    kbs = [str(f) for f in sorted((repo / "knowledge_bases").glob("*.clp"))]
+    cache = repo / "rules" / "__pycache__" / "clips.lark.cache"
+    env = {k: v for k, v in __import__("os").environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    runs = [
+        subprocess.run([sys.executable, "-c", program, *kbs], cwd=repo, env=e, capture_output=True, timeout=120)
+        for e in ({**env, "PYTHONDONTWRITEBYTECODE": "1"}, env, env)  # built; built and cached; from the cache
+    ]
+    assert all(r.returncode == 0 for r in runs), [r.stderr.decode()[-500:] for r in runs]
+    assert runs[0].stdout == runs[1].stdout == runs[2].stdout and len(runs[0].stdout) > 1000
+    assert cache.is_file() and cache.read_bytes()[:64].strip()  # the cache: a hash line, then the tables
