@@ -44,8 +44,11 @@ class Sample:
 
 
 def encode_requests(url: str, method: str, path: str, bodies: list[Any]) -> list[bytes]:
-    """The raw HTTP/1.1 requests (JSON bodies, keep-alive) for `bodies`, encoded once."""
-    host = urlsplit(url).netloc
+    """The raw HTTP/1.1 requests (JSON bodies, keep-alive) for `bodies`, encoded once. A path in
+    `url` (an application behind a route prefix, e.g. Ray Serve's `/r1`) goes before `path`."""
+    parts = urlsplit(url)
+    host = parts.netloc
+    path = parts.path.rstrip("/") + path
     out = []
     for b in bodies:
         data = json.dumps(b, separators=(",", ":")).encode()
