@@ -71,7 +71,13 @@ def test_metrics_of_two_workers_are_one_server(tmp_path):
             status = httpx.post(url + "/v2/models/demo-digits/infer", json=body, timeout=60).status_code
             assert status in (200, 503)  # 503: that worker is still loading
             ok, unavailable = ok + (status == 200), unavailable + (status == 503)
-        version = httpx.get(url + "/v2/models/demo-digits", timeout=10).json()["versions"][0]
+        while True:  # a worker still loading answers 503 (no metadata yet): ask until one answers
+            meta = httpx.get(url + "/v2/models/demo-digits", timeout=10)
+            if meta.status_code == 200:
+                break
+            assert meta.status_code == 503 and time.monotonic() < deadline, meta.text
+            time.sleep(0.3)
+        version = meta.json()["versions"][0]
 
         writers = {p.stem.rsplit("_", 1)[1] for p in prom.glob("*.db")}
         assert len(writers) >= 2, f"metric files of one process only: {sorted(p.name for p in prom.glob('*.db'))}"

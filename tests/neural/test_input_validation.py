@@ -90,13 +90,14 @@ def test_invalid_requests_are_counted_in_metrics(entry):
 
     before = (
         METRICS_REGISTRY.get_sample_value(
-            "workbench_model_failures_total", {"model": "tiny", "reason": "invalid_input"}
+            "workbench_model_failures_total",
+            {"model": "tiny", "version": entry.short_version, "reason": "invalid_input"},
         )
         or 0
     )
     with pytest.raises(InputValidationError):
         entry.submit({"ids": GOOD["ids"]})
     after = METRICS_REGISTRY.get_sample_value(
-        "workbench_model_failures_total", {"model": "tiny", "reason": "invalid_input"}
+        "workbench_model_failures_total", {"model": "tiny", "version": entry.short_version, "reason": "invalid_input"}
     )
     assert after == before + 1

@@ -247,11 +247,11 @@ async def test_metrics_count_requests_batches_and_failures():
     with pytest.raises(BatchExecutionError):
         await b.infer("boom")
     get = METRICS_REGISTRY.get_sample_value
-    assert get("workbench_model_requests_total", {"model": "metered"}) == 4
-    assert get("workbench_model_failures_total", {"model": "metered", "reason": "model_error"}) == 1
-    assert get("workbench_model_batch_size_count", {"model": "metered"}) == b.stats.batches
-    assert get("workbench_model_request_latency_seconds_count", {"model": "metered"}) == 3
-    assert get("workbench_model_queue_time_seconds_count", {"model": "metered"}) == 4
+    assert get("workbench_model_requests_total", {"model": "metered", "version": ""}) == 4
+    assert get("workbench_model_failures_total", {"model": "metered", "version": "", "reason": "model_error"}) == 1
+    assert get("workbench_model_batch_size_count", {"model": "metered", "version": ""}) == b.stats.batches
+    assert get("workbench_model_request_latency_seconds_count", {"model": "metered", "version": ""}) == 3
+    assert get("workbench_model_queue_time_seconds_count", {"model": "metered", "version": ""}) == 4
     b.close()
 
 
