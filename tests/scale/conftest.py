@@ -7,77 +7,20 @@ Kept small for CI: 80 MiB object store per node, no dashboard, Ray's logs in a t
 
 from __future__ import annotations
 
-import os
 import shutil
-import socket
-import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
+from postgres_server import free_port, throwaway_postgres
 
 OBJECT_STORE_BYTES = 80 * 1024 * 1024
 
 
-def _find_bin(name: str) -> str | None:
-    found = shutil.which(name)
-    if found:
-        return found
-    for candidate in sorted(Path("/usr/lib/postgresql").glob(f"*/bin/{name}"), reverse=True):
-        return str(candidate)
-    return None
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def postgres_url():
-    from workbench.store import Store
-
-    initdb, pg_ctl = _find_bin("initdb"), _find_bin("pg_ctl")
-    if not initdb or not pg_ctl:
-        pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl) on this machine")
-    pytest.importorskip("psycopg")
-    base = Path(tempfile.mkdtemp(prefix="workbench-scale-pg-"))  # postgres runs as another user: not pytest's tmp
-    data = base / "data"
-    prefix: list[str] = []
-    if os.geteuid() == 0:
-        if shutil.which("runuser") is None:
-            pytest.skip("running as root without runuser: cannot start postgres")
-        prefix = ["runuser", "-u", "postgres", "--"]
-        os.chmod(base, 0o777)
-    port = free_port()
-    subprocess.run(
-        [*prefix, initdb, "-D", str(data), "-U", "wb", "--auth=trust", "-E", "UTF8"], check=True, capture_output=True
-    )
-    log = base / "log.txt"
-    if prefix:
-        log.touch()
-        shutil.chown(log, "postgres")
-    opts = f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c max_connections=200"
-    subprocess.run(
-        [*prefix, pg_ctl, "-D", str(data), "-l", str(log), "-w", "-o", opts, "start"], check=True, capture_output=True
-    )
-    try:
-        url = f"postgresql+psycopg://wb@127.0.0.1:{port}/postgres"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                Store.open(url).close()
-                break
-            except Exception:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.5)
+    with throwaway_postgres("workbench-scale-pg-", max_connections=200) as url:
         yield url
-    finally:
-        subprocess.run([*prefix, pg_ctl, "-D", str(data), "-m", "fast", "stop"], capture_output=True, timeout=60)
-        shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
