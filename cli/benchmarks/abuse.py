@@ -22,7 +22,6 @@ import itertools
 import json
 import os
 import random
-import socket
 import subprocess
 import sys
 import tempfile
@@ -34,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .api import _free_port, _wait_ready
 
 EXTRA: dict[str, Any] = {}
 KEY = "bench-key"
@@ -155,28 +156,6 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
             except subprocess.TimeoutExpired:
                 proc.kill()
     return stats
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_ready(url: str, proc: subprocess.Popen, log_file: Path, timeout_s: float = 300.0) -> None:
-    import httpx
-
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the API server exited ({proc.returncode}):\n{log_file.read_text()[-3000:]}")
-        try:
-            if httpx.get(url + "/readyz", timeout=5).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"the API server was not ready after {timeout_s:.0f} s:\n{log_file.read_text()[-3000:]}")
 
 
 def _rss_kib(pid: int) -> tuple[int, int]:
