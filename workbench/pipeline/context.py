@@ -81,6 +81,7 @@ class RunContext:
         self.kb_versions: dict[str, str] = {}
         self.model_versions: dict[str, str] = {}
         self._keys: dict[int, tuple] = {}
+        self._same: dict[int, Fact] = {}  # id of a copy without a working-memory id -> the fact it copies
         self._texts: dict[int, str] = {}
         self._wm_ids: dict[str, dict[tuple, int]] = {}
         self._alive: list[Fact] = []
@@ -126,9 +127,24 @@ class RunContext:
         memoised for the run (facts are immutable and live as long as the run)."""
         k = self._keys.get(id(f))
         if k is None:
-            k = self._keys[id(f)] = fact_key(f)
+            original = self._same.get(id(f))  # a copy shares the key of the fact it copies
+            k = self._keys[id(f)] = self.key(original) if original is not None else fact_key(f)
             self._alive.append(f)  # keep it alive so that id(f) stays unique during the run
         return k
+
+    def strip_ids(self, facts: Iterable[Fact]) -> list[Fact]:
+        """Copies of facts without working-memory ids (facts move between knowledge bases by
+        content). A copy shares its original's content (slots are not re-checked: they were when
+        the original was made or read from CLIPS) and its key (`key`), computed at most once."""
+        out: list[Fact] = []
+        for f in facts:
+            if f.id is not None:
+                c = _copy_without_id(f)
+                self._same[id(c)] = f
+                self._alive.append(c)
+                f = c
+            out.append(f)
+        return out
 
     def wm_id(self, node_id: str, key: tuple) -> int | None:
         """Id of the first fact in forward node `node_id`'s working memory with content `key` (memoised index)."""
@@ -168,8 +184,20 @@ class RunContext:
 
 
 def strip_ids(facts: Iterable[Fact]) -> list[Fact]:
-    """Copies of facts without working-memory ids (facts move between knowledge bases by content)."""
-    return [Fact(f.template, f.slots) if f.id is not None else f for f in facts]
+    """Copies of facts without working-memory ids (facts move between knowledge bases by content);
+    outside a run (no `RunContext` to share keys with)."""
+    return [_copy_without_id(f) if f.id is not None else f for f in facts]
+
+
+def _copy_without_id(f: Fact) -> Fact:
+    """`Fact(f.template, f.slots)` without re-running `Fact`'s checks on content that passed them
+    (the slots mapping is shared: facts are immutable). The same shortcut the CLIPS fact reader
+    takes for facts it reads (chaining/forward/clips_fact_reader.py)."""
+    c = object.__new__(Fact)
+    object.__setattr__(c, "template", f.template)
+    object.__setattr__(c, "slots", f.slots)
+    object.__setattr__(c, "id", None)
+    return c
 
 
 class FactScope:

@@ -10,7 +10,7 @@ from typing import Any
 from chaining.forward import ForwardError, RunawayError
 from rules.facts import Fact, typed_fact
 
-from ..context import NodeState, RunContext, strip_ids
+from ..context import NodeState, RunContext
 from ..errors import NodeExecutionError
 
 
@@ -74,15 +74,14 @@ def _record(ctx: RunContext, state: NodeState, kb: Any, facts_in: list[Fact], re
     }
 
 
-def _emit(state: NodeState, result: Any) -> list[Fact]:
+def _emit(ctx: RunContext, state: NodeState, result: Any) -> list[Fact]:
     emit = state.node.get("emit")
-    facts = strip_ids(result.facts)
-    return [f for f in facts if f.template in emit] if emit else facts
+    return ctx.strip_ids([f for f in result.facts if f.template in emit] if emit else result.facts)
 
 
 def run_rules(ctx: RunContext, state: NodeState, rt: Any) -> None:
     _, _, result = evaluate(ctx, state, rt)
-    state.facts = _emit(state, result)
+    state.facts = _emit(ctx, state, result)
     ctx.event("node", state.node.id, {"type": "rules", "firings": len(result.firings), "facts_out": len(state.facts)})
 
 
@@ -94,7 +93,7 @@ def run_postprocess(ctx: RunContext, state: NodeState, rt: Any) -> None:
     removed = [str(f) for f in facts_in if ctx.key(f) not in out_keys]
     added = [str(f) for f in result.facts if ctx.key(f) not in in_keys]
     state.record["overrides"] = {"removed": removed, "added": added}
-    state.facts = _emit(state, result)
+    state.facts = _emit(ctx, state, result)
     ctx.event(
         "node",
         state.node.id,
@@ -126,7 +125,7 @@ def run_gate(ctx: RunContext, state: NodeState, rt: Any) -> None:
             kb, result, dec, sorted({e.when for e in ctx.outgoing(node.id) if e.when and e.when not in branches})
         )
     state.record["decision"] = payload
-    state.facts = _emit(state, result)
+    state.facts = _emit(ctx, state, result)
     ctx.event("gate_decision", node.id, payload)
 
 
