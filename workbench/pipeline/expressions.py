@@ -135,24 +135,29 @@ def _to_plain(x: Any) -> Any:
 
 @dataclass(slots=True, frozen=True)
 class Expression:
-    """A compiled expression: `names` it reads (free variables) and `calls` (function names)."""
+    """A compiled expression: `names` it reads (free variables) and `calls` (function names).
+
+    `fn` is the expression compiled once into nested Python closures (one per syntax node), so an
+    evaluation calls them instead of walking the syntax tree and dispatching on node types."""
 
     text: str
     tree: ast.Expression
     names: frozenset[str]
     calls: frozenset[str]
+    fn: Callable[[Mapping[str, Any], Mapping[str, Callable[..., Any]] | None], Any]
+    reads_input: bool  # a path into the run input (`_reads_input`): its lists are returned as they are
 
     def evaluate(self, scope: Mapping[str, Any], functions: Mapping[str, Callable[..., Any]] | None = None) -> Any:
-        """Evaluate with `scope` (name -> value) and extra `functions`; returns plain Python/numpy values.
+        """Evaluate with `scope` (name -> value) and extra `functions` (they take precedence over
+        `FUNCTIONS`); returns plain Python/numpy values.
 
         Raises:
             ExpressionError: an unknown name, a failing function, a type error (e.g. arithmetic on a
                 missing value); the message names the expression.
         """
-        funcs = FUNCTIONS if not functions else {**FUNCTIONS, **functions}
         try:
-            value = _Eval(scope, funcs, self.text).visit(self.tree.body)
-            if isinstance(value, list) and _reads_input(self.tree.body):
+            value = self.fn(scope, functions)
+            if self.reads_input and isinstance(value, list):
                 return value  # a part of the run input: JSON already (checked), not walked again
             return _to_plain(value)
         except ExpressionError:
@@ -219,7 +224,9 @@ def _compile(text: Any, extra_functions: frozenset[str] = frozenset()) -> Expres
                 getattr(node, "col_offset", -1) + 1,
             )
     names = _names_used_as_values(tree)  # function names are not free variables
-    return Expression(text.strip(), tree, frozenset(names), frozenset(calls))
+    stripped = text.strip()
+    fn = _closure(tree.body, stripped)
+    return Expression(stripped, tree, frozenset(names), frozenset(calls), fn, _reads_input(tree.body))
 
 
 def _names_used_as_values(tree: ast.AST) -> set[str]:
@@ -253,83 +260,147 @@ _ALLOWED_NODES = (
 )
 
 
-class _Eval:
-    __slots__ = ("scope", "funcs", "text")
+Compiled = Callable[[Mapping[str, Any], Mapping[str, Callable[..., Any]] | None], Any]
 
-    def __init__(self, scope: Mapping[str, Any], funcs: Mapping[str, Callable[..., Any]], text: str):
-        self.scope = scope
-        self.funcs = funcs
-        self.text = text
 
-    def visit(self, node: ast.AST) -> Any:
-        if isinstance(node, ast.Constant):
-            return node.value
-        if isinstance(node, ast.Name):
-            if node.id in self.scope:
-                return self.scope[node.id]
-            if node.id in ("true", "True"):
-                return True
-            if node.id in ("false", "False"):
-                return False
-            raise ExpressionError(
-                self.text,
-                f"unknown name {node.id!r}; known: {', '.join(sorted(map(str, self.scope)))}",
-                node.col_offset + 1,
-            )
-        if isinstance(node, ast.Attribute):
-            return get_member(self.visit(node.value), node.attr)
-        if isinstance(node, ast.Subscript):
-            base = self.visit(node.value)
-            if isinstance(node.slice, ast.Slice):
-                lo = None if node.slice.lower is None else self.visit(node.slice.lower)
-                hi = None if node.slice.upper is None else self.visit(node.slice.upper)
-                return None if base is None else base[lo:hi]
-            return get_member(base, self.visit(node.slice))
-        if isinstance(node, (ast.List, ast.Tuple)):
-            return [self.visit(e) for e in node.elts]
-        if isinstance(node, ast.UnaryOp):
-            v = self.visit(node.operand)
-            if isinstance(node.op, ast.Not):
-                return not v
-            if v is None:
-                raise ExpressionError(self.text, "arithmetic on a missing value", node.col_offset + 1)
-            return -v if isinstance(node.op, ast.USub) else +v
-        if isinstance(node, ast.BinOp):
-            a, b = self.visit(node.left), self.visit(node.right)
-            if a is None or b is None:
-                raise ExpressionError(self.text, "arithmetic on a missing value", node.col_offset + 1)
-            return _BINOPS[type(node.op)](a, b)
-        if isinstance(node, ast.BoolOp):
-            if isinstance(node.op, ast.And):
-                v: Any = True
-                for e in node.values:
-                    v = self.visit(e)
-                    if not v:
-                        return v
-                return v
-            v = False
-            for e in node.values:
-                v = self.visit(e)
-                if v:
+def _closure(node: ast.AST, text: str) -> Compiled:
+    """Compile one checked syntax node into `f(scope, functions) -> value` (the language's
+    semantics: missing values are None, arithmetic on None is an error naming the column, a
+    comparison with None is False except `==` / `!=`, `and` / `or` short-circuit)."""
+    if isinstance(node, ast.Constant):
+        const = node.value
+        return lambda scope, funcs: const
+    if isinstance(node, ast.Name):
+        return _name(node, text)
+    if isinstance(node, ast.Attribute):
+        base, attr = _closure(node.value, text), node.attr
+        return lambda scope, funcs: get_member(base(scope, funcs), attr)
+    if isinstance(node, ast.Subscript):
+        base = _closure(node.value, text)
+        if isinstance(node.slice, ast.Slice):
+            lo = None if node.slice.lower is None else _closure(node.slice.lower, text)
+            hi = None if node.slice.upper is None else _closure(node.slice.upper, text)
+
+            def sliced(scope: Any, funcs: Any) -> Any:
+                b = base(scope, funcs)
+                a, z = (None if lo is None else lo(scope, funcs)), (None if hi is None else hi(scope, funcs))
+                return None if b is None else b[a:z]
+
+            return sliced
+        key = _closure(node.slice, text)
+        return lambda scope, funcs: get_member(base(scope, funcs), key(scope, funcs))
+    if isinstance(node, (ast.List, ast.Tuple)):
+        elts = [_closure(e, text) for e in node.elts]
+        return lambda scope, funcs: [e(scope, funcs) for e in elts]
+    if isinstance(node, ast.UnaryOp):
+        return _unary(node, _closure(node.operand, text), text)
+    if isinstance(node, ast.BinOp):
+        return _binop(node, _closure(node.left, text), _closure(node.right, text), text)
+    if isinstance(node, ast.BoolOp):
+        return _boolop(isinstance(node.op, ast.And), [_closure(e, text) for e in node.values])
+    if isinstance(node, ast.Compare):
+        return _compare(node, _closure(node.left, text), [_closure(c, text) for c in node.comparators])
+    if isinstance(node, ast.IfExp):
+        test, body, orelse = _closure(node.test, text), _closure(node.body, text), _closure(node.orelse, text)
+        return lambda scope, funcs: body(scope, funcs) if test(scope, funcs) else orelse(scope, funcs)
+    if isinstance(node, ast.Call):
+        return _call(node.func.id, [_closure(a, text) for a in node.args])  # type: ignore[union-attr]
+    raise ExpressionError(text, f"{type(node).__name__} is not allowed", getattr(node, "col_offset", -1) + 1)
+
+
+def _name(node: ast.Name, text: str) -> Compiled:
+    name = node.id
+    literal = {"true": True, "True": True, "false": False, "False": False}.get(name)
+
+    def lookup(scope: Any, funcs: Any) -> Any:
+        if name in scope:
+            return scope[name]
+        if literal is not None:
+            return literal
+        raise ExpressionError(
+            text, f"unknown name {name!r}; known: {', '.join(sorted(map(str, scope)))}", node.col_offset + 1
+        )
+
+    return lookup
+
+
+def _unary(node: ast.UnaryOp, operand: Compiled, text: str) -> Compiled:
+    if isinstance(node.op, ast.Not):
+        return lambda scope, funcs: not operand(scope, funcs)
+    negate, column = isinstance(node.op, ast.USub), node.col_offset + 1
+
+    def arith(scope: Any, funcs: Any) -> Any:
+        v = operand(scope, funcs)
+        if v is None:
+            raise ExpressionError(text, "arithmetic on a missing value", column)
+        return -v if negate else +v
+
+    return arith
+
+
+def _binop(node: ast.BinOp, left: Compiled, right: Compiled, text: str) -> Compiled:
+    op, column = _BINOPS[type(node.op)], node.col_offset + 1
+
+    def binop(scope: Any, funcs: Any) -> Any:
+        a, b = left(scope, funcs), right(scope, funcs)
+        if a is None or b is None:
+            raise ExpressionError(text, "arithmetic on a missing value", column)
+        return op(a, b)
+
+    return binop
+
+
+def _boolop(conjunction: bool, values: list[Compiled]) -> Compiled:
+    if conjunction:
+
+        def all_of(scope: Any, funcs: Any) -> Any:
+            v: Any = True
+            for e in values:
+                v = e(scope, funcs)
+                if not v:
                     return v
             return v
-        if isinstance(node, ast.Compare):
-            left = self.visit(node.left)
-            for op, comp in zip(node.ops, node.comparators):
-                right = self.visit(comp)
-                if left is None or right is None:
-                    if not isinstance(op, (ast.Eq, ast.NotEq)):
-                        return False
-                if not _CMPOPS[type(op)](left, right):
-                    return False
-                left = right
-            return True
-        if isinstance(node, ast.IfExp):
-            return self.visit(node.body) if self.visit(node.test) else self.visit(node.orelse)
-        if isinstance(node, ast.Call):
-            fn = self.funcs[node.func.id]  # type: ignore[union-attr]
-            return fn(*[self.visit(a) for a in node.args])
-        raise ExpressionError(self.text, f"{type(node).__name__} is not allowed", getattr(node, "col_offset", -1) + 1)
+
+        return all_of
+
+    def any_of(scope: Any, funcs: Any) -> Any:
+        v: Any = False
+        for e in values:
+            v = e(scope, funcs)
+            if v:
+                return v
+        return v
+
+    return any_of
+
+
+def _compare(node: ast.Compare, left: Compiled, comparators: list[Compiled]) -> Compiled:
+    steps = [(_CMPOPS[type(op)], isinstance(op, (ast.Eq, ast.NotEq)), c) for op, c in zip(node.ops, comparators)]
+
+    def compare(scope: Any, funcs: Any) -> bool:
+        a = left(scope, funcs)
+        for op, equality, comp in steps:
+            b = comp(scope, funcs)
+            if (a is None or b is None) and not equality:
+                return False
+            if not op(a, b):
+                return False
+            a = b
+        return True
+
+    return compare
+
+
+def _call(name: str, args: list[Compiled]) -> Compiled:
+    builtin = FUNCTIONS.get(name)
+
+    def call(scope: Any, funcs: Any) -> Any:
+        fn = funcs.get(name) if funcs else None
+        if fn is None:
+            fn = builtin if builtin is not None else FUNCTIONS[name]  # KeyError: an unbound extra function
+        return fn(*[a(scope, funcs) for a in args])
+
+    return call
 
 
 def _reads_input(node: ast.AST) -> bool:
