@@ -88,6 +88,7 @@ class Serving(ModelServing, GenerationServing, LibraryServing):
             self._start_demo_lm()
         if self._load_fn is not None:
             self._load_fn(self)
+        freeze_startup_heap()
 
     async def wait_ready(self, timeout_s: float = 60.0) -> None:
         """Wait until loading ends. Raises UnavailableError if it failed or took longer than `timeout_s`."""
@@ -163,6 +164,23 @@ class Serving(ModelServing, GenerationServing, LibraryServing):
                 continue
             parts.append(generate_latest(reg).decode())
         return "".join(parts)
+
+
+def freeze_startup_heap() -> None:
+    """Move every object alive after start-up (modules, models, knowledge bases: ~400k objects
+    with torch and transformers imported) to the collector's permanent generation (`gc.freeze`,
+    CPython 3.7+; what Instagram's and other pre-forking servers do after loading).
+
+    Why: the cyclic garbage collector's full (generation 2) collections scan every tracked
+    object. Measured on `demo_digits` predict at concurrency 64: 600k objects, a full collection
+    every ~0.7 s taking ~0.3 s with the GIL held, so the process stood still ~28% of the time
+    (docs/serving.md, "Cost per request"). Frozen objects are not scanned any more; the ones made
+    while serving still are. The garbage present now is collected first; objects frozen are
+    never collected later (start-up state lives as long as the server anyway)."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
 
 
 def _extra_registries() -> list[Any]:
