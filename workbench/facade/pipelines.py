@@ -243,7 +243,7 @@ class PipelinesMixin:
         hit = self._resolved.get(key)
         if hit is not None and now - hit[0] < RESOLVE_TTL_S and hit[2] == self._file_stamp(hit[1]):
             return hit[1]
-        p = self.get_pipeline(pipeline, version, shared=True)
+        p = self.get_pipeline(pipeline, version, shared=True).share()
         self._resolved[key] = (now, p, self._file_stamp(p))
         return p
 

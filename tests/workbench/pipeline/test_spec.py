@@ -103,6 +103,36 @@ def test_expressions_refuse_anything_outside_the_language(bad):
         compile_expression(bad)
 
 
+def test_shared_pipeline_keeps_its_fingerprint_until_edited_by_its_methods():
+    p = Pipeline.from_yaml(ODD)
+    v0, fp0 = p.version, p.fingerprint()
+    p.share()
+    assert p.fingerprint() == fp0 and p.version == v0
+    p.add_node("extra", "output", fields={"y": "input.x"})  # a building method un-shares it
+    assert p.fingerprint() != fp0 and p.version != v0
+    assert p.fingerprint() == Pipeline.from_yaml(p.to_yaml()).fingerprint()
+
+
+def test_compiled_expressions_keep_the_language_semantics():
+    ev = lambda text, **scope: compile_expression(text).evaluate(scope)  # noqa: E731
+    assert ev("a < b < c", a=1, b=2, c=3) is True and ev("a < b < c", a=1, b=3, c=2) is False
+    assert ev("a < b", a=None, b=1) is False and ev("a == b", a=None, b=None) is True
+    assert ev("a != b", a=None, b=1) is True
+    assert ev("a and b", a=0, b=1) == 0 and ev("a or b", a=0, b=5) == 5
+    assert ev("xs[1:3]", xs=[1, 2, 3, 4]) == [2, 3] and ev("xs[-1]", xs=[1, 2]) == 2 and ev("xs[5]", xs=[1]) is None
+    assert ev("d.k.z", d={"k": {"z": 7}}) == 7 and ev("d['q']", d={}) is None
+    assert ev("-a + +b * 2", a=1, b=3) == 5 and ev("not a", a=[]) is True and ev("true and True") is True
+    assert ev("[a, 2]", a=1) == [1, 2]
+    assert compile_expression("f(x) + 1", {"f"}).evaluate({"x": 2}, {"f": lambda v: v * 10}) == 21
+    assert compile_expression("len(x)").evaluate({"x": [1]}, {"len": lambda v: 99}) == 99  # extras first
+    with pytest.raises(ExpressionError, match="missing value.*column 1"):
+        ev("1 - a", a=None)
+    with pytest.raises(ExpressionError, match="unknown name 'zz'"):
+        ev("zz + 1", a=1)
+    with pytest.raises(ExpressionError, match="ZeroDivisionError"):
+        ev("1 / a", a=0)
+
+
 def test_expressions_evaluate():
     e = compile_expression("label_of if max(softmax(logits)) > 0.5 else coalesce(missing.slot, 'none')")
     assert e.evaluate({"logits": [0.0, 9.0], "label_of": "one", "missing": None}) == "one"
