@@ -6,8 +6,11 @@ revision this code does not know (written by a newer Workbench) is refused, neve
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
+import pydantic_core
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
@@ -35,6 +38,20 @@ def head_revision() -> str:
     return ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
 
 
+def json_text(value: Any) -> str:
+    """The text stored in JSON columns (runs: inputs, outputs, explanation, timings; trace
+    payloads): pydantic-core's serializer (Rust), about 3x faster than `json.dumps` on a
+    `demo_digits` run record (measured: 86 vs 266 µs for 43 kB), which the recorder thread pays for
+    every run. The JSON values are the same as `json.dumps` gives (compact separators; NaN and
+    Infinity written as `json.dumps` writes them); a value it cannot serialise goes to
+    `json.dumps`, which raises as before. Difference: a few Python types `json.dumps` refuses
+    (bytes, sets, datetimes, dataclasses) are written instead of failing the commit."""
+    try:
+        return pydantic_core.to_json(value, inf_nan_mode="constants").decode()
+    except (pydantic_core.PydanticSerializationError, ValueError):
+        return json.dumps(value)
+
+
 def create_store_engine(url: str) -> Engine:
     """A SQLAlchemy engine for `url`; SQLite files get WAL mode and enforced foreign keys.
 
@@ -51,7 +68,7 @@ def create_store_engine(url: str) -> Engine:
             except OSError as exc:
                 raise StoreError(f"database {url}: cannot create folder {Path(db).parent} ({exc.strerror})") from exc
         kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
-    engine = create_engine(url, **kwargs)
+    engine = create_engine(url, json_serializer=json_text, **kwargs)
     if parsed.get_backend_name() == "sqlite":
 
         @event.listens_for(engine, "connect")
