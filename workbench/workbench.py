@@ -119,6 +119,7 @@ class Workbench(PipelinesMixin, RunsMixin, KnowledgeMixin, ModelsMixin):
         self._required_models: list[str] | None = None
         self._valid: set[str] = set()  # pipeline versions validated and stored by this workbench
         self._resolved: dict[tuple[str, str | None], tuple[float, Pipeline, tuple | None]] = {}
+        self._shared_base_dirs: dict[int, tuple[Pipeline, str]] = {}  # id(shared pipeline) -> (it, its base dir)
         self._parsed: dict[str, tuple[tuple, Pipeline]] = {}
 
     @classmethod

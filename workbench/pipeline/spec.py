@@ -246,6 +246,11 @@ class Pipeline:
             return self._shared_fp
         return json.dumps(self.to_data(copy_values=False), separators=(",", ":"), default=repr)
 
+    @property
+    def shared(self) -> bool:
+        """True once `share` was called and no building method was called since."""
+        return self._shared_fp is not None
+
     def share(self) -> Pipeline:
         """Mark this pipeline as shared by runs and read-only from now on (the facade's resolved
         pipelines): `fingerprint`, and so `version` and the executor's plan lookup, no longer
