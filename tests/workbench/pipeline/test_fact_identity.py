@@ -77,3 +77,23 @@ def test_fact_equality_is_the_typed_identity():
     assert a_sym != a_str and len({a_sym, a_str, Fact("label", {"value": "a"})}) == 2
     assert Fact("label", {"value": "a"}, 3) != a_sym  # the working-memory id is part of equality
     assert Fact.ordered("p", 1, "x") == Fact.ordered("p", 1, Symbol("x")) != Fact.ordered("p", 1.0, "x")
+
+
+def test_run_context_same_agrees_with_fact_key_on_every_pair():
+    """`RunContext.same` (the cheap comparison used for every given fact of a forward node) is
+    exactly `fact_key(a) == fact_key(b)`: typed values, multifields element by element, ids ignored."""
+    from workbench.pipeline.context import RunContext
+
+    values = [
+        "a", Symbol("a"), String("a"), "two words", String("two words"), 1, 1.0, -0.0, 0.0, float("nan"),
+        (1, 2.5), (1.0, 2.5), (Symbol("x"), 2.5), ("x", 2.5), (), (0.1,) * 10, (0.1,) * 9 + (0.2,),
+    ]  # fmt: skip
+    facts = [Fact("t", {"v": v}, id=i) for i, v in enumerate(values)]
+    facts += [Fact("u", {"v": 1}), Fact("t", {"v": 1, "w": 2}), Fact("t", {})]
+    pipeline = Pipeline("p")
+    pipeline.add_node("x", "input")
+    for a in facts:
+        for b in facts + [Fact(f.template, f.slots) for f in facts]:
+            ctx = RunContext(pipeline, {})
+            assert ctx.same(a, b) == (fact_key(a) == fact_key(b)), (a, b)
+            assert ctx.key(a) == fact_key(a) and ctx.key(b) == fact_key(b)  # a shared key stays right

@@ -49,7 +49,7 @@ def _record(ctx: RunContext, state: NodeState, kb: Any, facts_in: list[Fact], re
     # Given facts are asserted before the trace starts: deffacts first, then the inputs in order.
     n_deffacts = sum(len(d.facts) for d in kb.facts.values())
     given_ids = {n_deffacts + i + 1: f for i, f in enumerate(facts_in)}
-    if all(fid not in final or ctx.key(final[fid]) == ctx.key(f) for fid, f in given_ids.items()):
+    if all(fid not in final or ctx.same(final[fid], f) for fid, f in given_ids.items()):
         input_ids = set(given_ids)
         state.wm.update({fid: f for fid, f in given_ids.items() if fid not in final})
     else:  # a duplicate shifted the ids: keep only what the final working memory proves
