@@ -9,7 +9,7 @@ Three servers run at once, each in its own process (uvicorn on 127.0.0.1, a free
   same model + clipspy running the same two knowledge bases per request, no recording;
 - `model_only`: FastAPI + the same model per request, no rules: the floor.
 
-The client is `httpx.AsyncClient` in this process with at most C requests in flight (closed
+The client is `_http_load.py` (raw asyncio streams, keep-alive) in this process with at most C requests in flight (closed
 loop). Rounds are interleaved: each concurrency level runs `ROUNDS` rounds, and each round drives
 every server in turn (the order rotates), so a change in the machine's load hits all three alike.
 Rows: `{"endpoint", "server", "concurrency", "rps", "p50_ms", "p95_ms", "p99_ms", "errors"}`
@@ -19,7 +19,9 @@ rps at concurrency 64 for `OVERLOAD_S` seconds: 429s counted apart, `p99_ms` ove
 answers, transport errors = resets, and `recorded` = runs in the store / 200 answers) and
 `healthz_during_8MiB` (worst `/healthz` latency of the workbench server while an 8 MiB text is
 tokenised by all-MiniLM-L6-v2 over /v2). `EXTRA` keeps the load average before and after each
-round, the ratios the goals are stated in, and whether hand_wired and workbench agree on outputs.
+round, the ratios the goals are stated in, whether hand_wired and workbench agree on outputs, and
+each server's CPU time per request (its process, all threads: what it costs, whatever share of
+the shared cores it got).
 """
 
 from __future__ import annotations
@@ -72,12 +74,15 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
             samples: dict[tuple[str, int], list[float]] = {}
             errors: dict[tuple[str, int], int] = {}
             walls: dict[tuple[str, int], float] = {}
+            cpu: dict[tuple[str, int], float] = {}  # server process CPU seconds (user + system)
             for c in CONCURRENCY:
                 for r in range(ROUNDS):
                     order = SERVERS[r % 3 :] + SERVERS[: r % 3]
                     for name in order:
                         before = os.getloadavg()[0]
+                        cpu0 = _process_cpu_s(procs[name][0].pid)
                         lat, err, wall = asyncio.run(_drive(urls[name], "POST", PATHS[name], payloads, c, seconds))
+                        cpu[(name, c)] = cpu.get((name, c), 0.0) + _process_cpu_s(procs[name][0].pid) - cpu0
                         load.append(
                             {"server": name, "concurrency": c, "round": r, "load_1m": [before, os.getloadavg()[0]]}
                         )
@@ -101,6 +106,11 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
                     "load_avg": load,
                     "cores": os.cpu_count(),
                     "ratios": _ratios(rows),
+                    "server_cpu_ms_per_request": {
+                        f"{n} c={c}": round(cpu[(n, c)] / max(1, len(samples[(n, c)])) * 1000, 2)
+                        for c in CONCURRENCY
+                        for n in SERVERS
+                    },
                 }
             )
             return rows
@@ -287,6 +297,18 @@ def _row(
         "p99_ms": percentile_ms(latencies, 99),
         "errors": errors,
     }
+
+
+def _process_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system, all threads) a process has used so far (Linux `/proc`; 0.0
+    elsewhere). Per request, this is the server's own cost, which the shared machine's load does
+    not change as much as it changes the requests/s a server gets."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _free_port() -> int:
