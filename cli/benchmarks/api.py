@@ -9,8 +9,8 @@ Three servers run at once, each in its own process (uvicorn on 127.0.0.1, a free
   same model + clipspy running the same two knowledge bases per request, no recording;
 - `model_only`: FastAPI + the same model per request, no rules: the floor.
 
-The client is `_http_load.py` (raw asyncio streams, keep-alive) in this process with at most C requests in flight (closed
-loop). Rounds are interleaved: each concurrency level runs `ROUNDS` rounds, and each round drives
+The client is `_http_load.py` (raw asyncio streams, keep-alive) in this process, at most C requests
+in flight (closed loop). Rounds are interleaved: each concurrency level runs `ROUNDS` rounds, and each round drives
 every server in turn (the order rotates), so a change in the machine's load hits all three alike.
 Rows: `{"endpoint", "server", "concurrency", "rps", "p50_ms", "p95_ms", "p99_ms", "errors"}`
 (latency from sending a request to reading its whole answer; `errors`: non-2xx answers and
