@@ -81,7 +81,11 @@ def _compile(schema: Any) -> Predicate | None:
             pred = _compile(arg)
             if pred is None or "prefixItems" in schema:
                 return None
-            checks.append(lambda v, p=pred: not isinstance(v, list) or all(map(p, v)))
+            numbers = _numbers_predicate(arg) if isinstance(arg, dict) else None
+            if numbers is not None:  # an array of numbers (pixels, scores): one loop, no call per item
+                checks.append(numbers)
+            else:
+                checks.append(lambda v, p=pred: not isinstance(v, list) or all(map(p, v)))
         elif key in ("minItems", "maxItems", "minLength", "maxLength"):
             kind = list if key.endswith("Items") else str
             lo = key.startswith("min")
@@ -109,15 +113,44 @@ def _compile(schema: Any) -> Predicate | None:
     return lambda v: all(c(v) for c in checks)
 
 
-def _number_predicate(schema: dict[str, Any]) -> Predicate | None:
-    """One predicate for the common `{type: number|integer, minimum, maximum}` (arrays of pixels,
-    scores): a single call per value instead of one per keyword."""
+def _number_bounds(schema: dict[str, Any]) -> tuple[str, float, float] | None:
+    """`(kind, minimum, maximum)` of the common `{type: number|integer, minimum, maximum}`, else None."""
     kind = schema.get("type")
     if kind not in ("number", "integer") or not set(schema) - _ANNOTATIONS <= {"type", "minimum", "maximum"}:
         return None
     lo, hi = schema.get("minimum", -math.inf), schema.get("maximum", math.inf)
     if not all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in (lo, hi)):
         return None
+    return kind, lo, hi
+
+
+def _numbers_predicate(item_schema: dict[str, Any]) -> Predicate | None:
+    """`items: {type: number, minimum, maximum}` as one loop over the array (the same test as
+    `_number_predicate` for each item); None for other item schemas or `integer`."""
+    bounds = _number_bounds(item_schema)
+    if bounds is None or bounds[0] != "number":
+        return None
+    _, lo, hi = bounds
+
+    def numbers(v: Any) -> bool:
+        if not isinstance(v, list):
+            return True
+        for x in v:
+            t = type(x)
+            if (t is not float and t is not int) or not lo <= x <= hi:
+                return False
+        return True
+
+    return numbers
+
+
+def _number_predicate(schema: dict[str, Any]) -> Predicate | None:
+    """One predicate for the common `{type: number|integer, minimum, maximum}` (arrays of pixels,
+    scores): a single call per value instead of one per keyword."""
+    bounds = _number_bounds(schema)
+    if bounds is None:
+        return None
+    kind, lo, hi = bounds
     if kind == "integer":
         return lambda v: (type(v) is int or (type(v) is float and v.is_integer())) and lo <= v <= hi
     return lambda v: (type(v) is float or type(v) is int) and lo <= v <= hi

@@ -36,3 +36,25 @@ def test_hash_is_the_stored_cache_key_and_nan_is_refused_with_its_path():
     assert "$.xs[1]" in str(exc.value) and "NaN" in str(exc.value)
     with pytest.raises(InputValidationError):
         check_input(p, {"xs": ["not a number"]})  # the schema still runs
+
+
+def test_arrays_of_bounded_numbers_agree_with_jsonschema():
+    """The fused loop for `items: {type: number, minimum, maximum}` accepts exactly what jsonschema
+    accepts (a refusal names the item, from jsonschema)."""
+    import jsonschema
+
+    from workbench.pipeline.schema import _compiled, check_schema
+
+    schema = {"type": "array", "items": {"type": "number", "minimum": 0, "maximum": 16}}
+    fast, _ = _compiled(__import__("json").dumps(schema, sort_keys=True))
+    values = [[], [0, 16, 3.5], [0, 17], [-0.1], [True], [1, "2"], [None], [[1]], [1e308], "not a list"]
+    for v in values:
+        ok = jsonschema.Draft202012Validator(schema).is_valid(v)
+        assert fast(v) == ok, v
+        if ok:
+            check_schema("n", schema, v)
+        else:
+            with pytest.raises(InputValidationError):
+                check_schema("n", schema, v)
+    with pytest.raises(InputValidationError, match=r"\$\[1\]"):
+        check_schema("n", schema, [1, 17])
