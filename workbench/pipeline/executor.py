@@ -210,7 +210,7 @@ class Executor:
     def _succeeded(ctx: RunContext, st: Any, t: float) -> None:
         st.seconds = time.perf_counter() - t
         st.status = SUCCEEDED
-        metrics.NODE_LATENCY.labels(ctx.pipeline.name, st.node.type).observe(st.seconds)
+        metrics.child(metrics.NODE_LATENCY, ctx.pipeline.name, st.node.type).observe(st.seconds)
         if ctx.listener is not None:
             payload = {"type": st.node.type, "status": SUCCEEDED, "seconds": round(st.seconds, 6)}
             ctx.listener("node", st.node.id, payload)
@@ -272,7 +272,7 @@ class Executor:
         pending = None
         fired = sum(1 for e in ctx.events if e.kind == "rule_firing")
         if fired:
-            metrics.RULE_FIRINGS.labels(pipeline.name).inc(fired)
+            metrics.child(metrics.RULE_FIRINGS, pipeline.name).inc(fired)
         if record and self.rt.recorder is not None:
             row = dict(
                 id=str(uuid.uuid4()),
@@ -295,8 +295,8 @@ class Executor:
                 duration=duration,
             )
             result.run_id, pending = self._record(row, ctx.events)
-        metrics.RUNS.labels(pipeline.name, status).inc()
-        metrics.RUN_LATENCY.labels(pipeline.name).observe(time.perf_counter() - ctx.t0)
+        metrics.child(metrics.RUNS, pipeline.name, status).inc()
+        metrics.child(metrics.RUN_LATENCY, pipeline.name).observe(time.perf_counter() - ctx.t0)
         return result, pending
 
     def _record(self, row: dict[str, Any], events: list[TraceEvent]) -> tuple[str, Any]:
@@ -323,7 +323,7 @@ class Executor:
         explain: bool,
     ) -> RunResult:
         duration = time.perf_counter() - t0
-        metrics.CACHE_HITS.labels(pipeline.name).inc()
+        metrics.child(metrics.CACHE_HITS, pipeline.name).inc()
         timings = {"total": round(duration, 6)}
         result = RunResult(
             run_id=None,
@@ -364,5 +364,5 @@ class Executor:
                 row, [TraceEvent("node", None, {"cache_hit": True, "cached_from": hit.id}, 0.0)]
             )
             result.run_id = await asyncio.wrap_future(pending) if pending is not None else run_id
-        metrics.RUNS.labels(pipeline.name, "succeeded").inc()
+        metrics.child(metrics.RUNS, pipeline.name, "succeeded").inc()
         return result

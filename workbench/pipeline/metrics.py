@@ -3,9 +3,27 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client import Counter, Histogram
 
 from neural.metrics import METRICS_REGISTRY
+
+_CHILDREN: dict[tuple[int, tuple[str, ...]], Any] = {}
+
+
+def child(metric: Any, *labels: str) -> Any:
+    """`metric.labels(*labels)`, looked up once per metric and label values (prometheus-client's
+    `labels` takes a lock and builds the key on every call; a run made ~10 such calls). The
+    children are never removed from these metrics, so a cached child stays the live one."""
+    key = (id(metric), labels)
+    c = _CHILDREN.get(key)
+    if c is None:
+        if len(_CHILDREN) > 10_000:  # bounded: pipeline names come from requests
+            _CHILDREN.clear()
+        c = _CHILDREN[key] = metric.labels(*labels)
+    return c
+
 
 _BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 

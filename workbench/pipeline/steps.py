@@ -128,7 +128,7 @@ class StepRun:
                     st.status, st.reason = SKIPPED, reason
                     ctx.event("node", nid, {"type": st.node.type, "status": "skipped", "reason": reason})
                     if st.node.type == "model":
-                        metrics.GATE_SKIPS.labels(self.pipeline.name, st.node.get("model")).inc()
+                        metrics.child(metrics.GATE_SKIPS, self.pipeline.name, st.node.get("model")).inc()
                     continue
                 if st.node.type in ("model", "generate"):  # prepared here, awaited on the loop
                     t = time.perf_counter()
