@@ -117,6 +117,9 @@ class Serving(ModelServing, GenerationServing, LibraryServing):
             close = getattr(self.workbench, "close", None)
             if close is not None:
                 await asyncio.to_thread(close)
+        import gc
+
+        gc.unfreeze()  # what start-up froze is collectable again (extension types report leaks at exit otherwise)
 
     @property
     def multiprocess(self) -> bool:
@@ -176,7 +179,8 @@ def freeze_startup_heap() -> None:
     every ~0.7 s taking ~0.3 s with the GIL held, so the process stood still ~28% of the time
     (docs/serving.md, "Cost per request"). Frozen objects are not scanned any more; the ones made
     while serving still are. The garbage present now is collected first; objects frozen are
-    never collected later (start-up state lives as long as the server anyway)."""
+    not collected by the cyclic collector until `stop` unfreezes them (start-up state lives as long
+    as the server anyway)."""
     import gc
 
     gc.collect()
