@@ -259,6 +259,11 @@ class NativeRecorder(_Recorder):
         t.sb_reset = c_pointer(native.lib.SBReset, "void (*)(void *)")
         t.fact_index = c_pointer(native.lib.FactIndex, "long long (*)(void *)")
         t.sb = ffi.cast("void *", int(abi.cast("uintptr_t", self._sb)))
+        # Read each firing's basis from CLIPS's structures once that agrees with CLIPS's text
+        # (native_trace.c checks the first firings of every recorder): only on the clipspy
+        # releases whose CLIPS layouts native_trace.c declares.
+        t.direct = 1 if direct_layout_known() else 0
+        t.lexeme_contents_offset = clips_ffi_offsetof("CLIPSLexeme", "contents")
         self._names: list[str] = []  # rule names by the C recorder's id (ids are never reused)
         from . import native_facts
 
@@ -283,6 +288,11 @@ class NativeRecorder(_Recorder):
     @property
     def fired(self) -> int:
         return self._t.fired
+
+    @property
+    def reads_directly(self) -> bool:
+        """True once the firings' bases are read from CLIPS's structures (checked against its text)."""
+        return self._t.direct == 2
 
     def start(self) -> None:
         self._clear(self._t, _NATIVE_KEEP_BYTES)
@@ -357,6 +367,28 @@ class NativeRecorder(_Recorder):
             t.bad_format = 0
             return RuntimeError("CLIPS wrote an activation in an unexpected form (not '<salience> <rule>: <basis>')")
         return None
+
+
+#: clipspy releases whose CLIPS (6.4) has the Activation and PartialMatch layouts `native_trace.c` declares.
+DIRECT_LAYOUT_CLIPSPY = ("1.0.",)
+
+
+def direct_layout_known() -> bool:
+    """Whether the installed clipspy is one whose CLIPS structures the C recorder may read directly."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        release = version("clipspy")
+    except PackageNotFoundError:
+        return False
+    return release.startswith(DIRECT_LAYOUT_CLIPSPY)
+
+
+def clips_ffi_offsetof(struct: str, field: str) -> int:
+    """Offset of `field` in one of clipspy's declared CLIPS structures."""
+    from clips._clips import ffi
+
+    return ffi.offsetof(struct, field)
 
 
 def new_recorder(

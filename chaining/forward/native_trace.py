@@ -47,6 +47,9 @@ typedef struct wb_trace {
     const char **name_keys;
     size_t *name_ids;
     size_t table_cap;
+    int direct;
+    size_t lexeme_contents_offset;
+    long long checked;
 } wb_trace;
 
 const char *wb_source_digest(void);
