@@ -259,9 +259,9 @@ class NativeRecorder(_Recorder):
         t.sb_reset = c_pointer(native.lib.SBReset, "void (*)(void *)")
         t.fact_index = c_pointer(native.lib.FactIndex, "long long (*)(void *)")
         t.sb = ffi.cast("void *", int(abi.cast("uintptr_t", self._sb)))
-        # Read each firing's basis from CLIPS's structures once that agrees with CLIPS's text
-        # (native_trace.c checks the first firings of every recorder): only on the clipspy
-        # releases whose CLIPS layouts native_trace.c declares.
+        # Read each firing's basis from CLIPS's structures once that agreed with CLIPS's text
+        # (native_trace.c checks each rule's first firing): only on the clipspy releases whose
+        # CLIPS layouts native_trace.c declares.
         t.direct = 1 if direct_layout_known() else 0
         t.lexeme_contents_offset = clips_ffi_offsetof("CLIPSLexeme", "contents")
         self._names: list[str] = []  # rule names by the C recorder's id (ids are never reused)
@@ -291,8 +291,9 @@ class NativeRecorder(_Recorder):
 
     @property
     def reads_directly(self) -> bool:
-        """True once the firings' bases are read from CLIPS's structures (checked against its text)."""
-        return self._t.direct == 2
+        """True while the bases of rules already checked against CLIPS's text are read from its
+        structures (False: from CLIPS's text, for good)."""
+        return self._t.direct == 1 and self._t.checked > 0
 
     def start(self) -> None:
         self._clear(self._t, _NATIVE_KEEP_BYTES)

@@ -10,8 +10,8 @@
  * *theRule; PartialMatch *basis; ...}), a PartialMatch (match.h, declared here as there), an
  * AlphaMatch ({ PatternEntity *matchingItem; ...}), a PatternEntity (a CLIPS value: { TypeHeader
  * header; ...}, type 6 for a fact) and a ConstructHeader ({ ConstructType constructType; CLIPSLexeme *name; ...}). Those are checked against
- * CLIPS's own text of the activation (`ActivationPPForm`) on the first firings of every recorder
- * (`WB_VERIFY_FIRINGS`); one disagreement and the recorder keeps to the text for good.
+ * CLIPS's own text of the activation (`ActivationPPForm`) on the first firing of every rule in
+ * every recorder; one disagreement and the recorder keeps to the text for good.
  * The build appends `wb_source_digest()`, the digest of this file, so a stale build is noticed.
  */
 #include <stdlib.h>
@@ -48,10 +48,12 @@ typedef struct wb_trace {
     size_t *name_ids;                              /* ... -> id + 1 (0: empty slot) */
     size_t table_cap;                              /* a power of two, or 0 */
     /* reading the basis from CLIPS's structures instead of its text (set by the caller) */
-    int direct;                                    /* 0: text only; 1: checking; 2: checked, direct */
+    int direct;                                    /* 1: read a checked rule's bases directly; 0: text only */
     size_t lexeme_contents_offset;                 /* of `contents` in CLIPSLexeme */
     /* written by the callbacks */
-    long long checked;                             /* firings whose direct reading agreed with the text */
+    long long checked;                             /* rules whose direct reading agreed with the text */
+    unsigned char *rule_checked;                   /* by rule name id: 1 once checked */
+    size_t rule_checked_cap;
 } wb_trace;
 
 /* CLIPS 6.4's PartialMatch (match.h), declared as there so that the compiler lays it out alike. */
@@ -78,8 +80,6 @@ typedef struct {
 #define WB_FACT_ADDRESS_TYPE 6
 #define WB_IS_FACT(entity) (*(unsigned short *)(entity) == WB_FACT_ADDRESS_TYPE)
 
-/* Firings of each recorder whose basis is read both ways and compared before the text is dropped. */
-#define WB_VERIFY_FIRINGS 256
 
 static int grow(void **buffer, size_t *cap, size_t need, size_t item) {
     size_t n = *cap ? *cap : 4096 / item;
@@ -225,9 +225,25 @@ static int direct_agrees(wb_trace *t, void *activation, const char *name, const 
     return k == n_ids;
 }
 
+/* Mark rule `id` checked; 0 when out of memory. */
+static int mark_checked(wb_trace *t, long long id) {
+    if ((size_t)id >= t->rule_checked_cap) {
+        size_t cap = t->rule_checked_cap ? t->rule_checked_cap : 64;
+        unsigned char *p;
+        while (cap <= (size_t)id) cap *= 2;
+        p = realloc(t->rule_checked, cap);
+        if (p == NULL) return 0;
+        memset(p + t->rule_checked_cap, 0, cap - t->rule_checked_cap);
+        t->rule_checked = p;
+        t->rule_checked_cap = cap;
+    }
+    t->rule_checked[id] = 1;
+    return 1;
+}
+
 /* One firing: the rule name's id (`name_id`) and the basis's fact ids are appended to `firings`.
  * The basis is read from CLIPS's structures once that reading has agreed with CLIPS's text on
- * `WB_VERIFY_FIRINGS` firings (`direct`); until then, and for a basis holding an instance, CLIPS
+ * this rule's first firing (`direct`); until then, and for a basis holding an instance, CLIPS
  * writes the activation ("<salience> <rule>: f-1,*,f-3", `ActivationPPForm`) into the string
  * builder and the text is read. Items of the basis that are not facts (`*` for
  * not/exists/test, `[instance]` for object patterns) are skipped. */
@@ -240,8 +256,14 @@ void wb_on_fire(void *env, void *activation, void *context) {
     long long n = 0, items = 0, id;
     (void)env;
     t->fired++;
-    if (t->direct == 2) {
+    if (t->direct) {
         wb_partial_match *pm = (wb_partial_match *)((void **)activation)[1];
+        id = name_id(t, name);
+        if (id < 0) {
+            t->out_of_memory = 1;
+            return;
+        }
+        if ((size_t)id >= t->rule_checked_cap || !t->rule_checked[id]) goto text;
         if (start + 2 + (size_t)pm->bcount > t->firings_cap &&
             !grow((void **)&t->firings, &t->firings_cap, start + 2 + (size_t)pm->bcount, sizeof(long long))) {
             t->out_of_memory = 1;
@@ -249,11 +271,6 @@ void wb_on_fire(void *env, void *activation, void *context) {
         }
         n = direct_basis(t, pm, t->firings + start + 2);
         if (n >= 0) {
-            id = name_id(t, name);
-            if (id < 0) {
-                t->out_of_memory = 1;
-                return;
-            }
             t->firings[start] = id;
             t->firings[start + 1] = n;
             t->firings_len = start + 2 + (size_t)n;
@@ -261,6 +278,7 @@ void wb_on_fire(void *env, void *activation, void *context) {
         }
         n = 0; /* an instance in the basis: its text */
     }
+text:
     name_len = strlen(name);
     t->sb_reset(t->sb);
     t->pp_form(activation, t->sb);
@@ -317,11 +335,13 @@ void wb_on_fire(void *env, void *activation, void *context) {
     }
     t->firings[start + 1] = n;
     t->firings_len = start + 2 + (size_t)n;
-    if (t->direct == 1) {
+    if (t->direct && ((size_t)id >= t->rule_checked_cap || !t->rule_checked[id])) {
         if (!direct_agrees(t, activation, name, t->firings + start + 2, n, items, basis, end))
             t->direct = 0;
-        else if (++t->checked >= WB_VERIFY_FIRINGS)
-            t->direct = 2;
+        else if (!mark_checked(t, id))
+            t->direct = 0; /* out of memory for the marks: the text, which needs none */
+        else
+            t->checked++;
     }
 }
 
@@ -379,6 +399,9 @@ void wb_free(wb_trace *t) {
     free(t->names);
     free(t->name_keys);
     free(t->name_ids);
+    free(t->rule_checked);
+    t->rule_checked = NULL;
+    t->rule_checked_cap = 0;
     t->names = NULL;
     t->name_keys = NULL;
     t->name_ids = NULL;

@@ -50,6 +50,8 @@ typedef struct wb_trace {
     int direct;
     size_t lexeme_contents_offset;
     long long checked;
+    unsigned char *rule_checked;
+    size_t rule_checked_cap;
 } wb_trace;
 
 const char *wb_source_digest(void);
