@@ -7,9 +7,11 @@ into a string builder; the assert and retract callbacks (a `modify` calls both) 
 
     NativeRecorder   the callbacks are C functions (`native_trace.c`, built by the bootstrap
                      when a C compiler is present): no Python call during the run. The C
-                     callback reads the activation text at once and keeps the rule's name id
-                     (names are copied once per recorder) and the fact ids as integers; Python
-                     turns them into `Firing`s after the run.
+                     callback keeps the rule's name id (names are copied once per recorder) and
+                     the fact ids as integers; Python turns them into `Firing`s after the run.
+                     The ids come from CLIPS's Activation/PartialMatch structures once that
+                     reading agreed with the activation text on the rule's first firing (on the
+                     clipspy releases in `DIRECT_LAYOUT_CLIPSPY`), else from the text.
     PythonRecorder   the callbacks are Python functions (cffi): one Python call per firing and
                      per fact change; the activation lines are parsed after the run
                      (`parse_activations`). The fallback, and the reference the tests compare to.
@@ -20,6 +22,7 @@ after it (in `finally`), then `take_firings()`, `take_events()`, `take_error()`;
 
 from __future__ import annotations
 
+import functools
 import re
 import weakref
 from typing import Any
@@ -374,6 +377,7 @@ class NativeRecorder(_Recorder):
 DIRECT_LAYOUT_CLIPSPY = ("1.0.",)
 
 
+@functools.lru_cache(maxsize=1)
 def direct_layout_known() -> bool:
     """Whether the installed clipspy is one whose CLIPS structures the C recorder may read directly."""
     from importlib.metadata import PackageNotFoundError, version
