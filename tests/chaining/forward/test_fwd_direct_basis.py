@@ -68,3 +68,30 @@ def test_text_reading_when_direct_reading_is_off():
         assert engine.evaluate(facts).firings == reference.firings
     assert not recorder.reads_directly
     engine.close()
+
+
+@pytest.mark.skipif(not direct_layout_known(), reason="this clipspy's CLIPS layouts are not the declared ones")
+def test_direct_reading_in_modules_with_logical_and_forall():
+    """Rules of several modules (focus moves), a logical CE (its fact retracted with its support)
+    and forall: the direct reading gives the text reading's trace after the check."""
+    kb = """
+    (defmodule MAIN (export deftemplate ?ALL))
+    (deftemplate item (slot n) (slot ok))
+    (deftemplate tally (slot n))
+    (defrule MAIN::go (item (n ?n)) => (focus CHECK))
+    (defmodule CHECK (import MAIN deftemplate ?ALL))
+    (deftemplate CHECK::seen (slot n))
+    (defrule CHECK::mark (logical (item (n ?n) (ok yes))) => (assert (seen (n ?n))))
+    (defrule CHECK::all-ok (forall (item (n ?n)) (item (n ?n) (ok yes))) (not (tally)) => (assert (tally (n 0))))
+    (defrule CHECK::drop ?i <- (item (n ?n&:(> ?n 3)) (ok yes)) (seen (n ?n)) => (retract ?i))
+    """
+    facts = [Fact("item", {"n": i, "ok": "yes" if i % 3 else "no"}) for i in range(8)]
+    text = rules.knowledge_base_from_text("modules", kb)
+    reference = ForwardEngine.from_knowledge_base(text, config=EngineConfig(workers=1, native=False)).evaluate(facts)
+    assert len(reference.firings) >= 10
+    engine = ForwardEngine.from_knowledge_base(text, config=EngineConfig(workers=1, native=True))
+    for _ in range(4):
+        result = engine.evaluate(facts)
+        assert (result.firings, result.events, result.facts) == (reference.firings, reference.events, reference.facts)
+    assert engine._idle[0].recorder.reads_directly
+    engine.close()
