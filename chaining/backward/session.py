@@ -287,6 +287,8 @@ class Session(CallsMixin):
         """Run query `q` for `ces`, handing each answer to `c`; True when stopped at the limit."""
         q.start(ces, goal)
         q.sink = c.add  # each answer as it is found; True (the limit) stops the query
+        # a join row of a one-pattern goal (join.py): the answer straight from the head's values
+        q.row_sink = c.add_row if c.single and c.simple and not self.cf_on else None
         q.proofs = c.proofs
         try:
             done = await q.run(None)
@@ -410,6 +412,28 @@ class _Collector:
         self.count = 0
         self.truth = "true"
         self.proofs = True
+
+    def add_row(self, vals: tuple, fact: Fact, proof: Proof, bindings: dict) -> bool:
+        """`add` for a row of a join (join.py) answering a one-pattern, simple goal without certainty
+        factors: `vals` the answer fact's values, `bindings` (a fresh dict) the goal's variables in
+        the goal's order. True when the limit is reached."""
+        for v in vals:
+            if type(v) is not Symbol:
+                bk = _answer_key(fact, self.pairs)
+                break
+        else:  # every value a symbol: the values are the key (as `_answer_key`)
+            bk = vals
+        seen = self.seen
+        if bk in seen:
+            return False
+        seen.add(bk)
+        self.count += 1
+        a = Answer(bindings, proof, fact, None, self.truth)
+        if self.keep:
+            self.answers.append(a)
+        if self.on_answer is not None:
+            self.on_answer(a)
+        return self.limit is not None and self.count >= self.limit
 
     def add(self, b: dict, pf: tuple) -> bool:
         """Record one solution; True when the limit is reached (never with certainty factors)."""
