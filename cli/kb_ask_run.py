@@ -61,7 +61,6 @@ def _read_answer(prompt: str) -> str:
 
 def _terminal_provider(console: Any):
     from chaining.backward import PersonProvider
-    from chaining.explain import why_tree
 
     def ask(q) -> Any:
         allowed = (
@@ -72,6 +71,8 @@ def _terminal_provider(console: Any):
             answer = _read_answer(q.text + choices)
             if answer.lower() == "why":
                 from rich.console import Console
+
+                from chaining.explain import why_tree
 
                 Console(stderr=True).print(why_tree(q))
                 continue
@@ -115,9 +116,11 @@ def run_ask(
         from .facts_file import read_facts_file
 
         fact_list = read_facts_file(facts)
-    from rich.console import Console
+    console: Any = None  # rich, for text output only (--json prints no rich text: its import is start-up)
+    if not as_json:
+        from rich.console import Console
 
-    console = Console()
+        console = Console()
     found: list[dict] = []  # JSON answers with proofs (--proofs first/all), or nothing
     roots: list = []
     stream = _JsonAnswers(goal) if as_json and mode == "none" else None

@@ -13,7 +13,6 @@ premise the max of its branches, and distinct derivations of one fact combine wi
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import gc
 import threading
@@ -297,8 +296,21 @@ class Session(CallsMixin):
         return not done
 
     def prove_sync(self, goal: str, *, limit: int | None = None, **kw: Any) -> ProofResult:
-        """`prove` for callers without an event loop (runs one with asyncio.run)."""
-        return asyncio.run(self.prove(goal, limit=limit, **kw))
+        """`prove` for callers without an event loop. A knowledge base with askable or model-backed
+        relations is proved in an event loop (`asyncio.run`: questions are awaited); one without
+        never awaits anything, and its proof runs straight through, without importing asyncio or
+        starting a loop (start-up of `kb ask`)."""
+        coro = self.prove(goal, limit=limit, **kw)
+        if self.kb.askable_specs:
+            import asyncio
+
+            return asyncio.run(coro)
+        try:
+            coro.send(None)
+        except StopIteration as done:
+            return done.value
+        coro.close()  # pragma: no cover - only questions await, and this knowledge base has none
+        raise BackwardError("internal: a proof without questions waited on the event loop")
 
     async def solve(self, ces: list[ast.CE], b: dict, cap: int) -> list[tuple[dict, list[Proof]]]:
         """Up to `cap` solutions (bindings, premise proofs) of the conditional elements `ces` under
