@@ -46,12 +46,14 @@ class JoinPlan:
     `steps`: one per premise, (relation, arity, lookup, checks, free): `lookup` the (position,
     constant key or variable name) pairs the index bucket is read by, `checks` (position, earlier
     position) pairs of a variable repeated within the pattern, `free` the (name, position) pairs
-    of the variables the premise binds. `names`: the head's variables, in field order."""
+    of the variables the premise binds. `names`: the head's variables, in field order. `distinct`:
+    no two rows conclude the same fact (no premise has a wildcard, every variable is in the head,
+    and each premise's relation holds no fact twice: different rows differ in some variable)."""
 
-    __slots__ = ("steps", "names", "relation")
+    __slots__ = ("steps", "names", "relation", "distinct")
 
-    def __init__(self, steps: tuple, names: tuple[str, ...], relation: str):
-        self.steps, self.names, self.relation = steps, names, relation
+    def __init__(self, steps: tuple, names: tuple[str, ...], relation: str, distinct: bool):
+        self.steps, self.names, self.relation, self.distinct = steps, names, relation, distinct
 
 
 def join_plan(q: Query, br: Any, heads: list, pre: dict) -> JoinPlan | None:
@@ -84,6 +86,7 @@ def _compile(q: Query, br: Any, heads: list, pre: dict) -> JoinPlan | None:
         return None
     bound = set(pre)
     steps = []
+    distinct = True
     for ce in br.rule.lhs:
         if type(ce) is not ast.Pattern or ce.address or not ce.ordered:
             return None
@@ -99,6 +102,7 @@ def _compile(q: Query, br: Any, heads: list, pre: dict) -> JoinPlan | None:
         here: dict[str, int] = {}
         for pos, (kind, arg) in enumerate(plan[2]):
             if kind == 0:
+                distinct = False  # `?`: facts differing there give the same row
                 continue
             if kind == 1:
                 lookup.append((pos, arg, False))
@@ -113,7 +117,15 @@ def _compile(q: Query, br: Any, heads: list, pre: dict) -> JoinPlan | None:
         steps.append((rel, plan[1], tuple(lookup), tuple(checks), tuple(free)))
     if any(n not in bound for n in names):
         return None
-    return JoinPlan(tuple(steps), names, h.relation)
+    distinct = distinct and bound <= set(names) and all(_unique(s, step[0]) for step in steps)
+    return JoinPlan(tuple(steps), names, h.relation, distinct)
+
+
+def _unique(s: Any, rel: str) -> bool:
+    """No two given facts of `rel` have equal values (compared as Python values, which may call a
+    symbol and a string equal: then this says False, the safe answer)."""
+    facts = s.index.by_relation.get(rel, ())
+    return len({bf.fact.slots[IMPLIED] for bf in facts}) == len(facts)
 
 
 def join_alts(q: Query, plan: JoinPlan, br: Any, p: ast.Pattern, key: tuple, pre: dict, b: dict, pf, ctx, nxt):
@@ -139,6 +151,11 @@ def _rows(q: Query, plan: JoinPlan, br: Any, binder: tuple, pre: dict, b: dict, 
     proofs = q.proofs
     sink = q.sink if nxt is TOP and not s.cf_on else None
     row_sink = q.row_sink if sink is not None and not b and not pf else None  # the query's own call
+    if row_sink is not None and plan.distinct and q.row_sink_new is not None and q.oracle is None:
+        # this rule is the only source of the goal's answers (no given facts of its relation, no
+        # question, no other rule) and its rows are distinct: every row is a new answer
+        if len(s.rules_for[rel]) == 1 and not s.index.by_relation.get(rel) and rel not in s.kb.askable_specs:
+            row_sink = q.row_sink_new
     # the frames carry the rule's context (depth, WHY) while its body runs: the same limit applies
     depth = ctx.depth + 1
     if depth > s.config.max_depth:
@@ -189,6 +206,16 @@ def _rows(q: Query, plan: JoinPlan, br: Any, binder: tuple, pre: dict, b: dict, 
         # TablesMixin._conclude_sld does for a frame)
         outer = tuple([rb[x] for x in outer_names])
         rpf = pf_at[i]
+        if row_sink is not None and not proofs and not caller_checks:  # the query's own call, no HOW
+            stop = _rows_to_query(
+                q, row_sink, facts_at[i], outer, one, pick, arity_last, checks_last, caller_free, rel, rule, n
+            )
+            if stop < 0:
+                q.stopped = True
+                return
+            n = stop
+            i -= 1
+            continue
         for bf in facts_at[i]:
             vals = bf.fact.slots[IMPLIED]
             if len(vals) != arity_last or (checks_last and any(vkey(vals[a]) != vkey(vals[c]) for a, c in checks_last)):
@@ -226,6 +253,32 @@ def _rows(q: Query, plan: JoinPlan, br: Any, binder: tuple, pre: dict, b: dict, 
                 continue
             yield (nxt, b2, pf + (proof,), ctx)
         i -= 1
+
+
+def _rows_to_query(q, row_sink, facts, outer, one, pick, arity, checks, caller_free, rel, rule, n) -> int:
+    """The rows of the last premise over `facts` handed straight to the query's collector (`row_sink`,
+    `_Collector.add_row`) when no HOW is wanted: the loop of `_rows` with nothing per row but the
+    answer's fact, its conclusion node, its bindings and the call. Returns the rows counted so far,
+    or -1 when the collector reached the query's limit."""
+    names = tuple(name for name, _ in caller_free)
+    in_order = tuple(at for _, at in caller_free) == tuple(range(len(names)))
+    for bf in facts:
+        vals = bf.fact.slots[IMPLIED]
+        if len(vals) != arity or (checks and any(vkey(vals[a]) != vkey(vals[c]) for a, c in checks)):
+            continue
+        hv = ((outer + vals)[one],) if one is not None else pick(outer + vals)
+        f = _new_fact(Fact)
+        _set(f, "template", rel)
+        _set(f, "slots", {IMPLIED: hv})
+        _set(f, "id", None)
+        proof = Proof("rule", f, rule=rule, bindings=NO_BINDINGS, premises=())
+        bindings = dict(zip(names, hv)) if in_order else {name: hv[at] for name, at in caller_free}
+        if row_sink(hv, f, proof, bindings):
+            return -1
+        n += 1
+        if not n & 1023:
+            q.check_time()
+    return n
 
 
 _new_fact = object.__new__

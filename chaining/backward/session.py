@@ -288,6 +288,7 @@ class Session(CallsMixin):
         q.sink = c.add  # each answer as it is found; True (the limit) stops the query
         # a join row of a one-pattern goal (join.py): the answer straight from the head's values
         q.row_sink = c.add_row if c.single and c.simple and not self.cf_on else None
+        q.row_sink_new = c.add_new if q.row_sink is not None and not c.count else None
         q.proofs = c.proofs
         try:
             done = await q.run(None)
@@ -422,8 +423,22 @@ class _Collector:
         self.seen: set[tuple] = set()
         self.pairs: dict = {}  # (type, value) -> its typed key, shared by the answers' keys
         self.count = 0
+        self.unkeyed = False  # answers were added by `add_new` (none kept in `seen`)
         self.truth = "true"
         self.proofs = True
+
+    def add_new(self, vals: tuple, fact: Fact, proof: Proof, bindings: dict) -> bool:
+        """`add_row` for a row known to be a new answer, different from every other answer this query
+        can find (a join whose rows are distinct and the only source of the goal's answers, join.py):
+        no de-duplication key is kept. True when the limit is reached."""
+        self.count += 1
+        self.unkeyed = True
+        a = Answer(bindings, proof, fact, None, self.truth)
+        if self.keep:
+            self.answers.append(a)
+        if self.on_answer is not None:
+            self.on_answer(a)
+        return self.limit is not None and self.count >= self.limit
 
     def add_row(self, vals: tuple, fact: Fact, proof: Proof, bindings: dict) -> bool:
         """`add` for a row of a join (join.py) answering a one-pattern, simple goal without certainty
@@ -436,6 +451,8 @@ class _Collector:
         else:  # every value a symbol: the values are the key (as `_answer_key`)
             bk = vals
         seen = self.seen
+        if self.unkeyed:
+            raise BackwardError("internal: an answer after the rows of the goal's only source")
         if bk in seen:
             return False
         seen.add(bk)
@@ -463,6 +480,8 @@ class _Collector:
             cf = cfm.conjunction([p.certainty for p in pf if p.certainty is not None]) if self.cf_on else None
             proof = Proof("goal", premises=list(pf), detail=self.goal, certainty=cf)
             a = Answer(bindings, proof, None, cf, self.truth)
+        if self.unkeyed:
+            raise BackwardError("internal: an answer after the rows of the goal's only source")
         if bk in self.seen:
             return False
         self.seen.add(bk)
