@@ -174,3 +174,14 @@ def test_join_answers_in_prolog_order(a_facts, b_facts, tmp_path: Path) -> None:
             if item not in theirs:
                 theirs.append(item)
         assert ours == theirs, goal
+
+
+def test_join_keeps_typed_values_apart(tmp_path: Path) -> None:
+    """The symbol x and the string "x", the integer 1 and the float 1.0 are different facts and make
+    different answers through the join (its distinct-rows check compares Python values, which call
+    them equal, and so keeps the de-duplication)."""
+    f = tmp_path / "typed.clp"
+    f.write_text('(deffacts d (a x) (a "x") (b 1) (b 1.0))\n(defrule p (a ?x) (b ?y) => (assert (p ?x ?y)))\n')
+    r = Session(rules.load_knowledge_base(f)).prove_sync("(p ?x ?y)")
+    got = [(type(a.bindings["x"]).__name__, type(a.bindings["y"]).__name__) for a in r.answers]
+    assert got == [("Symbol", "int"), ("Symbol", "float"), ("String", "int"), ("String", "float")]
