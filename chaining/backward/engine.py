@@ -51,7 +51,7 @@ from .frames import (
     Top,
     chain_text,
 )
-from .join import join_alts, join_plan
+from .join import join_alts, join_plan, query_rows
 from .matcher import match_list, ordered_binder
 from .proof import Proof
 from .regions import RegionsMixin
@@ -95,7 +95,8 @@ class Query(RegionsMixin, QuestionsMixin, TablesMixin):
 
     def start(self, ces: list[ast.CE], goal: str) -> None:
         root = Ctx(goal, None, None, 0)
-        self.stack.append(iter([(Seq(ces, 0, TOP), {}, (), root)]))
+        rows = query_rows(self, ces, root)  # a conjunction of base relations: one join (join.py)
+        self.stack.append(rows if rows is not None else iter([(Seq(ces, 0, TOP), {}, (), root)]))
 
     async def run(self, want: int | None = None) -> bool:
         """Run until `want` new answers are in `self.out` (None: to the end), or until `self.sink`,
@@ -133,7 +134,7 @@ class Query(RegionsMixin, QuestionsMixin, TablesMixin):
                 continue
             self.ctx = st[3]
             self._step(*st)
-        return True
+        return not self.stopped  # a join may stop at the limit as its iterator ends (join.py)
 
     def release(self) -> None:
         """Drop the choice points and tables (they form reference cycles: a table's consumers continue

@@ -84,10 +84,24 @@ def _compile(q: Query, br: Any, heads: list, pre: dict) -> JoinPlan | None:
     names = s._head_variables(h)
     if not names or not br.rule.lhs:
         return None
-    bound = set(pre)
+    got = _steps(s, br.rule.lhs, set(pre))
+    if got is None:
+        return None
+    steps, bound, distinct = got
+    if any(n not in bound for n in names):
+        return None
+    distinct = distinct and bound <= set(names) and all(_unique(s, step[0]) for step in steps)
+    return JoinPlan(steps, names, h.relation, distinct)
+
+
+def _steps(s: Any, ces: list, bound: set[str]) -> tuple[tuple, set[str], bool] | None:
+    """The join steps of premises `ces` entered with variables `bound` bound: (steps, the variables
+    bound after them, no premise has a wildcard), or None when some premise is not a simple ordered
+    pattern over a base relation."""
+    bound = set(bound)
     steps = []
     distinct = True
-    for ce in br.rule.lhs:
+    for ce in ces:
         if type(ce) is not ast.Pattern or ce.address or not ce.ordered:
             return None
         rel = ce.template.rsplit("::", 1)[-1]
@@ -115,10 +129,62 @@ def _compile(q: Query, br: Any, heads: list, pre: dict) -> JoinPlan | None:
                 free.append((arg, pos))
         bound.update(here)
         steps.append((rel, plan[1], tuple(lookup), tuple(checks), tuple(free)))
-    if any(n not in bound for n in names):
+    return tuple(steps), bound, distinct
+
+
+def query_rows(q: Query, ces: list, ctx: Ctx):
+    """The alternatives of a query that is a conjunction of two or more simple ordered patterns over
+    base relations, as one join: (TOP, bindings, the matched facts' proofs, ctx) per row, in SLD
+    order, each handed to `q.sink` at once when the query has one. None for any other query."""
+    s = q.s
+    if s.cf_on or len(ces) < 2:
         return None
-    distinct = distinct and bound <= set(names) and all(_unique(s, step[0]) for step in steps)
-    return JoinPlan(tuple(steps), names, h.relation, distinct)
+    got = _steps(s, ces, set())
+    return None if got is None else _query_rows(q, got[0], ctx)
+
+
+def _query_rows(q: Query, steps: tuple, ctx: Ctx):
+    index = q.s.index
+    last = len(steps) - 1
+    facts_at: list = [None] * (last + 1)
+    pos_at = [0] * (last + 1)
+    rb_at: list = [None] * (last + 2)
+    pf_at: list = [None] * (last + 2)
+    rb_at[0], pf_at[0] = {}, ()
+    facts_at[0] = _bucket(index, steps[0], {})
+    i = 0
+    n = 0
+    while i >= 0:
+        facts = facts_at[i]
+        j = pos_at[i]
+        if j >= len(facts):
+            i -= 1
+            continue
+        pos_at[i] = j + 1
+        bf = facts[j]
+        vals = bf.fact.slots[IMPLIED]
+        _, arity, _, checks, free = steps[i]
+        if len(vals) != arity or (checks and any(vkey(vals[a]) != vkey(vals[c]) for a, c in checks)):
+            continue
+        rb = rb_at[i].copy()
+        for name, at in free:
+            rb[name] = vals[at]
+        rpf = pf_at[i] + (bf.proof,)
+        if i < last:
+            i += 1
+            rb_at[i], pf_at[i] = rb, rpf
+            facts_at[i] = _bucket(index, steps[i], rb)
+            pos_at[i] = 0
+            continue
+        n += 1
+        if not n & 1023:
+            q.check_time()
+        sink = q.sink
+        if sink is None:
+            yield (TOP, rb, rpf, ctx)
+        elif sink(rb, rpf):
+            q.stopped = True
+            return
 
 
 def _unique(s: Any, rel: str) -> bool:
