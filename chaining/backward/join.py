@@ -161,6 +161,9 @@ def _query_rows(q: Query, steps: tuple, ctx: Ctx):
             i -= 1
             continue
         pos_at[i] = j + 1
+        n += 1
+        if not n & 1023:
+            q.check_time()
         bf = facts[j]
         vals = bf.fact.slots[IMPLIED]
         _, arity, _, checks, free = steps[i]
@@ -176,9 +179,6 @@ def _query_rows(q: Query, steps: tuple, ctx: Ctx):
             facts_at[i] = _bucket(index, steps[i], rb)
             pos_at[i] = 0
             continue
-        n += 1
-        if not n & 1023:
-            q.check_time()
         sink = q.sink
         if sink is None:
             yield (TOP, rb, rpf, ctx)
@@ -254,6 +254,9 @@ def _rows(q: Query, plan: JoinPlan, br: Any, binder: tuple, pre: dict, b: dict, 
                 i -= 1
                 continue
             pos_at[i] = j + 1
+            n += 1  # outer facts count too: a long join that finds nothing still meets its time limit
+            if not n & 1023:
+                q.check_time()
             bf = facts[j]
             vals = bf.fact.slots[IMPLIED]
             _, arity, _, checks, free = steps[i]

@@ -189,3 +189,17 @@ def test_join_keeps_typed_values_apart(tmp_path: Path) -> None:
     r = Session(rules.load_knowledge_base(f)).prove_sync("(p ?x ?y)")
     got = [(type(a.bindings["x"]).__name__, type(a.bindings["y"]).__name__) for a in r.answers]
     assert got == [("Symbol", "int"), ("Symbol", "float"), ("String", "int"), ("String", "float")]
+
+
+def test_join_that_finds_nothing_still_meets_the_time_limit() -> None:
+    """216,000 combinations of the outer premises, none matching the last: the join checks the clock
+    as it goes (as the frames do every 256 steps), so the proof stops at its time limit."""
+    from chaining.backward import ProofTimeout, ProverConfig
+
+    text = "(deffacts d " + " ".join(f"(a i{i})" for i in range(60)) + " (b none none none))\n"
+    text += "(defrule p (a ?x) (a ?y) (a ?z) (b ?x ?y ?z) => (assert (p ?x ?y ?z)))\n"
+    s = Session(rules.knowledge_base_from_text("slow", text), config=ProverConfig(timeout=0.05))
+    with pytest.raises(ProofTimeout, match="proof ran past 0.05 s"):
+        s.prove_sync("(p ?x ?y ?z)")
+    with pytest.raises(ProofTimeout):
+        s.prove_sync("(a ?x) (a ?y) (a ?z) (b ?x ?y ?z)")
