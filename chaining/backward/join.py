@@ -60,12 +60,12 @@ def join_plan(q: Query, br: Any, heads: list, pre: dict) -> JoinPlan | None:
     """The join plan of rule `br` concluding `heads` when called with head bindings `pre` (cached per
     rule and mode in `Session.plans`), or None when the body is not a base join (see the module)."""
     s = q.s
-    ck = ("join", br.name, tuple(pre))
+    ck = ("join", id(br), tuple(pre))  # by identity: rules of two modules may share a bare name
     got = s.plans.get(ck, None)
-    if got is not None:
-        return None if got is _NONE else got
+    if got is not None and got[0] is br:
+        return None if got[1] is _NONE else got[1]
     plan = _compile(q, br, heads, pre)
-    s.plans[ck] = _NONE if plan is None else plan
+    s.plans[ck] = (br, _NONE if plan is None else plan)  # the rule is kept so that its id stays unique
     return plan
 
 
