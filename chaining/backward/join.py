@@ -331,16 +331,18 @@ def _rows_to_query(q, row_sink, facts, outer, one, pick, arity, checks, caller_f
     or -1 when the collector reached the query's limit."""
     names = tuple(name for name, _ in caller_free)
     in_order = tuple(at for _, at in caller_free) == tuple(range(len(names)))
+    new, put, proof_node, no_bindings, implied = _new_fact, _set, Proof, NO_BINDINGS, IMPLIED
     for bf in facts:
-        vals = bf.fact.slots[IMPLIED]
+        vals = bf.fact.slots[implied]
         if len(vals) != arity or (checks and any(vkey(vals[a]) != vkey(vals[c]) for a, c in checks)):
             continue
         hv = ((outer + vals)[one],) if one is not None else pick(outer + vals)
-        f = _new_fact(Fact)
-        _set(f, "template", rel)
-        _set(f, "slots", {IMPLIED: hv})
-        _set(f, "id", None)
-        proof = Proof("rule", f, rule=rule, bindings=NO_BINDINGS, premises=())
+        f = new(Fact)
+        put(f, "template", rel)
+        put(f, "slots", {implied: hv})
+        put(f, "id", None)
+        # Proof("rule", f, rule=rule, bindings=NO_BINDINGS, premises=()), positionally
+        proof = proof_node("rule", f, None, rule, no_bindings, ())
         bindings = dict(zip(names, hv)) if in_order else {name: hv[at] for name, at in caller_free}
         if row_sink(hv, f, proof, bindings):
             return -1
