@@ -82,8 +82,8 @@ class Query(RegionsMixin, QuestionsMixin, TablesMixin):
         self.ctx: Ctx | None = None  # context of the state being run (for error messages)
         self.steps = 0
         self.sink: Any = None  # called with each answer instead of collecting it in `out`
-        self.row_sink: Any = None  # `_Collector.add_row`: a join's rows at the query's end (join.py)
-        self.row_sink_new: Any = None  # `_Collector.add_new`: rows known to be new answers (join.py)
+        self.row_sink: Any = None  # `collect.Collector.add_row`: a join's rows at the query's end (join.py)
+        self.row_sink_new: Any = None  # `collect.Collector.add_new`: rows known to be new answers (join.py)
         self.n_tables = 0  # tables created (counted by `release`)
         self.pending: list[AskReq] = []  # questions for a model, asked together (`_flush`)
         self.batched = session.broker.batched  # spec -> True: questions for a model, collected and asked together

@@ -326,7 +326,7 @@ def _rows(q: Query, plan: JoinPlan, br: Any, binder: tuple, pre: dict, b: dict, 
 
 def _rows_to_query(q, row_sink, facts, outer, one, pick, arity, checks, caller_free, rel, rule, n) -> int:
     """The rows of the last premise over `facts` handed straight to the query's collector (`row_sink`,
-    `_Collector.add_row`) when no HOW is wanted: the loop of `_rows` with nothing per row but the
+    `collect.Collector.add_row`) when no HOW is wanted: the loop of `_rows` with nothing per row but the
     answer's fact, its conclusion node, its bindings and the call. Returns the rows counted so far,
     or -1 when the collector reached the query's limit."""
     names = tuple(name for name, _ in caller_free)
