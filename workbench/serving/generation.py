@@ -254,8 +254,9 @@ class GenerationServing:
 
         decode = RailedDecode(check, "word")
         source = steps()
+        released = decode.run(source)
         try:
-            async for chunk in decode.run(source):
+            async for chunk in released:
                 d = last[0]
                 if decode.stopped:
                     await self.abort(model, request_id)
@@ -271,7 +272,8 @@ class GenerationServing:
                     d.completion_tokens,
                     d.cached_tokens,
                 )
-        finally:
+        finally:  # a client that leaves early: every generator closed, the request aborted
+            await released.aclose()
             await source.aclose()
             await stream.aclose()
 
