@@ -84,10 +84,11 @@ def deploy(
 
     Args:
         cluster: from `workbench.scale.connect(...)`; its settings go to every replica.
-        app: the FastAPI app factory, called in the ingress replica as `app(serving=..., settings=...)`
+        app: the FastAPI app factory, called in each `pipelines` replica as `app(serving=..., settings=...)`
             (`api.app.create_app`: the same routes and OpenAPI document as `workbench serve`).
-        replicas: pipeline replicas; None: `settings.ray.replicas`, or autoscaling between
-            `min_replicas` and `max_replicas` at `target_ongoing_requests` when `settings.ray.autoscale`.
+        replicas: `pipelines` replicas (each the API running pipelines in-process); None:
+            `settings.ray.replicas`, or autoscaling between `min_replicas` and `max_replicas` at
+            `target_ongoing_requests` when `settings.ray.autoscale`.
         models: one-shot models to deploy each as its own deployment (default: every catalogue model
             that is not a causal LM).
         batching: "serve" (default: Ray Serve's `@serve.batch` gathers whole requests, whose rows then go
@@ -161,9 +162,11 @@ def build_application(
     generation: dict[str, str] | None = None,
     proxy_token: str | None = None,
 ) -> Any:
-    """The bound Ray Serve application (ingress -> pipelines, model-NAME) that `deploy` runs; also what a
-    Serve config's `import_path` builder returns (`cli.serve_ray:app_builder`, KubeRay's RayService).
-    Arguments as `deploy`; `settings` go to every replica."""
+    """The bound Ray Serve application (`pipelines` as the ingress -> model-NAME, generation) that `deploy`
+    runs; also what a Serve config's `import_path` builder returns (`cli.serve_ray:app_builder`, KubeRay's
+    RayService). Arguments as `deploy`; `settings` go to every replica. `proxy_token`: the token of the
+    proxies' middleware (`workbench.scale.proxy`), None when the proxies run without it (run ids are then
+    chosen by the replicas and a request whose replica was lost is answered 500 by Serve)."""
     if batching not in ("workbench", "serve"):
         raise ValueError(f"batching={batching!r}: expected 'workbench' or 'serve'")
     doc = settings.model_dump(mode="json")
