@@ -276,6 +276,22 @@ def test_predictions_served_on_both_nodes_each_run_recorded_once(deployment, pos
     assert all(len(v) == 1 for v in stored.values())
     for item, run in zip(items, runs):
         assert stored[item["id"]] == [(run["run_id"], run["served_by"])]
+    batch = _inputs("batch", 6)  # one request, one replica, one run per input
+    r = httpx.post(f"{deployment.url}/v1/pipelines/{PIPELINE}/predict", json={"inputs": batch}, timeout=120)
+    assert r.status_code == 200, r.text[:400]
+    results = r.json()["results"]
+    assert [x["outputs"] for x in results] == [x.outputs for x in wb_runs(batch, tmp_path)]
+    stored = _runs_by_input_id(postgres_url, "batch")
+    assert stored == {x["id"]: [(res["run_id"], res["served_by"])] for x, res in zip(batch, results)}
+    assert len({res["run_id"] for res in results}) == len(batch)
+
+
+def wb_runs(items: list[dict], tmp_path) -> list:
+    from workbench import Workbench
+    from workbench.config import Settings
+
+    with Workbench(Settings(database_url=f"sqlite:///{tmp_path / 'local-batch.sqlite3'}")) as wb:
+        return wb.run_many_sync(PIPELINE, items)
 
 
 def test_replica_killed_under_load_loses_nothing_silently_and_records_nothing_twice(deployment, postgres_url):

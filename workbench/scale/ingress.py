@@ -34,7 +34,7 @@ from typing import Any
 from workbench.config import Settings
 from workbench.pipeline.identity import RUN_IDENTITY, RunIdentity
 from workbench.serving import Serving
-from workbench.serving.errors import code_of, translate
+from workbench.serving.errors import call, code_of, translate
 
 from .generation import RemoteEngine, remote_engines
 from .replicas import error_from_wire, replica_name
@@ -231,7 +231,7 @@ class RayServing(Serving):
         """A batch in this replica: one run per input under its own id (derived from the request's), run
         concurrently so their model calls batch together. Items as `Serving.predict_many`."""
         wb = self._wb()
-        await asyncio.to_thread(wb.get_pipeline, name, version)  # NotFoundError etc. for the whole batch
+        await call(wb.get_pipeline, name, version)  # NotFoundError etc. for the whole batch
         req = REQUEST_RUN.get()
         base = uuid.UUID(req.run_id) if req else uuid.uuid4()
         attempt = req.attempt if req else 0
