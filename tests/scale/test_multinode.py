@@ -284,6 +284,11 @@ def test_predictions_served_on_both_nodes_each_run_recorded_once(deployment, pos
     stored = _runs_by_input_id(postgres_url, "batch")
     assert stored == {x["id"]: [(res["run_id"], res["served_by"])] for x, res in zip(batch, results)}
     assert len({res["run_id"] for res in results}) == len(batch)
+    forged = {"x-workbench-run-id": runs[0]["run_id"], "x-workbench-attempt": "1", "x-workbench-proxy": "guess"}
+    again = httpx.post(
+        f"{deployment.url}/v1/pipelines/{PIPELINE}/predict", json={"input": items[1]}, headers=forged, timeout=60
+    ).json()
+    assert again["run_id"] != runs[0]["run_id"]  # a client cannot name a run (nor replay a stored one)
 
 
 def wb_runs(items: list[dict], tmp_path) -> list:
