@@ -160,6 +160,22 @@ def field_path(loc: tuple[Any, ...] | list[Any]) -> str:
     return out
 
 
+def in_body_terms(param: str | None, message: str, body_field: str) -> tuple[str | None, str]:
+    """A refused run input in the terms of the client's body.
+
+    `param` is the serving layer's: a JSON path in the run input (`$.pixels[3]`) when the input is at
+    fault (other params are returned unchanged, e.g. `classify.inputs.pixels`, a pipeline node's
+    field); `body_field` is where the body holds that input (`body.input`, `body.inputs[2]`).
+    Returns `(param, message)`: `body.input.pixels[3]` and the message naming it first
+    (`body.input.pixels[3]: 99 is greater than the maximum of 16 (input node 'image')`).
+    """
+    if not param or not param.startswith("$"):
+        return param, message
+    path = body_field + param[1:]
+    sent = "input" + param[1:]  # how the workbench's message names the field (`InputValidationError`)
+    return path, (path + message[len(sent) :] if message.startswith(sent) else f"{path}: {message}")
+
+
 def _type_of(status: int) -> str:
     if status == 401:
         return "authentication_error"

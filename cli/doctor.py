@@ -121,10 +121,15 @@ def check_rule_engine_c_parts() -> Check:
     back to Python code), the detail says which are in use and why not."""
     try:
         from chaining.forward import native_facts, native_trace
+        from rules import native_scan
 
         parts = [
             f"{name}: {'built' if part.AVAILABLE else part.UNAVAILABLE}"
-            for name, part in (("trace recorder", native_trace), ("fact I/O", native_facts))
+            for name, part in (
+                ("trace recorder", native_trace),
+                ("fact I/O", native_facts),
+                ("data deffacts reader", native_scan),
+            )
         ]
         return Check("rule engine C parts", True, "; ".join(parts))
     except Exception as exc:  # noqa: BLE001 - doctor reports, never crashes

@@ -61,7 +61,6 @@ def _read_answer(prompt: str) -> str:
 
 def _terminal_provider(console: Any):
     from chaining.backward import PersonProvider
-    from chaining.explain import why_tree
 
     def ask(q) -> Any:
         allowed = (
@@ -72,6 +71,8 @@ def _terminal_provider(console: Any):
             answer = _read_answer(q.text + choices)
             if answer.lower() == "why":
                 from rich.console import Console
+
+                from chaining.explain import why_tree
 
                 Console(stderr=True).print(why_tree(q))
                 continue
@@ -115,9 +116,11 @@ def run_ask(
         from .facts_file import read_facts_file
 
         fact_list = read_facts_file(facts)
-    from rich.console import Console
+    console: Any = None  # rich, for text output only (--json prints no rich text: its import is start-up)
+    if not as_json:
+        from rich.console import Console
 
-    console = Console()
+        console = Console()
     found: list[dict] = []  # JSON answers with proofs (--proofs first/all), or nothing
     roots: list = []
     stream = _JsonAnswers(goal) if as_json and mode == "none" else None
@@ -226,18 +229,55 @@ class _JsonAnswers:
         self.started = False
         self.closed = False
         self.encode = jsonlib.JSONEncoder().encode  # as json.dumps with its default settings
+        self._keys: dict[str, str] = {}  # variable and relation names -> their JSON strings
+        self._values: dict[tuple, tuple[str, str]] = {}  # (type, value) -> (JSON, CLIPS text in JSON)
 
     def add(self, a) -> None:
-        from chaining.backward.terms import bindings_json, fact_text
+        """Append answer `a`'s JSON text: the text `json.dumps` gives its `to_dict(proof=False)`, built
+        from each value's JSON and CLIPS text, made once per distinct value (`_value`) and joined."""
+        from rules.facts import IMPLIED
 
         e = self.encode
-        fact = e(fact_text(a.fact)) if a.fact is not None else "null"
+        value = self._value
+        fields = []
+        for k, v in a.bindings.items():
+            fields.append(f"{self._key(k)}: {value(v)[0]}")
+        fact = a.fact
+        if fact is None:
+            fact_json = "null"
+        elif len(fact.slots) == 1 and IMPLIED in fact.slots:  # `terms.fact_text` of an ordered fact
+            inner = [self._key(fact.template)[1:-1]] + [value(v)[1] for v in fact.slots[IMPLIED]]
+            fact_json = '"(' + " ".join(inner) + ')"'
+        else:
+            from chaining.backward.terms import fact_text
+
+            fact_json = e(fact_text(fact))
         self.parts.append(
-            f'{{"bindings": {e(bindings_json(a.bindings))}, "fact": {fact}, '
+            f'{{"bindings": {{{", ".join(fields)}}}, "fact": {fact_json}, '
             f'"certainty": {e(a.certainty)}, "truth": {e(a.truth)}}}'
         )
         if len(self.parts) >= self.CHUNK:
             self._flush()
+
+    def _key(self, text: str) -> str:
+        got = self._keys.get(text)
+        if got is None:
+            got = self._keys[text] = self.encode(text)
+        return got
+
+    def _value(self, v) -> tuple[str, str]:
+        """(JSON of `to_json(v)`, `show(v)` escaped as inside a JSON string) of a value, cached by type
+        and value (a symbol and a string of the same text, 1 and 1.0, stay apart; multifields uncached)."""
+        tv = (type(v), v)
+        got = self._values.get(tv) if type(v) is not tuple else None
+        if got is None:
+            from chaining.backward.terms import show
+            from rules.facts import to_json
+
+            got = (self.encode(to_json(v)), self.encode(show(v))[1:-1])
+            if type(v) is not tuple and len(self._values) < 100_000:
+                self._values[tv] = got
+        return got
 
     def _flush(self) -> None:
         out = sys.stdout

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from . import ast
+from .native_scan import module as _native
 
 MAX_NESTING = 1000
 """Deepest parenthesis nesting accepted; deeper text is refused with a located error.
@@ -136,8 +137,15 @@ class FactData(Sequence):
     def shapes(self) -> list[tuple[str, list[tuple[str, int]], int]] | None:
         """The distinct shapes of the facts: (relation, [(slot, number of values)], number of ordered
         fields), each shape once, in no particular order; None when the text is unusual (a `\\x01`
-        in it). Reads the text with a few whole-text regular-expression passes (no per-fact Python),
-        so data of thousands of facts of a few shapes is checked shape by shape."""
+        in it). Reads the text in one pass in C (`rules.native_scan`, ASCII text) or with a few
+        whole-text regular-expression passes (no per-fact Python), so data of thousands of facts of
+        a few shapes is checked shape by shape."""
+        if _native is not None and self.text.isascii():
+            return _native.shapes(self.text, self.start, self.end)
+        return self.shapes_by_regex()
+
+    def shapes_by_regex(self) -> list[tuple[str, list[tuple[str, int]], int]] | None:
+        """`shapes()` by the regular expressions (the fallback, and the reference of the C reader)."""
         body = self.text[self.start : self.end]
         if "\x01" in body:
             return None
@@ -223,6 +231,45 @@ def build_data(text: str, start: int, end: int, lines: Lines) -> list[ast.Call]:
     return out
 
 
+class DataMatch:
+    """The spans of a data deffacts as the C reader found them, answering as `_DEFFACTS`'s
+    `re.Match` does for the groups the parser reads (0: the whole match, "name", "comment", "body")."""
+
+    __slots__ = ("string", "_spans")
+
+    def __init__(self, text: str, pos: int, spans: tuple):
+        end, n0, n1, c0, c1, b0, b1 = spans[:7]
+        self.string = text
+        self._spans = {0: (pos, end), "name": (n0, n1), "comment": (c0, c1), "body": (b0, b1)}
+
+    def span(self, group: int | str = 0) -> tuple[int, int]:
+        return self._spans[group]
+
+    def start(self, group: int | str = 0) -> int:
+        return self._spans[group][0]
+
+    def end(self, group: int | str = 0) -> int:
+        return self._spans[group][1]
+
+    def group(self, group: int | str = 0) -> str | None:
+        s, e = self._spans[group]
+        return None if s < 0 else self.string[s:e]
+
+
+def _match_data(text: str, pos: int, ascii_text: bool):
+    """`_DEFFACTS.match(text, pos)` and whether its body holds 19 digits in a row, by the C reader
+    for ASCII text when built, else by the regular expressions: (match or None, long digits)."""
+    if _native is not None and ascii_text:
+        spans = _native.match_deffacts(text, pos)
+        if spans is None:
+            return None, False
+        return DataMatch(text, pos, spans), spans[7]
+    m = _DEFFACTS.match(text, pos)
+    if m is None:
+        return None, False
+    return m, _LONG_DIGITS.search(text, m.start("body"), m.end("body")) is not None
+
+
 def _blank(text: str) -> str:
     return "\n".join(" " * len(line) for line in text.split("\n"))
 
@@ -247,12 +294,17 @@ def prescan(text: str) -> tuple[str, list[tuple[int, int, re.Match]], Lines]:
     data: list[tuple[int, int, re.Match]] = []
     pos, n = 0, len(text)
     structure = _STRUCTURE
+    ascii_text = text.isascii()
     while pos < n:
         pos = _SKIP.match(text, pos).end()
         if pos >= n or text[pos] != "(":
             break
-        m = _DEFFACTS.match(text, pos) if text.startswith("deffacts", _SKIP.match(text, pos + 1).end()) else None
-        if m is not None and not _LONG_DIGITS.search(text, m.start("body"), m.end("body")):
+        m, long_digits = (
+            _match_data(text, pos, ascii_text)
+            if text.startswith("deffacts", _SKIP.match(text, pos + 1).end())
+            else (None, False)
+        )
+        if m is not None and not long_digits:
             data.append((m.start(), m.end(), m))
             pos = m.end()
             continue

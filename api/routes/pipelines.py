@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response
@@ -12,7 +11,7 @@ from .. import paging
 from ..deps import PREDICT_KEY, WRITE_KEY, PipelineName, ServingDep
 from ..disconnect import ClientGone, cancel_on_disconnect
 from ..documents import document_body_doc, read_document, sse_content
-from ..errors import V1_ERRORS, ApiError
+from ..errors import V1_ERRORS, ApiError, in_body_terms
 from ..schemas.pipelines import PipelineDocument, PredictRequest, PromoteRequest
 from ..schemas.responses import (
     PipelineDeleted,
@@ -134,9 +133,9 @@ async def predict(
     its place and the others still run.
     """
     want_explain = explain or body.explain
-    if body.stream:
-        return await _stream(serving, name, body, want_explain)
     try:
+        if body.stream:
+            return await _stream(serving, name, body, want_explain)
         if body.inputs is not None:
             results = await cancel_on_disconnect(
                 request,
@@ -147,9 +146,9 @@ async def predict(
             for i, item in enumerate(results):
                 err = item.get("error")
                 if isinstance(err, dict) and err.get("param"):
-                    old = err["param"]
-                    err["param"] = _body_path(old, f"body.inputs[{i}]")
-                    err["message"] = _in_body_terms(err.get("message") or "", old, err["param"])
+                    err["param"], err["message"] = in_body_terms(
+                        err["param"], err.get("message") or "", f"body.inputs[{i}]"
+                    )
             return PredictBatch.model_validate({"results": results})
         result = await cancel_on_disconnect(
             request,
@@ -166,8 +165,10 @@ async def predict(
 
         if isinstance(exc, BadInputError) and exc.param:
             old = exc.param
-            exc.param = _body_path(old, "body.input")
-            exc.message = _in_body_terms(exc.message, old, exc.param)
+            exc.param, exc.message = in_body_terms(exc.param, exc.message, "body.input")
+            for d in exc.details:
+                if d.get("loc") == old:
+                    d["loc"] = exc.param
         raise
     if result["status"] != "succeeded":
         raise ApiError(
@@ -180,22 +181,6 @@ async def predict(
     # Checked once and sent as is: returning the model would make FastAPI validate it again against
     # the declared union (RunOut | PredictBatch) before serialising it (the response model stays for OpenAPI).
     return Response(RunOut.model_validate(result).model_dump_json(), media_type="application/json")
-
-
-def _in_body_terms(message: str, json_path: str, body_path: str) -> str:
-    """`node 'image', field '$.pixels': MSG` -> `body.input.pixels: MSG (input node 'image')`: the
-    field as the client's body names it."""
-    m = re.fullmatch(r"node ('[^']*'), field '([^']*)': (.*)", message, re.S)
-    if m is None or m.group(2) != json_path:
-        return message
-    return f"{body_path}: {m.group(3)} (input node {m.group(1)})"
-
-
-def _body_path(json_path: str, prefix: str) -> str:
-    """`$.pixels[3]` (a JSON path in the input) -> `body.input.pixels[3]`."""
-    if json_path.startswith("$"):
-        return prefix + json_path[1:]
-    return f"{prefix}.{json_path}" if json_path else prefix
 
 
 async def _stream(serving: Any, name: str, body: PredictRequest, explain: bool) -> StreamingResponse:

@@ -11,13 +11,15 @@ them all, in the style of a data loader (collect during one loop turn, then disp
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import asyncio
 
 from rules import KnowledgeBase
 from rules.annotations import AskableSpec, ModelBinding
@@ -292,6 +294,8 @@ class AskBroker:
 
     async def ask(self, q: Question) -> AskAnswer:
         """The answer to `q` (cached per session). Raises AskError when no provider is set."""
+        import asyncio  # imported when a question is asked: a proof without questions runs without a loop
+
         key = q.key
         if key in self.cache:
             return self.cache[key]
@@ -310,6 +314,8 @@ class AskBroker:
         return await fut
 
     async def _flush_later(self) -> None:
+        import asyncio
+
         for _ in range(self.flush_turns):
             await asyncio.sleep(0)
         if self.max_wait_s:

@@ -3,7 +3,6 @@ while the proof goes on and asked together (one batch), before any completion de
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from .frames import AskReq, Barrier, Marker
@@ -36,6 +35,8 @@ class QuestionsMixin:
 
     async def _flush(self) -> None:
         """Ask every pending question at once: the broker sends them to the model in one batch."""
+        import asyncio
+
         pending, self.pending = self.pending, []
         answers = await asyncio.gather(*(self.s._ask_fact(r.fact, r.spec, r.ctx, self.warnings) for r in pending))
         for req, got in reversed(list(zip(pending, answers))):  # the stack runs the last pushed first

@@ -51,6 +51,7 @@ from .frames import (
     Top,
     chain_text,
 )
+from .join import join_alts, join_plan, query_rows
 from .matcher import match_list, ordered_binder
 from .proof import Proof
 from .regions import RegionsMixin
@@ -81,6 +82,8 @@ class Query(RegionsMixin, QuestionsMixin, TablesMixin):
         self.ctx: Ctx | None = None  # context of the state being run (for error messages)
         self.steps = 0
         self.sink: Any = None  # called with each answer instead of collecting it in `out`
+        self.row_sink: Any = None  # `collect.Collector.add_row`: a join's rows at the query's end (join.py)
+        self.row_sink_new: Any = None  # `collect.Collector.add_new`: rows known to be new answers (join.py)
         self.n_tables = 0  # tables created (counted by `release`)
         self.pending: list[AskReq] = []  # questions for a model, asked together (`_flush`)
         self.batched = session.broker.batched  # spec -> True: questions for a model, collected and asked together
@@ -92,7 +95,8 @@ class Query(RegionsMixin, QuestionsMixin, TablesMixin):
 
     def start(self, ces: list[ast.CE], goal: str) -> None:
         root = Ctx(goal, None, None, 0)
-        self.stack.append(iter([(Seq(ces, 0, TOP), {}, (), root)]))
+        rows = query_rows(self, ces, root)  # a conjunction of base relations: one join (join.py)
+        self.stack.append(rows if rows is not None else iter([(Seq(ces, 0, TOP), {}, (), root)]))
 
     async def run(self, want: int | None = None) -> bool:
         """Run until `want` new answers are in `self.out` (None: to the end), or until `self.sink`,
@@ -130,7 +134,7 @@ class Query(RegionsMixin, QuestionsMixin, TablesMixin):
                 continue
             self.ctx = st[3]
             self._step(*st)
-        return True
+        return not self.stopped  # a join may stop at the limit as its iterator ends (join.py)
 
     def release(self) -> None:
         """Drop the choice points and tables (they form reference cycles: a table's consumers continue
@@ -329,6 +333,13 @@ class Query(RegionsMixin, QuestionsMixin, TablesMixin):
         for br, heads in rules or ():
             pre = s._unify_heads(br, heads, key)
             if pre is None:
+                continue
+            plan = join_plan(self, br, heads, pre)
+            rows = join_alts(self, plan, br, p, key, pre, b, pf, ctx, nxt) if plan is not None else None
+            if rows is not None:  # a body of base relations: evaluated as one join (join.py)
+                yield from rows
+                if self.stopped:
+                    return
                 continue
             depth = ctx.depth + 1
             c2 = Ctx(text, br.name, ctx, depth)

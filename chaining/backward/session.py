@@ -13,21 +13,17 @@ premise the max of its branches, and distinct derivations of one fact combine wi
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import gc
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from rules import KnowledgeBase, ast
-from rules.facts import IMPLIED, Fact, String, Symbol
+from rules.facts import IMPLIED, Fact, String
 
-from . import certainty as cfm
 from .askable import AskBroker, Provider, answered_fact, question_for
 from .calls import CallsMixin, from_vkey
 from .check import unknown_in_goal
+from .collect import Collector, relaxed_gc
 from .engine import Ctx, Oracle, Query, chain_text
 from .errors import BackwardError, NotStratifiedError, ProofTimeout
 from .evaluator import ClipsEvaluator
@@ -224,12 +220,12 @@ class Session(CallsMixin):
             limit = 1  # a ground goal has one answer at most: stop at it
             exhaust_after = True
         simple = single and compile_pattern(ces[0], self._multislots.get(ces[0].template), self.plans) is not None
-        c = _Collector(goal, goal_variables(ces), single, simple, limit, on_answer, keep, self.cf_on)
+        c = Collector(goal, goal_variables(ces), single, simple, limit, on_answer, keep, self.cf_on)
         c.proofs = proofs
         warnings: list[str] = [f"unknown relation: {u}" for u in unknown]
         tables = 0
         try:
-            with _relaxed_gc():
+            with relaxed_gc():
                 try:
                     q = Query(self, deadline)
                     stopped = await self._drain(q, ces, goal, c)
@@ -283,10 +279,13 @@ class Session(CallsMixin):
             list(model_calls[calls_before:]) if model_calls is not None else [],
         )
 
-    async def _drain(self, q: Query, ces: list[ast.CE], goal: str, c: _Collector) -> bool:
+    async def _drain(self, q: Query, ces: list[ast.CE], goal: str, c: Collector) -> bool:
         """Run query `q` for `ces`, handing each answer to `c`; True when stopped at the limit."""
         q.start(ces, goal)
         q.sink = c.add  # each answer as it is found; True (the limit) stops the query
+        # a join row of a one-pattern goal (join.py): the answer straight from the head's values
+        q.row_sink = c.add_row if c.single and c.simple and not self.cf_on else None
+        q.row_sink_new = c.add_new if q.row_sink is not None and not c.count else None
         q.proofs = c.proofs
         try:
             done = await q.run(None)
@@ -295,8 +294,21 @@ class Session(CallsMixin):
         return not done
 
     def prove_sync(self, goal: str, *, limit: int | None = None, **kw: Any) -> ProofResult:
-        """`prove` for callers without an event loop (runs one with asyncio.run)."""
-        return asyncio.run(self.prove(goal, limit=limit, **kw))
+        """`prove` for callers without an event loop. A knowledge base with askable or model-backed
+        relations is proved in an event loop (`asyncio.run`: questions are awaited); one without
+        never awaits anything, and its proof runs straight through, without importing asyncio or
+        starting a loop (start-up of `kb ask`)."""
+        coro = self.prove(goal, limit=limit, **kw)
+        if self.kb.askable_specs:
+            import asyncio
+
+            return asyncio.run(coro)
+        try:
+            coro.send(None)
+        except StopIteration as done:
+            return done.value
+        coro.close()  # pragma: no cover - only questions await, and this knowledge base has none
+        raise BackwardError("internal: a proof without questions waited on the event loop")
 
     async def solve(self, ces: list[ast.CE], b: dict, cap: int) -> list[tuple[dict, list[Proof]]]:
         """Up to `cap` solutions (bindings, premise proofs) of the conditional elements `ces` under
@@ -367,107 +379,6 @@ class Session(CallsMixin):
         cf = (answer.certainty if answer.certainty is not None else 1.0) if self.cf_on else None
         proof = Proof("asked", got, answer.source, certainty=cf, detail=f"{question.text} -> {answer.text}")
         return got, proof, cf
-
-
-_TAGS = {Symbol: "y", String: "s", int: "i", float: "f"}
-
-
-def _answer_key(fact: Fact, pairs: dict) -> tuple:
-    """`fact_key` of an answer, built inline for an ordered fact (the common case: one call per answer)
-    from typed values interned in `pairs` (a query's answers share their values: a 100,000-answer
-    query keeps 100,000 small keys, not 300,000 tuples); the relation is left out (one goal, one
-    relation); when every value is a symbol, the fact's values themselves (never equal to a tuple of
-    typed keys, whose items are tuples). Never equal to a `fact_key`, whose first item is the relation's name."""
-    slots = fact.slots
-    vals = slots.get(IMPLIED)
-    if vals is None or len(slots) != 1:
-        return fact_key(fact)
-    for v in vals:
-        if type(v) is not Symbol:
-            break
-    else:  # every value a symbol (the common case): the fact's own tuple, as `tables.table_key`
-        return vals
-    out = []
-    for v in vals:
-        tv = (type(v), v)
-        k = pairs.get(tv)
-        if k is None:
-            tag = _TAGS.get(tv[0])
-            k = pairs[tv] = (tag, v) if tag is not None else vkey(v)
-        out.append(k)
-    return tuple(out)
-
-
-class _Collector:
-    """The answers of one `prove`: de-duplicated, counted, streamed to `on_answer`, kept or not."""
-
-    def __init__(self, goal, goal_vars, single, simple, limit, on_answer, keep, cf_on):
-        self.goal, self.goal_vars, self.single, self.simple = goal, goal_vars, single, simple
-        self.limit, self.on_answer, self.keep, self.cf_on = limit, on_answer, keep, cf_on
-        self.answers: list[Answer] = []
-        self.seen: set[tuple] = set()
-        self.pairs: dict = {}  # (type, value) -> its typed key, shared by the answers' keys
-        self.count = 0
-        self.truth = "true"
-        self.proofs = True
-
-    def add(self, b: dict, pf: tuple) -> bool:
-        """Record one solution; True when the limit is reached (never with certainty factors)."""
-        goal_vars = self.goal_vars
-        if self.single:
-            fact = pf[0].fact
-            bindings = {k: b[k] for k in goal_vars if k in b}
-            # a simple pattern's bindings are a function of the fact: the fact identifies the answer
-            fk = _answer_key(fact, self.pairs)
-            bk = fk if self.simple else (fk, _bindings_key(bindings))
-            a = Answer(bindings, pf[0], fact, pf[0].certainty, self.truth)
-        else:
-            bindings = {k: b[k] for k in goal_vars if k in b and not isinstance(b[k], Fact)}
-            bk = _bindings_key(bindings)
-            cf = cfm.conjunction([p.certainty for p in pf if p.certainty is not None]) if self.cf_on else None
-            proof = Proof("goal", premises=list(pf), detail=self.goal, certainty=cf)
-            a = Answer(bindings, proof, None, cf, self.truth)
-        if bk in self.seen:
-            return False
-        self.seen.add(bk)
-        self.count += 1
-        if self.cf_on:
-            self.answers.append(a)
-            return False
-        if self.keep:
-            self.answers.append(a)
-        if self.on_answer is not None:
-            self.on_answer(a)
-        return self.limit is not None and self.count >= self.limit
-
-
-_gc_users = 0
-_gc_lock = threading.Lock()
-_gc_saved: tuple[int, ...] = ()
-
-
-@contextlib.contextmanager
-def _relaxed_gc():
-    """Collect the youngest generation every 50,000 allocations instead of 700 while proofs run: a large
-    query allocates a few small objects per answer and CPython's cyclic collector otherwise took about
-    half of its time. Restored when the last running proof ends."""
-    global _gc_users, _gc_saved
-    with _gc_lock:  # proofs may run in worker threads (asyncio.to_thread) as well as in one event loop
-        if _gc_users == 0:
-            _gc_saved = gc.get_threshold()
-            gc.set_threshold(50_000, 20, 50)
-        _gc_users += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_users -= 1
-            if _gc_users == 0:
-                gc.set_threshold(*_gc_saved)
-
-
-def _bindings_key(bindings: dict) -> tuple:
-    return tuple((k, vkey(v)) for k, v in bindings.items())
 
 
 def _has_address(ces: list[ast.CE]) -> bool:

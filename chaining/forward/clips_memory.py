@@ -14,7 +14,7 @@ from typing import Any
 
 from clips._clips import ffi, lib
 
-from rules.facts import IMPLIED, Fact, String
+from rules.facts import IMPLIED, Fact, String, Symbol
 
 from .clips_fact_reader import FactReader
 from .clips_values import STRING, SYMBOL, ValueWriter, is_symbol_token, read_value
@@ -59,6 +59,7 @@ class _TemplateInfo:
     slot_key: dict[str, bytes] | None = None
     slot_pairs: tuple[tuple[str, bytes], ...] = ()
     symbol_key: dict[str, bytes] | None = None  # slot -> key, for slots that may hold a SYMBOL
+    string_key: dict[str, bytes] | None = None  # slot -> key, for slots that take STRING but not SYMBOL
     ptr: Any = None  # the `Deftemplate *`
     address: int = 0  # `ptr` as an int (the C read loop's key)
 
@@ -156,6 +157,7 @@ class WorkingMemory(FactReader):
             dict(zip(slots, keys)),
             tuple(zip(slots, keys)),
             {s: k for s, k in zip(slots, keys) if not strings_only[s]},
+            {s: k for s, k in zip(slots, keys) if strings_only[s]},
             ptr,
             int(ffi.cast("uintptr_t", ptr)),
         )
@@ -345,14 +347,14 @@ class WorkingMemory(FactReader):
         goes on from the next."""
         out: list[int | None] = []
         run, context, templates = self._assert_facts, self._native, self._native_templates
-        i = run(context, facts, 0, templates, out)
+        i = run(context, facts, 0, templates, out, Symbol, String)
         while i < len(facts):  # (a duck-typed fact's properties could change the list)
             f = facts[i]
             out.append(self._assert_checked(f, where, i))
             info = self._by_name.get(f.template)
             if info is not None and not info.implied and f.template not in templates:
-                templates[f.template] = (info.key, info.symbol_key)
-            i = run(context, facts, i + 1, templates, out)
+                templates[f.template] = (info.key, info.symbol_key, info.string_key)
+            i = run(context, facts, i + 1, templates, out, Symbol, String)
         return out
 
     def _assert_checked(self, fact: Fact, where: str, index: int) -> int | None:

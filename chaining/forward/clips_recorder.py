@@ -7,9 +7,11 @@ into a string builder; the assert and retract callbacks (a `modify` calls both) 
 
     NativeRecorder   the callbacks are C functions (`native_trace.c`, built by the bootstrap
                      when a C compiler is present): no Python call during the run. The C
-                     callback reads the activation text at once and keeps the rule's name id
-                     (names are copied once per recorder) and the fact ids as integers; Python
-                     turns them into `Firing`s after the run.
+                     callback keeps the rule's name id (names are copied once per recorder) and
+                     the fact ids as integers; Python turns them into `Firing`s after the run.
+                     The ids come from CLIPS's Activation/PartialMatch structures once that
+                     reading agreed with the activation text on the rule's first firing (on the
+                     clipspy releases in `DIRECT_LAYOUT_CLIPSPY`), else from the text.
     PythonRecorder   the callbacks are Python functions (cffi): one Python call per firing and
                      per fact change; the activation lines are parsed after the run
                      (`parse_activations`). The fallback, and the reference the tests compare to.
@@ -20,6 +22,7 @@ after it (in `finally`), then `take_firings()`, `take_events()`, `take_error()`;
 
 from __future__ import annotations
 
+import functools
 import re
 import weakref
 from typing import Any
@@ -259,6 +262,11 @@ class NativeRecorder(_Recorder):
         t.sb_reset = c_pointer(native.lib.SBReset, "void (*)(void *)")
         t.fact_index = c_pointer(native.lib.FactIndex, "long long (*)(void *)")
         t.sb = ffi.cast("void *", int(abi.cast("uintptr_t", self._sb)))
+        # Read each firing's basis from CLIPS's structures once that agreed with CLIPS's text
+        # (native_trace.c checks each rule's first firing): only on the clipspy releases whose
+        # CLIPS layouts native_trace.c declares.
+        t.direct = 1 if direct_layout_known() else 0
+        t.lexeme_contents_offset = clips_ffi_offsetof("CLIPSLexeme", "contents")
         self._names: list[str] = []  # rule names by the C recorder's id (ids are never reused)
         from . import native_facts
 
@@ -283,6 +291,12 @@ class NativeRecorder(_Recorder):
     @property
     def fired(self) -> int:
         return self._t.fired
+
+    @property
+    def reads_directly(self) -> bool:
+        """True while the bases of rules already checked against CLIPS's text are read from its
+        structures (False: from CLIPS's text, for good)."""
+        return self._t.direct == 1 and self._t.checked > 0
 
     def start(self) -> None:
         self._clear(self._t, _NATIVE_KEEP_BYTES)
@@ -357,6 +371,29 @@ class NativeRecorder(_Recorder):
             t.bad_format = 0
             return RuntimeError("CLIPS wrote an activation in an unexpected form (not '<salience> <rule>: <basis>')")
         return None
+
+
+#: clipspy releases whose CLIPS (6.4) has the Activation and PartialMatch layouts `native_trace.c` declares.
+DIRECT_LAYOUT_CLIPSPY = ("1.0.",)
+
+
+@functools.lru_cache(maxsize=1)
+def direct_layout_known() -> bool:
+    """Whether the installed clipspy is one whose CLIPS structures the C recorder may read directly."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        release = version("clipspy")
+    except PackageNotFoundError:
+        return False
+    return release.startswith(DIRECT_LAYOUT_CLIPSPY)
+
+
+def clips_ffi_offsetof(struct: str, field: str) -> int:
+    """Offset of `field` in one of clipspy's declared CLIPS structures."""
+    from clips._clips import ffi
+
+    return ffi.offsetof(struct, field)
 
 
 def new_recorder(

@@ -14,7 +14,18 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <string.h>
+
+/* Symbols and strings read back are kept per environment, by the address of CLIPS's lexeme (CLIPS
+ * keeps one lexeme per distinct symbol or string while it is in use): a serving loop reads the
+ * same few again and again. Direct-mapped; an entry counts only while its text equals the
+ * lexeme's (an address CLIPS freed and reused for another text is a miss). */
+#define WB_LEXEME_CACHE 2048
+typedef struct {
+    void *lexeme;
+    PyObject *value; /* a Symbol or a String (strong reference), or NULL */
+} wb_cached_lexeme;
 
 typedef struct {
     void *env;  /* Environment * */
@@ -28,6 +39,7 @@ typedef struct {
     void *(*create_integer)(void *env, long long value);
     void *(*create_float)(void *env, double value);
     void *(*create_symbol)(void *env, const char *text);
+    void *(*create_string)(void *env, const char *text);
     void (*mb_reset)(void *mb);
     void (*mb_append)(void *mb, void **value);
     void *(*mb_create)(void *mb);
@@ -38,6 +50,7 @@ typedef struct {
     int (*get_slot)(void *fact, const char *slot, void **value);
     size_t lexeme_offset, integer_offset, float_offset;  /* of `contents` in CLIPSLexeme, CLIPSInteger, CLIPSFloat */
     size_t multifield_length_offset, multifield_contents_offset;  /* of `length`, `contents` in Multifield */
+    wb_cached_lexeme lexemes[WB_LEXEME_CACHE];
 } wb_assert_ctx;
 
 static const char CAPSULE[] = "workbench.native_facts";
@@ -58,8 +71,17 @@ static int plain_symbol(const char *s, Py_ssize_t n) {
     return 1;
 }
 
-/* The CLIPS value of a scalar, or NULL (not for this path; no Python error is left set). */
-static void *scalar(wb_assert_ctx *c, PyObject *v) {
+/* The Python types of CLIPS symbols and strings (`rules.facts.Symbol`, `String`) for one call. */
+typedef struct {
+    PyObject *symbol, *string;
+} wb_types;
+
+/* The CLIPS value of a scalar, or NULL (not for this path; no Python error is left set), as
+ * `clips_values.ValueWriter` makes it: a `String` is a STRING, a `Symbol` a SYMBOL; a plain str is
+ * a STRING in a slot that takes strings but not symbols (`strings`), else a SYMBOL when it is
+ * plainly one (other plain strs take Python's path, which knows the whole rule). */
+static void *scalar(wb_assert_ctx *c, PyObject *v, int strings, const wb_types *types) {
+    PyTypeObject *type = Py_TYPE(v);
     if (PyLong_CheckExact(v)) {
         int overflow = 0;
         long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
@@ -70,30 +92,40 @@ static void *scalar(wb_assert_ctx *c, PyObject *v) {
         return c->create_integer(c->env, x);
     }
     if (PyFloat_CheckExact(v)) return c->create_float(c->env, PyFloat_AS_DOUBLE(v));
-    if (PyUnicode_CheckExact(v)) {
+    if (type == &PyUnicode_Type || type == (PyTypeObject *)types->symbol || type == (PyTypeObject *)types->string) {
         Py_ssize_t n;
         const char *s = PyUnicode_AsUTF8AndSize(v, &n);
         if (s == NULL) {
             PyErr_Clear();
             return NULL;
         }
+        if (type == (PyTypeObject *)types->string) return c->create_string(c->env, s);
+        if (type == (PyTypeObject *)types->symbol) return c->create_symbol(c->env, s);
+        if (strings) return c->create_string(c->env, s);
         return plain_symbol(s, n) ? c->create_symbol(c->env, s) : NULL;
     }
     return NULL;
 }
 
-/* Put every slot of `slots` into the builder; 0 when one is not for this path. */
-static int put_slots(wb_assert_ctx *c, PyObject *slots, PyObject *keys) {
+/* Put every slot of `slots` into the builder; 0 when one is not for this path. `keys` maps the
+ * slots that may hold symbols to their names as bytes, `string_keys` those that take strings but
+ * not symbols. */
+static int put_slots(wb_assert_ctx *c, PyObject *slots, PyObject *keys, PyObject *string_keys, const wb_types *types) {
     Py_ssize_t pos = 0;
     PyObject *name, *v;
     while (PyDict_Next(slots, &pos, &name, &v)) {
         PyObject *key;
         void *value;
+        int strings = 0;
         /* Only exact str names: a str subclass's __eq__/__hash__ could run Python code that
          * changes `slots` while `v` (borrowed) is in use. Exact str, int, float, list and tuple
-         * values below run none. */
+         * values below run none, nor do Symbol and String (str subclasses with no methods). */
         if (!PyUnicode_CheckExact(name)) return 0;
         key = PyDict_GetItemWithError(keys, name); /* borrowed */
+        if (key == NULL && !PyErr_Occurred()) {
+            key = PyDict_GetItemWithError(string_keys, name);
+            strings = 1;
+        }
         if (key == NULL || !PyBytes_CheckExact(key)) {
             PyErr_Clear();
             return 0;
@@ -103,31 +135,33 @@ static int put_slots(wb_assert_ctx *c, PyObject *slots, PyObject *keys) {
             PyObject **items = PySequence_Fast_ITEMS(v);
             c->mb_reset(c->mb);
             for (i = 0; i < n; i++) {
-                void *item = scalar(c, items[i]);
+                void *item = scalar(c, items[i], strings, types);
                 if (item == NULL) return 0;
                 c->mb_append(c->mb, &item);
             }
             value = c->mb_create(c->mb);
         } else {
-            value = scalar(c, v);
+            value = scalar(c, v, strings, types);
         }
         if (value == NULL || c->put_slot(c->fb, PyBytes_AS_STRING(key), &value) != 0) return 0;
     }
     return 1;
 }
 
-/* assert_facts(context, facts: list, start: int, templates: dict, out: list) -> int
+/* assert_facts(context, facts: list, start: int, templates: dict, out: list, symbol_type, string_type) -> int
  *
  * Asserts facts[start:] in order while they fit this path, appending each new fact's id to
  * `out`; returns the index of the first fact it did not assert (len(facts) when done).
- * `templates` maps a template name to (name as bytes, {slot name: slot name as bytes}) for the
- * slots that may hold symbols. */
+ * `templates` maps a template name to (name as bytes, {slot name: slot name as bytes} for the
+ * slots that may hold symbols, the same for the slots that take strings but not symbols). */
 static PyObject *assert_facts(PyObject *self, PyObject *args) {
     PyObject *capsule, *facts, *templates, *out;
     Py_ssize_t start, i;
     wb_assert_ctx *c;
+    wb_types types;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OO!nO!O!", &capsule, &PyList_Type, &facts, &start, &PyDict_Type, &templates, &PyList_Type, &out))
+    if (!PyArg_ParseTuple(args, "OO!nO!O!O!O!", &capsule, &PyList_Type, &facts, &start, &PyDict_Type, &templates,
+                          &PyList_Type, &out, &PyType_Type, &types.symbol, &PyType_Type, &types.string))
         return NULL;
     c = (wb_assert_ctx *)PyCapsule_GetPointer(capsule, CAPSULE);
     if (c == NULL) return NULL;
@@ -148,8 +182,9 @@ static PyObject *assert_facts(PyObject *self, PyObject *args) {
         }
         entry = PyDict_GetItemWithError(templates, name); /* borrowed */
         Py_DECREF(name);
-        if (entry == NULL || !PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 2 ||
-            !PyBytes_CheckExact(PyTuple_GET_ITEM(entry, 0)) || !PyDict_CheckExact(PyTuple_GET_ITEM(entry, 1))) {
+        if (entry == NULL || !PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 3 ||
+            !PyBytes_CheckExact(PyTuple_GET_ITEM(entry, 0)) || !PyDict_CheckExact(PyTuple_GET_ITEM(entry, 1)) ||
+            !PyDict_CheckExact(PyTuple_GET_ITEM(entry, 2))) {
             Py_DECREF(fact);
             PyErr_Clear();
             break;
@@ -167,7 +202,7 @@ static PyObject *assert_facts(PyObject *self, PyObject *args) {
             Py_DECREF(entry);
             break;
         }
-        ok = put_slots(c, slots, PyTuple_GET_ITEM(entry, 1));
+        ok = put_slots(c, slots, PyTuple_GET_ITEM(entry, 1), PyTuple_GET_ITEM(entry, 2), &types);
         Py_DECREF(slots);
         Py_DECREF(entry);
         if (!ok) {
@@ -189,7 +224,7 @@ static PyObject *assert_facts(PyObject *self, PyObject *args) {
     return PyLong_FromSsize_t(i);
 }
 
-enum { T_FLOAT = 0, T_INTEGER = 1, T_SYMBOL = 2, T_STRING = 3, T_MULTIFIELD = 4 };
+enum { WB_T_FLOAT = 0, WB_T_INTEGER = 1, WB_T_SYMBOL = 2, WB_T_STRING = 3, WB_T_MULTIFIELD = 4 };
 
 static PyObject *slot_value(wb_assert_ctx *c, void *value, PyObject *symbol_type, PyObject *string_type);
 
@@ -201,7 +236,7 @@ static PyObject *multifield_value(wb_assert_ctx *c, void *value, PyObject *symbo
     if (out == NULL) return NULL;
     for (i = 0; i < n; i++) {
         PyObject *v;
-        if (items[i] == NULL || *(unsigned short *)items[i] == T_MULTIFIELD) {
+        if (items[i] == NULL || *(unsigned short *)items[i] == WB_T_MULTIFIELD) {
             Py_DECREF(out);
             return NULL;
         }
@@ -212,27 +247,77 @@ static PyObject *multifield_value(wb_assert_ctx *c, void *value, PyObject *symbo
         }
         PyTuple_SET_ITEM(out, (Py_ssize_t)i, v);
     }
+    /* Only numbers, symbols and strings inside: no cycle can pass through it (CPython's collector
+     * would untrack it at its first pass; done now, it is never scanned). */
+    PyObject_GC_UnTrack(out);
+    return out;
+}
+
+static size_t lexeme_slot(const void *lexeme) {
+    size_t h = (size_t)lexeme;
+    h ^= h >> 17;
+    h *= (size_t)0x9E3779B97F4A7C15ull;
+    return (h >> 11) & (WB_LEXEME_CACHE - 1);
+}
+
+/* The Symbol or String for a CLIPS lexeme, from the cache when its text is the same. */
+static PyObject *lexeme_value(wb_assert_ctx *c, void *lexeme, PyObject *type) {
+    const char *text = *(const char **)((char *)lexeme + c->lexeme_offset);
+    wb_cached_lexeme *e = &c->lexemes[lexeme_slot(lexeme)];
+    PyObject *u, *out;
+    if (e->lexeme == lexeme && e->value != NULL && Py_TYPE(e->value) == (PyTypeObject *)type) {
+        const char *cached = PyUnicode_AsUTF8(e->value);
+        if (cached != NULL && strcmp(cached, text) == 0) {
+            Py_INCREF(e->value);
+            return e->value;
+        }
+        PyErr_Clear();
+    }
+    u = PyUnicode_DecodeUTF8(text, (Py_ssize_t)strlen(text), "strict");
+    if (u == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    out = PyObject_CallOneArg(type, u);
+    Py_DECREF(u);
+    if (out == NULL) return NULL; /* with an error set: raised */
+    /* A str subclass instance without __dict__ or slots holds no reference: it cannot be part of
+     * a cycle, and the cached ones live long, so the collector need not scan them. */
+    if (PyObject_IS_GC(out) && ((PyTypeObject *)type)->tp_dictoffset == 0 && Py_SIZE(type) == 0)
+        PyObject_GC_UnTrack(out);
+    Py_XDECREF(e->value);
+    Py_INCREF(out);
+    e->lexeme = lexeme;
+    e->value = out;
     return out;
 }
 
 /* The Python value of a slot, or NULL with no error set when it is not for this path. */
 static PyObject *slot_value(wb_assert_ctx *c, void *value, PyObject *symbol_type, PyObject *string_type) {
     unsigned short type = *(unsigned short *)value;
-    if (type == T_MULTIFIELD) return multifield_value(c, value, symbol_type, string_type);
-    if (type == T_SYMBOL || type == T_STRING) {
-        const char *text = *(const char **)((char *)value + c->lexeme_offset);
-        PyObject *u = PyUnicode_DecodeUTF8(text, (Py_ssize_t)strlen(text), "strict"), *out;
-        if (u == NULL) {
-            PyErr_Clear();
-            return NULL;
-        }
-        out = PyObject_CallOneArg(type == T_SYMBOL ? symbol_type : string_type, u);
-        Py_DECREF(u);
-        return out; /* NULL with an error set: raised */
-    }
-    if (type == T_INTEGER) return PyLong_FromLongLong(*(long long *)((char *)value + c->integer_offset));
-    if (type == T_FLOAT) return PyFloat_FromDouble(*(double *)((char *)value + c->float_offset));
+    if (type == WB_T_MULTIFIELD) return multifield_value(c, value, symbol_type, string_type);
+    if (type == WB_T_SYMBOL || type == WB_T_STRING)
+        return lexeme_value(c, value, type == WB_T_SYMBOL ? symbol_type : string_type);
+    if (type == WB_T_INTEGER) return PyLong_FromLongLong(*(long long *)((char *)value + c->integer_offset));
+    if (type == WB_T_FLOAT) return PyFloat_FromDouble(*(double *)((char *)value + c->float_offset));
     return NULL;
+}
+
+/* The offset of a writable `__slots__` member of `type` holding an object (a dataclass field with
+ * slots=True), or -1: then `read_facts` sets the attribute the generic way. */
+static Py_ssize_t member_offset(PyObject *type, PyObject *name) {
+    PyObject *d = PyObject_GetAttr(type, name);
+    Py_ssize_t offset = -1;
+    if (d == NULL) {
+        PyErr_Clear();
+        return -1;
+    }
+    if (Py_IS_TYPE(d, &PyMemberDescr_Type)) {
+        PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
+        if (m->type == T_OBJECT_EX && !(m->flags & READONLY)) offset = m->offset;
+    }
+    Py_DECREF(d);
+    return offset;
 }
 
 /* read_facts(context, fact: int, deftemplate: int, templates: dict, fact_type, symbol_type,
@@ -247,6 +332,8 @@ static PyObject *read_facts(PyObject *self, PyObject *args) {
     unsigned long long fact_address, template_address;
     wb_assert_ctx *c;
     void *f, *tpl;
+    Py_ssize_t offsets[3];
+    int direct_members;
     (void)self;
     if (!PyArg_ParseTuple(args, "OKKO!OOOO!", &capsule, &fact_address, &template_address, &PyDict_Type, &templates,
                           &fact_type, &symbol_type, &string_type, &PyList_Type, &out))
@@ -257,6 +344,10 @@ static PyObject *read_facts(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_TypeError, "read_facts: fact_type must be a type");
         return NULL;
     }
+    offsets[0] = member_offset(fact_type, str_template);
+    offsets[1] = member_offset(fact_type, str_slots);
+    offsets[2] = member_offset(fact_type, str_id);
+    direct_members = offsets[0] > 0 && offsets[1] > 0 && offsets[2] > 0;
     tpl = (void *)(size_t)template_address;
     f = (void *)(size_t)fact_address;
     if (f == NULL) f = tpl != NULL ? c->next_fact_in_template(tpl, NULL) : c->next_fact(c->env, NULL);
@@ -302,8 +393,18 @@ static PyObject *read_facts(PyObject *self, PyObject *args) {
         }
         fact = ((PyTypeObject *)fact_type)->tp_alloc((PyTypeObject *)fact_type, 0);
         id = PyLong_FromLongLong(c->fact_index(f));
-        if (fact == NULL || id == NULL || PyObject_GenericSetAttr(fact, str_template, PyTuple_GET_ITEM(entry, 0)) != 0 ||
-            PyObject_GenericSetAttr(fact, str_slots, slots) != 0 || PyObject_GenericSetAttr(fact, str_id, id) != 0 ||
+        if (fact != NULL && id != NULL && direct_members) { /* what the members' setters do, without the look-ups */
+            PyObject *values[3] = {PyTuple_GET_ITEM(entry, 0), slots, id};
+            int m;
+            for (m = 0; m < 3; m++) {
+                Py_INCREF(values[m]);
+                *(PyObject **)((char *)fact + offsets[m]) = values[m];
+            }
+        }
+        if (fact == NULL || id == NULL ||
+            (!direct_members && (PyObject_GenericSetAttr(fact, str_template, PyTuple_GET_ITEM(entry, 0)) != 0 ||
+                                 PyObject_GenericSetAttr(fact, str_slots, slots) != 0 ||
+                                 PyObject_GenericSetAttr(fact, str_id, id) != 0)) ||
             PyList_Append(out, fact) != 0) {
             Py_XDECREF(fact);
             Py_XDECREF(id);
@@ -376,8 +477,10 @@ static PyObject *firings(PyObject *self, PyObject *args) {
         }
         name = PyList_GET_ITEM(names, (Py_ssize_t)id);
         Py_INCREF(name);
+        PyObject_GC_UnTrack(facts); /* ints only */
         item = pair(type, name, facts);
         if (item == NULL) goto fail;
+        if (Py_TYPE(item)->tp_dictoffset == 0) PyObject_GC_UnTrack(item); /* a str and a tuple of ints: no cycle */
         if (PyList_Append(out, item) != 0) {
             Py_DECREF(item);
             goto fail;
@@ -447,6 +550,7 @@ static PyObject *events(PyObject *self, PyObject *args) {
         PyTuple_SET_ITEM(item, 0, kind);
         PyTuple_SET_ITEM(item, 1, fact);
         PyTuple_SET_ITEM(item, 2, firing);
+        if (Py_TYPE(item)->tp_dictoffset == 0) PyObject_GC_UnTrack(item); /* a str and numbers: no cycle */
         PyList_SET_ITEM(out, kept++, item);
     }
     if (kept < count && PyList_SetSlice(out, kept, count, NULL) != 0) {  /* the unused tail (NULL items) */
@@ -456,12 +560,12 @@ static PyObject *events(PyObject *self, PyObject *args) {
     return out;
 }
 
-/* context(env, fact builder, multifield builder, functions: tuple of 15 addresses,
+/* context(env, fact builder, multifield builder, functions: tuple of 16 addresses,
  *         offsets: (lexeme, integer, float, multifield length, multifield contents)) -> capsule */
 static PyObject *context(PyObject *self, PyObject *args) {
     unsigned long long env, fb, mb;
     PyObject *fns, *capsule;
-    void **slots[15];
+    void **slots[16];
     wb_assert_ctx *c;
     Py_ssize_t k;
     (void)self;
@@ -469,8 +573,8 @@ static PyObject *context(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "KKKO!(nnnnn)", &env, &fb, &mb, &PyTuple_Type, &fns, &lexeme_offset, &integer_offset,
                           &float_offset, &mf_length_offset, &mf_contents_offset))
         return NULL;
-    if (PyTuple_GET_SIZE(fns) != 15) {
-        PyErr_SetString(PyExc_ValueError, "context() needs the addresses of 15 CLIPS functions");
+    if (PyTuple_GET_SIZE(fns) != 16) {
+        PyErr_SetString(PyExc_ValueError, "context() needs the addresses of 16 CLIPS functions");
         return NULL;
     }
     c = PyMem_Calloc(1, sizeof *c);
@@ -493,12 +597,13 @@ static PyObject *context(PyObject *self, PyObject *args) {
     slots[12] = (void **)&c->next_fact_in_template;
     slots[13] = (void **)&c->fact_template;
     slots[14] = (void **)&c->get_slot;
+    slots[15] = (void **)&c->create_string;
     c->lexeme_offset = (size_t)lexeme_offset;
     c->integer_offset = (size_t)integer_offset;
     c->float_offset = (size_t)float_offset;
     c->multifield_length_offset = (size_t)mf_length_offset;
     c->multifield_contents_offset = (size_t)mf_contents_offset;
-    for (k = 0; k < 15; k++) {
+    for (k = 0; k < 16; k++) {
         unsigned long long address = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(fns, k));
         if (PyErr_Occurred() || address == 0) {
             PyMem_Free(c);
@@ -513,7 +618,10 @@ static PyObject *context(PyObject *self, PyObject *args) {
 }
 
 static void free_context(PyObject *capsule) {
-    void *c = PyCapsule_GetPointer(capsule, CAPSULE);
+    wb_assert_ctx *c = (wb_assert_ctx *)PyCapsule_GetPointer(capsule, CAPSULE);
+    size_t k;
+    if (c == NULL) return;
+    for (k = 0; k < WB_LEXEME_CACHE; k++) Py_CLEAR(c->lexemes[k].value);
     PyMem_Free(c);
 }
 

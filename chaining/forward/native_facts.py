@@ -76,6 +76,7 @@ def context(env: Any, fact_builder: Any, multifield_builder: Any) -> Any:
         "GetNextFactInTemplate",
         "FactDeftemplate",
         "GetFactSlot",
+        "CreateString",
     )
     functions = tuple(address(ffi.addressof(lib, name)) for name in names)
     offsets = (

@@ -3,9 +3,15 @@
  *
  * CLIPS functions are reached through pointers the caller stores in `wb_trace` (they live in
  * clipspy's extension module, which Python loads privately), so this file includes no CLIPS
- * header and links against nothing but libc. The one CLIPS layout it relies on is the head of
- * a StringBuilder (CLIPS 6.4 utility.h): { Environment *sbEnv; char *contents;
- * size_t bufferReset; size_t length; size_t bufferMaximum; }.
+ * header and links against nothing but libc. The CLIPS layouts it relies on: the head of a
+ * StringBuilder (CLIPS 6.4 utility.h): { Environment *sbEnv; char *contents;
+ * size_t bufferReset; size_t length; size_t bufferMaximum; }; and, for reading a firing's basis
+ * without formatting it (`direct` below), the heads of an Activation (agenda.h: { Defrule
+ * *theRule; PartialMatch *basis; ...}), a PartialMatch (match.h, declared here as there), an
+ * AlphaMatch ({ PatternEntity *matchingItem; ...}), a PatternEntity (a CLIPS value: { TypeHeader
+ * header; ...}, type 6 for a fact) and a ConstructHeader ({ ConstructType constructType; CLIPSLexeme *name; ...}). Those are checked against
+ * CLIPS's own text of the activation (`ActivationPPForm`) on the first firing of every rule in
+ * every recorder; one disagreement and the recorder keeps to the text for good.
  * The build appends `wb_source_digest()`, the digest of this file, so a stale build is noticed.
  */
 #include <stdlib.h>
@@ -41,7 +47,39 @@ typedef struct wb_trace {
     const char **name_keys;                        /* hash table: CLIPS's name pointer ... */
     size_t *name_ids;                              /* ... -> id + 1 (0: empty slot) */
     size_t table_cap;                              /* a power of two, or 0 */
+    /* reading the basis from CLIPS's structures instead of its text (set by the caller) */
+    int direct;                                    /* 1: read a checked rule's bases directly; 0: text only */
+    size_t lexeme_contents_offset;                 /* of `contents` in CLIPSLexeme */
+    /* written by the callbacks */
+    long long checked;                             /* rules whose direct reading agreed with the text */
+    unsigned char *rule_checked;                   /* by rule name id: 1 once checked */
+    size_t rule_checked_cap;
 } wb_trace;
+
+/* CLIPS 6.4's PartialMatch (match.h), declared as there so that the compiler lays it out alike. */
+typedef struct wb_partial_match {
+    unsigned int betaMemory : 1;
+    unsigned int busy : 1;
+    unsigned int rhsMemory : 1;
+    unsigned int deleting : 1;
+    unsigned short bcount;
+    unsigned long hashValue;
+    void *owner, *marker, *dependents;
+    void *nextInMemory, *prevInMemory, *children, *rightParent, *nextRightChild, *prevRightChild;
+    void *leftParent, *nextLeftChild, *prevLeftChild, *blockList, *nextBlocked, *prevBlocked;
+    void *binds[1]; /* GenericMatch: a union whose member here is `AlphaMatch *theMatch` */
+} wb_partial_match;
+
+/* The head of CLIPS 6.4's ConstructHeader (constrct.h), the first member of a Defrule. */
+typedef struct {
+    int constructType; /* ConstructType, an enum */
+    void *name;        /* CLIPSLexeme * */
+} wb_construct_header;
+
+/* CLIPS 6.4's TypeHeader type of a fact (FACT_ADDRESS_TYPE, constant.h); a PatternEntity starts with its TypeHeader. */
+#define WB_FACT_ADDRESS_TYPE 6
+#define WB_IS_FACT(entity) (*(unsigned short *)(entity) == WB_FACT_ADDRESS_TYPE)
+
 
 static int grow(void **buffer, size_t *cap, size_t need, size_t item) {
     size_t n = *cap ? *cap : 4096 / item;
@@ -128,19 +166,120 @@ static long long name_id(wb_trace *t, const char *name) {
 
 const char *wb_name(wb_trace *t, size_t id) { return id < t->n_names ? t->names[id] : NULL; }
 
-/* One firing: CLIPS writes the activation ("<salience> <rule>: f-1,*,f-3", `ActivationPPForm`)
- * into the string builder; the rule name's id (`name_id`) and the basis's fact ids are appended
- * to `firings`. Items of the basis that are not
- * facts (`*` for not/exists/test, `[instance]` for object patterns) are skipped. */
+/* The pattern entity (fact or instance) of item `i` of a basis, or NULL for a `*` item (not,
+ * exists, test), as CLIPS's PrintPartialMatch finds it. */
+static void *basis_item(wb_partial_match *pm, unsigned short i) {
+    void **alpha = (void **)pm->binds[i];
+    return alpha == NULL ? NULL : alpha[0];
+}
+
+/* The basis's fact ids read from CLIPS's structures into `out` (room for `bcount`); returns how
+ * many, or -1 when an item is neither a fact nor `*` (an instance: the text knows its form). */
+static long long direct_basis(wb_trace *t, wb_partial_match *pm, long long *out) {
+    unsigned short i, n = pm->bcount;
+    long long k = 0;
+    for (i = 0; i < n; i++) {
+        void *item = basis_item(pm, i);
+        if (item == NULL) continue;
+        if (!WB_IS_FACT(item)) return -1;
+        out[k++] = t->fact_index(item);
+    }
+    return k;
+}
+
+/* Checking the direct reading: the activation's rule is the one CLIPS names, the basis has as many
+ * items as the text, `*` where the text has `*`, and the fact ids of the text. 0 on any disagreement. */
+static int direct_agrees(wb_trace *t, void *activation, const char *name, const long long *ids, long long n_ids,
+                         long long n_items, const char *basis, const char *end) {
+    void *rule = ((void **)activation)[0];
+    wb_partial_match *pm = (wb_partial_match *)((void **)activation)[1];
+    void *lexeme;
+    unsigned short i;
+    long long k = 0;
+    const char *p = basis;
+    if (rule == NULL || pm == NULL) return 0;
+    lexeme = ((wb_construct_header *)rule)->name;
+    if (lexeme == NULL || *(const char **)((char *)lexeme + t->lexeme_contents_offset) != name) return 0;
+    if ((long long)pm->bcount != n_items) return 0;
+    for (i = 0; i < pm->bcount; i++) {  /* walk the text's items alongside */
+        const char *item = p;
+        void *entity;
+        if (*p == '[') {
+            p++;
+            while (p < end && !(*p == ']' && (p + 1 == end || p[1] == ','))) p++;
+            if (p < end) p++;
+        } else {
+            while (p < end && *p != ',') p++;
+        }
+        entity = basis_item(pm, i);
+        if (p - item == 1 && *item == '*') {
+            if (entity != NULL) return 0;
+        } else if (p - item > 2 && item[0] == 'f' && item[1] == '-') {
+            if (entity == NULL || !WB_IS_FACT(entity) || k >= n_ids || t->fact_index(entity) != ids[k]) return 0;
+            k++;
+        } else if (entity == NULL || WB_IS_FACT(entity)) {
+            return 0;  /* an instance in the text: not `*`, not a fact */
+        }
+        if (p < end) p++;
+    }
+    return k == n_ids;
+}
+
+/* Mark rule `id` checked; 0 when out of memory. */
+static int mark_checked(wb_trace *t, long long id) {
+    if ((size_t)id >= t->rule_checked_cap) {
+        size_t cap = t->rule_checked_cap ? t->rule_checked_cap : 64;
+        unsigned char *p;
+        while (cap <= (size_t)id) cap *= 2;
+        p = realloc(t->rule_checked, cap);
+        if (p == NULL) return 0;
+        memset(p + t->rule_checked_cap, 0, cap - t->rule_checked_cap);
+        t->rule_checked = p;
+        t->rule_checked_cap = cap;
+    }
+    t->rule_checked[id] = 1;
+    return 1;
+}
+
+/* One firing: the rule name's id (`name_id`) and the basis's fact ids are appended to `firings`.
+ * The basis is read from CLIPS's structures once that reading has agreed with CLIPS's text on
+ * this rule's first firing (`direct`); until then, and for a basis holding an instance, CLIPS
+ * writes the activation ("<salience> <rule>: f-1,*,f-3", `ActivationPPForm`) into the string
+ * builder and the text is read. Items of the basis that are not facts (`*` for
+ * not/exists/test, `[instance]` for object patterns) are skipped. */
 void wb_on_fire(void *env, void *activation, void *context) {
     wb_trace *t = (wb_trace *)context;
     wb_sb_head *sb = (wb_sb_head *)t->sb;
     const char *name = t->rule_name(activation);
-    const char *p, *end;
-    size_t start, name_len = strlen(name);
-    long long n = 0, id;
+    const char *p, *end, *basis;
+    size_t start = t->firings_len, name_len;
+    long long n = 0, items = 0, id;
     (void)env;
     t->fired++;
+    if (t->direct) {
+        wb_partial_match *pm = (wb_partial_match *)((void **)activation)[1];
+        id = name_id(t, name);
+        if (id < 0) {
+            t->out_of_memory = 1;
+            return;
+        }
+        if ((size_t)id >= t->rule_checked_cap || !t->rule_checked[id]) goto text;
+        if (start + 2 + (size_t)pm->bcount > t->firings_cap &&
+            !grow((void **)&t->firings, &t->firings_cap, start + 2 + (size_t)pm->bcount, sizeof(long long))) {
+            t->out_of_memory = 1;
+            return;
+        }
+        n = direct_basis(t, pm, t->firings + start + 2);
+        if (n >= 0) {
+            t->firings[start] = id;
+            t->firings[start + 1] = n;
+            t->firings_len = start + 2 + (size_t)n;
+            return;
+        }
+        n = 0; /* an instance in the basis: its text */
+    }
+text:
+    name_len = strlen(name);
     t->sb_reset(t->sb);
     t->pp_form(activation, t->sb);
     p = sb->contents;
@@ -154,7 +293,7 @@ void wb_on_fire(void *env, void *activation, void *context) {
     }
     p += name_len + 1;
     if (p < end && *p == ' ') p++;
-    start = t->firings_len;
+    basis = p;
     if (start + 2 + (size_t)(end - p) / 2 + 1 > t->firings_cap &&
         !grow((void **)&t->firings, &t->firings_cap, start + 2 + (size_t)(end - p) / 2 + 1, sizeof(long long))) {
         t->out_of_memory = 1;
@@ -168,6 +307,7 @@ void wb_on_fire(void *env, void *activation, void *context) {
     t->firings[start] = id;
     while (p < end) {  /* items separated by ',' */
         const char *item = p;
+        items++;
         if (*p == '[') {  /* an instance, "[name]": its name may hold ',' or "f-7"; it ends at "]," or "]" at the end */
             p++;
             while (p < end && !(*p == ']' && (p + 1 == end || p[1] == ','))) p++;
@@ -195,6 +335,14 @@ void wb_on_fire(void *env, void *activation, void *context) {
     }
     t->firings[start + 1] = n;
     t->firings_len = start + 2 + (size_t)n;
+    if (t->direct && ((size_t)id >= t->rule_checked_cap || !t->rule_checked[id])) {
+        if (!direct_agrees(t, activation, name, t->firings + start + 2, n, items, basis, end))
+            t->direct = 0;
+        else if (!mark_checked(t, id))
+            t->direct = 0; /* out of memory for the marks: the text, which needs none */
+        else
+            t->checked++;
+    }
 }
 
 void wb_count_fire(void *env, void *activation, void *context) {
@@ -251,6 +399,9 @@ void wb_free(wb_trace *t) {
     free(t->names);
     free(t->name_keys);
     free(t->name_ids);
+    free(t->rule_checked);
+    t->rule_checked = NULL;
+    t->rule_checked_cap = 0;
     t->names = NULL;
     t->name_keys = NULL;
     t->name_ids = NULL;

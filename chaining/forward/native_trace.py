@@ -47,6 +47,11 @@ typedef struct wb_trace {
     const char **name_keys;
     size_t *name_ids;
     size_t table_cap;
+    int direct;
+    size_t lexeme_contents_offset;
+    long long checked;
+    unsigned char *rule_checked;
+    size_t rule_checked_cap;
 } wb_trace;
 
 const char *wb_source_digest(void);

@@ -8,16 +8,22 @@ Cases (issue 18), generated into a temporary folder as a rule file and an equiva
                     strongly connected graph of 500 nodes and 2,000 edges (a ring plus 1,500
                     random chords, seed 7); every answer of (reach n0 ?y)
     cross-100000    (p ?x ?y) <= (a ?x) (b ?y) over 100 x 1,000 facts: 100,000 answers
-Each engine runs in its own process, whole-process wall time and peak resident memory measured
-(os.wait4's ru_maxrss), after one untimed warm-up run of each (bytecode caches written, files
-cached): ours is `python cli/benchmarks/_backward_child.py` (imports, parse, prove, count answers,
-nothing printed per answer, no proofs kept: what `kb ask --json` does without --proofs)
-and reports from inside its prove time and the time to its first answer; SWI-Prolog is `swipl`
-with `:- table path/2.` (or reach/2) counting answers with aggregate_all/3. A row for
+Each engine runs in its own process, whole-process wall time, CPU time (user + system) and peak
+resident memory measured (GNU time's %M, else os.wait4's ru_maxrss), after one untimed warm-up
+run of each (bytecode caches written, files cached): ours is `python cli/benchmarks/_backward_child.py`
+(imports, parse, prove, answers made and counted, nothing printed per answer, no proofs kept:
+what `kb ask --json` does without --proofs) and reports from inside its prove time and the time
+to its first answer; SWI-Prolog is `swipl` with `:- table path/2.` (or reach/2) counting
+answers with aggregate_all/3 (the cross product's p/2 is not recursive and runs untabled, plain
+SLD: tabling it makes SWI's run 2-3x slower, so the stricter reference is kept). Each case runs
+ROUNDS times, the two engines in turn (SWI, ours, SWI, ours, ...), so both see the same load;
+`wall_s`, `cpu_s` and the inside times are the best of the rounds (the run least disturbed by
+other work on a shared machine), `wall_median_s` the median, `walls_s` every round's. A row for
 SWI-Prolog says "skipped" where `swipl` is not installed.
 
-Rows: {"case", "engine": "workbench"|"swipl", "answers", "wall_s", "peak_mb", "prove_s",
-       "first_answer_s", "load_s", "vs_swipl_wall", "vs_swipl_mem", "status"}
+Rows: {"case", "engine": "workbench"|"swipl", "answers", "wall_s", "wall_median_s", "walls_s",
+       "cpu_s", "peak_mb", "prove_s", "first_answer_s", "load_s", "vs_swipl_wall",
+       "vs_swipl_wall_median", "vs_swipl_cpu", "vs_swipl_mem", "rounds", "status"}
 Goals (issue 18): every case within 10x of SWI-Prolog's time and 4x of its memory; time linear in
 the chain length; first answer of the 100,000-answer query within 0.1 s of the proof's start.
 The load average (the machine may be shared) is in EXTRA, before and after.
@@ -29,6 +35,7 @@ import json
 import os
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,6 +45,7 @@ from typing import Any
 
 EXTRA: dict[str, Any] = {}
 TIMEOUT_S = 600.0
+ROUNDS = 5  # runs of each engine per case, interleaved (1 with --quick)
 
 
 # ---- programs --------------------------------------------------------------------------------
@@ -96,8 +104,9 @@ def cases(quick: bool) -> list[tuple[str, tuple[str, str, str, str]]]:
 # ---- measuring -------------------------------------------------------------------------------
 
 
-def _measure(cmd: list[str], cwd: Path) -> tuple[float, float, int, str, str]:
-    """Run `cmd`; (wall seconds, peak RSS MB of that process, exit status, stdout, stderr).
+def _measure(cmd: list[str], cwd: Path) -> tuple[float, float, float, int, str, str]:
+    """Run `cmd`; (wall seconds, CPU seconds (user + system, the command's and its waited-for
+    children's: os.wait4), peak RSS MB of that process, exit status, stdout, stderr).
 
     The peak comes from GNU time (`%M`) when it is installed: Linux counts a child's memory from
     before its exec, so `wait4`'s ru_maxrss of a child forked from this process is never below this
@@ -130,13 +139,14 @@ def _measure(cmd: list[str], cwd: Path) -> tuple[float, float, int, str, str]:
     out_f.seek(0)
     err_f.seek(0)
     code = os.waitstatus_to_exitcode(status) if status != -9 else -9
+    cpu = usage.ru_utime + usage.ru_stime
     peak = usage.ru_maxrss / 1024.0
     if peak_file is not None:
         text = Path(peak_file.name).read_text().strip().splitlines()
         os.unlink(peak_file.name)
         if text and text[-1].isdigit():
             peak = int(text[-1]) / 1024.0
-    return wall, peak, code, out_f.read().decode(), err_f.read().decode()
+    return wall, cpu, peak, code, out_f.read().decode(), err_f.read().decode()
 
 
 CHILD = Path(__file__).with_name("_backward_child.py")
@@ -162,8 +172,8 @@ def _ours(clp: Path, goal: str) -> dict[str, Any]:
     # loaded from its file, not `-m cli...`: importing the `cli` package would load the typer app,
     # which `workbench kb ask` itself skips (cli.kb_ask_run.fast_main)
     cmd = [sys.executable, "-c", _LOAD_CHILD, str(CHILD), str(clp), goal]
-    wall, peak, code, out, err = _measure(cmd, Path(__file__).resolve().parents[2])
-    row: dict[str, Any] = {"engine": "workbench", "wall_s": round(wall, 3), "peak_mb": round(peak, 1)}
+    wall, cpu, peak, code, out, err = _measure(cmd, Path(__file__).resolve().parents[2])
+    row: dict[str, Any] = {"engine": "workbench", "wall_s": wall, "cpu_s": cpu, "peak_mb": peak}
     if code != 0:
         return {**row, "status": f"failed ({code}): {err.strip().splitlines()[-1] if err.strip() else ''}"}
     doc = json.loads(out.strip().splitlines()[-1])
@@ -175,9 +185,10 @@ def _swipl(pl: Path, goal: str) -> dict[str, Any]:
     if exe is None:
         return {"engine": "swipl", "status": "skipped (swipl not installed: apt-get install swi-prolog-nox)"}
     main = f"main :- aggregate_all(count, {goal}, C), format('~w~n', [C])."
-    pl.write_text(pl.read_text() + main + "\n")
-    wall, peak, code, out, err = _measure([exe, "-q", "-g", "main", "-t", "halt", str(pl)], pl.parent)
-    row: dict[str, Any] = {"engine": "swipl", "wall_s": round(wall, 3), "peak_mb": round(peak, 1)}
+    if main not in pl.read_text():
+        pl.write_text(pl.read_text() + main + "\n")
+    wall, cpu, peak, code, out, err = _measure([exe, "-q", "-g", "main", "-t", "halt", str(pl)], pl.parent)
+    row: dict[str, Any] = {"engine": "swipl", "wall_s": wall, "cpu_s": cpu, "peak_mb": peak}
     if code != 0:
         return {**row, "status": f"failed ({code}): {err.strip()[-200:]}"}
     return {**row, "answers": int(out.strip().splitlines()[-1]), "status": "ok"}
@@ -195,14 +206,21 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
         warm_pl.write_text(pl_text)
         _ours(warm_clp, goal)  # writes the bytecode caches and warms the file cache; not measured
         _swipl(warm_pl, pl_goal)
+        rounds = 1 if quick else ROUNDS
+        EXTRA["rounds"] = f"{rounds} per case, SWI-Prolog and ours in turn; best and median of the rounds"
         for name, (clp_text, pl_text, goal, pl_goal) in cases(quick):
             clp, pl = folder / f"{name}.clp", folder / f"{name}.pl"
             clp.write_text(clp_text)
             pl.write_text(pl_text)
-            swi = _swipl(pl, pl_goal)
-            ours = _ours(clp, goal)
+            swi_runs, our_runs = [], []
+            for _ in range(rounds):
+                swi_runs.append(_swipl(pl, pl_goal))
+                our_runs.append(_ours(clp, goal))
+            swi, ours = _combine(swi_runs), _combine(our_runs)
             if swi.get("status") == "ok" and ours.get("status") == "ok":
                 ours["vs_swipl_wall"] = round(ours["wall_s"] / swi["wall_s"], 2)
+                ours["vs_swipl_wall_median"] = round(ours["wall_median_s"] / swi["wall_median_s"], 2)
+                ours["vs_swipl_cpu"] = round(ours["cpu_s"] / max(swi["cpu_s"], 1e-3), 2)
                 ours["vs_swipl_mem"] = round(ours["peak_mb"] / swi["peak_mb"], 2)
                 if ours.get("answers") != swi.get("answers"):
                     ours["status"] = f"answers differ: {ours.get('answers')} vs swipl {swi.get('answers')}"
@@ -210,3 +228,24 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
             rows.append({"case": name, **swi})
     EXTRA["loadavg_after"] = os.getloadavg()
     return rows
+
+
+def _combine(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One row from an engine's rounds of a case: best (least) wall, CPU and inside times, median
+    wall, every wall, the largest peak; the first failure's row when a round failed."""
+    bad = [r for r in runs if r.get("status") != "ok"]
+    if bad:
+        return bad[0]
+    walls = sorted(r["wall_s"] for r in runs)
+    out = dict(runs[0])
+    out["wall_s"] = round(walls[0], 3)
+    out["wall_median_s"] = round(statistics.median(walls), 3)
+    out["walls_s"] = [round(r["wall_s"], 3) for r in runs]
+    out["cpu_s"] = round(min(r["cpu_s"] for r in runs), 3)
+    out["peak_mb"] = round(max(r["peak_mb"] for r in runs), 1)
+    for k in ("prove_s", "load_s", "first_answer_s"):
+        vals = [r[k] for r in runs if r.get(k) is not None]
+        if vals:
+            out[k] = min(vals)
+    out["rounds"] = len(runs)
+    return out

@@ -182,3 +182,56 @@ def test_choices_in_422_are_quoted_as_json(digit_check):
     assert r.status_code == 422, r.text
     msg = r.json()["error"]["details"][0]["msg"]
     assert "'depth'" not in msg and '"depth"' in msg, msg
+
+
+LOOSE = """
+name: api_loose
+nodes:
+  - id: image
+    type: input
+  - id: classify
+    type: model
+    model: digits
+    inputs: {pixels: "[input.pixels]"}
+  - id: result
+    type: output
+    fields: {logits: "classify.logits"}
+edges:
+  - {from: image, to: classify}
+  - {from: classify, to: result}
+"""
+
+
+def test_refused_input_names_the_field_the_client_sent_in_every_answer_shape(digit_check):
+    url = digit_check.url + "/v1/pipelines/digit_check/predict"
+    bad = {"pixels": [0] * 63 + ["a"]}
+    want = 'pixels[63]: "a" is not of type "number" (input node \'image\')'
+    one = httpx.post(url, json={"input": bad}).json()["error"]
+    assert (one["param"], one["message"]) == ("body.input.pixels[63]", "body.input." + want)
+    assert one["details"] == [{"node": "image", "loc": "body.input.pixels[63]", "msg": '"a" is not of type "number"'}]
+    # streaming: refused before the run starts, so answered as without streaming
+    streamed = httpx.post(url, json={"input": bad, "stream": True})
+    assert streamed.status_code == 422, streamed.text
+    err = streamed.json()["error"]
+    assert (err["param"], err["message"]) == ("body.input.pixels[63]", "body.input." + want)
+    batch = httpx.post(url, json={"inputs": [{"pixels": [0] * 64}, bad]}, timeout=60).json()["results"]
+    assert batch[1]["error"]["param"] == "body.inputs[1].pixels[63]"
+    assert batch[1]["error"]["message"] == "body.inputs[1]." + want
+
+
+def test_a_model_input_that_does_not_fit_names_the_pipeline_field_not_a_body_field(digit_check):
+    r = httpx.put(
+        digit_check.url + "/v1/pipelines/api_loose",
+        content=LOOSE,
+        headers={"content-type": "application/yaml", "Authorization": f"Bearer {API_KEY}"},
+    )
+    assert r.status_code in (200, 201), r.text
+    url = digit_check.url + "/v1/pipelines/api_loose/predict"
+    err = httpx.post(url, json={"input": {"pixels": [1] * 10}}, timeout=60).json()["error"]
+    assert err["param"] == "classify.inputs.pixels", err
+    assert err["message"] == (
+        "node 'classify', field 'inputs.pixels': model 'digits', input 'pixels': axis 1 has size 10; "
+        "expected shape [-1, 64]"
+    )
+    item = httpx.post(url, json={"inputs": [{"pixels": [1] * 3}]}, timeout=60).json()["results"][0]["error"]
+    assert item["param"] == "classify.inputs.pixels" and "body." not in item["message"], item

@@ -48,7 +48,9 @@ async def test_nan_input_is_refused_and_not_recorded(tmp_path):
     with Workbench(knowledge_base_dir=tmp_path, pipeline_dir=pipes, model_catalog=tmp_path / "none.yaml") as wb:
         assert (await wb.run("clamp", {"values": [1.0, 2.0]})).outputs["n"] == 2
         before = len(wb.list_runs())
-        with pytest.raises(InputValidationError, match=r"node 'reading', field '\$\.values\[1\]'"):
+        with pytest.raises(
+            InputValidationError, match=r"^input\.values\[1\]: nan is not a JSON number .*\(input node 'reading'\)$"
+        ):
             await wb.run("clamp", {"values": [1.0, math.nan]})
         assert len(wb.list_runs()) == before
 
@@ -59,4 +61,4 @@ def test_cli_run_nan_input(tmp_path, monkeypatch):
     (pipes / "clamp.yaml").write_text(PIPE)
     monkeypatch.setenv("WORKBENCH_PIPELINE_DIR", str(pipes))
     res = CliRunner().invoke(app, ["run", "clamp", "--input", '{"values": [Infinity]}'])
-    assert res.exit_code == 1 and "field '$.values[0]': inf is not a JSON number" in res.output, res.output
+    assert res.exit_code == 1 and "input.values[0]: inf is not a JSON number" in res.output, res.output

@@ -3,7 +3,9 @@
 The validating parser lives in `rules` and is reached through the backend; highlighting must
 keep working on text that does not parse, so it uses this small regular-expression lexer
 whose token classes follow the CLIPS 6.4 Basic Programming Guide, section 2.3 (primitive
-data types: symbols, strings, integers, floats, variables; `;` comments to end of line).
+data types: symbols, strings, integers, floats, variables; `;` comments to end of line) and
+whose token boundaries follow the CLIPS scanner (scanner.c): tests/tui/test_clips_lexer.py checks
+them against real CLIPS.
 """
 
 from __future__ import annotations
@@ -23,18 +25,25 @@ SPECIAL_FORMS = frozenset(
 )
 CONSTANTS = frozenset({"TRUE", "FALSE", "nil", "crlf"})
 
+# Characters that end a symbol, number or variable name in the CLIPS scanner (CLIPS 6.4
+# scanner.c, `ScanSymbol`): white space, `"`, parentheses, `&`, `|`, `~`, `;` and `<`. A `<`
+# ends the token before it, yet may begin a symbol (`<`, `<=`, `<>`, `<-`, `<b`): `?x<y` is the
+# variable `?x` and the symbol `<y`; `3<4` the integer 3 and the symbol `<4`.
+_DELIMITERS = r"""\s()";&|~<"""
+_END = rf"(?![^{_DELIMITERS}])"  # the token runs to a delimiter or the end of the line
+
 # Order matters: the first alternative that matches at a position wins.
 _TOKEN = re.compile(
-    r"""
+    rf"""
     (?P<comment>;[^\n]*)
   | (?P<string>"(?:[^"\\\n]|\\.)*"?)
   | (?P<lparen>\()
   | (?P<rparen>\))
-  | (?P<arrow>=>|<-)
-  | (?P<variable>\$?\?\*?[A-Za-z_][\w\-*]*|\$?\?)
-  | (?P<number>[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?(?=[\s()";&|~]|$))
+  | (?P<arrow>(?:=>|<-){_END})
+  | (?P<variable>\$?\?(?:\*|[^\W\d_])[^{_DELIMITERS}]*|\$?\?)
+  | (?P<number>[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?{_END})
   | (?P<connective>[&|~]|[:=](?=\())
-  | (?P<symbol>[^\s()";&|~]+)
+  | (?P<symbol><?[^{_DELIMITERS}]+|<)
   | (?P<space>\s+)
     """,
     re.VERBOSE,

@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from chaining.derivation import derivation_label
+from workbench.derivation import derivation_label
 
 from .proof_format import proof_label
 

@@ -86,16 +86,40 @@ class PipelineValidationError(WorkbenchError, ValueError):
 
 
 class InputValidationError(WorkbenchError, ValueError):
-    """A run input (or a produced output) does not match its node's JSON schema.
+    """A run input does not match its input node's JSON schema (or holds NaN or an infinity).
 
-    Attributes: `node`, `field` (JSON path of the offending value, e.g. `$.pixels[3]`), `message`.
+    Attributes: `node` (the input node), `field` (JSON path of the offending value in the run input,
+    e.g. `$.pixels[3]`), `message`. The text names the field as the client sent it:
+    `input.pixels[3]: 99 is greater than the maximum of 16 (input node 'image')`.
     """
 
     def __init__(self, node: str, field: str, message: str):
         self.node = node
         self.field = field
         self.message = message
-        super().__init__(f"node {node!r}, field {field!r}: {message}")
+        super().__init__(self._text())
+
+    @property
+    def input_field(self) -> str | None:
+        """The offending field as the run input names it (`input.pixels[3]`, `input` for the whole
+        input); None when the value is not one the client sent (`ModelInputError`)."""
+        return "input" + self.field[1:] if self.field.startswith("$") else None
+
+    def _text(self) -> str:
+        where = self.input_field
+        if where is None:
+            return f"node {self.node!r}, field {self.field!r}: {self.message}"
+        return f"{where}: {self.message} (input node {self.node!r})"
+
+
+class ModelInputError(InputValidationError):
+    """A value a model node computed for one of its model's inputs cannot take the model's dtype or
+    shape: bad input all the same (refused, nothing recorded), located at the node's field
+    (`field` = `inputs.<model input>`), since no single field of the run input is at fault."""
+
+    @property
+    def input_field(self) -> str | None:
+        return None
 
 
 class NodeExecutionError(WorkbenchError):

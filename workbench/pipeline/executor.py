@@ -26,7 +26,7 @@ from workbench.store.models import utcnow
 from . import metrics
 from .catalog import ModelCatalog
 from .context import FAILED, SKIPPED, SUCCEEDED, Plan, RunContext
-from .errors import InputValidationError, NodeExecutionError
+from .errors import InputValidationError, ModelInputError, NodeExecutionError
 from .explanation import assemble
 from .knowledge import KnowledgeBaseLibrary
 from .nodes import HANDLERS
@@ -201,7 +201,7 @@ class Executor:
             raise
         except neural_errors.InputValidationError as exc:
             # a value that cannot become the model's dtype or shape is bad input: refused, nothing recorded
-            raise InputValidationError(nid, f"inputs.{exc.input_name}", str(exc)) from exc
+            raise ModelInputError(nid, f"inputs.{exc.input_name}", str(exc)) from exc
         except Exception as exc:
             return self._failed(ctx, st, t, NodeExecutionError(nid, st.node.type, f"{type(exc).__name__}: {exc}"))
         return self._succeeded(ctx, st, t)

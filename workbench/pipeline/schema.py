@@ -129,6 +129,12 @@ def _compiled(schema_json: str) -> tuple[Predicate | None, jsonschema.Draft20201
     return _compile(schema), jsonschema.Draft202012Validator(schema)
 
 
+def _member(key: Any) -> str:
+    """One step of a JSON path to an object member: `.pixels`, or `["a b"]` when the key is not a name."""
+    key = str(key)
+    return f".{key}" if key.isidentifier() else f"[{json.dumps(key, ensure_ascii=False)}]"
+
+
 def check_json_numbers(node_id: str, value: Any) -> None:
     """Refuse NaN and infinities anywhere in `value`: JSON has no such numbers (Python's parser
     accepts `NaN`/`Infinity`), and JSON Schema's `minimum`/`maximum` never reject NaN.
@@ -147,7 +153,7 @@ def check_json_numbers(node_id: str, value: Any) -> None:
         if isinstance(v, float) and not math.isfinite(v):
             raise InputValidationError(node_id, path, f"{v!r} is not a JSON number (NaN and infinities are refused)")
         if isinstance(v, dict):
-            stack.extend((f"{path}.{k}", x) for k, x in reversed(list(v.items())))
+            stack.extend((path + _member(k), x) for k, x in reversed(list(v.items())))
         elif isinstance(v, (list, tuple)):
             stack.extend((f"{path}[{i}]", x) for i, x in reversed(list(enumerate(v))))
 
@@ -165,7 +171,7 @@ def check_schema(node_id: str, schema: dict[str, Any] | None, value: Any) -> Non
         return
     err = jsonschema.exceptions.best_match(validator.iter_errors(value))
     if err is not None:
-        path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
+        path = "$" + "".join(f"[{p}]" if isinstance(p, int) else _member(p) for p in err.absolute_path)
         raise InputValidationError(node_id, path, json_message(err))
 
 

@@ -11,7 +11,7 @@ A generate node runs a causal LM of the catalogue:
       temperature: 0.8
       seed: "input.seed"
       stop: ["\\n\\n"]
-      rails: {knowledge_base: demo_rails, every: 8}     # or every: sentence
+      rails: {knowledge_base: demo_rails, every: 8}     # or every: sentence | word
       facts: [{template: generation, slots: {text: text, finish_reason: finish_reason}}]
 """
 
@@ -108,7 +108,8 @@ class PromptTemplate:
 class RailsSpec:
     """`rails:` of a generate node: the knowledge base checked on the growing text, and when.
 
-    every: tokens between checks (an int >= 1) or "sentence" (at each sentence end).
+    every: tokens between checks (an int >= 1), "sentence" (at each sentence end) or "word" (in whole
+    words, as the OpenAI-compatible routes' `rails` do).
     """
 
     knowledge_base: str
@@ -178,13 +179,15 @@ def check_generate(pipe: Any, n: Any, funcs: frozenset[str]) -> list[Issue]:
     if "rails" in c:
         r = c["rails"]
         if not isinstance(r, dict) or "knowledge_base" not in r or set(r) - {"knowledge_base", "every"}:
-            bad("rails", "expected {knowledge_base: NAME, every: TOKENS | sentence}")
+            bad("rails", "expected {knowledge_base: NAME, every: TOKENS | sentence | word}")
         else:
             if not isinstance(r["knowledge_base"], str) or not r["knowledge_base"]:
                 bad("rails.knowledge_base", "expected a knowledge base name or path")
             every = r.get("every", 8)
-            if every != "sentence" and (isinstance(every, bool) or not isinstance(every, int) or every < 1):
-                bad("rails.every", f"expected a number of tokens >= 1 or 'sentence', got {every!r}")
+            if every not in ("sentence", "word") and (
+                isinstance(every, bool) or not isinstance(every, int) or every < 1
+            ):
+                bad("rails.every", f"expected a number of tokens >= 1, 'sentence' or 'word', got {every!r}")
     return out
 
 

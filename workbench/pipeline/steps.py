@@ -13,7 +13,7 @@ from neural import errors as neural_errors
 
 from . import metrics
 from .context import SKIPPED, Plan, RunContext
-from .errors import InputValidationError, NodeExecutionError
+from .errors import InputValidationError, ModelInputError, NodeExecutionError
 from .nodes.generate import GenerateCall, complete_generate, start_generate
 from .nodes.model import ModelCall, complete_model, start_model
 from .result import RunResult
@@ -142,7 +142,7 @@ class StepRun:
                             c.request.cancel()
                         if isinstance(exc, neural_errors.InputValidationError):
                             # a value that cannot become the model's dtype or shape is bad input (nothing recorded)
-                            raise InputValidationError(nid, f"inputs.{exc.input_name}", str(exc)) from exc
+                            raise ModelInputError(nid, f"inputs.{exc.input_name}", str(exc)) from exc
                         raise
                     continue
                 err = ex._run_node(ctx, nid)

@@ -122,9 +122,10 @@ def translate(exc: BaseException) -> ServingError:
         details = [d.to_dict() if hasattr(d, "to_dict") else {"message": str(d)} for d in exc.diagnostics]
         return InvalidDocumentError(str(exc), param="text", details=details)
     if isinstance(exc, pe.InputValidationError):
-        return BadInputError(
-            str(exc), param=exc.field, details=[{"node": exc.node, "loc": exc.field, "msg": exc.message}]
-        )
+        # param: the JSON path in the run input (`$.pixels[3]`: the front end says where its body holds
+        # the input), or `node.field` of the pipeline when no field of the input is at fault
+        param = f"{exc.node}.{exc.field}" if isinstance(exc, pe.ModelInputError) else exc.field
+        return BadInputError(str(exc), param=param, details=[{"node": exc.node, "loc": exc.field, "msg": exc.message}])
     if isinstance(exc, ne.QueueFullError):
         return OverloadedError(str(exc), exc.retry_after_s)
     if isinstance(exc, ne.RequestTimeoutError):

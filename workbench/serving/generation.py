@@ -216,98 +216,77 @@ class GenerationServing:
         Input rail: working memory gets `(prompt (text "<prompt>"))` once; a final `rail` fact with
         action `block` ends the request before generation (its `text` is the answer, finish
         reason `content_filter`); `rewrite` replaces the prompt with its `text`.
-        Output rail: the text is released in whole words (a delta ends at whitespace; a partial
-        word is held back until it ends, the rest at the finish); for each release,
-        `(completion (text "<all released so far>") (delta "<new words>") (tokens N)
-        (finished TRUE|FALSE))`; `stop` ends the generation (the delta is replaced by
+        Output rail: the decode loop of a pipeline's `generate` node with `every: word`
+        (`workbench.pipeline.nodes.rails.RailedDecode`): the text is released in whole words, and
+        for each release `(completion (text "<all shown so far + delta>") (delta "<new words>")
+        (tokens N) (finished TRUE|FALSE))`; `stop` ends the generation (the delta is replaced by
         the rail's `text`, finish reason `content_filter`, the KV blocks are freed at once);
-        `rewrite` replaces the delta with its `text` (e.g. redaction). Token-id prompts skip the
-        input rail. The rails' firings are not recorded as a pipeline run.
-        Raises as `generate`, plus NotFoundError / InvalidDocumentError for the knowledge base.
+        `rewrite`/`redact` replace the delta with its `text`; `replace` is refused (a stream cannot
+        take back text already sent). Token-id prompts skip the input rail. The rails' firings are
+        not recorded as a pipeline run.
+        Raises as `generate`, plus NotFoundError / InvalidDocumentError for the knowledge base and
+        ExecutionError for a rail action the rail does not take.
         """
         from rules.facts import Fact, String
+        from workbench.pipeline.nodes.rails import RAIL_ACTIONS, RailedDecode, Step, completion_fact
 
         wb = self._wb()
         await call(wb.get_knowledge_base, rails)  # 404 / 422 before any generation
         if isinstance(prompt, str):
-            verdict = await self._rail(rails, [Fact("prompt", {"text": String(prompt)})])
+            verdict = await self._rail(rails, [Fact("prompt", {"text": String(prompt)})], ("block", "rewrite", "allow"))
             if verdict is not None and verdict["action"] == "block":
                 text = verdict["text"]
                 yield GenerationDelta(text, text, 0, True, "content_filter", 0, 0, 0)
                 return
             if verdict is not None and verdict["action"] == "rewrite":
                 prompt = verdict["text"]
+        output_actions = tuple(a for a in RAIL_ACTIONS if a != "replace")
         stream = self.generate(model, prompt, params, request_id)
-        shown = ""  # what the client has been sent
-        released = ""  # raw model text handed to the rails so far
-        pending = ""  # raw text of a word still being generated
-        try:
+        last: list[GenerationDelta] = []  # the engine's latest delta (token counts of what is yielded)
+
+        async def steps() -> Any:
             async for d in stream:
-                pending += d.delta_text
-                cut = len(pending) if d.finished else max(pending.rfind(" "), pending.rfind("\n")) + 1
-                chunk, pending = pending[:cut], pending[cut:]
-                if not chunk and not d.finished:
-                    continue  # hold a partial word back: rails see whole words
-                released += chunk
-                fact = Fact(
-                    "completion",
-                    {
-                        "text": String(released),
-                        "delta": String(chunk),
-                        "tokens": d.completion_tokens,
-                        "finished": d.finished,
-                    },
-                )
-                verdict = await self._rail(rails, [fact])
-                if verdict is not None and verdict["action"] == "stop":
-                    shown += verdict["text"]
+                last[:] = [d]
+                yield Step(d.delta_text, d.completion_tokens, d.finished, d.finish_reason, d.prompt_tokens)
+
+        async def check(text: str, delta: str, tokens: int, finished: bool) -> dict[str, str] | None:
+            return await self._rail(rails, [completion_fact(text, delta, tokens, finished)], output_actions)
+
+        decode = RailedDecode(check, "word")
+        source = steps()
+        released = decode.run(source)
+        try:
+            async for chunk in released:
+                d = last[0]
+                if decode.stopped:
                     await self.abort(model, request_id)
-                    yield GenerationDelta(
-                        verdict["text"],
-                        shown,
-                        d.delta_tokens,
-                        True,
-                        "content_filter",
-                        d.prompt_tokens,
-                        d.completion_tokens,
-                        d.cached_tokens,
-                    )
-                    return
-                delta = verdict["text"] if verdict is not None and verdict["action"] == "rewrite" else chunk
-                shown += delta
+                finished = decode.stopped or d.finished
+                reason = "content_filter" if decode.stopped else d.finish_reason
                 yield GenerationDelta(
-                    delta,
-                    shown,
+                    chunk,
+                    decode.shown,
                     d.delta_tokens,
-                    d.finished,
-                    d.finish_reason,
+                    finished,
+                    reason,
                     d.prompt_tokens,
                     d.completion_tokens,
                     d.cached_tokens,
                 )
-        finally:
+        finally:  # a client that leaves early: every generator closed, the request aborted
+            await released.aclose()
+            await source.aclose()
             await stream.aclose()
 
-    async def _rail(self, kb: str, facts: list[Any]) -> dict[str, str] | None:
-        """Run the rails knowledge base on `facts`; the last `rail` fact as `{"action", "text", "reason"}`."""
+    async def _rail(self, kb: str, facts: list[Any], actions: tuple[str, ...]) -> dict[str, str] | None:
+        """Run the rails knowledge base on `facts` (on a worker); the last `rail` fact as
+        `{"action", "text", "reason"}`, None for allow. Raises ExecutionError for an action not in `actions`."""
+        from workbench.pipeline.nodes.rails import RailActionError, rail_verdict
+
         result = await call(self.workbench.run_knowledge_base, kb, facts)
-        rails = result.facts_of("rail")
-        if not rails:
-            return None
-        slots = rails[-1].slots
-        action = str(slots.get("action", "")).lower()
-        if action not in ("block", "rewrite", "stop", "allow"):
-            raise ExecutionError(
-                f"rails knowledge base {kb!r}: rail action {action!r}; expected block, rewrite, stop or allow"
-            )
-        if action == "allow":
-            return None
-        text = slots.get("text", "")
-        return {
-            "action": action,
-            "text": "" if text in (None, "nil") else str(text),
-            "reason": str(slots.get("reason", "")),
-        }
+        try:
+            return rail_verdict(result.facts_of("rail"), kb, actions)
+        except RailActionError as exc:
+            raise ExecutionError(str(exc)) from None
 
     async def abort(self, model: str, request_id: str) -> None:
         """Cancel a generation and return once its KV-cache blocks are free (unknown ids: no-op)."""

@@ -158,3 +158,24 @@ def test_kb_ask_text_answers_are_whole_lines_when_piped(tmp_path: Path) -> None:
     r = CliRunner().invoke(app, ["kb", "ask", str(clp), "(p ?x ?y)", "--all", "--proofs", "none"])
     assert r.exit_code == 0, r.output
     assert r.stdout.splitlines() == [f"answer 1: ?x = {long_value} ?y = y1", "answer 2: ?x = short ?y = y1"]
+
+
+def test_kb_ask_json_answers_are_the_text_json_dumps_gives(tmp_path: Path) -> None:
+    """The streamed answers (each value's JSON and CLIPS text made once and joined) are byte for byte
+    what `json.dumps` gives each answer's `to_dict(proof=False)`: strings with quotes, backslashes
+    and non-ASCII text, a symbol and a string of the same text, integers and floats, multifields."""
+    clp = tmp_path / "values.clp"
+    clp.write_text(
+        "(deftemplate t (slot k) (multislot m))\n"
+        '(deffacts d (v a) (v "a") (v 1) (v 1.0) (v "q\\"uote \\\\ back") (v "Grüße ☃") (v -2.5e-3) (v x1)\n'
+        '  (t (k 1) (m a "b" 3)) (t (k 2) (m)))\n'
+        "(defrule p (v ?x) (v ?y) => (assert (p ?x ?y)))\n"
+        "(defrule tm (t (k ?k) (m $?m)) => (assert (tm ?k ?m)))\n"
+    )
+    for goal in ["(p ?x ?y)", "(tm ?k $?m)", "(t (k ?k) (m $?m))", "(v ?x) (v ?x)"]:
+        r = CliRunner().invoke(app, ["kb", "ask", str(clp), goal, "--all", "--json"])
+        assert r.exit_code == 0, r.output
+        answers = Session(rules.load_knowledge_base(clp)).prove_sync(goal, limit=None, proofs=False).answers
+        assert answers
+        expected = json.dumps([a.to_dict(proof=False) for a in answers])
+        assert f'"answers": {expected}, ' in r.stdout, goal

@@ -107,3 +107,33 @@ def test_cached_grammar_tables_parse_as_freshly_built_ones(tmp_path: Path) -> No
     assert all(r.returncode == 0 for r in runs), [r.stderr.decode()[-500:] for r in runs]
     assert runs[0].stdout == runs[1].stdout == runs[2].stdout and len(runs[0].stdout) > 1000
     assert cache.is_file() and cache.read_bytes()[:64].strip()  # the cache: a hash line, then the tables
+
+
+def test_kb_ask_json_imports_only_the_prover(tmp_path: Path) -> None:
+    """`workbench kb ask FILE GOAL --json` (the plain command line: `cli.kb_ask_run.fast_main`) on a knowledge base
+    without questions loads the rule language and the prover only: no event loop (asyncio), no rich,
+    no typer/click, pydantic, SQLAlchemy, torch or numpy; and it prints every answer."""
+    import json
+    import subprocess
+    import sys
+
+    f = tmp_path / "cross.clp"
+    f.write_text("(deffacts d (a x1) (a x2) (b y1) (b y2) (b y3))\n(defrule p (a ?x) (b ?y) => (assert (p ?x ?y)))\n")
+    heavy = ["asyncio", "rich", "typer", "click", "pydantic", "sqlalchemy", "torch", "numpy", "clips", "networkx"]
+    code = (
+        "import sys\n"
+        f"sys.argv = ['workbench', 'kb', 'ask', {str(f)!r}, '(p ?x ?y)', '--all', '--json']\n"
+        "import cli\n"
+        "try:\n"
+        "    cli.main()\n"
+        "    rc = 0\n"
+        "except SystemExit as exc:\n"
+        "    rc = exc.code\n"
+        f"sys.stderr.write(repr(sorted(m for m in {heavy!r} if m in sys.modules)) + '\\n')\n"
+        "sys.exit(rc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.strip().splitlines()[-1] == "[]"
+    doc = json.loads(out.stdout)
+    assert doc["count"] == 6 and [a["fact"] for a in doc["answers"]][:2] == ["(p x1 y1)", "(p x1 y2)"]

@@ -23,6 +23,7 @@ def _memories():
         env.build("(defmodule MAIN (import OTHER deftemplate ?ALL))")
         env.build("(deftemplate MAIN::t (slot i) (slot f) (slot s) (multislot m) (slot str (type STRING)))")
         env.build("(deftemplate MAIN::u (slot a))")
+        env.build("(deftemplate MAIN::w (multislot ms (type STRING)) (slot any))")
         env.reset()
         out.append((env, WorkingMemory(env, native=native)))
     return out
@@ -51,6 +52,13 @@ CASES = {
     "ordered facts": [Fact.ordered("parent", "tom", "bob"), Fact("u", {"a": 3}), Fact.ordered("parent", "tom", "bob")],
     "another module's template": [Fact("v", {"b": "z", "c": (1, 2)}), Fact("u", {"a": 4})],
     "empty slots": [Fact("t", {}), Fact("u")],
+    "strings-only multislot, Symbol and String anywhere": [
+        Fact("w", {"ms": ("a b", "c", "")}),
+        Fact("w", {"ms": "one value"}),
+        Fact("w", {"any": String("a b")}),
+        Fact("w", {"any": Symbol("x-1")}),
+        Fact("t", {"str": String("s"), "m": (Symbol("a"), String("a"), 1)}),
+    ],
 }
 
 
@@ -131,6 +139,45 @@ READ_FACTS = [
     "(t (i 9223372036854775807) (f -0.0))",
     "(u (a <Fact-1>))",
 ]
+
+
+def test_facts_read_back_from_a_pipeline_node_take_the_c_loop(monkeypatch):
+    """Facts read back from CLIPS (Symbol and String values, as a gate passes them on to the next
+    node) and plain strs in a strings-only slot are asserted by the C loop, with the values the
+    Python path gives them."""
+    (env, c), (env_p, p) = _memories()
+    facts = [
+        Fact("t", {"s": Symbol("dog"), "str": "Rex the dog", "m": (Symbol("a"), String("b c"))}),
+        Fact("u", {"a": String("x y")}),
+        Fact("w", {"ms": ("p q", "r"), "any": Symbol("z")}),
+    ]
+    c.assert_all(facts)  # learns the templates
+    env.reset()
+    slow = []
+    real = WorkingMemory.assert_fact
+    monkeypatch.setattr(
+        WorkingMemory, "assert_fact", lambda self, f, where="fact": slow.append(f) or real(self, f, where)
+    )
+    assert c.assert_all(facts) == [1, 2, 3]
+    assert slow == []
+    p.assert_all(facts)
+    assert _typed(c.facts()) == _typed(p.facts())
+
+
+def test_symbols_read_again_after_clips_reused_their_memory():
+    """The C reader keeps the symbols and strings it read by the address of CLIPS's lexeme: after
+    a reset frees them, CLIPS may put other text at the same address; what is read is always
+    the text now there (against the Python reader, over rounds of fresh symbols)."""
+    env = clips.Environment()
+    env.build("(deftemplate t (slot s) (slot str (type STRING)) (multislot m))")
+    c, p = WorkingMemory(env, native=True), WorkingMemory(env, native=False)
+    for round_ in range(30):
+        env.reset()
+        for k in range(40):
+            env.assert_string(f'(t (s s{round_}-{k}) (str "x{(round_ * 7 + k) % 13}") (m m{k % 3} "m{round_}"))')
+        read = c.facts()
+        assert _typed(read) == _typed(p.facts())
+        assert read[0].slots["s"] == f"s{round_}-0"
 
 
 @pytest.mark.parametrize("native", [True, False])

@@ -81,7 +81,9 @@ def test_cli_check_show_run_runs_replay(dirs, tmp_path, monkeypatch):
     many = cli.invoke(app, ["run", "family", "--input-file", str(lines)])
     assert many.exit_code == 1
     outs = [json.loads(x) for x in many.stdout.strip().splitlines() if x.startswith("{")]
-    assert [o.get("status") for o in outs[:2]] == ["succeeded", "failed"] and "$.parents" in outs[2]["error"]
+    assert [o.get("status") for o in outs[:2]] == ["succeeded", "failed"] and "input.parents: 3 is not" in outs[2][
+        "error"
+    ]
     listed = cli.invoke(app, ["runs", "list", "--json"])
     assert len(json.loads(listed.stdout)) == 3
     show = cli.invoke(app, ["runs", "show", rec["run_id"][:8], "--json"])

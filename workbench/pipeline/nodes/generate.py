@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import re
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -33,21 +32,7 @@ from ..expressions import ExpressionError, compile_expression
 from ..spec import FACT_FUNCTIONS
 from ..spec_generate import SAMPLING_FIELDS, PromptTemplate, RailsSpec
 from .mapping import map_facts
-
-RAIL_ACTIONS = ("allow", "redact", "rewrite", "replace", "stop")
-_SENTENCE_END = re.compile(r"[.!?;:][\"')\]]*(?=\s)|\n")
-
-
-@dataclass(slots=True)
-class Step:
-    """What the decode produced since the previous step: new raw text, tokens generated so far."""
-
-    delta: str
-    tokens: int
-    finished: bool
-    finish_reason: str | None = None
-    prompt_tokens: int = 0
-    running: int | None = None  # sequences in the engine step that produced this one (batch size)
+from .rails import RailActionError, RailedDecode, Step, completion_fact, rail_verdict
 
 
 async def run_generate(ctx: RunContext, state: NodeState, rt: Any) -> None:
@@ -88,7 +73,7 @@ class GenerateCall:
     prompt: str | None
     params: dict[str, Any]
     rails: RailsSpec | None
-    decode: _RailedDecode
+    decode: RailedDecode
     source: Any
     request: _Request
     funcs: dict[str, Any]
@@ -98,7 +83,7 @@ class GenerateCall:
     t0: float
     ctx: RunContext
 
-    async def wait(self) -> _RailedDecode:
+    async def wait(self) -> RailedDecode:
         """Decode with the rails inside; returns the finished decode. Raises NodeExecutionError (the
         engine refused the prompt, a rail failed, the timeout passed)."""
         decode, ctx, engine = self.decode, self.ctx, self.request.engine
@@ -152,7 +137,7 @@ def start_generate(ctx: RunContext, state: NodeState, rt: Any, t0: float) -> Gen
             params["seed"] = recorded["seed"]  # regenerate: the recorded seed
         source = _engine_steps(engine, prompt, params, rid, node)
     ctx.model_versions[name] = version
-    decode = _RailedDecode(checker, rails.every if rails else None)
+    decode = RailedDecode(checker.check if checker else None, rails.every if rails else None, checker and checker.noted)
     return GenerateCall(
         node_id=node.id,
         name=name,
@@ -314,11 +299,11 @@ async def _recorded_steps(recorded: dict[str, Any]) -> AsyncIterator[Step]:
         yield Step(c["raw"], c["tokens"], last, recorded.get("model_finish_reason") if last else None, prompt_tokens)
 
 
-# ---- the rails inside the decode ------------------------------------------------------------------
+# ---- the rails inside the decode (check points and verdicts: `.rails.RailedDecode`) -------------
 
 
 class _Rails:
-    """Runs the rails knowledge base on one `completion` fact; returns the last `rail` verdict."""
+    """Runs the rails knowledge base on one `completion` fact (on the event loop, its firings traced)."""
 
     def __init__(self, ctx: RunContext, node_id: str, rt: Any, spec: RailsSpec) -> None:
         self.ctx, self.node_id, self.spec = ctx, node_id, spec
@@ -327,15 +312,11 @@ class _Rails:
         self.kb = kb
         self.library = rt.library
 
-    def check(self, text: str, delta: str, tokens: int, finished: bool) -> dict[str, str] | None:
-        from rules.facts import Fact, String
-
-        fact = Fact(
-            "completion", {"text": String(text), "delta": String(delta), "tokens": tokens, "finished": finished}
-        )
+    async def check(self, text: str, delta: str, tokens: int, finished: bool) -> dict[str, str] | None:
+        """The last `rail` verdict for this check point (None: allow). Raises NodeExecutionError."""
         try:
             with self.library.lease(self.kb) as engine:  # the cached CLIPS engine of this KB version
-                result = engine.evaluate([fact])
+                result = engine.evaluate([completion_fact(text, delta, tokens, finished)])
         except Exception as exc:
             raise NodeExecutionError(self.node_id, "generate", f"rails {self.kb.name!r}: {exc}") from exc
         firings = [
@@ -347,101 +328,14 @@ class _Rails:
                 firings[ev.firing]["asserted" if ev.kind == "assert" else "retracted"].append(ev.fact)
         for i, fr in enumerate(firings):
             self.ctx.event("rule_firing", self.node_id, {"index": i, **fr, "tokens": tokens})
-        rails = result.facts_of("rail")
-        if not rails:
-            return None
-        slots = rails[-1].slots
-        action = str(slots.get("action", "allow")).lower()
-        if action not in RAIL_ACTIONS:
-            raise NodeExecutionError(
-                self.node_id,
-                "generate",
-                f"rails {self.kb.name!r}: rail action {action!r}; expected one of {', '.join(RAIL_ACTIONS)}",
-            )
-        if action == "allow":
-            return None
-        text_slot = slots.get("text", "")
-        return {
-            "action": action,
-            "text": "" if text_slot in (None, "nil") else str(text_slot),
-            "reason": str(slots.get("reason", "")),
-        }
+        try:
+            return rail_verdict(result.facts_of("rail"), self.kb.name)
+        except RailActionError as exc:
+            raise NodeExecutionError(self.node_id, "generate", str(exc)) from None
 
-
-class _RailedDecode:
-    """Holds generated text back until a check point, applies the rails' verdicts, yields what is shown."""
-
-    def __init__(self, rails: _Rails | None, every: int | str | None) -> None:
-        self.rails, self.every = rails, every
-        self.raw = ""  # model text handed to the rails so far
-        self.shown = ""  # what the client was given
-        self.pending = ""
-        self.tokens = self.prompt_tokens = 0
-        self.checked_tokens = 0
-        self.finish_reason: str | None = None
-        self.model_finish_reason: str | None = None
-        self.stopped = False
-        self.replaced = False  # the last check replaced everything shown so far
-        self.checks: list[dict[str, Any]] = []
-        self.verdicts: list[dict[str, Any]] = []
-        self.ttft_s: float | None = None
-        self.last_token_s: float | None = None
-        self.running: list[int] = []
-        self._t0 = time.perf_counter()
-
-    def _cut(self, step: Step) -> int:
-        """How much of `pending` goes to the rails now (0: keep holding)."""
-        if step.finished or self.rails is None:
-            return len(self.pending)
-        if self.every == "sentence":
-            ends = [m.end() for m in _SENTENCE_END.finditer(self.pending)]
-            return ends[-1] if ends else 0
-        return len(self.pending) if step.tokens - self.checked_tokens >= int(self.every or 1) else 0
-
-    async def run(self, steps: AsyncIterator[Step]) -> AsyncIterator[str]:
-        async for step in steps:
-            if step.tokens and step.tokens != self.tokens:
-                self.last_token_s = time.perf_counter() - self._t0
-                if self.ttft_s is None:
-                    self.ttft_s = self.last_token_s
-            if step.running:
-                self.running.append(step.running)
-            self.tokens, self.prompt_tokens = step.tokens, step.prompt_tokens or self.prompt_tokens
-            self.pending += step.delta
-            if step.finished:
-                self.model_finish_reason = self.finish_reason = step.finish_reason
-            cut = self._cut(step)
-            if cut == 0 and not step.finished:
-                continue
-            chunk, self.pending = self.pending[:cut], self.pending[cut:]
-            self.raw += chunk
-            self.checked_tokens = step.tokens
-            yield self._apply(chunk, step)
-            if self.stopped or step.finished:
-                return
-
-    def _apply(self, chunk: str, step: Step) -> str:
-        self.replaced = False
-        self.checks.append({"raw": chunk, "tokens": step.tokens})
-        if self.rails is None:
-            self.shown += chunk
-            return chunk
-        verdict = self.rails.check(self.shown + chunk, chunk, step.tokens, step.finished)
-        if verdict is None:
-            self.shown += chunk
-            return chunk
-        verdict = {**verdict, "tokens": step.tokens}
-        self.verdicts.append(verdict)
-        self.rails.ctx.event("rail_verdict", self.rails.node_id, verdict)
-        listener = getattr(self.rails.ctx, "listener", None)
+    def noted(self, verdict: dict[str, Any]) -> None:
+        """Record a verdict in the run's trace and pass it to a streaming listener."""
+        self.ctx.event("rail_verdict", self.node_id, verdict)
+        listener = getattr(self.ctx, "listener", None)
         if listener is not None:
-            listener("rail", self.rails.node_id, verdict)
-        action = verdict["action"]
-        if action == "replace":
-            self.shown, self.replaced = verdict["text"], True
-            return verdict["text"]
-        self.shown += verdict["text"]
-        if action == "stop":
-            self.stopped = True
-            self.finish_reason = "rail_stop"
-        return verdict["text"]
+            listener("rail", self.node_id, verdict)
