@@ -142,7 +142,11 @@ def run_ask(
             sys.stdout.write(_answer_line(n, a) + "\n")
         else:
             console.print(_answer_line(n, a), markup=False)
-        if show_proof:
+        if show_proof and plain:  # plain lines: a deep proof stays one line a node (rich wraps to the width)
+            from chaining.explain import how_lines
+
+            sys.stdout.writelines(line + "\n" for line in how_lines(a.proof))
+        elif show_proof:
             from chaining.explain import how_tree
 
             console.print(how_tree(a.proof))

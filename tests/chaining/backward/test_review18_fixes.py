@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -25,3 +26,50 @@ def test_certainty_factors_with_a_limit_count_the_answers_given(capsys: pytest.C
     assert fast_main([str(CASES / "cfm.clp"), "(p ?x)"]) == 0
     out = capsys.readouterr().out
     assert "(first answer only; --all for every answer)" in out and "first 3" not in out
+
+
+def _chain(n: int) -> str:
+    """`gen_chain.py n`: a right-recursive path over the chain n0 -> ... -> n(n-1)."""
+    edges = "\n".join(f"  (edge n{i} n{i + 1})" for i in range(n - 1))
+    return (
+        f"(deffacts g\n{edges})\n(defrule p-edge (edge ?x ?y) => (assert (path ?x ?y)))\n"
+        "(defrule p-step (edge ?x ?z) (path ?z ?y) => (assert (path ?x ?y)))\n"
+    )
+
+
+def test_deep_proof_as_text_tree_and_nested_json(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # how_tree recursed (RecursionError about 1,000 levels down); the nested proof dict was not JSON
+    from rich.console import Console
+
+    from chaining.backward.proof import NESTED_PROOF_DEPTH
+    from chaining.explain import how_lines, how_tree
+
+    (tmp_path / "c1000.clp").write_text(_chain(1000))
+    kb = rules.load_knowledge_base([tmp_path / "c1000.clp"])
+    proof = Session(kb).prove_sync("(path n0 n999)").answers[0].proof
+    tree = how_tree(proof)
+    depth, node = 0, tree
+    while node.children:
+        node, depth = node.children[-1], depth + 1
+    assert depth == 999
+    lines = list(how_lines(proof))
+    assert len(lines) == 1998 and lines[-1].endswith("└── (edge n998 n999)  given (f-999 deffacts)")
+    assert fast_main([str(tmp_path / "c1000.clp"), "(path n0 n999)"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "answer 1: yes" and out[1:] == lines  # the proof one line a node (a ground goal: complete)
+    # nested JSON: NESTED_PROOF_DEPTH levels, then the rest as a flat list of steps
+    d = proof.to_dict()
+    back = json.loads(json.dumps(d))
+    depth, node = 0, back
+    while node["premises"]:
+        node, depth = node["premises"][-1], depth + 1
+    assert depth == NESTED_PROOF_DEPTH and node["label"] == f"(path n{depth} n999)  by rule p-step"
+    steps, root = node["continued"]["steps"], node["continued"]["root"]
+    assert steps[root]["label"] == node["label"] and len(steps) == 2 * (999 - depth)
+    assert "(edge n998 n999)  given (f-999 deffacts)" in {s["label"] for s in steps}
+    # a branching proof renders as rich renders its tree (the shallow case is unchanged)
+    family = rules.load_knowledge_base([Path(__file__).resolve().parents[3] / "knowledge_bases" / "family.clp"])
+    for a in Session(family).prove_sync("(grandparent ?g ?c)", limit=3).answers:
+        console = Console(width=500, record=True, file=io.StringIO())
+        console.print(how_tree(a.proof))
+        assert [x.rstrip() for x in console.export_text().splitlines()] == list(how_lines(a.proof))
