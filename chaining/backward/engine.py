@@ -305,7 +305,11 @@ class Query(RegionsMixin, QuestionsMixin, TablesMixin):
                     b2[addr] = bf.fact
                 yield (nxt, b2, pf + (bf.proof,), ctx)
             return
+        n = 0
         for bf in facts:  # the index gave the facts agreeing with the bound fields; matching does the rest
+            n += 1  # facts the matcher rejects yield no state: count them for the time limit
+            if not n & 1023:
+                self.check_time()
             try:
                 for b2 in match_list(p, bf.fact, b, s.ev, ms, s.plans):
                     if p.address:

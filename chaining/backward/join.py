@@ -286,6 +286,9 @@ def _rows(q: Query, plan: JoinPlan, br: Any, binder: tuple, pre: dict, b: dict, 
             i -= 1
             continue
         for bf in facts_at[i]:
+            n += 1  # every candidate fact counts: a last premise that rejects most facts meets the time limit
+            if not n & 1023:
+                q.check_time()
             vals = bf.fact.slots[IMPLIED]
             if len(vals) != arity_last or (checks_last and any(vkey(vals[a]) != vkey(vals[c]) for a, c in checks_last)):
                 continue
@@ -304,9 +307,6 @@ def _rows(q: Query, plan: JoinPlan, br: Any, binder: tuple, pre: dict, b: dict, 
                 proof = Proof("rule", f, rule=rule, bindings=rb2, premises=rpf + (bf.proof,))
             else:
                 proof = Proof("rule", f, rule=rule, bindings=NO_BINDINGS, premises=())
-            n += 1
-            if not n & 1023:
-                q.check_time()
             if row_sink is not None:
                 if row_sink(hv, f, proof, {name: hv[at] for name, at in caller_free}):
                     q.stopped = True
@@ -327,12 +327,15 @@ def _rows(q: Query, plan: JoinPlan, br: Any, binder: tuple, pre: dict, b: dict, 
 def _rows_to_query(q, row_sink, facts, outer, one, pick, arity, checks, caller_free, rel, rule, n) -> int:
     """The rows of the last premise over `facts` handed straight to the query's collector (`row_sink`,
     `collect.Collector.add_row`) when no HOW is wanted: the loop of `_rows` with nothing per row but the
-    answer's fact, its conclusion node, its bindings and the call. Returns the rows counted so far,
+    answer's fact, its conclusion node, its bindings and the call. Returns the candidate facts counted so far,
     or -1 when the collector reached the query's limit."""
     names = tuple(name for name, _ in caller_free)
     in_order = tuple(at for _, at in caller_free) == tuple(range(len(names)))
     new, put, proof_node, no_bindings, implied = _new_fact, _set, Proof, NO_BINDINGS, IMPLIED
     for bf in facts:
+        n += 1  # every candidate fact counts (a premise rejecting most facts still meets the time limit)
+        if not n & 1023:
+            q.check_time()
         vals = bf.fact.slots[implied]
         if len(vals) != arity or (checks and any(vkey(vals[a]) != vkey(vals[c]) for a, c in checks)):
             continue
@@ -346,9 +349,6 @@ def _rows_to_query(q, row_sink, facts, outer, one, pick, arity, checks, caller_f
         bindings = dict(zip(names, hv)) if in_order else {name: hv[at] for name, at in caller_free}
         if row_sink(hv, f, proof, bindings):
             return -1
-        n += 1
-        if not n & 1023:
-            q.check_time()
     return n
 
 

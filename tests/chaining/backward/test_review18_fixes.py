@@ -73,3 +73,19 @@ def test_deep_proof_as_text_tree_and_nested_json(tmp_path: Path, capsys: pytest.
         console = Console(width=500, record=True, file=io.StringIO())
         console.print(how_tree(a.proof))
         assert [x.rstrip() for x in console.export_text().splitlines()] == list(how_lines(a.proof))
+
+
+@pytest.mark.parametrize("general", [False, True], ids=["join", "general-engine"])
+def test_time_limit_met_when_the_last_premise_rejects_every_fact(general: bool) -> None:
+    # the last premise's loop counted only matching facts towards the clock check: (b ?y ?y) rejects
+    # every fact, so the join ran to its end (15.75 s with a 0.5 s limit at 3,000 x 20,000 facts)
+    from chaining.backward import ProofTimeout, ProverConfig
+
+    facts = " ".join(f"(a i{i})" for i in range(3)) + " " + " ".join(f"(b j{i} k{i})" for i in range(2000))
+    text = f"(deffacts d {facts})\n(defrule p (a ?x) (b ?y ?y) => (assert (p ?x ?y)))\n"
+    if general:  # b concluded by a rule too: no join, the frame evaluation matches b's given facts
+        text += "(defrule q (c ?u ?v) => (assert (b ?u ?v)))\n"
+    kb = rules.knowledge_base_from_text("over", text)
+    # the deadline has passed before the first check: only a check of the clock can stop the proof
+    with pytest.raises(ProofTimeout, match=r"while proving \(p \?x \?y\)"):
+        Session(kb, config=ProverConfig(timeout=1e-9)).prove_sync("(p ?x ?y)")
