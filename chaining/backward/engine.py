@@ -95,6 +95,7 @@ class Query(RegionsMixin, QuestionsMixin, TablesMixin):
 
     def start(self, ces: list[ast.CE], goal: str) -> None:
         root = Ctx(goal, None, None, 0)
+        self.ctx = root  # a query answered by one join runs before any state: its time limit names the goal
         rows = query_rows(self, ces, root)  # a conjunction of base relations: one join (join.py)
         self.stack.append(rows if rows is not None else iter([(Seq(ces, 0, TOP), {}, (), root)]))
 

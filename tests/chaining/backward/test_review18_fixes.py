@@ -89,3 +89,14 @@ def test_time_limit_met_when_the_last_premise_rejects_every_fact(general: bool) 
     # the deadline has passed before the first check: only a check of the clock can stop the proof
     with pytest.raises(ProofTimeout, match=r"while proving \(p \?x \?y\)"):
         Session(kb, config=ProverConfig(timeout=1e-9)).prove_sync("(p ?x ?y)")
+
+
+def test_timeout_of_a_query_join_names_the_goal() -> None:
+    # a query answered by one join (join.py) ran before any state set the context: "while proving ?"
+    from chaining.backward import ProofTimeout, ProverConfig
+
+    facts = " ".join(f"(a x{i})" for i in range(40)) + " " + " ".join(f'(b "y{i}")' for i in range(40))
+    kb = rules.knowledge_base_from_text("cross", f"(deffacts d {facts})")
+    with pytest.raises(ProofTimeout) as err:
+        Session(kb, config=ProverConfig(timeout=1e-9)).prove_sync("(a ?x) (b ?y)")
+    assert "while proving (a ?x) (b ?y); goal chain: (a ?x) (b ?y)" in str(err.value) and "?;" not in str(err.value)
