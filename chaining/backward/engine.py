@@ -357,7 +357,8 @@ class Query(RegionsMixin, QuestionsMixin, TablesMixin):
         lim = self.s.config.max_depth
         raise DepthLimitError(
             f"goal depth limit {lim} exceeded proving {c.text}; "
-            f"chain (outermost first): {' -> '.join(chain[:5])} ... {' -> '.join(chain[-3:])}",
+            f"chain (outermost first): "
+            + (" -> ".join(chain) if len(chain) <= 8 else f"{' -> '.join(chain[:5])} ... {' -> '.join(chain[-3:])}"),
             chain,
         )
 

@@ -33,6 +33,7 @@ from .frames import TOP, Ctx
 from .matcher import compile_pattern, ordered_binder
 from .proof import NO_BINDINGS, Proof
 from .terms import vkey
+from .text import instantiated_text
 
 if TYPE_CHECKING:
     from .engine import Query
@@ -203,6 +204,10 @@ def join_alts(q: Query, plan: JoinPlan, br: Any, p: ast.Pattern, key: tuple, pre
     binder = ordered_binder(p, key, b, s._multislots.get(key[0]), s.plans)
     if binder is None or p.address or binder[0] != len(plan.names):
         return None
+    # the rows carry the rule's context (depth, WHY) while its body runs: the same limit applies
+    depth = ctx.depth + 1
+    if depth > s.config.max_depth:  # named by the call (p, as bound by b), as a frame evaluation names it
+        q._depth_error(Ctx(instantiated_text(p, b), br.name, ctx, depth))
     return _rows(q, plan, br, binder, pre, b, pf, ctx, nxt)
 
 
@@ -222,10 +227,6 @@ def _rows(q: Query, plan: JoinPlan, br: Any, binder: tuple, pre: dict, b: dict, 
         # question, no other rule) and its rows are distinct: every row is a new answer
         if len(s.rules_for[rel]) == 1 and not s.index.by_relation.get(rel) and rel not in s.kb.askable_specs:
             row_sink = q.row_sink_new
-    # the frames carry the rule's context (depth, WHY) while its body runs: the same limit applies
-    depth = ctx.depth + 1
-    if depth > s.config.max_depth:
-        q._depth_error(Ctx(ctx.text, rule, ctx, depth))
     # the head's values from a row: (values of the head variables bound before the last premise)
     # + (the last premise's fact values), picked by position
     _, arity_last, _, checks_last, free_last = steps[last]

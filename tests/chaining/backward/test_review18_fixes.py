@@ -100,3 +100,15 @@ def test_timeout_of_a_query_join_names_the_goal() -> None:
     with pytest.raises(ProofTimeout) as err:
         Session(kb, config=ProverConfig(timeout=1e-9)).prove_sync("(a ?x) (b ?y)")
     assert "while proving (a ?x) (b ?y); goal chain: (a ?x) (b ?y)" in str(err.value) and "?;" not in str(err.value)
+
+
+def test_depth_limit_in_a_join_names_the_called_goal() -> None:
+    # the join's depth check named its caller: "proving (q ?x); chain: (q ?x) -> (q ?x)"
+    from chaining.backward import DepthLimitError, ProverConfig
+
+    kb = rules.load_knowledge_base([CASES / "dq.clp"])
+    with pytest.raises(DepthLimitError) as err:
+        Session(kb, config=ProverConfig(max_depth=1)).prove_sync("(q ?x)")
+    assert str(err.value).endswith("proving (p ?x ?y); chain (outermost first): (q ?x) -> (p ?x ?y)")
+    assert err.value.chain == ["(q ?x)", "(p ?x ?y)"]
+    assert Session(kb, config=ProverConfig(max_depth=2)).prove_sync("(q ?x)").answers
