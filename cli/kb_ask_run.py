@@ -389,7 +389,7 @@ def fast_main(args: list[str]) -> int | None:
         i += 1
     if len(positional) < 2 or kwargs.get("limit", 1) < 1 or kwargs.get("max_depth", 1) < 1:
         return None
-    if kwargs.get("timeout", 1.0) < 0.001:
+    if not kwargs.get("timeout", 1.0) >= 0.001:  # also nan (never >=): typer's usage error, exit 2
         return None
     try:
         run_ask(positional, **kwargs)

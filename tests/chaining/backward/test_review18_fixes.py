@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,8 @@ import rules
 from chaining.backward import Session
 from cli.kb_ask_run import fast_main
 
-CASES = Path(__file__).resolve().parents[2] / "regressions" / "cases" / "backward_review"
+ROOT = Path(__file__).resolve().parents[3]
+CASES = ROOT / "tests" / "regressions" / "cases" / "backward_review"
 
 
 def test_certainty_factors_with_a_limit_count_the_answers_given(capsys: pytest.CaptureFixture) -> None:
@@ -112,3 +115,18 @@ def test_depth_limit_in_a_join_names_the_called_goal() -> None:
     assert str(err.value).endswith("proving (p ?x ?y); chain (outermost first): (q ?x) -> (p ?x ?y)")
     assert err.value.chain == ["(q ?x)", "(p ?x ?y)"]
     assert Session(kb, config=ProverConfig(max_depth=2)).prove_sync("(q ?x)").answers
+
+
+def _workbench(*args: str) -> subprocess.CompletedProcess:
+    """The `workbench` console script (`cli.main`: the fast path, then typer) in a fresh interpreter."""
+    code = "import sys; from cli import main; sys.argv = ['workbench', *sys.argv[1:]]; main()"
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_timeout_nan_is_a_usage_error_on_the_fast_path() -> None:
+    # float("nan") passed the fast path's `< 0.001` check and ProverConfig raised a ValueError traceback
+    assert fast_main([str(CASES / "dq.clp"), "(q ?x)", "--json", "--timeout", "nan"]) is None  # typer decides
+    r = _workbench("kb", "ask", str(CASES / "dq.clp"), "(q ?x)", "--json", "--timeout", "nan")
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "--timeout" in r.stderr and not r.stdout
