@@ -139,13 +139,13 @@ def run_ask(
                 roots.append((len(found) - 1, a.proof))
             return
         if plain:  # not a terminal: one plain line (rich's per-line rendering was ~0.1 ms an answer)
-            sys.stdout.write(_answer_line(n, a) + "\n")
+            sys.stdout.write(_one_line(_answer_line(n, a)) + "\n")
         else:
-            console.print(_answer_line(n, a), markup=False)
+            console.print(_one_line(_answer_line(n, a)), markup=False)
         if show_proof and plain:  # plain lines: a deep proof stays one line a node (rich wraps to the width)
             from chaining.explain import how_lines
 
-            sys.stdout.writelines(line + "\n" for line in how_lines(a.proof))
+            sys.stdout.writelines(_one_line(line) + "\n" for line in how_lines(a.proof))
         elif show_proof:
             from chaining.explain import how_tree
 
@@ -342,6 +342,15 @@ def _answer_line(n: int, a) -> str:
         )
     cf = f"  (certainty {a.certainty:.4g})" if a.certainty is not None else ""
     return f"answer {n}: {b or 'yes'}{cf}"
+
+
+def _one_line(text: str) -> str:
+    """`text` on one line: a line break inside a string value written `\\n` (`\\r`), so that each answer
+    (and each proof node in plain output) is one line. Unambiguous inside a quoted CLIPS string, where a
+    backslash is itself written `\\\\`; CLIPS would print the break itself (--json has the exact value)."""
+    if "\n" in text or "\r" in text:
+        return text.replace("\r", "\\r").replace("\n", "\\n")
+    return text
 
 
 def _located(facts: Path | None, exc: Exception) -> str:

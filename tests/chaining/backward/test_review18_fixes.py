@@ -130,3 +130,15 @@ def test_timeout_nan_is_a_usage_error_on_the_fast_path() -> None:
     assert fast_main([str(CASES / "dq.clp"), "(q ?x)", "--json", "--timeout", "nan"]) is None  # typer decides
     r = _workbench("kb", "ask", str(CASES / "dq.clp"), "(q ?x)", "--json", "--timeout", "nan")
     assert r.returncode == 2 and "Traceback" not in r.stderr and "--timeout" in r.stderr and not r.stdout
+
+
+def test_string_with_a_line_break_keeps_its_answer_on_one_line(capsys: pytest.CaptureFixture) -> None:
+    # a string holding a newline split the plain-text answer line (and its proof's lines) in two
+    assert fast_main([str(CASES / "nl.clp"), "(r ?x ?y)"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        'answer 1: ?x = "a\\nb" ?y = inf',
+        '(r "a\\nb" inf)  by rule r',
+        '└── (s "a\\nb")  given (f-1 deffacts)',
+        "(first answer only; --all for every answer)",
+    ]
