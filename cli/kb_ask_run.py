@@ -270,15 +270,14 @@ class _JsonAnswers:
         return got
 
     def _value(self, v) -> tuple[str, str]:
-        """(JSON of `to_json(v)`, `show(v)` escaped as inside a JSON string) of a value, cached by type
+        """(JSON of `json_value(v)`, `show(v)` escaped as inside a JSON string) of a value, cached by type
         and value (a symbol and a string of the same text, 1 and 1.0, stay apart; multifields uncached)."""
         tv = (type(v), v)
         got = self._values.get(tv) if type(v) is not tuple else None
         if got is None:
-            from chaining.backward.terms import show
-            from rules.facts import to_json
+            from chaining.backward.terms import json_value, show
 
-            got = (self.encode(to_json(v)), self.encode(show(v))[1:-1])
+            got = (self.encode(json_value(v)), self.encode(show(v))[1:-1])
             if type(v) is not tuple and len(self._values) < 100_000:
                 self._values[tv] = got
         return got

@@ -142,3 +142,23 @@ def test_string_with_a_line_break_keeps_its_answer_on_one_line(capsys: pytest.Ca
         '└── (s "a\\nb")  given (f-1 deffacts)',
         "(first answer only; --all for every answer)",
     ]
+
+
+def _strict_json(text: str):
+    def refuse(name: str):
+        raise ValueError(f"not standard JSON: {name}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("proofs", ["none", "all"])
+def test_infinite_float_in_json_is_the_string_clips_prints(proofs: str, capsys: pytest.CaptureFixture) -> None:
+    # (exp 1000) was written as Infinity, which is not JSON (jq and strict readers refuse it)
+    assert fast_main([str(CASES / "nl.clp"), "(r ?x ?y)", "--json", "--proofs", proofs]) == 0
+    doc = _strict_json(capsys.readouterr().out)
+    assert doc["answers"][0]["bindings"] == {"x": "a\nb", "y": "inf"}
+    if proofs == "all":
+        assert doc["steps"][-1]["bindings"] == {"x": "a\nb"}
+    kb = rules.load_knowledge_base([CASES / "nl.clp"])
+    a = Session(kb).prove_sync("(r ?x ?y)").answers[0]
+    assert _strict_json(json.dumps(a.to_dict()))["bindings"]["y"] == "inf"
