@@ -162,3 +162,16 @@ def test_infinite_float_in_json_is_the_string_clips_prints(proofs: str, capsys: 
     kb = rules.load_knowledge_base([CASES / "nl.clp"])
     a = Session(kb).prove_sync("(r ?x ?y)").answers[0]
     assert _strict_json(json.dumps(a.to_dict()))["bindings"]["y"] == "inf"
+
+
+def test_json_with_a_facts_file_does_not_import_typer() -> None:
+    # cli/facts_file.py imported typer at top, so `kb ask --json --facts F` paid typer's start-up
+    code = (
+        "import atexit, sys; atexit.register(lambda: sys.stderr.write(f'typer={\"typer\" in sys.modules}'));"
+        "from cli import main; sys.argv = ['workbench', *sys.argv[1:]]; main()"
+    )
+    args = ["kb", "ask", str(CASES / "dq.clp"), "(b ?x)", "--json", "--all", "--facts", str(CASES / "facts_b.json")]
+    r = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert [a["bindings"]["x"] for a in json.loads(r.stdout)["answers"]] == [2, 5]
+    assert r.stderr.endswith("typer=False")
