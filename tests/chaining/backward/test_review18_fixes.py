@@ -175,3 +175,19 @@ def test_json_with_a_facts_file_does_not_import_typer() -> None:
     assert r.returncode == 0, r.stderr
     assert [a["bindings"]["x"] for a in json.loads(r.stdout)["answers"]] == [2, 5]
     assert r.stderr.endswith("typer=False")
+
+
+def test_explain_backward_deep_proof_as_plain_lines(tmp_path: Path) -> None:
+    # piped, rich wrapped a 1,000-level tree into 4-character columns and cut it off (83 lines)
+    from typer.testing import CliRunner
+
+    from cli.app import app
+
+    (tmp_path / "c1000.clp").write_text(_chain(1000))
+    r = CliRunner().invoke(
+        app, ["kb", "explain", str(tmp_path / "c1000.clp"), "--fact", "(path n0 n999)", "--backward"]
+    )
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert len(lines) == 1998 and lines[0] == "(path n0 n999)  by rule p-step"
+    assert lines[-1].endswith("└── (edge n998 n999)  given (f-999 deffacts)")
