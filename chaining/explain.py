@@ -15,7 +15,7 @@ Every explanation renders as a rich `Tree` and as JSON (`to_dict`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -42,16 +42,34 @@ if TYPE_CHECKING:
 
 
 def how_tree(proof: Proof, title: str | None = None) -> Tree:
-    """A rich Tree of a proof: each node one line (fact, rule, test, negation...)."""
+    """A rich Tree of a proof: each node one line (fact, rule, test, negation...). Built without recursion
+    (an explicit stack), so its depth is limited by the prover's `max_depth` and memory only."""
     root = Tree(Text(title)) if title else Tree(Text(proof.label))
     start = root.add(Text(proof.label)) if title else root
-
-    def add(node: Tree, p: Proof) -> None:
-        for child in p.premises:
-            add(node.add(Text(child.label)), child)
-
-    add(start, proof)
+    work: list[tuple[Tree, Proof]] = [(start, proof)]
+    while work:
+        node, p = work.pop()
+        for child in p.premises:  # children added in order; each expanded later from the stack
+            work.append((node.add(Text(child.label)), child))
     return root
+
+
+def how_lines(proof: Proof) -> Iterator[str]:
+    """The proof as plain text lines, one per node, with the guides `how_tree` draws ("├── ", "└── ",
+    "│   "), never wrapped: for output that is not a terminal, where a deep proof's guides would leave a
+    rich Tree no width for its labels. Iterative (depth limited by memory only); the lines are made
+    lazily, one node at a time (guides of depth d are O(d) characters each)."""
+    yield proof.label
+    # (node, the guide prefix of its line, whether it is its parent's last premise)
+    work: list[tuple[Proof, str, bool]] = [(c, "", i == len(proof.premises) - 1) for i, c in enumerate(proof.premises)]
+    work.reverse()
+    while work:
+        node, prefix, last = work.pop()
+        yield prefix + ("└── " if last else "├── ") + node.label
+        inner = prefix + ("    " if last else "│   ")
+        n = len(node.premises)
+        for i in range(n - 1, -1, -1):
+            work.append((node.premises[i], inner, i == n - 1))
 
 
 def how_json(proof: Proof) -> dict[str, Any]:
@@ -453,6 +471,7 @@ def forward_why_not(kb: KnowledgeBase, result, pattern: str) -> WhyNot:
 
 
 __all__ = [
+    "how_lines",
     "how_tree",
     "how_json",
     "Derivation",

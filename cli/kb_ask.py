@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import json as jsonlib
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -118,6 +119,11 @@ def explain(
                     for a in result.answers
                 ],
             }
+            if result.answers and not as_json and not console.is_terminal:
+                # plain lines, never wrapped: a deep proof's guides would leave rich no width for its labels
+                for a in result.answers:
+                    sys.stdout.writelines(line + "\n" for line in ex.how_lines(a.proof))
+                return
             trees = [ex.how_tree(a.proof) for a in result.answers]
             _emit_many(console, as_json, doc, trees, f"no proof of {fact}")
             return

@@ -139,10 +139,14 @@ def run_ask(
                 roots.append((len(found) - 1, a.proof))
             return
         if plain:  # not a terminal: one plain line (rich's per-line rendering was ~0.1 ms an answer)
-            sys.stdout.write(_answer_line(n, a) + "\n")
+            sys.stdout.write(_one_line(_answer_line(n, a)) + "\n")
         else:
-            console.print(_answer_line(n, a), markup=False)
-        if show_proof:
+            console.print(_one_line(_answer_line(n, a)), markup=False)
+        if show_proof and plain:  # plain lines: a deep proof stays one line a node (rich wraps to the width)
+            from chaining.explain import how_lines
+
+            sys.stdout.writelines(_one_line(line) + "\n" for line in how_lines(a.proof))
+        elif show_proof:
             from chaining.explain import how_tree
 
             console.print(how_tree(a.proof))
@@ -266,15 +270,14 @@ class _JsonAnswers:
         return got
 
     def _value(self, v) -> tuple[str, str]:
-        """(JSON of `to_json(v)`, `show(v)` escaped as inside a JSON string) of a value, cached by type
+        """(JSON of `json_value(v)`, `show(v)` escaped as inside a JSON string) of a value, cached by type
         and value (a symbol and a string of the same text, 1 and 1.0, stay apart; multifields uncached)."""
         tv = (type(v), v)
         got = self._values.get(tv) if type(v) is not tuple else None
         if got is None:
-            from chaining.backward.terms import show
-            from rules.facts import to_json
+            from chaining.backward.terms import json_value, show
 
-            got = (self.encode(to_json(v)), self.encode(show(v))[1:-1])
+            got = (self.encode(json_value(v)), self.encode(show(v))[1:-1])
             if type(v) is not tuple and len(self._values) < 100_000:
                 self._values[tv] = got
         return got
@@ -340,6 +343,15 @@ def _answer_line(n: int, a) -> str:
     return f"answer {n}: {b or 'yes'}{cf}"
 
 
+def _one_line(text: str) -> str:
+    """`text` on one line: a line break inside a string value written `\\n` (`\\r`), so that each answer
+    (and each proof node in plain output) is one line. Unambiguous inside a quoted CLIPS string, where a
+    backslash is itself written `\\\\`; CLIPS would print the break itself (--json has the exact value)."""
+    if "\n" in text or "\r" in text:
+        return text.replace("\r", "\\r").replace("\n", "\\n")
+    return text
+
+
 def _located(facts: Path | None, exc: Exception) -> str:
     """The error message, prefixed with the facts file when it names one of its facts (`facts[2]...`)."""
     msg = str(exc)
@@ -385,7 +397,7 @@ def fast_main(args: list[str]) -> int | None:
         i += 1
     if len(positional) < 2 or kwargs.get("limit", 1) < 1 or kwargs.get("max_depth", 1) < 1:
         return None
-    if kwargs.get("timeout", 1.0) < 0.001:
+    if not kwargs.get("timeout", 1.0) >= 0.001:  # also nan (never >=): typer's usage error, exit 2
         return None
     try:
         run_ask(positional, **kwargs)

@@ -85,8 +85,8 @@ def serve_on_ray(
             typer.echo(f"workbench serve --ray: {exc}", err=True)
             raise typer.Exit(1) from None
         typer.echo(
-            f"workbench serve --ray: {dep.url} (Ray Serve: ingress, {dep.replicas or 'autoscaled'} pipeline "
-            f"replicas, model deployments {', '.join(dep.models) or 'none'}, generation deployment "
+            f"workbench serve --ray: {dep.url} (Ray Serve: {dep.replicas or 'autoscaled'} replicas of the API "
+            f"running pipelines, model deployments {', '.join(dep.models) or 'none'}, generation deployment "
             f"{', '.join(dep.lms) or 'none'}); docs at /docs; Ctrl-C stops",
             err=True,
         )
@@ -103,14 +103,19 @@ def app_builder(args: dict) -> object:
     """Ray Serve application builder for a Serve config (`import_path: cli.serve_ray:app_builder`, e.g.
     KubeRay's RayService `serveConfigV2`): the application `workbench serve --ray` deploys, with the
     settings of the process that builds it (`WORKBENCH_*`) and `args` `{"replicas": N, "batching": ...,
-    "generation": {name: causal LM folder}}` (the catalogue's causal LMs are served in any case).
+    "generation": {name: causal LM folder}}` (the catalogue's causal LMs are served in any case). The
+    proxies retry requests whose replica was lost when every pod sets `WORKBENCH_RAY_PROXY_TOKEN` and
+    `RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH=workbench.scale.proxy:middlewares` (docs/scaling.md).
 
     Raises ScaleError when the store cannot be shared by the cluster's nodes (a SQLite file on many nodes)."""
+    import os
+
     import ray
 
     from api.app import create_app
     from workbench.config import get_settings
     from workbench.scale import check_store
+    from workbench.scale.proxy import TOKEN_ENV
     from workbench.scale.serve_app import build_application
 
     settings = get_settings()
@@ -122,4 +127,5 @@ def app_builder(args: dict) -> object:
         replicas=int(replicas) if replicas is not None else None,
         batching=str(args.get("batching", "serve")),
         generation=dict(args.get("generation") or {}),
+        proxy_token=os.environ.get(TOKEN_ENV),  # the proxies' token when the pods set it (docs/scaling.md)
     )

@@ -95,6 +95,7 @@ class Query(RegionsMixin, QuestionsMixin, TablesMixin):
 
     def start(self, ces: list[ast.CE], goal: str) -> None:
         root = Ctx(goal, None, None, 0)
+        self.ctx = root  # a query answered by one join runs before any state: its time limit names the goal
         rows = query_rows(self, ces, root)  # a conjunction of base relations: one join (join.py)
         self.stack.append(rows if rows is not None else iter([(Seq(ces, 0, TOP), {}, (), root)]))
 
@@ -305,7 +306,11 @@ class Query(RegionsMixin, QuestionsMixin, TablesMixin):
                     b2[addr] = bf.fact
                 yield (nxt, b2, pf + (bf.proof,), ctx)
             return
+        n = 0
         for bf in facts:  # the index gave the facts agreeing with the bound fields; matching does the rest
+            n += 1  # facts the matcher rejects yield no state: count them for the time limit
+            if not n & 1023:
+                self.check_time()
             try:
                 for b2 in match_list(p, bf.fact, b, s.ev, ms, s.plans):
                     if p.address:
@@ -352,7 +357,8 @@ class Query(RegionsMixin, QuestionsMixin, TablesMixin):
         lim = self.s.config.max_depth
         raise DepthLimitError(
             f"goal depth limit {lim} exceeded proving {c.text}; "
-            f"chain (outermost first): {' -> '.join(chain[:5])} ... {' -> '.join(chain[-3:])}",
+            f"chain (outermost first): "
+            + (" -> ".join(chain) if len(chain) <= 8 else f"{' -> '.join(chain[:5])} ... {' -> '.join(chain[-3:])}"),
             chain,
         )
 

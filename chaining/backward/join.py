@@ -33,6 +33,7 @@ from .frames import TOP, Ctx
 from .matcher import compile_pattern, ordered_binder
 from .proof import NO_BINDINGS, Proof
 from .terms import vkey
+from .text import instantiated_text
 
 if TYPE_CHECKING:
     from .engine import Query
@@ -203,6 +204,10 @@ def join_alts(q: Query, plan: JoinPlan, br: Any, p: ast.Pattern, key: tuple, pre
     binder = ordered_binder(p, key, b, s._multislots.get(key[0]), s.plans)
     if binder is None or p.address or binder[0] != len(plan.names):
         return None
+    # the rows carry the rule's context (depth, WHY) while its body runs: the same limit applies
+    depth = ctx.depth + 1
+    if depth > s.config.max_depth:  # named by the call (p, as bound by b), as a frame evaluation names it
+        q._depth_error(Ctx(instantiated_text(p, b), br.name, ctx, depth))
     return _rows(q, plan, br, binder, pre, b, pf, ctx, nxt)
 
 
@@ -222,10 +227,6 @@ def _rows(q: Query, plan: JoinPlan, br: Any, binder: tuple, pre: dict, b: dict, 
         # question, no other rule) and its rows are distinct: every row is a new answer
         if len(s.rules_for[rel]) == 1 and not s.index.by_relation.get(rel) and rel not in s.kb.askable_specs:
             row_sink = q.row_sink_new
-    # the frames carry the rule's context (depth, WHY) while its body runs: the same limit applies
-    depth = ctx.depth + 1
-    if depth > s.config.max_depth:
-        q._depth_error(Ctx(ctx.text, rule, ctx, depth))
     # the head's values from a row: (values of the head variables bound before the last premise)
     # + (the last premise's fact values), picked by position
     _, arity_last, _, checks_last, free_last = steps[last]
@@ -286,6 +287,9 @@ def _rows(q: Query, plan: JoinPlan, br: Any, binder: tuple, pre: dict, b: dict, 
             i -= 1
             continue
         for bf in facts_at[i]:
+            n += 1  # every candidate fact counts: a last premise that rejects most facts meets the time limit
+            if not n & 1023:
+                q.check_time()
             vals = bf.fact.slots[IMPLIED]
             if len(vals) != arity_last or (checks_last and any(vkey(vals[a]) != vkey(vals[c]) for a, c in checks_last)):
                 continue
@@ -304,9 +308,6 @@ def _rows(q: Query, plan: JoinPlan, br: Any, binder: tuple, pre: dict, b: dict, 
                 proof = Proof("rule", f, rule=rule, bindings=rb2, premises=rpf + (bf.proof,))
             else:
                 proof = Proof("rule", f, rule=rule, bindings=NO_BINDINGS, premises=())
-            n += 1
-            if not n & 1023:
-                q.check_time()
             if row_sink is not None:
                 if row_sink(hv, f, proof, {name: hv[at] for name, at in caller_free}):
                     q.stopped = True
@@ -327,12 +328,15 @@ def _rows(q: Query, plan: JoinPlan, br: Any, binder: tuple, pre: dict, b: dict, 
 def _rows_to_query(q, row_sink, facts, outer, one, pick, arity, checks, caller_free, rel, rule, n) -> int:
     """The rows of the last premise over `facts` handed straight to the query's collector (`row_sink`,
     `collect.Collector.add_row`) when no HOW is wanted: the loop of `_rows` with nothing per row but the
-    answer's fact, its conclusion node, its bindings and the call. Returns the rows counted so far,
+    answer's fact, its conclusion node, its bindings and the call. Returns the candidate facts counted so far,
     or -1 when the collector reached the query's limit."""
     names = tuple(name for name, _ in caller_free)
     in_order = tuple(at for _, at in caller_free) == tuple(range(len(names)))
     new, put, proof_node, no_bindings, implied = _new_fact, _set, Proof, NO_BINDINGS, IMPLIED
     for bf in facts:
+        n += 1  # every candidate fact counts (a premise rejecting most facts still meets the time limit)
+        if not n & 1023:
+            q.check_time()
         vals = bf.fact.slots[implied]
         if len(vals) != arity or (checks and any(vkey(vals[a]) != vkey(vals[c]) for a, c in checks)):
             continue
@@ -346,9 +350,6 @@ def _rows_to_query(q, row_sink, facts, outer, one, pick, arity, checks, caller_f
         bindings = dict(zip(names, hv)) if in_order else {name: hv[at] for name, at in caller_free}
         if row_sink(hv, f, proof, bindings):
             return -1
-        n += 1
-        if not n & 1023:
-            q.check_time()
     return n
 
 

@@ -17,6 +17,9 @@ from .terms import Value, bindings_json, fact_text
 PROOF_KINDS = ("fact", "asked", "rule", "test", "not", "exists", "forall", "goal", "combined")
 
 
+# levels of a proof nested in `Proof.to_dict` before the rest is a flat list of steps
+NESTED_PROOF_DEPTH = 100
+
 NO_BINDINGS: dict = {}  # shared by the conclusions of a proof run without HOW (never mutated)
 
 
@@ -99,18 +102,34 @@ class Proof:
             out["fact_id"] = self.fact_id
         return out
 
-    def to_dict(self) -> dict[str, Any]:
-        """Nested JSON form: `node_dict()` plus "premises" (the children's dicts). Built without recursion;
-        for deep proofs prefer `proofs_to_steps` (JSON readers refuse very deep nesting)."""
+    def to_dict(self, max_nesting: int | None = None) -> dict[str, Any]:
+        """Nested JSON form: `node_dict()` plus "premises" (the children's dicts), nested down to
+        `max_nesting` levels below this node (default `NESTED_PROOF_DEPTH`, 100). A node at that depth
+        that has premises gets `"premises": []` and `"continued": {"steps": [...], "root": id}`: the
+        rest of its proof as the flat list of steps of `proofs_to_steps` (its own step is `root`).
+        So a proof of any depth is JSON that `json.dumps`/`json.loads` (which recurse, about 1,000
+        levels) and `jq` read: at most about 2 * max_nesting + 4 levels deep. Built without recursion.
+
+        Raises:
+            ValueError: `max_nesting` < 1.
+        """
+        limit = NESTED_PROOF_DEPTH if max_nesting is None else max_nesting
+        if limit < 1:
+            raise ValueError(f"max_nesting must be >= 1, got {limit}")
         root = self.node_dict()
-        work = [(self, root)]
+        work = [(self, root, 0)]
         while work:
-            node, out = work.pop()
+            node, out, depth = work.pop()
+            if depth >= limit and node.premises:
+                steps, (root_id,) = proofs_to_steps([node])
+                out["premises"] = []
+                out["continued"] = {"steps": steps, "root": root_id}
+                continue
             children = []
             for p in node.premises:
                 d = p.node_dict()
                 children.append(d)
-                work.append((p, d))
+                work.append((p, d, depth + 1))
             out["premises"] = children
         return root
 

@@ -260,6 +260,7 @@ class Session(CallsMixin):
                 a.certainty = a.proof.certainty
             if limit is not None and len(answers) > limit:
                 answers, complete = answers[:limit], False
+            count = len(answers)  # the answers given (all were collected to combine their certainties)
             if on_answer is not None:
                 for a in answers:
                     on_answer(a)

@@ -9,6 +9,7 @@ pipeline) gives a hashable key that keeps those distinctions.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -80,8 +81,21 @@ def fact_text(f: Fact) -> str:
     return f"({f.template} {inner})" if inner else f"({f.template})"
 
 
+def json_value(v: Value) -> Any:
+    """`rules.facts.to_json` of a value, except a float that is not finite (`(exp 1000)`), which JSON
+    cannot hold (`json.dumps` writes `Infinity`/`NaN`, which `json.loads` of other languages and `jq`
+    refuse): it becomes the string CLIPS prints, "inf", "-inf" or "nan" (also inside a multifield)."""
+    t = type(v)
+    if t is float and not math.isfinite(v):
+        return repr(v)
+    if t is tuple:
+        return [json_value(x) for x in v]
+    return to_json(v)
+
+
 def bindings_json(b: Mapping[str, Value]) -> dict[str, Any]:
-    return {k: to_json(v) for k, v in b.items()}
+    """Bindings as JSON: variable name (without `?`) -> `json_value`."""
+    return {k: json_value(v) for k, v in b.items()}
 
 
 def make_fact(template: str, slots: dict[str, Value], id: int | None = None) -> Fact:

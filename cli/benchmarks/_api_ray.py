@@ -1,17 +1,19 @@
 """`workbench bench api --ray ADDRESS`: the combined prediction on Ray Serve, 1 pipeline replica vs 2.
 
 Two Serve applications run side by side on the cluster (`/r1`: 1 pipeline replica, `/r2`: 2), each
-the real REST API (`api.app.create_app` as the ingress, `workbench.scale.deploy`), recording in one
+the real REST API (`workbench.scale.deploy`: replicas of `api.app.create_app` running pipelines), recording in one
 SQLite file (`--ray local`: one node) or the settings' database. The single-process server of
 `bench api` (`cli.benchmarks.api`, uvicorn) runs beside them as the reference for results.
 
 Rounds are interleaved as in `bench api`: each round drives `ray_1_replica` then `ray_2_replicas`
-(order rotating) at concurrency 64, closed loop, `httpx` from this process. Rows have `bench api`'s
-shape (`{"endpoint", "server", "concurrency", "rps", "p50_ms", "p95_ms", "p99_ms", "errors"}`);
-`EXTRA` holds the load average per round, the ratio 2 replicas / 1 replica, and whether the three
-servers give identical outputs. Pipeline replicas reserve 0.5 CPU each here so that both
-applications (3 replicas) fit a 2-CPU machine at once; the cores they actually get are what the
-machine has.
+(order rotating) at concurrency 64, closed loop, the lean asyncio client of `bench api` from this
+process. Rows have `bench api`'s shape (`{"endpoint", "server", "concurrency", "rps", "p50_ms",
+"p95_ms", "p99_ms", "errors"}`); `EXTRA` holds the load average per round, the ratio 2 replicas /
+1 replica, whether the three servers give identical outputs, and where the CPU went: CPU
+milliseconds per answered request of every process of the local Ray instance and of this one (the
+load client), by role (`cpu_ms_per_request`; `_proc_cpu`), and the cores they used together.
+Replicas reserve 0.5 CPU each here so that both applications (3 replicas) fit a 2-CPU machine at
+once; the cores they actually get are what the machine has.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from . import _proc_cpu
 from . import api as bench_api
 
 CONCURRENCY = 64
@@ -75,13 +78,17 @@ def run(address: str, quick: bool = False, extra: dict[str, Any] | None = None) 
             errors = dict.fromkeys(APPS, 0)
             walls = dict.fromkeys(APPS, 0.0)
             served_by: dict[str, set[str]] = {s: set() for s in APPS}
+            cpu: dict[str, dict[str, float]] = {s: {} for s in APPS}
             for r in range(ROUNDS):
                 order = list(APPS)[r % 2 :] + list(APPS)[: r % 2]
                 for server in order:
                     before = os.getloadavg()[0]
+                    cpu_before = _proc_cpu.snapshot()
                     lat, err, wall = asyncio.run(
                         bench_api._drive(urls[server], "POST", path, payloads, CONCURRENCY, seconds)
                     )
+                    for role, sec in _proc_cpu.diff(cpu_before, _proc_cpu.snapshot()).items():
+                        cpu[server][role] = cpu[server].get(role, 0.0) + sec
                     load.append({"server": server, "round": r, "load_1m": [before, os.getloadavg()[0]]})
                     samples[server].extend(lat)
                     errors[server] += err
@@ -101,6 +108,8 @@ def run(address: str, quick: bool = False, extra: dict[str, Any] | None = None) 
                     "load_avg": load,
                     "cores": os.cpu_count(),
                     "replicas_seen": {k: sorted(v) for k, v in served_by.items()},
+                    "cpu_ms_per_request": {s: _per_request(cpu[s], len(samples[s])) for s in APPS},
+                    "cores_used": {s: round(sum(cpu[s].values()) / walls[s], 2) if walls[s] else None for s in APPS},
                     "ratios": {
                         "rps_2_replicas/1_replica": round(two["rps"] / one["rps"], 2) if one["rps"] else float("nan"),
                         "p99_2_replicas/1_replica": round(two["p99_ms"] / one["p99_ms"], 2)
@@ -117,6 +126,18 @@ def run(address: str, quick: bool = False, extra: dict[str, Any] | None = None) 
                 proc.wait(30)
             except Exception:
                 proc.kill()
+
+
+def _per_request(cpu: dict[str, float], requests: int) -> dict[str, float]:
+    """CPU milliseconds per answered request by process role (`_proc_cpu`), largest first, with the total;
+    roles under 0.05 ms are summed into `other`."""
+    if not requests:
+        return {}
+    ms = {k: 1000.0 * v / requests for k, v in cpu.items()}
+    out = {k: round(v, 2) for k, v in sorted(ms.items(), key=lambda kv: -kv[1]) if v >= 0.05}
+    out["other"] = round(sum(v for v in ms.values() if v < 0.05), 2)
+    out["total"] = round(sum(ms.values()), 2)
+    return out
 
 
 def _batching_rows(cluster: Any, payloads: list[dict[str, Any]], seconds: float, load: list) -> list[dict[str, Any]]:

@@ -239,11 +239,24 @@ def test_generate_node_of_a_pipeline_replica_streams_from_the_generation_deploym
     from workbench.config import Settings
 
     items = [{"prompt": "ROMEO: What light", "seed": 3}, {"prompt": "To be, or not to be", "seed": 5}]
+    gen = deployment.generation_handle()
+
+    def engine_idle() -> dict:
+        deadline = time.monotonic() + 30
+        while (st := gen.stats.remote("demo-lm").result(timeout_s=30))["unfinished"] and time.monotonic() < deadline:
+            time.sleep(0.2)
+        return st
+
+    # one request at a time on both sides: a rail-stopped request still decoding when the next one starts
+    # would share engine steps with it (another batch size, other float sums: another sample past the cut)
+    runs = []
     with httpx.Client(base_url=deployment.url, timeout=180) as client:
-        runs = [client.post("/v1/pipelines/demo_generate/predict", json={"input": x}) for x in items]
+        for x in items:
+            runs.append(client.post("/v1/pipelines/demo_generate/predict", json={"input": x}))
+            engine_idle()
     assert [r.status_code for r in runs] == [200, 200], [r.text[:400] for r in runs]
     with Workbench(Settings(database_url=f"sqlite:///{tmp_path / 'local.sqlite3'}")) as wb:
-        local = wb.run_many_sync("demo_generate", items)
+        local = [wb.run_many_sync("demo_generate", [x])[0] for x in items]
     assert [r.json()["outputs"] for r in runs] == [r.outputs for r in local]
     assert all(r.json()["outputs"]["text"] for r in runs)
     where = deployment.pipelines_handle().where.remote().result(timeout_s=30)
@@ -251,10 +264,7 @@ def test_generate_node_of_a_pipeline_replica_streams_from_the_generation_deploym
     # a rail stopped the first generation mid-decode: the cancellation reached the replica's engine, which
     # aborted the request and freed its KV-cache blocks
     assert runs[0].json()["outputs"]["finish_reason"] == "rail_stop"
-    gen = deployment.generation_handle()
-    deadline = time.monotonic() + 30
-    while (stats := gen.stats.remote("demo-lm").result(timeout_s=30))["unfinished"] and time.monotonic() < deadline:
-        time.sleep(0.2)
+    stats = engine_idle()
     assert stats["unfinished"] == 0 and stats["used"] == 0 and stats["cancelled"] >= 1, stats
 
 
@@ -276,6 +286,27 @@ def test_predictions_served_on_both_nodes_each_run_recorded_once(deployment, pos
     assert all(len(v) == 1 for v in stored.values())
     for item, run in zip(items, runs):
         assert stored[item["id"]] == [(run["run_id"], run["served_by"])]
+    batch = _inputs("batch", 6)  # one request, one replica, one run per input
+    r = httpx.post(f"{deployment.url}/v1/pipelines/{PIPELINE}/predict", json={"inputs": batch}, timeout=120)
+    assert r.status_code == 200, r.text[:400]
+    results = r.json()["results"]
+    assert [x["outputs"] for x in results] == [x.outputs for x in wb_runs(batch, tmp_path)]
+    stored = _runs_by_input_id(postgres_url, "batch")
+    assert stored == {x["id"]: [(res["run_id"], res["served_by"])] for x, res in zip(batch, results)}
+    assert len({res["run_id"] for res in results}) == len(batch)
+    forged = {"x-workbench-run-id": runs[0]["run_id"], "x-workbench-attempt": "1", "x-workbench-proxy": "guess"}
+    again = httpx.post(
+        f"{deployment.url}/v1/pipelines/{PIPELINE}/predict", json={"input": items[1]}, headers=forged, timeout=60
+    ).json()
+    assert again["run_id"] != runs[0]["run_id"]  # a client cannot name a run (nor replay a stored one)
+
+
+def wb_runs(items: list[dict], tmp_path) -> list:
+    from workbench import Workbench
+    from workbench.config import Settings
+
+    with Workbench(Settings(database_url=f"sqlite:///{tmp_path / 'local-batch.sqlite3'}")) as wb:
+        return wb.run_many_sync(PIPELINE, items)
 
 
 def test_replica_killed_under_load_loses_nothing_silently_and_records_nothing_twice(deployment, postgres_url):

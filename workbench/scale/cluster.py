@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
+import secrets
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,8 @@ class Cluster:
     started: bool
     settings: Settings
     serving: bool = False  # set by `deploy`: `shutdown` removes the Serve applications
+    # signs the run ids the Serve proxy's middleware gives requests (workbench.scale.proxy)
+    proxy_token: str = field(default_factory=lambda: secrets.token_hex(16), repr=False)
 
     def nodes(self) -> list[dict[str, Any]]:
         """The alive nodes: `[{"node_id", "address", "cpus", "gpus"}]`."""

@@ -1,4 +1,5 @@
-"""The Ray Serve deployments behind the ingress: pipeline execution and one-shot models.
+"""The one-shot model deployments (`/v2/models/NAME/infer`, batched across the `pipelines` replicas) and
+what every replica shares: its `served_by` name, errors sent as plain data.
 
 Each replica is a process of its own (a Ray actor) with its own `Workbench`: models, dynamic
 batchers, CLIPS environments and a run recorder writing to the one store of the settings' database
@@ -16,9 +17,8 @@ from typing import Any
 from ray import serve
 
 from workbench.config import Settings
-from workbench.pipeline.identity import RUN_IDENTITY, RunIdentity
 from workbench.serving import errors as serving_errors
-from workbench.serving.errors import ServingError, code_of, translate
+from workbench.serving.errors import ServingError, translate
 
 log = logging.getLogger("workbench.scale")
 
@@ -63,122 +63,6 @@ async def _start_serving(settings: Settings, load_models: bool | list[str]) -> A
     await serving.start()
     await serving.wait_ready(600.0)
     return serving
-
-
-class PipelineReplica:
-    """Runs pipelines (`Serving.predict`): rules, fact mapping and the models a pipeline calls, with
-    the project's dynamic batcher inside the replica; every run recorded with `served_by`.
-
-    Args:
-        settings_doc: `Settings.model_dump(mode="json")` of the deploying process (database URL included).
-        load_models: catalogue models to load before the replica reports healthy (others load on first use).
-        generation: DeploymentHandle of the generation deployment, or None: `generate` nodes then stream
-            from it (a `RemoteEngine` is the catalogue's entry of each LM it serves) rather than loading an
-            engine in every pipeline replica.
-    """
-
-    async def __init__(
-        self, settings_doc: dict[str, Any], load_models: list[str] | None = None, generation: Any = None
-    ) -> None:
-        self.settings = Settings(**settings_doc)
-        self.served_by = replica_name()
-        self.serving = await _start_serving(self.settings, list(load_models or []) or False)
-        wb = self.serving.workbench
-        wb.recorder.served_by = self.served_by
-        if generation is not None:
-            from .generation import remote_engines
-
-            # every engine step streamed (interval 0): a generate node's rails judge each step, as locally
-            engines = await asyncio.to_thread(remote_engines, generation, self.settings.ray.retries, 0.0)
-            for engine in engines.values():
-                wb.catalog.register(engine.entry())
-
-    def where(self) -> dict[str, Any]:
-        """`{"served_by", "actor", "remote_lms"}`: this replica's `served_by`, its Ray actor's name (namespace
-        "serve") and the catalogue LMs its `generate` nodes stream from the generation deployment."""
-        import ray
-
-        from .generation import RemoteEngine
-
-        loaded = self.serving.workbench.catalog.loaded
-        return {
-            "served_by": self.served_by,
-            "actor": ray.get_runtime_context().get_actor_name() or "",
-            "remote_lms": sorted(n for n, e in loaded.items() if isinstance(e.backend, RemoteEngine)),
-        }
-
-    async def predict(
-        self,
-        run_id: str,
-        name: str,
-        inputs: dict[str, Any],
-        version: str | None,
-        explain: bool,
-        timeout_s: float | None,
-        retry: bool = False,
-    ) -> dict[str, Any]:
-        """One run recorded under `run_id` (chosen by the ingress; recorded once even when retried).
-
-        `retry`: the ingress lost the replica of an earlier attempt; if that attempt's run was committed,
-        it is answered as stored (not run again), so the answer and the record agree.
-
-        Returns `{"run": RunResult.to_dict()}` or `{"error": wire form of the ServingError}`."""
-        if retry and (stored := await self._stored(run_id, explain)) is not None:
-            return {"run": stored}
-        token = RUN_IDENTITY.set(RunIdentity(run_id, self.served_by))
-        try:
-            run = await self.serving.predict(name, inputs, version=version, explain=explain, timeout_s=timeout_s)
-        except Exception as exc:
-            return {"error": error_to_wire(exc)}
-        finally:
-            RUN_IDENTITY.reset(token)
-        run["run_id"] = run["run_id"] or run_id
-        run["served_by"] = self.served_by
-        return {"run": run}
-
-    async def _stored(self, run_id: str, explain: bool) -> dict[str, Any] | None:
-        from workbench.pipeline.result import RunResult
-
-        row = await asyncio.to_thread(self.serving.workbench.store.get_run, run_id)
-        if row is None or row.id != run_id:
-            return None
-        run = RunResult.from_row(row).to_dict()
-        if not explain and not (run.get("explanation") or {}).get("explain_nodes"):
-            run["explanation"] = None  # as a fresh run answers: recorded always, returned when asked
-        return run
-
-    async def predict_many(
-        self,
-        run_ids: list[str],
-        name: str,
-        inputs: list[dict[str, Any]],
-        version: str | None,
-        explain: bool,
-        timeout_s: float | None,
-        retry: bool = False,
-    ) -> dict[str, Any]:
-        """A batch: one run per input under its own id, run concurrently (their model calls batch
-        together). Returns `{"results": [run dict | {"error": {code, message, param}}]}` in input order, or
-        `{"error": ...}` when the pipeline itself is refused (not found, invalid)."""
-        wb = self.serving.workbench
-        try:
-            await asyncio.to_thread(wb.get_pipeline, name, version)
-        except Exception as exc:
-            return {"error": error_to_wire(exc)}
-
-        async def one(run_id: str, item: dict[str, Any]) -> dict[str, Any]:
-            reply = await self.predict(run_id, name, item, version, explain, timeout_s, retry)
-            if "run" in reply:
-                return reply["run"]
-            err = error_from_wire(reply["error"])
-            return {"error": {"code": code_of(err), "message": err.message, "param": err.param}}
-
-        return {"results": list(await asyncio.gather(*(one(r, i) for r, i in zip(run_ids, inputs))))}
-
-    def check_health(self) -> None:
-        """Ray Serve's health check: the replica is healthy unless its start-up loading failed."""
-        if not self.serving.ready:
-            raise RuntimeError(f"replica not ready: {self.serving.readiness()}")
 
 
 class ModelReplica:
