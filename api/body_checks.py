@@ -20,6 +20,9 @@ _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 # `\uD800`-`\uDFFF` escapes: the only way a JSON text can carry a surrogate code point.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+# `\u0000` in a JSON string: CLIPS strings are C strings (a fact's text would end at the NUL while the
+# model sees the whole text) and PostgreSQL's text and JSONB cannot store it, so it is refused at the door.
+_NUL_ESCAPE = re.compile(rb"\\u0000")
 # Python refuses to convert integers longer than this many digits (CVE-2020-10735); a body with one
 # would otherwise fail in the route's parser with no field named.
 MAX_INT_DIGITS = sys.get_int_max_str_digits() or 4300
@@ -90,6 +93,18 @@ def check_json(body: bytes, max_depth: int, setting: str) -> None:
                 f"{path}: a lone surrogate escape (\\ud800-\\udfff) is not a character; send UTF-8 text",
                 param=path,
             )
+    if _NUL_ESCAPE.search(body):
+        try:
+            doc = json.loads(body)  # safe: the depth is bounded above
+        except ValueError:
+            return  # the route's parser reports the syntax error with its position
+        path = nul_path(doc)
+        if path is not None:
+            raise BodyError(
+                422,
+                f"{path}: a NUL character (\\u0000) cannot be held by rule facts or the store; remove it",
+                param=path,
+            )
 
 
 class _LongInt:
@@ -129,17 +144,28 @@ def _check_long_integers(body: bytes) -> None:
 def lone_surrogate_path(doc: Any, root: str = "body") -> str | None:
     """The path (`body.input.text`, `body.items[2]`) of the first key or string holding a lone
     surrogate, or None. Walks with an explicit stack, so deep documents cannot overflow it."""
+    return _first_bad_path(doc, root, lambda text: not _encodable(text))
+
+
+def nul_path(doc: Any, root: str = "body") -> str | None:
+    """The path of the first key or string holding a NUL character (U+0000), or None."""
+    return _first_bad_path(doc, root, lambda text: "\x00" in text)
+
+
+def _first_bad_path(doc: Any, root: str, bad: Callable[[str], bool]) -> str | None:
+    """Depth-first, in document order: the path of the first key or string for which `bad` is true."""
     stack: list[tuple[str, Any]] = [(root, doc)]
     while stack:
         path, value = stack.pop()
         if isinstance(value, str):
-            if not _encodable(value):
+            if bad(value):
                 return path
         elif isinstance(value, dict):
             for key, item in reversed(list(value.items())):
                 key_text = str(key)
-                if not _encodable(key_text):
-                    return f"{path}.{key_text.encode('utf-8', 'backslashreplace').decode()}"
+                if bad(key_text):
+                    shown = key_text.encode("utf-8", "backslashreplace").decode().replace("\x00", "\\u0000")
+                    return f"{path}.{shown}"
                 stack.append((f"{path}.{key_text}", item))
         elif isinstance(value, (list, tuple)):
             stack.extend((f"{path}[{i}]", item) for i, item in reversed(list(enumerate(value))))

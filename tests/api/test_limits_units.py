@@ -10,7 +10,7 @@ import zlib
 import pytest
 
 from api import paging
-from api.body_checks import BodyError, Inflater, check_json, json_depth, lone_surrogate_path
+from api.body_checks import BodyError, Inflater, check_json, json_depth, lone_surrogate_path, nul_path
 from api.errors import ApiError
 from workbench.config import load_settings
 from workbench.names import InvalidNameError, check_name
@@ -74,6 +74,25 @@ def test_check_json_refuses_non_utf8_with_offset() -> None:
 )
 def test_lone_surrogates_are_found_with_their_path(body: bytes, path: str | None) -> None:
     assert lone_surrogate_path(json.loads(body)) == path
+    if path is None:
+        check_json(body, 64, "x")
+    else:
+        with pytest.raises(BodyError) as e:
+            check_json(body, 64, "x")
+        assert e.value.status == 422 and e.value.param == path
+
+
+@pytest.mark.parametrize(
+    ("body", "path"),
+    [
+        (b'{"a": "\\u0000"}', "body.a"),
+        (b'{"a": [1, {"b": "x\\u0000y"}]}', "body.a[1].b"),
+        (b'{"k\\u0000": 1}', "body.k\\u0000"),
+        (b'["\\\\u0000 is text, not an escape"]', None),
+    ],
+)
+def test_nul_characters_are_found_with_their_path(body: bytes, path: str | None) -> None:
+    assert nul_path(json.loads(body)) == path
     if path is None:
         check_json(body, 64, "x")
     else:

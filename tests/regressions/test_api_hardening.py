@@ -265,6 +265,23 @@ def test_lone_surrogate_in_json_is_422_naming_the_field(client: httpx.Client) ->
     assert "\U0001f600" in client.get("/v1/kb/pair").json()["sources"][0]["text"]
 
 
+def test_nul_character_in_json_is_422_naming_the_field(client: httpx.Client) -> None:
+    # CLIPS strings end at a NUL: the rule fact read "(text \"\")" (blocked as empty) while the model
+    # saw the whole text; PostgreSQL cannot store it either. Refused at the door, naming the field.
+    for text in ("\\u0000abc", "ab\\u0000cd"):
+        body = b'{"input": {"text": "' + text.encode() + b'"}}'
+        r = client.post(
+            "/v1/pipelines/demo_intents/predict", content=body, headers={"content-type": "application/json"}
+        )
+        assert r.status_code == 422, r.text
+        assert _error(r)["param"] == "body.input.text"
+        assert "NUL" in _error(r)["message"]
+    # an escaped backslash followed by the text u0000 is not a NUL character: it runs
+    body = b'{"input": {"text": "hello \\\\u0000 there"}}'
+    r = client.post("/v1/pipelines/demo_intents/predict", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 200, r.text
+
+
 # ---- names --------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("name", "reason"),

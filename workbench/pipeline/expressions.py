@@ -174,7 +174,8 @@ def compile_expression(text: Any, extra_functions: frozenset[str] | set[str] = f
         return _compile(text, frozenset(extra_functions))
 
 
-@lru_cache(maxsize=4096)
+# typed: True == 1 == 1.0 as dict keys, and each literal must keep its own type.
+@lru_cache(maxsize=4096, typed=True)
 def _compile_cached(text: Any, extra_functions: frozenset[str]) -> Expression:
     return _compile(text, extra_functions)
 

@@ -140,3 +140,12 @@ def test_expressions_evaluate():
     assert compile_expression("topk(x, 2)").evaluate({"x": [0.1, 0.7, 0.2]}) == [1, 2]
     with pytest.raises(ExpressionError, match="missing value"):
         compile_expression("a + 1").evaluate({"a": None})
+
+
+def test_literal_expressions_keep_their_type_whatever_was_compiled_first() -> None:
+    # True == 1 == 1.0 and False == 0 as cache keys: the compiled-expression cache gave `1` -> True
+    # once `True` had been compiled (found by a review: output fields {one: 1} answered true).
+    order = [True, 1, 1.0, False, 0, 0.0, 1, True]
+    got = [compile_expression(v).evaluate({}) for v in order]
+    assert got == order
+    assert [type(v) for v in got] == [type(v) for v in order]
