@@ -81,30 +81,27 @@ def check_json(body: bytes, max_depth: int, setting: str) -> None:
         )
     if _LONG_DIGITS.search(body):
         _check_long_integers(body)
-    if _SURROGATE_ESCAPE.search(body):
-        try:
-            doc = json.loads(body)  # safe: the depth is bounded above
-        except ValueError:
-            return  # the route's parser reports the syntax error with its position
-        path = lone_surrogate_path(doc)
-        if path is not None:
-            raise BodyError(
-                422,
-                f"{path}: a lone surrogate escape (\\ud800-\\udfff) is not a character; send UTF-8 text",
-                param=path,
-            )
-    if _NUL_ESCAPE.search(body):
-        try:
-            doc = json.loads(body)  # safe: the depth is bounded above
-        except ValueError:
-            return  # the route's parser reports the syntax error with its position
-        path = nul_path(doc)
-        if path is not None:
-            raise BodyError(
-                422,
-                f"{path}: a NUL character (\\u0000) cannot be held by rule facts or the store; remove it",
-                param=path,
-            )
+    surrogate, nul = _SURROGATE_ESCAPE.search(body), _NUL_ESCAPE.search(body)
+    if not (surrogate or nul):
+        return
+    try:
+        doc = json.loads(body)  # safe: the depth is bounded above
+    except ValueError:
+        return  # the route's parser reports the syntax error with its position
+    path = lone_surrogate_path(doc) if surrogate else None
+    if path is not None:
+        raise BodyError(
+            422,
+            f"{path}: a lone surrogate escape (\\ud800-\\udfff) is not a character; send UTF-8 text",
+            param=path,
+        )
+    path = nul_path(doc) if nul else None
+    if path is not None:
+        raise BodyError(
+            422,
+            f"{path}: a NUL character (\\u0000) cannot be held by rule facts or the store; remove it",
+            param=path,
+        )
 
 
 class _LongInt:
