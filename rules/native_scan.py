@@ -14,16 +14,17 @@ is not committed.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
+
+from .native_ext import build_extension, source_digest
 
 SOURCE = Path(__file__).with_name("native_scan.c")
 
 
 def _digest() -> str:
     """The digest this module's build must carry (a function, so tests can stand in another)."""
-    return hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
+    return source_digest(SOURCE)
 
 
 def _load() -> tuple[Any, str | None]:
@@ -51,30 +52,4 @@ def build(verbose: bool = False) -> Path:
     Raises:
         Exception (setuptools/compiler errors): no working C compiler or Python headers.
     """
-    import os
-    import shutil
-    import tempfile
-
-    from setuptools import Distribution, Extension
-
-    extension = Extension(
-        "_native_scan",
-        [str(SOURCE)],
-        define_macros=[("WB_SOURCE_DIGEST", f'"{_digest()}"')],
-        extra_compile_args=["-O2"],
-    )
-    with tempfile.TemporaryDirectory() as tmp:
-        dist = Distribution({"ext_modules": [extension], "script_args": [] if verbose else ["--quiet"]})
-        cmd = dist.get_command_obj("build_ext")
-        cmd.build_lib = str(Path(tmp) / "lib")
-        cmd.build_temp = str(Path(tmp) / "temp")
-        cmd.ensure_finalized()
-        cmd.run()
-        built = Path(cmd.get_ext_fullpath("_native_scan"))
-        target = SOURCE.with_name(built.name)
-        fd, staged = tempfile.mkstemp(prefix=target.name + ".", dir=target.parent)
-        os.close(fd)
-        shutil.copyfile(built, staged)
-        Path(staged).chmod(0o755)
-        Path(staged).replace(target)  # atomic: a running process keeps its mapping of the old one
-        return target
+    return build_extension("_native_scan", SOURCE, verbose)

@@ -9,32 +9,7 @@ Python headers): the engine then uses its Python code for that part, which is no
 
 from __future__ import annotations
 
-import hashlib
-import os
-import shutil
 import sys
-import tempfile
-from pathlib import Path
-
-
-def source_digest(source: Path) -> str:
-    """Digest of a C source: each compiled module carries the one it was built from, and is not
-    used when its source has changed since."""
-    return hashlib.sha256(source.read_bytes()).hexdigest()[:16]
-
-
-def install(built: Path) -> Path:
-    """Copy a freshly built module next to this file; returns its path. Staged under a unique
-    name (two builds may run at once) and moved into place atomically (a running process keeps
-    its mapping of the old one)."""
-    target = Path(__file__).with_name(built.name)
-    fd, staged_name = tempfile.mkstemp(prefix=target.name + ".", dir=target.parent)
-    os.close(fd)
-    staged = Path(staged_name)
-    shutil.copyfile(built, staged)
-    staged.chmod(0o755)
-    staged.replace(target)
-    return target
 
 
 def main(argv: list[str] | None = None) -> int:

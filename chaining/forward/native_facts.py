@@ -18,11 +18,10 @@ C), built with setuptools; `_native_facts*.so` lands next to this file and is no
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from .native_build import install, source_digest
+from rules.native_ext import build_extension, source_digest
 
 SOURCE = Path(__file__).with_name("native_facts.c")
 
@@ -97,20 +96,4 @@ def build(verbose: bool = False) -> Path:
     Raises:
         Exception (setuptools/compiler errors): no working C compiler or Python headers.
     """
-    from setuptools import Distribution, Extension
-
-    extension = Extension(
-        "_native_facts",
-        [str(SOURCE)],
-        define_macros=[("WB_SOURCE_DIGEST", f'"{_digest()}"')],
-        extra_compile_args=["-O2"],
-    )
-    with tempfile.TemporaryDirectory() as tmp:
-        dist = Distribution({"ext_modules": [extension], "script_args": [] if verbose else ["--quiet"]})
-        cmd = dist.get_command_obj("build_ext")
-        cmd.build_lib = str(Path(tmp) / "lib")
-        cmd.build_temp = str(Path(tmp) / "temp")
-        cmd.ensure_finalized()
-        cmd.run()
-        built = Path(cmd.get_ext_fullpath("_native_facts"))
-        return install(built)
+    return build_extension("_native_facts", SOURCE, verbose)

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .native_build import install, source_digest
+from rules.native_ext import install, source_digest
 
 SOURCE = Path(__file__).with_name("native_trace.c")
 
@@ -98,4 +98,4 @@ def build(verbose: bool = False) -> Path:
     builder.set_source("_native_trace", source, extra_compile_args=["-O2"])
     with tempfile.TemporaryDirectory() as tmp:
         built = Path(builder.compile(tmpdir=tmp, verbose=verbose))
-        return install(built)
+        return install(built, SOURCE.parent)

@@ -1,0 +1,59 @@
+"""Building the project's optional C extension modules (the rule language's data reader here, the
+forward engine's fact I/O and trace recorder in `chaining.forward`): one place for the source
+digest each built module carries and for the atomic install next to its source.
+
+Run through `python -m chaining.forward.native_build` (what `scripts/bootstrap.sh` does).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+
+def source_digest(source: Path) -> str:
+    """Digest of a C source: each compiled module carries the one it was built from, and is not
+    used when its source has changed since."""
+    return hashlib.sha256(source.read_bytes()).hexdigest()[:16]
+
+
+def install(built: Path, directory: Path) -> Path:
+    """Copy a freshly built module into `directory`; returns its path. Staged under a unique
+    name (two builds may run at once) and moved into place atomically (a running process keeps
+    its mapping of the old one)."""
+    target = directory / built.name
+    fd, staged_name = tempfile.mkstemp(prefix=target.name + ".", dir=target.parent)
+    os.close(fd)
+    staged = Path(staged_name)
+    shutil.copyfile(built, staged)
+    staged.chmod(0o755)
+    staged.replace(target)
+    return target
+
+
+def build_extension(name: str, source: Path, verbose: bool = False) -> Path:
+    """Compile the CPython extension `name` from `source` (setuptools, `-O2`, the source's digest
+    as `WB_SOURCE_DIGEST`) and install it next to `source`; returns its path.
+
+    Raises:
+        Exception (setuptools/compiler errors): no working C compiler or Python headers.
+    """
+    from setuptools import Distribution, Extension
+
+    extension = Extension(
+        name,
+        [str(source)],
+        define_macros=[("WB_SOURCE_DIGEST", f'"{source_digest(source)}"')],
+        extra_compile_args=["-O2"],
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        dist = Distribution({"ext_modules": [extension], "script_args": [] if verbose else ["--quiet"]})
+        cmd = dist.get_command_obj("build_ext")
+        cmd.build_lib = str(Path(tmp) / "lib")
+        cmd.build_temp = str(Path(tmp) / "temp")
+        cmd.ensure_finalized()
+        cmd.run()
+        return install(Path(cmd.get_ext_fullpath(name)), source.parent)
