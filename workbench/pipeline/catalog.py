@@ -11,6 +11,7 @@ Sources, first match wins:
            task: classification      # embedding | classification | regression | custom
            backend: torch            # hf only: torch (default) | onnxruntime
            batching: {max_batch_size: 32, max_queue_delay_ms: 2}   # BatcherConfig fields
+           intra_op_threads: 1       # onnx (and hf with backend onnxruntime): ONNX Runtime's threads per call
            engine: {max_num_seqs: 64}  # causal-lm only: neural.generation.EngineConfig fields
    and the model repositories beside it, in Triton's layout (`workbench model add DIR` writes
    them): `models/NAME/config.yaml` (the same fields, without path) and numbered version
@@ -54,12 +55,21 @@ class CatalogEntry:
     batching: dict[str, Any] = field(default_factory=dict)
     device: str | None = None
     engine: dict[str, Any] = field(default_factory=dict)
+    intra_op_threads: int = 0
 
     def __post_init__(self) -> None:
         if self.format not in FORMATS:
             raise CatalogError(f"model {self.name!r}: format {self.format!r}; expected one of {', '.join(FORMATS)}")
         if self.backend not in ("torch", "onnxruntime"):
             raise CatalogError(f"model {self.name!r}: backend {self.backend!r}; expected torch or onnxruntime")
+        threads = self.intra_op_threads
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
+            raise CatalogError(f"model {self.name!r}: intra_op_threads {threads!r}; expected an integer >= 0")
+        if threads and not (self.format == "onnx" or (self.format == "hf" and self.backend == "onnxruntime")):
+            raise CatalogError(
+                f"model {self.name!r}: intra_op_threads applies to ONNX Runtime (format onnx, or hf with "
+                "backend onnxruntime)"
+            )
 
 
 def resolve_model_path(path: str, base: Path) -> Path:
@@ -95,7 +105,18 @@ def read_catalog(file: Path) -> dict[str, CatalogEntry]:
     return out
 
 
-ENTRY_FIELDS = {"name", "format", "path", "task", "backend", "batching", "device", "description", "engine"}
+ENTRY_FIELDS = {
+    "name",
+    "format",
+    "path",
+    "task",
+    "backend",
+    "batching",
+    "device",
+    "description",
+    "engine",
+    "intra_op_threads",
+}
 
 
 def _entry(item: dict[str, Any], path: Path) -> CatalogEntry:
@@ -108,6 +129,7 @@ def _entry(item: dict[str, Any], path: Path) -> CatalogEntry:
         batching=dict(item.get("batching") or {}),
         device=item.get("device"),
         engine=dict(item.get("engine") or {}),
+        intra_op_threads=item.get("intra_op_threads", 0),
     )
 
 
@@ -250,11 +272,22 @@ class ModelCatalog:
             return load_causal_lm(spec.path, spec.name, engine)
         if spec.format == "hf":
             return loaders.load_hf_dir(
-                spec.path, name=spec.name, task=spec.task, backend=spec.backend, device=device, batcher_config=cfg
+                spec.path,
+                name=spec.name,
+                task=spec.task,
+                backend=spec.backend,
+                device=device,
+                batcher_config=cfg,
+                intra_op_threads=spec.intra_op_threads,
             )
         if spec.format == "onnx":
             return loaders.load_onnx(
-                spec.path, name=spec.name, task=spec.task or "custom", device=device, batcher_config=cfg
+                spec.path,
+                name=spec.name,
+                task=spec.task or "custom",
+                device=device,
+                batcher_config=cfg,
+                intra_op_threads=spec.intra_op_threads,
             )
         if spec.format == "torchscript":
             return loaders.load_torchscript(
