@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -264,7 +266,12 @@ class PipelinesMixin:
 
     @staticmethod
     def _file_stamp(p: Pipeline) -> tuple | None:
-        if not p.source_file or not Path(p.source_file).is_file():
+        """(mtime, size) of the pipeline's file, None when it has none or it is not a file: one
+        `stat` per predict (it runs on the event loop)."""
+        if not p.source_file:
             return None
-        st = Path(p.source_file).stat()
-        return (st.st_mtime_ns, st.st_size)
+        try:
+            st = os.stat(p.source_file)
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size) if stat.S_ISREG(st.st_mode) else None
