@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.routing import APIRoute
 from prometheus_client import generate_latest
 
 from workbench import __version__
@@ -23,6 +24,7 @@ from workbench.serving import Serving
 from .errors import document_only_possible_errors, install_error_handlers
 from .http_metrics import HttpMetrics, HttpMetricsMiddleware
 from .limits import RequestLimitsMiddleware
+from .predict_fast import PredictFastPath
 from .request_id import RequestIdMiddleware
 from .routes import ROUTERS
 from .shed import ShedMiddleware
@@ -90,8 +92,20 @@ def create_app(
     for router in ROUTERS:
         document_only_possible_errors(router.routes)
         app.include_router(router)
+    # Innermost (middlewares added first wrap closest to the router): plain single-input predicts are
+    # answered here, after the limits, without FastAPI's routing and dependency solving.
+    app.add_middleware(PredictFastPath, api=app, route=_route("predict"))
     app.add_middleware(RequestLimitsMiddleware, limits=settings.limits, routers=ROUTERS)
     app.add_middleware(ShedMiddleware, serving=serving)  # before the body is read: cheap 429s under overload
     app.add_middleware(HttpMetricsMiddleware, metrics=http_metrics)
     app.add_middleware(RequestIdMiddleware)
     return app
+
+
+def _route(operation_id: str) -> APIRoute:
+    """The API route with `operation_id` among the app's routers. Raises LookupError when there is none."""
+    for router in ROUTERS:
+        for r in router.routes:
+            if isinstance(r, APIRoute) and r.operation_id == operation_id:
+                return r
+    raise LookupError(f"no route with operation id {operation_id!r}")

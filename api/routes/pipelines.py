@@ -133,42 +133,49 @@ async def predict(
     its place and the others still run.
     """
     want_explain = explain or body.explain
-    try:
-        if body.stream:
-            return await _stream(serving, name, body, want_explain)
-        if body.inputs is not None:
+    if body.stream or body.inputs is not None:
+        try:
+            if body.stream:
+                return await _stream(serving, name, body, want_explain)
             results = await cancel_on_disconnect(
                 request,
                 serving.predict_many(
                     name, body.inputs, version=body.version, explain=want_explain, timeout_s=body.timeout_s
                 ),
             )
-            for i, item in enumerate(results):
-                err = item.get("error")
-                if isinstance(err, dict) and err.get("param"):
-                    err["param"], err["message"] = in_body_terms(
-                        err["param"], err.get("message") or "", f"body.inputs[{i}]"
-                    )
-            return PredictBatch.model_validate({"results": results})
+        except ClientGone:
+            return JSONResponse({}, status_code=499)
+        except ApiError:
+            raise
+        except Exception as exc:
+            _input_error_in_body_terms(exc)
+            raise
+        for i, item in enumerate(results):
+            err = item.get("error")
+            if isinstance(err, dict) and err.get("param"):
+                err["param"], err["message"] = in_body_terms(
+                    err["param"], err.get("message") or "", f"body.inputs[{i}]"
+                )
+        return PredictBatch.model_validate({"results": results})
+    return await predict_one(serving, name, body, request, want_explain)
+
+
+async def predict_one(serving: Any, name: str, body: PredictRequest, request: Request, explain: bool) -> Response:
+    """Run `body.input` and answer it: the run as JSON (checked against `RunOut` once and sent as
+    is), 499 when the client left first. Raises ApiError (500 `run_failed` for a run that failed
+    inside a node) and the serving errors (a refused input's param in the body's terms), which the
+    app's exception handlers answer. Shared by the route and its fast path (`api/predict_fast.py`)."""
+    try:
         result = await cancel_on_disconnect(
             request,
-            serving.predict(
-                name, body.input or {}, version=body.version, explain=want_explain, timeout_s=body.timeout_s
-            ),
+            serving.predict(name, body.input or {}, version=body.version, explain=explain, timeout_s=body.timeout_s),
         )
     except ClientGone:
         return JSONResponse({}, status_code=499)
     except ApiError:
         raise
     except Exception as exc:
-        from workbench.serving import BadInputError
-
-        if isinstance(exc, BadInputError) and exc.param:
-            old = exc.param
-            exc.param, exc.message = in_body_terms(exc.param, exc.message, "body.input")
-            for d in exc.details:
-                if d.get("loc") == old:
-                    d["loc"] = exc.param
+        _input_error_in_body_terms(exc)
         raise
     if result["status"] != "succeeded":
         raise ApiError(
@@ -181,6 +188,18 @@ async def predict(
     # Checked once and sent as is: returning the model would make FastAPI validate it again against
     # the declared union (RunOut | PredictBatch) before serialising it (the response model stays for OpenAPI).
     return Response(RunOut.model_validate(result).model_dump_json(), media_type="application/json")
+
+
+def _input_error_in_body_terms(exc: Exception) -> None:
+    """A refused run input (`BadInputError`) names its field as the body holds it (`body.input...`)."""
+    from workbench.serving import BadInputError
+
+    if isinstance(exc, BadInputError) and exc.param:
+        old = exc.param
+        exc.param, exc.message = in_body_terms(exc.param, exc.message, "body.input")
+        for d in exc.details:
+            if d.get("loc") == old:
+                d["loc"] = exc.param
 
 
 async def _stream(serving: Any, name: str, body: PredictRequest, explain: bool) -> StreamingResponse:
