@@ -28,8 +28,10 @@ from .catalog import ModelCatalog
 from .context import FAILED, SKIPPED, SUCCEEDED, Plan, RunContext
 from .errors import InputValidationError, ModelInputError, NodeExecutionError
 from .explanation import assemble
+from .handoff import after_models
 from .knowledge import KnowledgeBaseLibrary
 from .nodes import HANDLERS
+from .nodes.model import ModelCall
 from .recorder import RunRecorder
 from .result import RunResult
 from .spec import Pipeline
@@ -153,6 +155,10 @@ class Executor:
         step.extras = (recorded or {}, regenerate, listener)
         calls = await self._offload(step.advance, None)
         while calls:
+            if all(isinstance(c, ModelCall) and c.request.deadline is None for c in calls):
+                # the next step starts from the batcher thread that finishes the last call (handoff.py)
+                calls = await after_models(self.rt.worker_pool(), [c.request for c in calls], step.advance)
+                continue
             try:
                 outcomes = await asyncio.gather(*(c.wait() for c in calls), return_exceptions=True)
             except asyncio.CancelledError:
