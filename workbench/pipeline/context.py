@@ -86,6 +86,7 @@ class RunContext:
         self._wm_ids: dict[str, dict[tuple, int]] = {}
         self._alive: list[Fact] = []
         self._emitted: dict[str, dict[tuple, Fact]] = {}
+        self._asserted_by: dict[str, dict[int, dict[str, Any]]] = {}
 
     def event(self, kind: str, node: str | None, payload: dict[str, Any]) -> None:
         """Append a trace event stamped with seconds since the run started."""
@@ -181,6 +182,17 @@ class RunContext:
             for fid, f in self.states[node_id].wm.items():
                 index.setdefault(self.key(f), fid)
         return index.get(key)
+
+    def asserting_firing(self, node_id: str, fid: int) -> dict[str, Any] | None:
+        """The last firing of forward node `node_id` that asserted fact `fid` (what made the fact as
+        it is now), None if no firing did; an index per node, built once per run."""
+        index = self._asserted_by.get(node_id)
+        if index is None:
+            index = self._asserted_by[node_id] = {}
+            for fr in self.states[node_id].record.get("firings", []):
+                for x in fr["asserted"]:
+                    index[x] = fr  # a later firing replaces an earlier one
+        return index.get(fid)
 
     def text(self, f: Fact) -> str:
         """The fact's CLIPS text, rendered once per run (explanations show a fact many times)."""

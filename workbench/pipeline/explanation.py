@@ -178,10 +178,7 @@ def _derive(ctx: RunContext, node_id: str, fid: int, depth: int, seen: set) -> d
     f = st.wm.get(fid)
     text = ctx.text(f) if f is not None else f"f-{fid}"
     out: dict[str, Any] = {"fact": text, "fact_id": fid, "node": node_id, "knowledge_base": rec.get("knowledge_base")}
-    firing = None
-    for fr in rec.get("firings", []):
-        if fid in fr["asserted"]:
-            firing = fr  # the last assert of this id made the fact as it is now
+    firing = ctx.asserting_firing(node_id, fid)  # the last assert of this id made the fact as it is now
     if (node_id, fid) in seen or depth >= MAX_DEPTH:
         out["source"] = "rule" if firing is not None else "given"
         out["note"] = "derivation shown above" if (node_id, fid) in seen else "derivation too deep to show"
