@@ -17,7 +17,7 @@ from pathlib import Path
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedInput
 
-from . import ast, scan
+from . import ast, native_read, scan
 from .errors import Diagnostic, RuleSyntaxError
 from .parse_errors import CONSTRUCT_KEYWORDS, diagnostic, open_parens
 from .scan import unescape_string
@@ -130,18 +130,12 @@ def parse(text: str, filename: str = "<string>") -> ast.Module:
         line, column = scan.Lines(text).at(exc.offset)
         raise RuleSyntaxError([Diagnostic(filename, line, column, exc.message)]) from None
     builder = _Builder(text, filename)
-    if lark_text:
-        parser = _lark()
-        try:
-            tree = parser.parse(lark_text)
-        except UnexpectedInput as exc:
-            raise RuleSyntaxError([diagnostic(exc, text, filename, parser)]) from None
+    # The C reader first (same AST); it leaves to the grammar any text it does not read as the grammar does.
+    constructs = native_read.read(lark_text) if lark_text else []
+    if constructs is not None:
+        module = ast.Module(filename, constructs, text=text)
     else:
-        tree = Tree("start", [])  # nothing but plain data (or nothing at all)
-    try:
-        module = builder.module(tree)
-    except _BuildError as exc:
-        raise RuleSyntaxError([Diagnostic(filename, exc.line, exc.column, exc.message)]) from None
+        module = _parse_by_grammar(lark_text, builder)
     if data:
         module.constructs.extend(_data_facts(text, m, lines) for _, _, m in data)
         module.constructs.sort(key=lambda c: c.pos.start_offset)
@@ -149,6 +143,20 @@ def parse(text: str, filename: str = "<string>") -> ast.Module:
     module.comments = scan.comments(text, lines)
     _attach_annotations(module)
     return module
+
+
+def _parse_by_grammar(lark_text: str, builder: _Builder) -> ast.Module:
+    """The grammar's parse of the text (data deffacts blanked) and its tree turned into the AST."""
+    text, filename = builder.text, builder.filename
+    parser = _lark()
+    try:
+        tree = parser.parse(lark_text)
+    except UnexpectedInput as exc:
+        raise RuleSyntaxError([diagnostic(exc, text, filename, parser)]) from None
+    try:
+        return builder.module(tree)
+    except _BuildError as exc:
+        raise RuleSyntaxError([Diagnostic(filename, exc.line, exc.column, exc.message)]) from None
 
 
 def _data_facts(text: str, m, lines: scan.Lines) -> ast.FactsDef:
