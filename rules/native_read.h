@@ -37,7 +37,7 @@ typedef struct {
 enum {
     N_POS, N_ATOM, N_CALL, N_TERM, N_FIELDC, N_WILD, N_SLOTC, N_PATTERN, N_TEST, N_NOT, N_AND, N_OR, N_EXISTS,
     N_FORALL, N_LOGICAL, N_SLOTATTR, N_SLOTDEF, N_TEMPLATE, N_FACTS, N_RULE, N_FUNCTION, N_GASSIGN, N_GLOBAL,
-    N_MODULE, N_OPAQUE, N_COUNT
+    N_MODULE, N_OPAQUE, N_COMMENT, N_COUNT
 };
 #define RD_MAX_FIELDS 16
 
@@ -82,6 +82,11 @@ PyObject *rd_sexp(rd_reader *r);
 PyObject *rd_item(rd_reader *r);
 PyObject *rd_items_to_rp(rd_reader *r, int only_sexp);
 PyObject *rd_fields_to_rp(rd_reader *r);
+
+/* native_read_scan.c: skip(text, pos), construct_end(text, pos, max_depth), comments(text) */
+PyObject *rd_py_skip(PyObject *self, PyObject *args);
+PyObject *rd_py_construct_end(PyObject *self, PyObject *args);
+PyObject *rd_py_comments(PyObject *self, PyObject *arg);
 
 /* native_read.c */
 PyObject *rd_defrule(rd_reader *r, const rd_tok *lp); /* after "(" "defrule" */

@@ -26,7 +26,14 @@ from .native_ext import build_extension, source_digest
 SOURCE = Path(__file__).with_name("native_read_constructs.c")
 MORE = tuple(
     Path(__file__).with_name(n)
-    for n in ("native_read.c", "native_read_exprs.c", "native_read_nodes.c", "native_read_lex.c", "native_read.h")
+    for n in (
+        "native_read.c",
+        "native_read_exprs.c",
+        "native_read_nodes.c",
+        "native_read_lex.c",
+        "native_read_scan.c",
+        "native_read.h",
+    )
 )
 CLASSES = (
     ast.Pos,
@@ -54,6 +61,7 @@ CLASSES = (
     ast.GlobalDef,
     ast.ModuleDef,
     ast.OpaqueConstruct,
+    ast.Comment,
 )
 """The AST classes the C reader builds, in the order of its `N_*` constants (native_read.h)."""
 

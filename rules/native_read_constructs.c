@@ -233,6 +233,9 @@ static PyObject *source_digest(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"read", read_text, METH_O, "read(text) -> [construct...] | None"},
     {"configure", configure, METH_VARARGS, "configure(((class, field names)...), NOPOS)"},
+    {"skip", rd_py_skip, METH_VARARGS, "skip(text, pos) -> end of whitespace and comments"},
+    {"construct_end", rd_py_construct_end, METH_VARARGS, "construct_end(text, pos, max_depth) -> offset"},
+    {"comments", rd_py_comments, METH_O, "comments(text) -> [Comment]"},
     {"source_digest", source_digest, METH_NOARGS, "digest of the sources this was built from"},
     {NULL, NULL, 0, NULL},
 };

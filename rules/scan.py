@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from . import ast
+from .native_read import module as _reader
 from .native_scan import module as _native
 
 MAX_NESTING = 1000
@@ -76,10 +77,19 @@ class ScanError(Exception):
 
 
 class Lines:
-    """Offset -> (line, column), 1-based, by binary search over the newline offsets."""
+    """Offset -> (line, column), 1-based, by binary search over the newline offsets (found on first use)."""
+
+    __slots__ = ("text", "_starts")
 
     def __init__(self, text: str):
-        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.text = text
+        self._starts: list[int] | None = None
+
+    @property
+    def starts(self) -> list[int]:
+        if self._starts is None:
+            self._starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
+        return self._starts
 
     def at(self, offset: int) -> tuple[int, int]:
         i = bisect.bisect_right(self.starts, offset) - 1
@@ -270,6 +280,13 @@ def _match_data(text: str, pos: int, ascii_text: bool):
     return m, _LONG_DIGITS.search(text, m.start("body"), m.end("body")) is not None
 
 
+_TOO_DEEP = f"parentheses nested deeper than {MAX_NESTING} levels; the limit is {MAX_NESTING}"
+
+
+def _skip(text: str, pos: int) -> int:
+    return _SKIP.match(text, pos).end()
+
+
 def _blank(text: str) -> str:
     return "\n".join(" " * len(line) for line in text.split("\n"))
 
@@ -295,18 +312,25 @@ def prescan(text: str) -> tuple[str, list[tuple[int, int, re.Match]], Lines]:
     pos, n = 0, len(text)
     structure = _STRUCTURE
     ascii_text = text.isascii()
+    skip = _reader.skip if _reader is not None else _skip
     while pos < n:
-        pos = _SKIP.match(text, pos).end()
+        pos = skip(text, pos)
         if pos >= n or text[pos] != "(":
             break
         m, long_digits = (
-            _match_data(text, pos, ascii_text)
-            if text.startswith("deffacts", _SKIP.match(text, pos + 1).end())
-            else (None, False)
+            _match_data(text, pos, ascii_text) if text.startswith("deffacts", skip(text, pos + 1)) else (None, False)
         )
         if m is not None and not long_digits:
             data.append((m.start(), m.end(), m))
             pos = m.end()
+            continue
+        if _reader is not None:  # the loop below, in C
+            end = _reader.construct_end(text, pos, MAX_NESTING)
+            if end < -1:
+                raise ScanError(-2 - end, _TOO_DEEP)
+            if end == -1:
+                break
+            pos = end
             continue
         depth = 0
         for t in structure.finditer(text, pos):
@@ -314,9 +338,7 @@ def prescan(text: str) -> tuple[str, list[tuple[int, int, re.Match]], Lines]:
             if c == "(":
                 depth += 1
                 if depth > MAX_NESTING:
-                    raise ScanError(
-                        t.start(), f"parentheses nested deeper than {MAX_NESTING} levels; the limit is {MAX_NESTING}"
-                    )
+                    raise ScanError(t.start(), _TOO_DEEP)
             elif c == ")":
                 depth -= 1
                 if depth == 0:
@@ -338,7 +360,9 @@ def prescan(text: str) -> tuple[str, list[tuple[int, int, re.Match]], Lines]:
 
 
 def comments(text: str, lines: Lines) -> list[ast.Comment]:
-    """Every `;` comment outside strings, in order, with its position."""
+    """Every `;` comment outside strings, in order, with its position (in C when built)."""
+    if _reader is not None:
+        return _reader.comments(text) if ";" in text else []
     out = []
     for m in _STRUCTURE.finditer(text) if ";" in text else ():
         s = m.group()
