@@ -207,10 +207,17 @@ static int buf_add(wb_buf *b, const void *data, size_t n) {
     return 1;
 }
 
+/* n in decimal and a NUL (by hand: snprintf was most of the time of `shapes`) */
 static int buf_count(wb_buf *b, Py_ssize_t n) {
     char digits[32];
-    int k = snprintf(digits, sizeof digits, "%zd", n);
-    return buf_add(b, digits, (size_t)k + 1);
+    int k = (int)sizeof digits - 1;
+    size_t v = (size_t)n;
+    digits[k] = 0;
+    do {
+        digits[--k] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return buf_add(b, digits + k, sizeof digits - (size_t)k);
 }
 
 /* The shape (relation, [(slot, values)], fields) of the fact at `i` (which the data match

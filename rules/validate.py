@@ -279,12 +279,7 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
                 if tmpl is not None and slot is None:
                     self.error(sc.pos, f"template {name} has no slot '{sc.name}'{self._slot_hint(sc.name, tmpl)}")
                 if slot is not None and not slot.multislot:
-                    n_multi = sum(
-                        1
-                        for f in sc.fields
-                        if (isinstance(f, ast.Wildcard) and f.multifield)
-                        or (isinstance(f, ast.FieldConstraint) and f.is_multifield)
-                    )
+                    n_multi = sum(1 for f in sc.fields if _multifield(f))
                     if len(sc.fields) != 1 or n_multi:
                         self.error(
                             sc.pos,
@@ -409,6 +404,13 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
             scan(i)
 
 
+def _multifield(f: ast.Field) -> bool:
+    """`$?` or a constraint with a multifield variable (`FieldConstraint.is_multifield`, without building lists)."""
+    if type(f) is ast.Wildcard:
+        return f.multifield
+    return any(t.kind == "mf_variable" for alt in f.alternatives for t in alt)  # type: ignore[union-attr]
+
+
 def misplaced_logical(lhs: list[ast.CE], cap: int = 256) -> ast.CE | None:
     """The first logical CE that follows another CE in some disjunct of the left-hand side.
 
@@ -416,6 +418,8 @@ def misplaced_logical(lhs: list[ast.CE], cap: int = 256) -> ast.CE | None:
     CEs must come first: `(or (logical (a)) (logical (b))) (logical (c))` is fine. Left-hand
     sides with more than `cap` disjuncts are not checked.
     """
+    if not any(type(ce) in (ast.Logical, ast.And, ast.Or) for ce in lhs):
+        return None  # one disjunct, the left-hand side itself, without a logical CE
     seqs = _disjuncts(lhs, cap)
     for seq in seqs or ():
         seen_other = False

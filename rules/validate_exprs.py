@@ -182,7 +182,10 @@ class ExprChecks(FormChecks):
                     yield (a, bound, r, addresses, lhs)
             return
         for a in args:
-            yield (a, bound, r, addresses, lhs)
+            if type(a) is ast.Atom:  # checked here: what `drive` would do with it, without a round trip
+                self.atom(a, bound, r, lhs)
+            else:
+                yield (a, bound, r, addresses, lhs)
 
     def overflow(self, e: ast.Call, head: str, args: list[ast.Expr]) -> None:
         """Warn where integer arithmetic on constants leaves the 64-bit range (CLIPS wraps around)."""
