@@ -176,7 +176,8 @@ static int configured = 0;
 /* read(text) -> [construct...] | None (None: the grammar reads this text) */
 static PyObject *read_text(PyObject *self, PyObject *arg) {
     rd_reader r;
-    PyObject *out, *c;
+    PyObject *out = NULL, *c;
+    int gc_was_on;
     (void)self;
     if (!configured) {
         PyErr_SetString(PyExc_RuntimeError, "native reader: configure() first");
@@ -192,21 +193,24 @@ static PyObject *read_text(PyObject *self, PyObject *arg) {
     r.data = PyUnicode_DATA(arg);
     r.n = PyUnicode_GET_LENGTH(arg);
     r.line = 1;
+    /* No collection while the tree grows (no Python code runs meanwhile, so no one else sees it
+     * off): the allocations would start one every 700 objects, each walking the young tree. */
+    gc_was_on = PyGC_Disable();
     rd_lex(&r);
-    if ((out = PyList_New(0)) == NULL) return NULL;
+    if ((out = PyList_New(0)) == NULL) goto done;
     while (r.tok.type == TK_LP) {
         c = construct(&r);
         if (c == NULL || PyList_Append(out, c) < 0) {
             Py_XDECREF(c);
-            Py_DECREF(out);
-            return r.bail && !PyErr_Occurred() ? Py_NewRef(Py_None) : NULL;
+            Py_CLEAR(out);
+            if (r.bail && !PyErr_Occurred()) out = Py_NewRef(Py_None);
+            goto done;
         }
         Py_DECREF(c);
     }
-    if (r.tok.type != TK_EOF) {
-        Py_DECREF(out);
-        Py_RETURN_NONE;
-    }
+    if (r.tok.type != TK_EOF) Py_SETREF(out, Py_NewRef(Py_None));
+done:
+    if (gc_was_on) PyGC_Enable();
     return out;
 }
 

@@ -87,6 +87,11 @@ PyObject *rd_node(int cls, int n, ...) {
         return NULL;
     }
     for (k = 0; k < n; k++) *(PyObject **)((char *)o + offsets[cls][k]) = vals[k];
+    /* Leaves (positions, atoms, wildcards, comments) hold only strings and numbers: no cycle can
+     * pass through them, so the cycle collector need not walk them (CPython untracks tuples and
+     * dicts of atomic values the same way); the parse of a rule file makes hundreds of them. */
+    if ((cls == N_POS || cls == N_ATOM || cls == N_WILD || cls == N_COMMENT) && PyObject_GC_IsTracked(o))
+        PyObject_GC_UnTrack(o);
     return o;
 }
 

@@ -355,7 +355,36 @@ static PyObject *source_digest(PyObject *self, PyObject *args) {
 #endif
 }
 
+/* has_nested(text: str, start: int, end: int) -> bool
+ *
+ * `_BODY_HAS_NESTED.search(text, start, end) is not None` for ASCII text: a `(`, a name and a `(`
+ * (whitespace and comments between), i.e. a template fact's first slot. ValueError: not ASCII. */
+static PyObject *has_nested(PyObject *self, PyObject *args) {
+    PyObject *text;
+    Py_ssize_t start, end, i;
+    wb_text t;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "Unn", &text, &start, &end)) return NULL;
+    if (!ascii_text(text, &t)) {
+        PyErr_SetString(PyExc_ValueError, "has_nested: the text is not ASCII");
+        return NULL;
+    }
+    if (start < 0 || end > t.n || start > end) {
+        PyErr_SetString(PyExc_ValueError, "has_nested: span out of the text");
+        return NULL;
+    }
+    t.n = end;
+    for (i = start; i < end; i++) {
+        Py_ssize_t j;
+        if (t.s[i] != '(') continue;
+        j = name(&t, skip_ws(&t, i + 1));
+        if (j >= 0 && (j = skip_ws(&t, j)) < t.n && t.s[j] == '(') Py_RETURN_TRUE;
+    }
+    Py_RETURN_FALSE;
+}
+
 static PyMethodDef methods[] = {
+    {"has_nested", has_nested, METH_VARARGS, "has_nested(text, start, end) -> bool"},
     {"match_deffacts", match_deffacts, METH_VARARGS, "match_deffacts(text, pos) -> spans | None"},
     {"shapes", shapes, METH_VARARGS, "shapes(text, start, end) -> list | None"},
     {"source_digest", source_digest, METH_NOARGS, "digest of the native_scan.c this was built from"},

@@ -79,11 +79,12 @@ class ScanError(Exception):
 class Lines:
     """Offset -> (line, column), 1-based, by binary search over the newline offsets (found on first use)."""
 
-    __slots__ = ("text", "_starts")
+    __slots__ = ("text", "_starts", "_lookups")
 
     def __init__(self, text: str):
         self.text = text
         self._starts: list[int] | None = None
+        self._lookups = 0
 
     @property
     def starts(self) -> list[int]:
@@ -92,6 +93,9 @@ class Lines:
         return self._starts
 
     def at(self, offset: int) -> tuple[int, int]:
+        if self._starts is None and self._lookups < 8:  # a few look-ups: count, without the table
+            self._lookups += 1
+            return self.text.count("\n", 0, offset) + 1, offset - self.text.rfind("\n", 0, offset)
         i = bisect.bisect_right(self.starts, offset) - 1
         return i + 1, offset - self.starts[i] + 1
 
@@ -113,7 +117,10 @@ class FactData(Sequence):
 
     def __init__(self, text: str, start: int, end: int, lines: Lines):
         self.text, self.start, self.end, self.lines = text, start, end, lines
-        self.flat = _BODY_HAS_NESTED.search(text, start, end) is None
+        if _native is not None and text.isascii():
+            self.flat = not _native.has_nested(text, start, end)
+        else:
+            self.flat = _BODY_HAS_NESTED.search(text, start, end) is None
         self._items: list[ast.Call] | None = None
 
     def relations(self) -> Iterator[tuple[str, int]]:
