@@ -87,6 +87,7 @@ PyObject *rd_fields_to_rp(rd_reader *r);
 PyObject *rd_py_skip(PyObject *self, PyObject *args);
 PyObject *rd_py_construct_end(PyObject *self, PyObject *args);
 PyObject *rd_py_comments(PyObject *self, PyObject *arg);
+PyObject *rd_py_scan_constructs(PyObject *self, PyObject *args);
 
 /* native_read.c */
 PyObject *rd_defrule(rd_reader *r, const rd_tok *lp); /* after "(" "defrule" */

@@ -240,6 +240,7 @@ static PyMethodDef methods[] = {
     {"skip", rd_py_skip, METH_VARARGS, "skip(text, pos) -> end of whitespace and comments"},
     {"construct_end", rd_py_construct_end, METH_VARARGS, "construct_end(text, pos, max_depth) -> offset"},
     {"comments", rd_py_comments, METH_O, "comments(text) -> [Comment]"},
+    {"scan_constructs", rd_py_scan_constructs, METH_VARARGS, "scan_constructs(text, pos, max_depth) -> (status, at)"},
     {"source_digest", source_digest, METH_NOARGS, "digest of the sources this was built from"},
     {NULL, NULL, 0, NULL},
 };

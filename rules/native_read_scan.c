@@ -40,6 +40,16 @@ static Py_ssize_t comment_end(const text_t *t, Py_ssize_t i) {
     return i;
 }
 
+static Py_ssize_t skip(const text_t *t, Py_ssize_t i) {
+    while (i < t->n) {
+        Py_UCS4 c = CH(t, i);
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f') i++;
+        else if (c == ';') i = comment_end(t, i);
+        else break;
+    }
+    return i;
+}
+
 /* skip(text, pos) -> where `_SKIP` (whitespace [ \t\n\r\f] and comments) ends */
 PyObject *rd_py_skip(PyObject *self, PyObject *args) {
     PyObject *s;
@@ -47,36 +57,60 @@ PyObject *rd_py_skip(PyObject *self, PyObject *args) {
     text_t t;
     (void)self;
     if (!PyArg_ParseTuple(args, "Un", &s, &i) || text_of(s, &t) < 0) return NULL;
-    while (i < t.n) {
-        Py_UCS4 c = CH(&t, i);
-        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f') i++;
-        else if (c == ';') i = comment_end(&t, i);
-        else break;
+    return PyLong_FromSsize_t(skip(&t, i));
+}
+
+/* The offset after the ")" closing the "(" at i; -1: never closed; -2 - offset: nested too deep */
+static Py_ssize_t construct_end(const text_t *t, Py_ssize_t i, Py_ssize_t max_depth) {
+    Py_ssize_t depth = 0, e;
+    for (; i < t->n; i++) {
+        Py_UCS4 c = CH(t, i);
+        if (c == '"') {
+            if ((e = string_end(t, i)) >= 0) i = e - 1;
+        } else if (c == ';') {
+            i = comment_end(t, i) - 1;
+        } else if (c == '(') {
+            if (++depth > max_depth) return -2 - i;
+        } else if (c == ')') {
+            if (--depth == 0) return i + 1;
+        }
     }
-    return PyLong_FromSsize_t(i);
+    return -1;
+}
+
+/* scan_constructs(text, pos, max_depth) -> (status, offset): the top-level loop of `prescan` from
+ * pos over constructs other than deffacts: 0 at a "(" followed by `deffacts` (as a prefix, as
+ * prescan's `startswith`), 1 at the end of the constructs (the end of the text or another
+ * character than "("), 2 at a "(" never closed, 3 at the "(" nested deeper than max_depth. */
+PyObject *rd_py_scan_constructs(PyObject *self, PyObject *args) {
+    static const char deffacts[] = "deffacts";
+    PyObject *s;
+    Py_ssize_t i, e, k, max_depth;
+    text_t t;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "Unn", &s, &i, &max_depth) || text_of(s, &t) < 0) return NULL;
+    for (;;) {
+        i = skip(&t, i);
+        if (i >= t.n || CH(&t, i) != '(') return Py_BuildValue("(in)", 1, i);
+        e = skip(&t, i + 1);
+        for (k = 0; k < 8 && e + k < t.n && CH(&t, e + k) == (Py_UCS4)deffacts[k]; k++) {}
+        if (k == 8) return Py_BuildValue("(in)", 0, i);
+        e = construct_end(&t, i, max_depth);
+        if (e == -1) return Py_BuildValue("(in)", 2, i);
+        if (e < -1) return Py_BuildValue("(in)", 3, -2 - e);
+        i = e;
+    }
 }
 
 /* construct_end(text, pos, max_depth) -> the offset after the ")" that closes the "(" at pos;
  * -1 when it is never closed; -2 - offset of the "(" nested deeper than max_depth. */
 PyObject *rd_py_construct_end(PyObject *self, PyObject *args) {
     PyObject *s;
-    Py_ssize_t i, depth = 0, max_depth, e;
+    Py_ssize_t i, max_depth;
     text_t t;
     (void)self;
     if (!PyArg_ParseTuple(args, "Unn", &s, &i, &max_depth) || text_of(s, &t) < 0) return NULL;
-    for (; i < t.n; i++) {
-        Py_UCS4 c = CH(&t, i);
-        if (c == '"') {
-            if ((e = string_end(&t, i)) >= 0) i = e - 1;
-        } else if (c == ';') {
-            i = comment_end(&t, i) - 1;
-        } else if (c == '(') {
-            if (++depth > max_depth) return PyLong_FromSsize_t(-2 - i);
-        } else if (c == ')') {
-            if (--depth == 0) return PyLong_FromSsize_t(i + 1);
-        }
-    }
-    return PyLong_FromSsize_t(-1);
+    return PyLong_FromSsize_t(construct_end(&t, i, max_depth));
 }
 
 /* comments(text) -> [ast.Comment(text, Pos)] of every `;` comment outside strings, in order */

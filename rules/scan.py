@@ -298,6 +298,59 @@ def _blank(text: str) -> str:
     return "\n".join(" " * len(line) for line in text.split("\n"))
 
 
+def _split_native(text: str, data: list) -> None:
+    """`_split` in C (`native_read.scan_constructs`), stopping at each deffacts for `_match_data`."""
+    pos, ascii_text = 0, text.isascii()
+    while True:
+        status, pos = _reader.scan_constructs(text, pos, MAX_NESTING)
+        if status == 3:
+            raise ScanError(pos, _TOO_DEEP)
+        if status != 0:
+            return  # the end of the constructs, or one never closed: the grammar reports it
+        m, long_digits = _match_data(text, pos, ascii_text)
+        if m is not None and not long_digits:
+            data.append((m.start(), m.end(), m))
+            pos = m.end()
+            continue
+        end = _reader.construct_end(text, pos, MAX_NESTING)
+        if end < -1:
+            raise ScanError(-2 - end, _TOO_DEEP)
+        if end == -1:
+            return
+        pos = end
+
+
+def _split(text: str, data: list) -> None:
+    """Append (start, end, match) of each top-level data deffacts to `data`; check nesting."""
+    pos, n = 0, len(text)
+    ascii_text = text.isascii()
+    while pos < n:
+        pos = _skip(text, pos)
+        if pos >= n or text[pos] != "(":
+            break
+        m, long_digits = (
+            _match_data(text, pos, ascii_text) if text.startswith("deffacts", _skip(text, pos + 1)) else (None, False)
+        )
+        if m is not None and not long_digits:
+            data.append((m.start(), m.end(), m))
+            pos = m.end()
+            continue
+        depth = 0
+        for t in _STRUCTURE.finditer(text, pos):
+            c = t.group()
+            if c == "(":
+                depth += 1
+                if depth > MAX_NESTING:
+                    raise ScanError(t.start(), _TOO_DEEP)
+            elif c == ")":
+                depth -= 1
+                if depth == 0:
+                    pos = t.end()
+                    break
+        else:
+            break  # unclosed: the grammar reports it
+
+
 def prescan(text: str) -> tuple[str, list[tuple[int, int, re.Match]], Lines]:
     """Split off plain-data deffacts and check nesting and NUL bytes.
 
@@ -316,43 +369,7 @@ def prescan(text: str) -> tuple[str, list[tuple[int, int, re.Match]], Lines]:
         )
     lines = Lines(text)
     data: list[tuple[int, int, re.Match]] = []
-    pos, n = 0, len(text)
-    structure = _STRUCTURE
-    ascii_text = text.isascii()
-    skip = _reader.skip if _reader is not None else _skip
-    while pos < n:
-        pos = skip(text, pos)
-        if pos >= n or text[pos] != "(":
-            break
-        m, long_digits = (
-            _match_data(text, pos, ascii_text) if text.startswith("deffacts", skip(text, pos + 1)) else (None, False)
-        )
-        if m is not None and not long_digits:
-            data.append((m.start(), m.end(), m))
-            pos = m.end()
-            continue
-        if _reader is not None:  # the loop below, in C
-            end = _reader.construct_end(text, pos, MAX_NESTING)
-            if end < -1:
-                raise ScanError(-2 - end, _TOO_DEEP)
-            if end == -1:
-                break
-            pos = end
-            continue
-        depth = 0
-        for t in structure.finditer(text, pos):
-            c = t.group()
-            if c == "(":
-                depth += 1
-                if depth > MAX_NESTING:
-                    raise ScanError(t.start(), _TOO_DEEP)
-            elif c == ")":
-                depth -= 1
-                if depth == 0:
-                    pos = t.end()
-                    break
-        else:
-            break  # unclosed: the grammar reports it
+    (_split_native if _reader is not None else _split)(text, data)
     if not data:
         return text, data, lines
     between = [text[e0:s1] for (_, e0, _), (s1, _, _) in zip([(0, 0, None)] + data, data + [(len(text), 0, None)])]

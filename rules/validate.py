@@ -278,15 +278,14 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
                 slot = tmpl.slots.get(sc.name) if tmpl else None
                 if tmpl is not None and slot is None:
                     self.error(sc.pos, f"template {name} has no slot '{sc.name}'{self._slot_hint(sc.name, tmpl)}")
-                if slot is not None and not slot.multislot:
+                if slot is not None and not slot.multislot and (len(sc.fields) != 1 or _multifield(sc.fields[0])):
                     n_multi = sum(1 for f in sc.fields if _multifield(f))
-                    if len(sc.fields) != 1 or n_multi:
-                        self.error(
-                            sc.pos,
-                            f"single-field slot '{sc.name}' of {name} needs exactly one single-field "
-                            f"constraint, got {len(sc.fields)} field(s)"
-                            + (" with a multifield variable" if n_multi else ""),
-                        )
+                    self.error(
+                        sc.pos,
+                        f"single-field slot '{sc.name}' of {name} needs exactly one single-field "
+                        f"constraint, got {len(sc.fields)} field(s)"
+                        + (" with a multifield variable" if n_multi else ""),
+                    )
                 for f in sc.fields:
                     self.field(f, bound, r, slot, name)
                 if slot is not None and slot.multislot and (card := slot.cardinality) is not None:
