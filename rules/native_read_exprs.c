@@ -122,7 +122,10 @@ static PyObject *term(rd_reader *r) {
         return rd_bail(r);
     }
     if (value == NULL) return NULL;
-    return rd_node(N_TERM, 4, Py_NewRef(kind), value, Py_NewRef(negated), rd_pos(&first, &r->last));
+    /* A term of one atom spans what the atom spans: the same (frozen) Pos */
+    return rd_node(N_TERM, 4, Py_NewRef(kind), value, Py_NewRef(negated),
+                   negated == Py_False && rd_field(value, N_ATOM, 2) ? Py_NewRef(rd_field(value, N_ATOM, 2))
+                                                                    : rd_pos(&first, &r->last));
 }
 
 /* field: SFWILD | MFWILD | or_constraint */
@@ -155,6 +158,8 @@ static PyObject *field(rd_reader *r) {
         if (r->tok.type != TK_BAR) break;
         rd_next(r);
     }
+    if (PyList_GET_SIZE(alts) == 1 && PyList_GET_SIZE(PyList_GET_ITEM(alts, 0)) == 1) /* spans its one term */
+        return rd_node(N_FIELDC, 2, alts, Py_NewRef(rd_field(PyList_GET_ITEM(PyList_GET_ITEM(alts, 0), 0), N_TERM, 3)));
     return rd_node(N_FIELDC, 2, alts, rd_pos(&first, &r->last));
 }
 

@@ -119,12 +119,11 @@ class ExprChecks(FormChecks):
         """Run a check and the sub-checks it yields, depth first, with an explicit stack."""
         stack = [steps]
         while stack:
-            try:
-                sub = next(stack[-1])
-            except StopIteration:
+            sub = next(stack[-1], None)  # steps are tuples, never None
+            if sub is None:
                 stack.pop()
                 continue
-            if isinstance(sub[0], ast.Atom):
+            if type(sub[0]) is ast.Atom:
                 self.atom(sub[0], sub[1], sub[2], sub[4] if len(sub) > 4 else False)
             else:
                 stack.append(self.expr_steps(*sub))
@@ -238,15 +237,16 @@ class ExprChecks(FormChecks):
             letters = per[i] if i < len(per) else default
             if letters in ("", "*"):
                 continue
-            allowed = " or ".join(LETTER_NAMES[ch] for ch in letters if ch in LETTER_NAMES)
             if isinstance(a, ast.Atom):
                 if a.kind in TYPE_LETTER and TYPE_LETTER[a.kind] not in letters:
+                    allowed = _allowed(letters)
                     self.error(a.pos, f"function '{name}' expects argument #{i + 1} to be {allowed}, got {show(a)}")
                 elif a.kind in ("variable", "mf_variable"):
-                    self.variable_type(name, i, a, letters, allowed)
+                    self.variable_type(name, i, a, letters)
                 continue
             returns = self.returns(a)
             if returns and not set(returns) & set(letters):
+                allowed = _allowed(letters)
                 gives = " or ".join(LETTER_NAMES[ch] for ch in returns)
                 self.error(
                     a.pos,
@@ -254,13 +254,14 @@ class ExprChecks(FormChecks):
                     f"got {show(a)}, which returns {gives}",
                 )
 
-    def variable_type(self, name: str, i: int, a: ast.Atom, letters: str, allowed: str) -> None:
+    def variable_type(self, name: str, i: int, a: ast.Atom, letters: str) -> None:
         """A variable whose LHS binding fixes its type (a multifield, a typed slot, a fact address)
         passed where that type is not allowed: CLIPS refuses the rule ([RULECSTR2/3])."""
         var = str(a.value)
         have = self.var_types.get(var)
         if not have or var in self.rebound or set(have) & set(letters):
             return
+        allowed = _allowed(letters)
         gives = " or ".join(LETTER_NAMES[ch] for ch in have if ch in LETTER_NAMES)
         self.error(
             a.pos,
@@ -277,6 +278,11 @@ class ExprChecks(FormChecks):
         if name in self.defs.functions or name in self.defs.generics or name in self.defs.python_functions:
             return ""
         return BUILTIN_RETURNS.get(name, "")
+
+
+def _allowed(letters: str) -> str:
+    """The types of restriction letters, for messages: "an integer or a float"."""
+    return " or ".join(LETTER_NAMES[ch] for ch in letters if ch in LETTER_NAMES)
 
 
 LLONG_MAX = 2**63 - 1
