@@ -65,6 +65,7 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
         self.unsafe: list[Diagnostic] = []
         self._lhs_var_kinds: dict[str, str] = {}  # variable -> "variable" | "mf_variable" in the rule's LHS
         self.skipped: list[ast.Construct] = []  # constructs CLIPS reports and skips while loading the rest
+        self._plain_names: set[str] = set()  # pattern relation names with nothing to report
 
     # -- entry
     def run(self, modules: list[ast.Module]) -> list[Diagnostic]:
@@ -255,18 +256,8 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
     ) -> set[str]:
         name = bare(p.template)
         bound = set(bound)
-        if "::" in p.template:
-            self.error(
-                p.template_pos,
-                f"[MODULDEF1] illegal use of the module specifier in {p.template}: a pattern names its deftemplate "
-                f"without a module ({name}); the template must be visible in the rule's module",
-            )
-        if NUMBER.fullmatch(name):
-            self.error(p.template_pos, f"the first field of a pattern must be a symbol, got {name}")
-        if name in RESERVED_RELATIONS and p.ordered and name != "object":
-            self.error(p.template_pos, f"'{name}' cannot start a pattern here")
-        if name in ("=", ":") or looks_like_variable(name):
-            self.error(p.template_pos, f"[PRNTUTIL2] the first field of a pattern must be a symbol, got {name}")
+        if p.template not in self._plain_names:
+            self._pattern_name(p, name)
         tmpl = self.defs.templates.get(name)
         self.defs.used_templates.add(name)
         if r is not None:
@@ -308,6 +299,23 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
             addresses[p.address] = name
             self.var_types[p.address] = "f"
         return bound
+
+    def _pattern_name(self, p: ast.Pattern, name: str) -> None:
+        """Report a pattern's relation name CLIPS refuses; remember a name with nothing to report."""
+        if "::" in p.template:
+            self.error(
+                p.template_pos,
+                f"[MODULDEF1] illegal use of the module specifier in {p.template}: a pattern names its deftemplate "
+                f"without a module ({name}); the template must be visible in the rule's module",
+            )
+        if NUMBER.fullmatch(name):
+            self.error(p.template_pos, f"the first field of a pattern must be a symbol, got {name}")
+        if name in RESERVED_RELATIONS and p.ordered and name != "object":
+            self.error(p.template_pos, f"'{name}' cannot start a pattern here")
+        if name in ("=", ":") or looks_like_variable(name):
+            self.error(p.template_pos, f"[PRNTUTIL2] the first field of a pattern must be a symbol, got {name}")
+        elif "::" not in p.template and not NUMBER.fullmatch(name) and name not in RESERVED_RELATIONS:
+            self._plain_names.add(p.template)
 
     def field(self, f: ast.Field, bound: set[str], r: ast.RuleDef | None, slot: ast.SlotDef | None, tname: str) -> None:
         if isinstance(f, ast.Wildcard):

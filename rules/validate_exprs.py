@@ -159,9 +159,9 @@ class ExprChecks(FormChecks):
         if head is None:
             self.error(e.pos, f"expected a function name after '(', got {show(e.items[0]) if e.items else ')'}")
             return
-        if not self.safety(e):
+        if head in UNSAFE_FUNCTIONS and not self.safety(e):  # `safety` passes every other call
             return
-        args = e.args
+        args = e.items[1:]
         name_pos = e.items[0].pos
         if head in _CONTROL:
             yield from self.control(e, head, args, bound, r, addresses)
