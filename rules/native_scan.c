@@ -33,7 +33,13 @@ static int is_tail(unsigned char c) {
 /* _WORD's first character: [A-Za-z0-9_+\-.*\/!%^@#:=<>,'`{}\]\\] */
 static int is_word_first(unsigned char c) {
     if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) return 1;
-    return c != 0 && strchr("_+-.*/!%^@#:=<>,'`{}]\\", c) != NULL;
+    switch (c) { /* a switch, not strchr: this runs once a value */
+    case '_': case '+': case '-': case '.': case '*': case '/': case '!': case '%': case '^': case '@': case '#':
+    case ':': case '=': case '<': case '>': case ',': case '\'': case '`': case '{': case '}': case ']': case '\\':
+        return 1;
+    default:
+        return 0;
+    }
 }
 
 /* _WS = (?:[ \t\n\r\f]++|;[^\n\r]*+)*+ : where it ends */
@@ -192,7 +198,7 @@ typedef struct {
     size_t len, cap;
 } wb_buf;
 
-static int buf_add(wb_buf *b, const void *data, size_t n) {
+static inline int buf_add(wb_buf *b, const void *data, size_t n) {
     if (b->len + n > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
         char *p;
