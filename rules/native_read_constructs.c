@@ -45,7 +45,7 @@ static PyObject *slot_def(rd_reader *r, const rd_tok *lp, PyObject *slots) {
         Py_DECREF(attr);
     }
     FAIL_UNLESS(rd_expect(r, TK_RP));
-    return rd_node(N_SLOTDEF, 5, Py_NewRef(name), Py_NewRef(multislot), attrs, keyword, rd_pos(lp, &r->last));
+    return rd_node(N_SLOTDEF, 5, name, Py_NewRef(multislot), attrs, keyword, rd_pos(lp, &r->last));
 fail:
     Py_XDECREF(keyword);
     Py_XDECREF(name);
