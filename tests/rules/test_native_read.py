@@ -247,3 +247,35 @@ def test_reading_leaks_nothing(text: str):
         native_read.read(lark_text)
     gc.collect()
     assert sys.getallocatedblocks() - before < 100
+
+
+_WORDS = [
+    "1", "-1", "+1", "007", "1.", ".5", "-.5e-3", "1e5", "1E+5", "1e", "5e+", "+.", "1..2", "0x1F", "1.5.",
+    "[]", "[a]", "[a", "a]", "?", "?x", "?*", "?**", "?***", "?*x*", "?*x", "$?", "$?x", "$?*x", "$x", "$", "?1",
+    "=>", "=>x", "<-", "<-x", "<", "<<x", "a<b", ":", "=", "==", ":x", "x:", "test", "not", "declare", "slot",
+    "deffacts", "defclass", "TRUE", "nil", "a\\b", "é", "\\",
+]  # fmt: skip
+_PLACES = [
+    "(defrule r (p {w}) => (x {w}))",  # a pattern's field and an expression's atom
+    "(defrule r (p (s {w})) => (assert (q (s {w}))))",  # a slot constraint and a slot value
+    "(defrule r (p ~{w}&{w}|{w}) =>)",  # terms of a constraint
+    "(defrule r ({w} a) =>)",  # a relation name
+    "(defrule r ?f <- ({w}) => (retract ?f))",
+    "(defrule {w} =>)",  # a construct name
+    "(deftemplate t (slot {w} (default {w})))",  # a slot name and an attribute value
+    "(deffunction f (?a {w}) {w})",  # a parameter and a body atom
+    "(defglobal ?*g* = {w} {w})",
+    "(deffacts d (p {w}) ({w}))",  # data: the scanner's regular expressions or the grammar
+    "(defmodule {w} (export ?ALL))",
+    "(defclass C (is-a USER) ({w}))",
+]
+
+
+@pytest.mark.parametrize("place", _PLACES)
+def test_words_read_as_the_grammars_lexer_reads_them_in_every_place(place: str, monkeypatch):
+    """Each tricky word (numbers, variables, wildcards, instance names, arrows, keywords, `<`) in
+    each place of the grammar: the reader and the grammar agree (or the reader leaves it)."""
+    for word in _WORDS:
+        text = place.replace("{w}", word)
+        with_c, by_grammar, _ = _both(text, monkeypatch)
+        assert with_c == by_grammar, text
