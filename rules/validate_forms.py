@@ -292,13 +292,16 @@ class FormChecks(Reporter):
                 self.error(
                     a.items[0].pos, f"single-field slot '{a.head}' of {name} needs exactly one value, got {len(values)}"
                 )
+            constrained = bool(slot.attributes)  # `check_value` finds nothing to check otherwise
             for v in values:
                 if type(v) is ast.Atom:  # as `drive` would check it, without a round trip
                     self.atom(v, bound, r)
-                    self.check_value(v, slot, name)
+                    if constrained:
+                        self.check_value(v, slot, name)
                 else:
                     yield (v, bound, r, addresses)
-            self.check_cardinality(a.items[0].pos, values, slot, name, where)
+            if slot.multislot:  # cardinality is a multislot's
+                self.check_cardinality(a.items[0].pos, values, slot, name, where)
         for sname, slot in tmpl.slots.items():
             d = slot.attribute("default") if slot.attributes else None
             if (
@@ -315,7 +318,10 @@ class FormChecks(Reporter):
 def fold_return_values(values: list[ast.Expr]) -> list[ast.Expr]:
     """Slot values with CLIPS's `=(expr)` read as the one value `(expr)` (in assert, modify,
     duplicate and deffacts, `=` before a call marks the call's value)."""
-    if not any(isinstance(v, ast.Atom) and v.kind == "symbol" and v.value == "=" for v in values):
+    for v in values:  # a loop, not any(): this runs once a slot value
+        if type(v) is ast.Atom and v.value == "=" and v.kind == "symbol":
+            break
+    else:
         return values
     out: list[ast.Expr] = []
     for i, v in enumerate(values):
