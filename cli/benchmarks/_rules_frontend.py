@@ -186,16 +186,25 @@ def rows(quick: bool = False) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m cli.benchmarks._rules_frontend [--quick] [--out FILE.json]`."""
-    import argparse
+    """`python -m cli.benchmarks._rules_frontend [--quick] [--out FILE.json | --json]`.
 
-    from .report import print_rows, write_json
+    Measures before importing the report's modules: numpy's OpenBLAS thread pool, once started,
+    slowed CLIPS's `load` by ~40% here (0.51 -> 0.70 ms for Manners 128), which would flatter
+    the ratio. `--json`: the rows as a JSON list on stdout, nothing else (for `bench rules`)."""
+    import argparse
+    import json
 
     parser = argparse.ArgumentParser(prog="python -m cli.benchmarks._rules_frontend")
     parser.add_argument("--quick", action="store_true", help="3 rounds (a smoke run, not for reported numbers)")
     parser.add_argument("--out", type=Path, help="write the rows as JSON (as `workbench bench ... --out`)")
+    parser.add_argument("--json", action="store_true", help="print the rows as a JSON list only")
     args = parser.parse_args(argv)
     found = rows(args.quick)
+    if args.json:
+        print(json.dumps(found))
+        return 0
+    from .report import print_rows, write_json
+
     print_rows("rules-frontend", found)
     if args.out is not None:
         write_json("rules-frontend", found, args.out)

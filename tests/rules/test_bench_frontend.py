@@ -40,3 +40,15 @@ def test_the_frontend_rows_run_alone_and_write_json(tmp_path: Path):
     assert manners["native"] == expected
     assert rows[("startup", "workbench")]["vs_baseline"] > 0
     assert "bench rules-frontend" in done.stdout
+
+
+def test_bench_rules_takes_the_rows_from_a_fresh_process():
+    """`bench rules` measures them in a process of their own (no numpy thread pool slowing CLIPS)."""
+    from cli.benchmarks.rules import _front_end_rows
+
+    found = _front_end_rows(quick=True)
+    assert [(r["program"], r["engine"]) for r in found][:2] == [
+        ("parse waltz-50", "workbench"),
+        ("parse waltz-50", "clips"),
+    ]
+    assert all(r["rounds"] == 3 for r in found)
