@@ -11,19 +11,13 @@
 
 static const char *const CE_KEYWORDS[] = {"test", "not", "and", "or", "exists", "forall", "logical", NULL};
 
-static int word_in(rd_reader *r, const char *const *words) {
-    for (; *words; words++)
-        if (rd_is(r, &r->tok, *words)) return 1;
-    return 0;
-}
-
 static PyObject *ce(rd_reader *r);
 
 /* pattern_ce from `first` (its "(", or the address variable), r->tok at the relation name */
 static PyObject *pattern(rd_reader *r, const rd_tok *first, PyObject *address, PyObject *address_pos) {
     rd_tok name_tok = r->tok;
     PyObject *template = NULL, *slots = NULL, *fields = NULL, *ordered = Py_True;
-    if (!(rd_plain_symbol(r) || rd_is(r, &r->tok, "<-")) || word_in(r, CE_KEYWORDS) || rd_is(r, &r->tok, "declare")) {
+    if (!(rd_plain_symbol(r) || rd_is(r, &r->tok, "<-")) || rd_word_in(r, CE_KEYWORDS) || rd_is(r, &r->tok, "declare")) {
         rd_bail(r);
         goto fail;
     }

@@ -59,6 +59,7 @@ typedef struct {
 void rd_lex(rd_reader *r);                     /* reads r->tok at r->i */
 void rd_next(rd_reader *r);                    /* consumes r->tok */
 int rd_is(const rd_reader *r, const rd_tok *t, const char *word); /* the token's text is `word` */
+int rd_word_in(const rd_reader *r, const char *const *words);  /* r->tok is one of (NULL-ended) words */
 PyObject *rd_text(const rd_reader *r, Py_ssize_t start, Py_ssize_t end);
 PyObject *rd_unescape(const rd_reader *r, const rd_tok *t);
 

@@ -6,19 +6,13 @@ static const char *const SLOT_KINDS[] = {"slot", "multislot", "field", "multifie
 static const char *const OPAQUE_KINDS[] = {"defclass", "defgeneric", "defmethod", "definstances", "defmessage-handler",
                                            NULL};
 
-static int word_in(rd_reader *r, const char *const *words) {
-    for (; *words; words++)
-        if (rd_is(r, &r->tok, *words)) return 1;
-    return 0;
-}
-
 #define FAIL_UNLESS(cond)                                                                                              \
     if (!(cond)) goto fail
 
 /* slot_def after its "(" (lp): SLOT_KIND name slot_attr* ")" */
 static PyObject *slot_def(rd_reader *r, const rd_tok *lp, PyObject *slots) {
     PyObject *keyword = NULL, *name = NULL, *attrs = NULL, *multislot;
-    if (!word_in(r, SLOT_KINDS)) return rd_bail(r);
+    if (!rd_word_in(r, SLOT_KINDS)) return rd_bail(r);
     multislot = rd_is(r, &r->tok, "multislot") || rd_is(r, &r->tok, "multifield") ? Py_True : Py_False;
     rd_next(r);
     FAIL_UNLESS(keyword = rd_text(r, r->last.start, r->last.end));
@@ -161,7 +155,7 @@ static PyObject *construct(rd_reader *r) {
     if (rd_is(r, &kw, "defmodule")) return rd_next(r), named_sexps(r, &lp, N_MODULE);
     if (rd_is(r, &kw, "deffunction")) return rd_next(r), deffunction(r, &lp);
     if (rd_is(r, &kw, "defglobal")) return rd_next(r), defglobal(r, &lp);
-    if (!word_in(r, OPAQUE_KINDS)) return rd_bail(r);
+    if (!rd_word_in(r, OPAQUE_KINDS)) return rd_bail(r);
     rd_next(r);
     if ((kind = rd_text(r, kw.start, kw.end)) == NULL) return NULL;
     if ((items = rd_items_to_rp(r, 0)) == NULL) {

@@ -7,17 +7,11 @@ PyObject *rd_bail(rd_reader *r) {
     return NULL;
 }
 
-static int word_is_one(rd_reader *r, const char *const *words) {
-    for (; *words; words++)
-        if (rd_is(r, &r->tok, *words)) return 1;
-    return 0;
-}
-
 /* A SYMBOL in a place where the grammar accepts only SYMBOL (a construct's, slot's or attribute's
  * name): plain symbols only (a number, a variable, `=>`, `<-`, `=`, `:` are left to the grammar). */
 int rd_plain_symbol(rd_reader *r) {
     static const char *const special[] = {"<-", "=", ":", NULL};
-    return r->tok.type == TK_WORD && r->tok.cls == W_SYMBOL && !word_is_one(r, special);
+    return r->tok.type == TK_WORD && r->tok.cls == W_SYMBOL && !rd_word_in(r, special);
 }
 
 PyObject *rd_name(rd_reader *r) {
@@ -110,7 +104,7 @@ static PyObject *term(rd_reader *r) {
     if (r->tok.type == TK_STRING || (r->tok.type == TK_WORD && (cls == W_SYMBOL || cls == W_INTEGER || cls == W_FLOAT ||
                                                                cls == W_INSTANCE || cls == W_SFVAR || cls == W_MFVAR))) {
         static const char *const special[] = {"=", ":", NULL};
-        if (r->tok.type == TK_WORD && cls == W_SYMBOL && word_is_one(r, special)) return rd_bail(r);
+        if (r->tok.type == TK_WORD && cls == W_SYMBOL && rd_word_in(r, special)) return rd_bail(r);
         kind = cls == W_SFVAR ? rd_s_variable : cls == W_MFVAR ? rd_s_mf_variable : rd_s_constant;
         rd_next(r);
         value = rd_atom(r, &r->last);

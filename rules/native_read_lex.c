@@ -173,6 +173,12 @@ int rd_is(const rd_reader *r, const rd_tok *t, const char *word) {
     return 1;
 }
 
+int rd_word_in(const rd_reader *r, const char *const *words) {
+    for (; *words; words++)
+        if (rd_is(r, &r->tok, *words)) return 1;
+    return 0;
+}
+
 PyObject *rd_text(const rd_reader *r, Py_ssize_t start, Py_ssize_t end) {
     return PyUnicode_Substring(r->text, start, end);
 }
