@@ -6,20 +6,20 @@ routing (a regex per route until one matches), its dependency solving (path, que
 check, the serving handle) and its exception layers were most of the HTTP side's CPU per predict.
 
 The fast path answers only the plain case, and exactly as the route would: a JSON body (the
-`Content-Type` is `application/json`) that parses with `json.loads` (as FastAPI parses it) and
-validates as `PredictRequest` with one `input`, no `stream`, no query string, a valid pipeline name,
-no `root_path`. Anything else (a batch, a stream, `?explain=true`, a body that does not parse or
-validate, a bad name) goes to the route unchanged, with the body handed on as it was read, so every
-error keeps FastAPI's shape. The run is answered by the route's own code (`predict_one`); the key
-check is the route's dependency (`api/auth.py`); errors go to the app's own exception handlers,
-looked up the way Starlette's exception middleware looks them up; an error with no handler
-propagates to the server-error middleware as from the route. It sits below the request-id,
-metrics, shedding and limits middlewares, so the body it reads has passed the limits.
+`Content-Type` is `application/json`) that parses and validates as `PredictRequest` in one pass
+(pydantic-core; what it refuses, the route parses its own way, `json.loads`) with one `input`, no
+`stream`, no query string, a valid pipeline name, no `root_path`. Anything else (a batch, a stream,
+`?explain=true`, a body that does not parse or validate, a bad name) goes to the route unchanged,
+with the body handed on as it was read, so every error keeps FastAPI's shape. The run is answered by
+the route's own code (`predict_one`); the key check is the route's dependency (`api/auth.py`);
+errors go to the app's own exception handlers, looked up the way Starlette's exception middleware
+looks them up; an error with no handler propagates to the server-error middleware as from the route.
+It sits below the request-id, metrics, shedding and limits middlewares, so the body it reads has
+passed the limits.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -128,11 +128,13 @@ def _parsed(name: str, body: bytes) -> tuple[str, PredictRequest] | None:
     """(name, request) when the fast path can answer it; None hands the request to the route."""
     try:
         check_name(name, "pipeline")
-        doc = json.loads(body)
-    except (InvalidNameError, ValueError):
+    except InvalidNameError:
         return None
     try:
-        req = PredictRequest.model_validate(doc)
+        # parsed and validated in one pass by pydantic-core; it takes the same JSON documents as
+        # `json.loads` + `model_validate` do (the route's way) or refuses them, and a refusal goes
+        # to the route (tests/api/test_predict_fast_path.py compares the two on edge cases)
+        req = PredictRequest.model_validate_json(body)
     except ValidationError:
         return None
     if req.stream or req.inputs is not None:

@@ -165,3 +165,62 @@ def test_json_parsing_is_the_routes(server):
     _same(fast, routed)
     assert fast.status_code == 422
     assert json.loads(fast.text)["error"]["param"].startswith("body.input")
+
+
+EDGE_BODIES = [
+    b'{"input": {"a": 1, "a": 2}}',  # duplicate keys: the last one
+    b'{"input": {"x": 1e400, "y": -0.0, "z": -0, "w": 1E5, "v": 123456789012345678901234567890}}',
+    b'{"input": {"x": Infinity, "y": -Infinity}}',
+    b'{"input": {"x": 1.7976931348623157e308, "y": 5e-324, "z": 2.2250738585072011e-308}}',
+    b'{"input": {"s": "\\u00e9\\n\\/", "e": "\\ud83d\\ude00", "t": true, "n": null}}',
+    b'{"input": {"s": "a\tb"}}',  # a raw control character in a string: refused
+    b'{"input": {"x": 01}}',
+    b'{"input": {"x": .5}}',
+    b'{"input": {"x": [1,]}}',
+    b'{"input": {}}x',
+    b"{'input': {}}",
+    b'\xef\xbb\xbf{"input": {}}',  # a BOM: json.loads takes it, pydantic-core refuses (the route answers)
+    b' {"input": {}} ',
+]
+FIELD_VALUES = ["true", "0", "1", "2", "1.5", '"true"', '"1"', '"yes"', '"off"', '"5"', '"inf"', '"nan"', "null"]
+FIELD_VALUES += ["1e400", "NaN", "[]", "{}", "3600.0000001", '"3600"', '""']
+
+
+def _route_parse(body: bytes) -> str:
+    from api.schemas.pipelines import PredictRequest
+
+    try:
+        return repr(PredictRequest.model_validate(json.loads(body)).model_dump())
+    except Exception:
+        return "refused"
+
+
+def _fast_parse(body: bytes) -> str:
+    from api.schemas.pipelines import PredictRequest
+
+    try:
+        return repr(PredictRequest.model_validate_json(body).model_dump())
+    except Exception:
+        return "refused"
+
+
+def test_the_fast_parse_takes_what_the_route_takes_or_hands_it_over():
+    """What pydantic-core accepts, `json.loads` + `model_validate` (the route) accepts as the same
+    values; what it refuses goes to the route (so only the first half can differ: never)."""
+    bodies = list(EDGE_BODIES)
+    bodies += [
+        f'{{"input": {{}}, "{f}": {v}}}'.encode()
+        for f in ("explain", "stream", "timeout_s", "version")
+        for v in FIELD_VALUES
+    ]
+    import random
+    import struct
+
+    rnd = random.Random(14)
+    for _ in range(3000):
+        x = struct.unpack("d", struct.pack("Q", rnd.getrandbits(64)))[0]
+        if x == x and abs(x) != float("inf"):
+            bodies += [f'{{"input": {{"x": {t}}}}}'.encode() for t in (repr(x), f"{x:.6g}", f"{x:.3e}")]
+    for body in bodies:
+        fast = _fast_parse(body)
+        assert fast == "refused" or fast == _route_parse(body), body
