@@ -157,10 +157,7 @@ class Executor:
         while calls:
             if all(isinstance(c, ModelCall) and c.request.deadline is None for c in calls):
                 # the next step starts from the batcher thread that finishes the last call (handoff.py)
-                requests = [c.request for c in calls]
-                calls = await after_models(
-                    self.rt.worker_pool(), requests, step.advance, lambda more: None if more else step.pending
-                )
+                calls = await after_models(self.rt.worker_pool(), [c.request for c in calls], step.advance)
                 continue
             try:
                 outcomes = await asyncio.gather(*(c.wait() for c in calls), return_exceptions=True)
@@ -171,10 +168,7 @@ class Executor:
             calls = await self._offload(step.advance, outcomes)
         assert step.result is not None
         if step.pending is not None:  # durable: the commit is awaited here, on the loop
-            if step.pending.done() and not step.pending.cancelled():  # awaited already (after_models)
-                step.result.run_id = step.pending.result()
-            else:
-                step.result.run_id = await asyncio.wrap_future(step.pending)
+            step.result.run_id = await asyncio.wrap_future(step.pending)
         return step.result
 
     async def _offload(self, fn: Any, *args: Any) -> Any:

@@ -26,20 +26,12 @@ from typing import Any
 from .identity import ContextThreadPool
 
 
-async def after_models(
-    pool: concurrent.futures.Executor,
-    requests: list[Any],
-    step: Callable[[list[Any]], Any],
-    then: Callable[[Any], concurrent.futures.Future | None] | None = None,
-) -> Any:
+async def after_models(pool: concurrent.futures.Executor, requests: list[Any], step: Callable[[list[Any]], Any]) -> Any:
     """`step(outcomes)` on `pool` once every request of `requests` (`InferenceRequest`s, no
     deadline) is done, submitted by the thread that completes the last one; returns its result.
 
-    `then(result)` may name a future to wait for too before waking the caller (a finished run's
-    commit: the caller then finds it done, one wake-up of the event loop instead of two); its
-    outcome is the caller's to read. A `ContextThreadPool` runs the step in the caller's
-    `contextvars` context (as `run_in_executor` from the caller does with that pool); any other
-    pool in its own thread's context (as before)."""
+    A `ContextThreadPool` runs the step in the caller's `contextvars` context (as `run_in_executor`
+    from the caller does with that pool); any other pool in its own thread's context (as before)."""
     if isinstance(pool, ContextThreadPool):
         step = _in_context(contextvars.copy_context(), step)
     out: concurrent.futures.Future = concurrent.futures.Future()
@@ -53,12 +45,7 @@ async def after_models(
             elif f.exception() is not None:
                 out.set_exception(f.exception())
             else:
-                result = f.result()
-                after = then(result) if then is not None else None
-                if after is None or after.done():
-                    out.set_result(result)
-                else:
-                    after.add_done_callback(lambda _: _set(out, result))
+                out.set_result(f.result())
         except concurrent.futures.InvalidStateError:  # the caller cancelled `out` meanwhile
             pass
 
@@ -92,13 +79,6 @@ async def after_models(
         if submitted is not None:
             submitted.cancel()  # never starts if it has not yet
         raise
-
-
-def _set(out: concurrent.futures.Future, result: Any) -> None:
-    try:
-        out.set_result(result)
-    except concurrent.futures.InvalidStateError:  # the caller cancelled `out` meanwhile
-        pass
 
 
 def _outcome(f: concurrent.futures.Future) -> Any:

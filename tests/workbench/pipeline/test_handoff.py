@@ -136,22 +136,3 @@ def test_a_context_pool_runs_the_step_in_the_callers_context():
     r = Request()
     with concurrent.futures.ThreadPoolExecutor(1) as pool:  # as run_in_executor: the thread's own context
         assert asyncio.run(main(pool)) == "unset"
-
-
-def test_then_holds_the_caller_until_its_future_is_done():
-    """A finished run's commit: the caller wakes once, with the commit already done."""
-    pool = concurrent.futures.ThreadPoolExecutor(1)
-    r = Request()
-    r.future.set_result(1)
-    commit: concurrent.futures.Future = concurrent.futures.Future()
-
-    async def main():
-        _finish_later(lambda: commit.set_result("run-id"), 0.1)
-        got = await after_models(pool, [r], lambda o: [], lambda result: None if result else commit)
-        return got, commit.done()
-
-    assert asyncio.run(main()) == ([], True)
-    failed: concurrent.futures.Future = concurrent.futures.Future()
-    failed.set_exception(OSError("disk full"))  # a failed commit is the caller's to read, as before
-    assert asyncio.run(after_models(pool, [r], lambda o: [], lambda result: failed)) == []
-    pool.shutdown()
