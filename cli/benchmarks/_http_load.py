@@ -18,7 +18,11 @@ Two drivers:
 Both answer with `Sample`s: latency from writing the request to reading the whole answer, the
 status (0: transport error: refused, reset or closed without an answer) and the answer's
 `Retry-After` header when there was one; open loop also how late the client wrote each request
-(its own lag: when that grows, the client, not the server, is the bottleneck).
+(its own lag, including any wait for a connection: when that grows, the client, not the server,
+is the bottleneck) and how long opening its connection took (None on a reused one). A connection
+returns `connect` as soon as the kernel completed the handshake, before the server `accept`s it:
+a request on a new connection that the server is slow to accept waits in the kernel, and shows
+as a long time between writing and the answer.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ class Sample:
     retry_after: str | None = None
     body: bytes | None = None
     send_late_s: float = 0.0  # open loop: how long after its scheduled time the request was written
+    connect_s: float | None = None  # open loop: seconds to open the connection it went on; None when reused
 
 
 def encode_requests(url: str, method: str, path: str, bodies: list[Any]) -> list[bytes]:
@@ -150,16 +155,31 @@ async def open_loop(
     peak = 0
     slots = asyncio.Semaphore(max_connections)
 
+    def reuse() -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
+        """An idle connection the server has not closed (uvicorn closes one idle for 5 s), or None.
+        A closed one is dropped unused, as httpx's pool drops an idle connection that reads EOF."""
+        nonlocal opened
+        while idle:
+            conn = idle.pop()
+            if not conn[0].at_eof() and not conn[1].is_closing():
+                return conn
+            conn[1].close()
+            opened -= 1
+        return None
+
     async def one(raw: bytes, t0: float) -> None:
         nonlocal opened, peak
         late = 0.0
+        connect_s = None
         async with slots:
-            conn = idle.pop() if idle else None
+            conn = reuse()
             try:
                 if conn is None:
                     opened += 1
                     peak = max(peak, opened)
+                    c0 = time.perf_counter()
                     conn = await _connect(url)
+                    connect_s = time.perf_counter() - c0
                 late = time.perf_counter() - t0
                 status, ra, _ = await _exchange(*conn, raw)
                 idle.append(conn)
@@ -172,7 +192,7 @@ async def open_loop(
                 if conn is not None:
                     conn[1].close()
                 opened -= 1
-        samples.append(Sample(time.perf_counter() - t0, status, ra, send_late_s=late))
+        samples.append(Sample(time.perf_counter() - t0, status, ra, send_late_s=late, connect_s=connect_s))
 
     tasks: list[asyncio.Task] = []
     start = time.perf_counter()
