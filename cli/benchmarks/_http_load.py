@@ -99,6 +99,9 @@ class _Closed(Exception):
         self.answer = (status, retry_after, body)
 
 
+KEEPALIVE_EXPIRY_S = 4.0  # open loop: an idle connection older than this is not reused (uvicorn closes at 5 s)
+
+
 async def _connect(url: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     u = urlsplit(url)
     return await asyncio.open_connection(u.hostname, u.port, limit=1 << 22)
@@ -150,20 +153,23 @@ async def open_loop(
     wait, so the rate is never silently lowered). Returns (samples, seconds the sending took, the
     most connections open at once)."""
     samples: list[Sample] = []
-    idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+    idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter, float]] = []  # (..., idle since)
     opened = 0
     peak = 0
     slots = asyncio.Semaphore(max_connections)
 
     def reuse() -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
-        """An idle connection the server has not closed (uvicorn closes one idle for 5 s), or None.
-        A closed one is dropped unused, as httpx's pool drops an idle connection that reads EOF."""
+        """The most recently used idle connection that is still good, or None. Connections idle for
+        `KEEPALIVE_EXPIRY_S` or more, or that the server has closed, are closed unused, as httpx's pool
+        does (`keepalive_expiry`): uvicorn closes a connection idle for 5 s, and a request written
+        just as the server closes it is lost (seen as a transport error, the server never read it)."""
         nonlocal opened
+        now = time.perf_counter()
         while idle:
-            conn = idle.pop()
-            if not conn[0].at_eof() and not conn[1].is_closing():
-                return conn
-            conn[1].close()
+            reader, writer, since = idle.pop()
+            if now - since < KEEPALIVE_EXPIRY_S and not reader.at_eof() and not writer.is_closing():
+                return reader, writer
+            writer.close()
             opened -= 1
         return None
 
@@ -182,7 +188,7 @@ async def open_loop(
                     connect_s = time.perf_counter() - c0
                 late = time.perf_counter() - t0
                 status, ra, _ = await _exchange(*conn, raw)
-                idle.append(conn)
+                idle.append((*conn, time.perf_counter()))
             except _Closed as c:
                 status, ra, _ = c.answer
                 conn[1].close()
@@ -205,6 +211,6 @@ async def open_loop(
         await asyncio.sleep(max(0.0, min(0.002, (i / rate) - (time.perf_counter() - start))))
     sent_s = time.perf_counter() - start
     await asyncio.gather(*tasks)
-    for _, w in idle:
+    for _, w, _ in idle:
         w.close()
     return samples, sent_s, peak
