@@ -16,7 +16,7 @@ from textual.widgets.tree import TreeNode
 
 from workbench.derivation import derivation_label
 
-from .proof_format import proof_label
+from .proof_format import proof_label, proof_premises
 
 KNOWN = ("summary", "gates", "model_calls", "skipped_models", "overrides", "proofs", "derivations", "nodes", "pipeline")
 
@@ -116,16 +116,22 @@ class ExplanationTree(Tree[Any]):
             self._proof_tree(goal.add(bindings, expand=True), answer.get("proof"))
 
     def _proof_tree(self, parent: TreeNode[Any], proof: Any) -> None:
-        if not isinstance(proof, dict):
-            parent.add_leaf(str(proof))
-            return
-        premises = proof.get("premises") or []
-        if premises:
-            node = parent.add(proof_label(proof), expand=True)
-            for child in premises:
-                self._proof_tree(node, child)
-        else:
-            parent.add_leaf(proof_label(proof))
+        """A proof as nested tree nodes, built without recursion (a proof can be thousands of
+        levels deep). The part a deep proof keeps as flat `continued` steps is added collapsed:
+        expanded on demand, it does not make every render walk a thousand levels."""
+        work: list[tuple[TreeNode[Any], Any, bool]] = [(parent, proof, True)]
+        while work:
+            at, p, expand = work.pop()
+            if not isinstance(p, dict):
+                at.add_leaf(str(p))
+                continue
+            premises = proof_premises(p)
+            if not premises:
+                at.add_leaf(proof_label(p))
+                continue
+            deeper = expand and not p.get("premises")  # the nesting stopped here: the rest collapsed
+            node = at.add(proof_label(p), expand=expand and not deeper)
+            work.extend((node, child, expand and not deeper) for child in reversed(premises))
 
     def _derivation(self, parent: TreeNode[Any], d: Any) -> None:
         if not isinstance(d, dict):

@@ -4,6 +4,6 @@ shared with the API's `/v1/consultations/{id}/how`; re-exported for the explanat
 from __future__ import annotations
 
 from workbench.consultation import how_lines as render_proof
-from workbench.consultation import proof_label
+from workbench.consultation import proof_label, proof_premises
 
-__all__ = ["proof_label", "render_proof"]
+__all__ = ["proof_label", "proof_premises", "render_proof"]

@@ -247,3 +247,24 @@ def test_validation_names_unknown_names_and_input_fields_in_templates(wb):
     assert any(f == "prompt" and "'promt'" in m for f, m in text), text
     assert any(f == "prompt" and "'nobody'" in m for f, m in text), text
     assert any(f == "max_tokens" and "'budget'" in m for f, m in text), text
+
+
+def test_rails_checks_run_on_the_run_pool_never_on_the_event_loop(wb, monkeypatch):
+    """The rails knowledge base is evaluated by pool threads: the event loop keeps streaming other
+    requests' tokens while a check point's rules run (issue 14: nothing CPU-bound on the loop)."""
+    import threading
+
+    from chaining.forward import clips_engine
+
+    seen: list[str] = []
+    original = clips_engine.ForwardEngine.evaluate
+
+    def evaluate(self, *args, **kwargs):
+        seen.append(threading.current_thread().name)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(clips_engine.ForwardEngine, "evaluate", evaluate)
+    res = wb.run_sync(Pipeline.from_yaml(pipeline("upper", 8)), {"prompt": "ROMEO:\n"}, raise_on_error=True)
+    checks = wb.get_run(res.run_id).explanation["generations"][0]["checks"]
+    assert len(seen) == len(checks) >= 5  # one evaluation per check point (40 tokens, every 8)
+    assert all(name.startswith("workbench-run") for name in seen), seen

@@ -303,7 +303,8 @@ async def _recorded_steps(recorded: dict[str, Any]) -> AsyncIterator[Step]:
 
 
 class _Rails:
-    """Runs the rails knowledge base on one `completion` fact (on the event loop, its firings traced)."""
+    """Runs the rails knowledge base on one `completion` fact on the run pool (never on the event
+    loop, which keeps streaming the tokens of other requests meanwhile), its firings traced."""
 
     def __init__(self, ctx: RunContext, node_id: str, rt: Any, spec: RailsSpec) -> None:
         self.ctx, self.node_id, self.spec = ctx, node_id, spec
@@ -311,9 +312,15 @@ class _Rails:
         ctx.kb_versions[kb.name] = kb.version
         self.kb = kb
         self.library = rt.library
+        self.pool = rt.worker_pool()
 
     async def check(self, text: str, delta: str, tokens: int, finished: bool) -> dict[str, str] | None:
-        """The last `rail` verdict for this check point (None: allow). Raises NodeExecutionError."""
+        """The last `rail` verdict for this check point (None: allow), evaluated on a pool thread.
+        Raises NodeExecutionError."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.pool, self._check, text, delta, tokens, finished)
+
+    def _check(self, text: str, delta: str, tokens: int, finished: bool) -> dict[str, str] | None:
         try:
             with self.library.lease(self.kb) as engine:  # the cached CLIPS engine of this KB version
                 result = engine.evaluate([completion_fact(text, delta, tokens, finished)])

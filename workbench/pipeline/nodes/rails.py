@@ -10,8 +10,8 @@ at the finish. Each check runs the rails knowledge base on
 and its last `rail` fact decides: `allow` (or none) shows the chunk, `redact`/`rewrite` show the
 rail's `text` instead of the chunk, `replace` makes its `text` everything shown so far, `stop`
 shows its `text` instead of the chunk and ends the decode (the caller aborts the request, which
-frees its KV-cache blocks). How the knowledge base is run (on the event loop with a trace, or on a
-worker) is the caller's `check`; what a check point is and what a verdict does is decided here.
+frees its KV-cache blocks). How the knowledge base is run (on a pool thread, with a trace for a pipeline's
+run) is the caller's `check`; what a check point is and what a verdict does is decided here.
 """
 
 from __future__ import annotations
