@@ -121,7 +121,7 @@ def check_rule_engine_c_parts() -> Check:
     back to Python code), the detail says which are in use and why not."""
     try:
         from chaining.forward import native_facts, native_trace
-        from rules import native_scan
+        from rules import native_read, native_scan
 
         parts = [
             f"{name}: {'built' if part.AVAILABLE else part.UNAVAILABLE}"
@@ -129,6 +129,7 @@ def check_rule_engine_c_parts() -> Check:
                 ("trace recorder", native_trace),
                 ("fact I/O", native_facts),
                 ("data deffacts reader", native_scan),
+                ("rule text reader", native_read),
             )
         ]
         return Check("rule engine C parts", True, "; ".join(parts))

@@ -78,13 +78,21 @@ class Call:
     @property
     def head(self) -> str | None:
         """The function name when the first item is a symbol, else None."""
-        if self.items and isinstance(self.items[0], Atom) and self.items[0].kind == "symbol":
-            return str(self.items[0].value)
+        items = self.items
+        if items:
+            first = items[0]
+            if type(first) is Atom and first.kind == "symbol":
+                return str(first.value)
         return None
 
     @property
     def args(self) -> list[Expr]:
-        return self.items[1:] if self.head is not None else list(self.items)
+        items = self.items
+        if items:
+            first = items[0]
+            if type(first) is Atom and first.kind == "symbol":
+                return items[1:]
+        return list(items)
 
 
 Expr = Atom | Call

@@ -14,10 +14,14 @@ import tempfile
 from pathlib import Path
 
 
-def source_digest(source: Path) -> str:
-    """Digest of a C source: each compiled module carries the one it was built from, and is not
-    used when its source has changed since."""
-    return hashlib.sha256(source.read_bytes()).hexdigest()[:16]
+def source_digest(source: Path, *more: Path) -> str:
+    """Digest of a C source (and of the other files it is built from, headers included, in the
+    order given): each compiled module carries the one it was built from, and is not used when
+    one of its sources has changed since."""
+    h = hashlib.sha256(source.read_bytes())
+    for path in more:
+        h.update(b"\0" + path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:16]
 
 
 def install(built: Path, directory: Path) -> Path:
@@ -34,9 +38,10 @@ def install(built: Path, directory: Path) -> Path:
     return target
 
 
-def build_extension(name: str, source: Path, verbose: bool = False) -> Path:
-    """Compile the CPython extension `name` from `source` (setuptools, `-O2`, the source's digest
-    as `WB_SOURCE_DIGEST`) and install it next to `source`; returns its path.
+def build_extension(name: str, source: Path, verbose: bool = False, more: tuple[Path, ...] = ()) -> Path:
+    """Compile the CPython extension `name` from `source` and the other C files or headers of
+    `more` (setuptools, `-O2`, `source_digest(source, *more)` as `WB_SOURCE_DIGEST`) and install
+    it next to `source`; returns its path.
 
     Raises:
         Exception (setuptools/compiler errors): no working C compiler or Python headers.
@@ -45,8 +50,9 @@ def build_extension(name: str, source: Path, verbose: bool = False) -> Path:
 
     extension = Extension(
         name,
-        [str(source)],
-        define_macros=[("WB_SOURCE_DIGEST", f'"{source_digest(source)}"')],
+        [str(source)] + [str(p) for p in more if p.suffix == ".c"],
+        include_dirs=[str(source.parent)],
+        define_macros=[("WB_SOURCE_DIGEST", f'"{source_digest(source, *more)}"')],
         extra_compile_args=["-O2"],
     )
     with tempfile.TemporaryDirectory() as tmp:

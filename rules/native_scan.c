@@ -33,7 +33,13 @@ static int is_tail(unsigned char c) {
 /* _WORD's first character: [A-Za-z0-9_+\-.*\/!%^@#:=<>,'`{}\]\\] */
 static int is_word_first(unsigned char c) {
     if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) return 1;
-    return c != 0 && strchr("_+-.*/!%^@#:=<>,'`{}]\\", c) != NULL;
+    switch (c) { /* a switch, not strchr: this runs once a value */
+    case '_': case '+': case '-': case '.': case '*': case '/': case '!': case '%': case '^': case '@': case '#':
+    case ':': case '=': case '<': case '>': case ',': case '\'': case '`': case '{': case '}': case ']': case '\\':
+        return 1;
+    default:
+        return 0;
+    }
 }
 
 /* _WS = (?:[ \t\n\r\f]++|;[^\n\r]*+)*+ : where it ends */
@@ -192,7 +198,7 @@ typedef struct {
     size_t len, cap;
 } wb_buf;
 
-static int buf_add(wb_buf *b, const void *data, size_t n) {
+static inline int buf_add(wb_buf *b, const void *data, size_t n) {
     if (b->len + n > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
         char *p;
@@ -207,10 +213,17 @@ static int buf_add(wb_buf *b, const void *data, size_t n) {
     return 1;
 }
 
+/* n in decimal and a NUL (by hand: snprintf was most of the time of `shapes`) */
 static int buf_count(wb_buf *b, Py_ssize_t n) {
     char digits[32];
-    int k = snprintf(digits, sizeof digits, "%zd", n);
-    return buf_add(b, digits, (size_t)k + 1);
+    int k = (int)sizeof digits - 1;
+    size_t v = (size_t)n;
+    digits[k] = 0;
+    do {
+        digits[--k] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return buf_add(b, digits + k, sizeof digits - (size_t)k);
 }
 
 /* The shape (relation, [(slot, values)], fields) of the fact at `i` (which the data match
@@ -348,7 +361,36 @@ static PyObject *source_digest(PyObject *self, PyObject *args) {
 #endif
 }
 
+/* has_nested(text: str, start: int, end: int) -> bool
+ *
+ * `_BODY_HAS_NESTED.search(text, start, end) is not None` for ASCII text: a `(`, a name and a `(`
+ * (whitespace and comments between), i.e. a template fact's first slot. ValueError: not ASCII. */
+static PyObject *has_nested(PyObject *self, PyObject *args) {
+    PyObject *text;
+    Py_ssize_t start, end, i;
+    wb_text t;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "Unn", &text, &start, &end)) return NULL;
+    if (!ascii_text(text, &t)) {
+        PyErr_SetString(PyExc_ValueError, "has_nested: the text is not ASCII");
+        return NULL;
+    }
+    if (start < 0 || end > t.n || start > end) {
+        PyErr_SetString(PyExc_ValueError, "has_nested: span out of the text");
+        return NULL;
+    }
+    t.n = end;
+    for (i = start; i < end; i++) {
+        Py_ssize_t j;
+        if (t.s[i] != '(') continue;
+        j = name(&t, skip_ws(&t, i + 1));
+        if (j >= 0 && (j = skip_ws(&t, j)) < t.n && t.s[j] == '(') Py_RETURN_TRUE;
+    }
+    Py_RETURN_FALSE;
+}
+
 static PyMethodDef methods[] = {
+    {"has_nested", has_nested, METH_VARARGS, "has_nested(text, start, end) -> bool"},
     {"match_deffacts", match_deffacts, METH_VARARGS, "match_deffacts(text, pos) -> spans | None"},
     {"shapes", shapes, METH_VARARGS, "shapes(text, start, end) -> list | None"},
     {"source_digest", source_digest, METH_NOARGS, "digest of the native_scan.c this was built from"},

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from . import ast
+from .native_read import module as _reader
 from .native_scan import module as _native
 
 MAX_NESTING = 1000
@@ -76,12 +77,25 @@ class ScanError(Exception):
 
 
 class Lines:
-    """Offset -> (line, column), 1-based, by binary search over the newline offsets."""
+    """Offset -> (line, column), 1-based, by binary search over the newline offsets (found on first use)."""
+
+    __slots__ = ("text", "_starts", "_lookups")
 
     def __init__(self, text: str):
-        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.text = text
+        self._starts: list[int] | None = None
+        self._lookups = 0
+
+    @property
+    def starts(self) -> list[int]:
+        if self._starts is None:
+            self._starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
+        return self._starts
 
     def at(self, offset: int) -> tuple[int, int]:
+        if self._starts is None and self._lookups < 8:  # a few look-ups: count, without the table
+            self._lookups += 1
+            return self.text.count("\n", 0, offset) + 1, offset - self.text.rfind("\n", 0, offset)
         i = bisect.bisect_right(self.starts, offset) - 1
         return i + 1, offset - self.starts[i] + 1
 
@@ -103,7 +117,10 @@ class FactData(Sequence):
 
     def __init__(self, text: str, start: int, end: int, lines: Lines):
         self.text, self.start, self.end, self.lines = text, start, end, lines
-        self.flat = _BODY_HAS_NESTED.search(text, start, end) is None
+        if _native is not None and text.isascii():
+            self.flat = not _native.has_nested(text, start, end)
+        else:
+            self.flat = _BODY_HAS_NESTED.search(text, start, end) is None
         self._items: list[ast.Call] | None = None
 
     def relations(self) -> Iterator[tuple[str, int]]:
@@ -270,8 +287,68 @@ def _match_data(text: str, pos: int, ascii_text: bool):
     return m, _LONG_DIGITS.search(text, m.start("body"), m.end("body")) is not None
 
 
+_TOO_DEEP = f"parentheses nested deeper than {MAX_NESTING} levels; the limit is {MAX_NESTING}"
+
+
+def _skip(text: str, pos: int) -> int:
+    return _SKIP.match(text, pos).end()
+
+
 def _blank(text: str) -> str:
     return "\n".join(" " * len(line) for line in text.split("\n"))
+
+
+def _split_native(text: str, data: list) -> None:
+    """`_split` in C (`native_read.scan_constructs`), stopping at each deffacts for `_match_data`."""
+    pos, ascii_text = 0, text.isascii()
+    while True:
+        status, pos = _reader.scan_constructs(text, pos, MAX_NESTING)
+        if status == 3:
+            raise ScanError(pos, _TOO_DEEP)
+        if status != 0:
+            return  # the end of the constructs, or one never closed: the grammar reports it
+        m, long_digits = _match_data(text, pos, ascii_text)
+        if m is not None and not long_digits:
+            data.append((m.start(), m.end(), m))
+            pos = m.end()
+            continue
+        end = _reader.construct_end(text, pos, MAX_NESTING)
+        if end < -1:
+            raise ScanError(-2 - end, _TOO_DEEP)
+        if end == -1:
+            return
+        pos = end
+
+
+def _split(text: str, data: list) -> None:
+    """Append (start, end, match) of each top-level data deffacts to `data`; check nesting."""
+    pos, n = 0, len(text)
+    ascii_text = text.isascii()
+    while pos < n:
+        pos = _skip(text, pos)
+        if pos >= n or text[pos] != "(":
+            break
+        m, long_digits = (
+            _match_data(text, pos, ascii_text) if text.startswith("deffacts", _skip(text, pos + 1)) else (None, False)
+        )
+        if m is not None and not long_digits:
+            data.append((m.start(), m.end(), m))
+            pos = m.end()
+            continue
+        depth = 0
+        for t in _STRUCTURE.finditer(text, pos):
+            c = t.group()
+            if c == "(":
+                depth += 1
+                if depth > MAX_NESTING:
+                    raise ScanError(t.start(), _TOO_DEEP)
+            elif c == ")":
+                depth -= 1
+                if depth == 0:
+                    pos = t.end()
+                    break
+        else:
+            break  # unclosed: the grammar reports it
 
 
 def prescan(text: str) -> tuple[str, list[tuple[int, int, re.Match]], Lines]:
@@ -292,38 +369,7 @@ def prescan(text: str) -> tuple[str, list[tuple[int, int, re.Match]], Lines]:
         )
     lines = Lines(text)
     data: list[tuple[int, int, re.Match]] = []
-    pos, n = 0, len(text)
-    structure = _STRUCTURE
-    ascii_text = text.isascii()
-    while pos < n:
-        pos = _SKIP.match(text, pos).end()
-        if pos >= n or text[pos] != "(":
-            break
-        m, long_digits = (
-            _match_data(text, pos, ascii_text)
-            if text.startswith("deffacts", _SKIP.match(text, pos + 1).end())
-            else (None, False)
-        )
-        if m is not None and not long_digits:
-            data.append((m.start(), m.end(), m))
-            pos = m.end()
-            continue
-        depth = 0
-        for t in structure.finditer(text, pos):
-            c = t.group()
-            if c == "(":
-                depth += 1
-                if depth > MAX_NESTING:
-                    raise ScanError(
-                        t.start(), f"parentheses nested deeper than {MAX_NESTING} levels; the limit is {MAX_NESTING}"
-                    )
-            elif c == ")":
-                depth -= 1
-                if depth == 0:
-                    pos = t.end()
-                    break
-        else:
-            break  # unclosed: the grammar reports it
+    (_split_native if _reader is not None else _split)(text, data)
     if not data:
         return text, data, lines
     between = [text[e0:s1] for (_, e0, _), (s1, _, _) in zip([(0, 0, None)] + data, data + [(len(text), 0, None)])]
@@ -338,7 +384,9 @@ def prescan(text: str) -> tuple[str, list[tuple[int, int, re.Match]], Lines]:
 
 
 def comments(text: str, lines: Lines) -> list[ast.Comment]:
-    """Every `;` comment outside strings, in order, with its position."""
+    """Every `;` comment outside strings, in order, with its position (in C when built)."""
+    if _reader is not None:
+        return _reader.comments(text) if ";" in text else []
     out = []
     for m in _STRUCTURE.finditer(text) if ";" in text else ():
         s = m.group()

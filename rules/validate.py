@@ -65,6 +65,7 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
         self.unsafe: list[Diagnostic] = []
         self._lhs_var_kinds: dict[str, str] = {}  # variable -> "variable" | "mf_variable" in the rule's LHS
         self.skipped: list[ast.Construct] = []  # constructs CLIPS reports and skips while loading the rest
+        self._plain_names: set[str] = set()  # pattern relation names with nothing to report
 
     # -- entry
     def run(self, modules: list[ast.Module]) -> list[Diagnostic]:
@@ -255,18 +256,8 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
     ) -> set[str]:
         name = bare(p.template)
         bound = set(bound)
-        if "::" in p.template:
-            self.error(
-                p.template_pos,
-                f"[MODULDEF1] illegal use of the module specifier in {p.template}: a pattern names its deftemplate "
-                f"without a module ({name}); the template must be visible in the rule's module",
-            )
-        if NUMBER.fullmatch(name):
-            self.error(p.template_pos, f"the first field of a pattern must be a symbol, got {name}")
-        if name in RESERVED_RELATIONS and p.ordered and name != "object":
-            self.error(p.template_pos, f"'{name}' cannot start a pattern here")
-        if name in ("=", ":") or looks_like_variable(name):
-            self.error(p.template_pos, f"[PRNTUTIL2] the first field of a pattern must be a symbol, got {name}")
+        if p.template not in self._plain_names:
+            self._pattern_name(p, name)
         tmpl = self.defs.templates.get(name)
         self.defs.used_templates.add(name)
         if r is not None:
@@ -278,20 +269,14 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
                 slot = tmpl.slots.get(sc.name) if tmpl else None
                 if tmpl is not None and slot is None:
                     self.error(sc.pos, f"template {name} has no slot '{sc.name}'{self._slot_hint(sc.name, tmpl)}")
-                if slot is not None and not slot.multislot:
-                    n_multi = sum(
-                        1
-                        for f in sc.fields
-                        if (isinstance(f, ast.Wildcard) and f.multifield)
-                        or (isinstance(f, ast.FieldConstraint) and f.is_multifield)
+                if slot is not None and not slot.multislot and (len(sc.fields) != 1 or _multifield(sc.fields[0])):
+                    n_multi = sum(1 for f in sc.fields if _multifield(f))
+                    self.error(
+                        sc.pos,
+                        f"single-field slot '{sc.name}' of {name} needs exactly one single-field "
+                        f"constraint, got {len(sc.fields)} field(s)"
+                        + (" with a multifield variable" if n_multi else ""),
                     )
-                    if len(sc.fields) != 1 or n_multi:
-                        self.error(
-                            sc.pos,
-                            f"single-field slot '{sc.name}' of {name} needs exactly one single-field "
-                            f"constraint, got {len(sc.fields)} field(s)"
-                            + (" with a multifield variable" if n_multi else ""),
-                        )
                 for f in sc.fields:
                     self.field(f, bound, r, slot, name)
                 if slot is not None and slot.multislot and (card := slot.cardinality) is not None:
@@ -314,6 +299,23 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
             addresses[p.address] = name
             self.var_types[p.address] = "f"
         return bound
+
+    def _pattern_name(self, p: ast.Pattern, name: str) -> None:
+        """Report a pattern's relation name CLIPS refuses; remember a name with nothing to report."""
+        if "::" in p.template:
+            self.error(
+                p.template_pos,
+                f"[MODULDEF1] illegal use of the module specifier in {p.template}: a pattern names its deftemplate "
+                f"without a module ({name}); the template must be visible in the rule's module",
+            )
+        if NUMBER.fullmatch(name):
+            self.error(p.template_pos, f"the first field of a pattern must be a symbol, got {name}")
+        if name in RESERVED_RELATIONS and p.ordered and name != "object":
+            self.error(p.template_pos, f"'{name}' cannot start a pattern here")
+        if name in ("=", ":") or looks_like_variable(name):
+            self.error(p.template_pos, f"[PRNTUTIL2] the first field of a pattern must be a symbol, got {name}")
+        elif "::" not in p.template and not NUMBER.fullmatch(name) and name not in RESERVED_RELATIONS:
+            self._plain_names.add(p.template)
 
     def field(self, f: ast.Field, bound: set[str], r: ast.RuleDef | None, slot: ast.SlotDef | None, tname: str) -> None:
         if isinstance(f, ast.Wildcard):
@@ -409,6 +411,13 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
             scan(i)
 
 
+def _multifield(f: ast.Field) -> bool:
+    """`$?` or a constraint with a multifield variable (`FieldConstraint.is_multifield`, without building lists)."""
+    if type(f) is ast.Wildcard:
+        return f.multifield
+    return any(t.kind == "mf_variable" for alt in f.alternatives for t in alt)  # type: ignore[union-attr]
+
+
 def misplaced_logical(lhs: list[ast.CE], cap: int = 256) -> ast.CE | None:
     """The first logical CE that follows another CE in some disjunct of the left-hand side.
 
@@ -416,6 +425,8 @@ def misplaced_logical(lhs: list[ast.CE], cap: int = 256) -> ast.CE | None:
     CEs must come first: `(or (logical (a)) (logical (b))) (logical (c))` is fine. Left-hand
     sides with more than `cap` disjuncts are not checked.
     """
+    if not any(type(ce) in (ast.Logical, ast.And, ast.Or) for ce in lhs):
+        return None  # one disjunct, the left-hand side itself, without a logical CE
     seqs = _disjuncts(lhs, cap)
     for seq in seqs or ():
         seen_other = False

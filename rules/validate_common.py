@@ -148,17 +148,22 @@ def bind_targets(exprs: list[ast.Expr]) -> set[str]:
     """Variables a body binds anywhere with (bind ?x ...) (iterative: any nesting depth)."""
     out: set[str] = set()
     stack = list(exprs)
+    call, atom = ast.Call, ast.Atom
     while stack:
         e = stack.pop()
-        if isinstance(e, ast.Call):
-            if (
-                e.head == "bind"
-                and e.args
-                and isinstance(e.args[0], ast.Atom)
-                and e.args[0].kind in ("variable", "mf_variable")
-            ):
-                out.add(str(e.args[0].value))
-            stack.extend(e.items)
+        if type(e) is call:
+            items = e.items
+            if len(items) > 1:
+                first, var = items[0], items[1]
+                if (
+                    type(first) is atom
+                    and first.kind == "symbol"
+                    and first.value == "bind"
+                    and type(var) is atom
+                    and var.kind in ("variable", "mf_variable")
+                ):
+                    out.add(str(var.value))
+            stack.extend(items)
     return out
 
 
@@ -179,7 +184,7 @@ _SLOT_TYPE_LETTERS = {
 
 def slot_type_letters(slot: ast.SlotDef | None) -> str:
     """Restriction letters of a slot's declared types ('' when any type is allowed)."""
-    if slot is None or not slot.types or "?VARIABLE" in slot.types:
+    if slot is None or not slot.attributes or not slot.types or "?VARIABLE" in slot.types:
         return ""
     return "".join(_SLOT_TYPE_LETTERS.get(t, "") for t in slot.types)
 

@@ -119,12 +119,11 @@ class ExprChecks(FormChecks):
         """Run a check and the sub-checks it yields, depth first, with an explicit stack."""
         stack = [steps]
         while stack:
-            try:
-                sub = next(stack[-1])
-            except StopIteration:
+            sub = next(stack[-1], None)  # steps are tuples, never None
+            if sub is None:
                 stack.pop()
                 continue
-            if isinstance(sub[0], ast.Atom):
+            if type(sub[0]) is ast.Atom:
                 self.atom(sub[0], sub[1], sub[2], sub[4] if len(sub) > 4 else False)
             else:
                 stack.append(self.expr_steps(*sub))
@@ -160,9 +159,9 @@ class ExprChecks(FormChecks):
         if head is None:
             self.error(e.pos, f"expected a function name after '(', got {show(e.items[0]) if e.items else ')'}")
             return
-        if not self.safety(e):
+        if head in UNSAFE_FUNCTIONS and not self.safety(e):  # `safety` passes every other call
             return
-        args = e.args
+        args = e.items[1:]
         name_pos = e.items[0].pos
         if head in _CONTROL:
             yield from self.control(e, head, args, bound, r, addresses)
@@ -182,7 +181,10 @@ class ExprChecks(FormChecks):
                     yield (a, bound, r, addresses, lhs)
             return
         for a in args:
-            yield (a, bound, r, addresses, lhs)
+            if type(a) is ast.Atom:  # checked here: what `drive` would do with it, without a round trip
+                self.atom(a, bound, r, lhs)
+            else:
+                yield (a, bound, r, addresses, lhs)
 
     def overflow(self, e: ast.Call, head: str, args: list[ast.Expr]) -> None:
         """Warn where integer arithmetic on constants leaves the 64-bit range (CLIPS wraps around)."""
@@ -235,15 +237,16 @@ class ExprChecks(FormChecks):
             letters = per[i] if i < len(per) else default
             if letters in ("", "*"):
                 continue
-            allowed = " or ".join(LETTER_NAMES[ch] for ch in letters if ch in LETTER_NAMES)
             if isinstance(a, ast.Atom):
                 if a.kind in TYPE_LETTER and TYPE_LETTER[a.kind] not in letters:
+                    allowed = _allowed(letters)
                     self.error(a.pos, f"function '{name}' expects argument #{i + 1} to be {allowed}, got {show(a)}")
                 elif a.kind in ("variable", "mf_variable"):
-                    self.variable_type(name, i, a, letters, allowed)
+                    self.variable_type(name, i, a, letters)
                 continue
             returns = self.returns(a)
             if returns and not set(returns) & set(letters):
+                allowed = _allowed(letters)
                 gives = " or ".join(LETTER_NAMES[ch] for ch in returns)
                 self.error(
                     a.pos,
@@ -251,13 +254,14 @@ class ExprChecks(FormChecks):
                     f"got {show(a)}, which returns {gives}",
                 )
 
-    def variable_type(self, name: str, i: int, a: ast.Atom, letters: str, allowed: str) -> None:
+    def variable_type(self, name: str, i: int, a: ast.Atom, letters: str) -> None:
         """A variable whose LHS binding fixes its type (a multifield, a typed slot, a fact address)
         passed where that type is not allowed: CLIPS refuses the rule ([RULECSTR2/3])."""
         var = str(a.value)
         have = self.var_types.get(var)
         if not have or var in self.rebound or set(have) & set(letters):
             return
+        allowed = _allowed(letters)
         gives = " or ".join(LETTER_NAMES[ch] for ch in have if ch in LETTER_NAMES)
         self.error(
             a.pos,
@@ -274,6 +278,11 @@ class ExprChecks(FormChecks):
         if name in self.defs.functions or name in self.defs.generics or name in self.defs.python_functions:
             return ""
         return BUILTIN_RETURNS.get(name, "")
+
+
+def _allowed(letters: str) -> str:
+    """The types of restriction letters, for messages: "an integer or a float"."""
+    return " or ".join(LETTER_NAMES[ch] for ch in letters if ch in LETTER_NAMES)
 
 
 LLONG_MAX = 2**63 - 1

@@ -73,9 +73,12 @@ class FormChecks(Reporter):
                         f"got {len(values)}",
                     )
                 for v in values:
-                    yield (v, bound, r, addresses)
-                    if slot is not None and isinstance(v, ast.Atom):
-                        self.check_value(v, slot, tname or "")
+                    if type(v) is ast.Atom:  # as `drive` would check it, without a round trip
+                        self.atom(v, bound, r)
+                        if slot is not None:
+                            self.check_value(v, slot, tname or "")
+                    else:
+                        yield (v, bound, r, addresses)
                 if slot is not None:
                     self.check_cardinality(a.items[0].pos, values, slot, tname or "", head)
             return
@@ -226,24 +229,31 @@ class FormChecks(Reporter):
     ) -> Steps:
         """Check `(relation value...)` or `(template (slot value...)...)` as in deffacts and assert."""
         addresses = addresses if addresses is not None else {}
-        if not isinstance(f, ast.Call) or f.head is None:
+        head = f.head if isinstance(f, ast.Call) else None
+        if head is None:
             self.error(
                 f.pos,
                 f"{where} expects a fact such as (relation value...) or (template (slot value)...), got {show(f)}",
             )
             return
-        name = bare(f.head)
+        name = bare(head)
+        args = f.items[1:]
         name_pos = f.items[0].pos
-        if "::" in f.head:
+        if "::" in head:
             self.error(
                 name_pos,
-                f"[MODULDEF1] illegal use of the module specifier in {f.head}: a fact names its "
+                f"[MODULDEF1] illegal use of the module specifier in {head}: a fact names its "
                 f"deftemplate without a module ({name}); the template must be visible in the current module",
             )
         if NUMBER.fullmatch(name) or name in ("=", ":"):
             self.error(name_pos, f"a fact's first field must be a symbol, got {name}")
-        for i, a in enumerate(f.args):
-            if is_sym(a, "=") and not (i + 1 < len(f.args) and isinstance(f.args[i + 1], ast.Call)):
+        for i, a in enumerate(args):
+            if (
+                type(a) is ast.Atom
+                and a.value == "="
+                and is_sym(a, "=")
+                and not (i + 1 < len(args) and isinstance(args[i + 1], ast.Call))
+            ):
                 self.error(a.pos, f"'=' in a fact must be followed by a call, as in =(+ ?x 1) ({where})")
         if name in RESERVED_RELATIONS:
             self.error(name_pos, f"'{name}' cannot name a fact")
@@ -252,7 +262,7 @@ class FormChecks(Reporter):
         if r is not None:
             r.asserts.add(name)
         if tmpl is None or not tmpl.slots:
-            for a in f.args:
+            for a in args:
                 if isinstance(a, ast.Call) and a.head is not None and not self.known_function(a.head):
                     self.error(
                         name_pos,
@@ -263,29 +273,37 @@ class FormChecks(Reporter):
                 yield (a, bound, r, addresses)
             return
         given = set()
-        for a in f.args:
-            if not isinstance(a, ast.Call) or a.head is None:
+        for a in args:
+            slot_name = a.head if isinstance(a, ast.Call) else None
+            if slot_name is None:
                 self.error(a.pos, f"{name} is a deftemplate: give slot values as (slot value), got {show(a)}")
                 continue
-            slot = tmpl.slots.get(a.head)
+            slot = tmpl.slots.get(slot_name)
             if slot is None:
-                self.error(a.items[0].pos, f"template {name} has no slot '{a.head}'{self._slot_hint(a.head, tmpl)}")
+                self.error(
+                    a.items[0].pos, f"template {name} has no slot '{slot_name}'{self._slot_hint(slot_name, tmpl)}"
+                )
                 continue
-            if a.head in given:
-                self.error(a.items[0].pos, f"slot '{a.head}' given twice in {where} of {name}")
-            given.add(a.head)
-            values = fold_return_values(a.args)
+            if slot_name in given:
+                self.error(a.items[0].pos, f"slot '{slot_name}' given twice in {where} of {name}")
+            given.add(slot_name)
+            values = fold_return_values(a.items[1:])
             if not slot.multislot and len(values) != 1:
                 self.error(
                     a.items[0].pos, f"single-field slot '{a.head}' of {name} needs exactly one value, got {len(values)}"
                 )
+            constrained = bool(slot.attributes)  # `check_value` finds nothing to check otherwise
             for v in values:
-                yield (v, bound, r, addresses)
-                if isinstance(v, ast.Atom):
-                    self.check_value(v, slot, name)
-            self.check_cardinality(a.items[0].pos, values, slot, name, where)
+                if type(v) is ast.Atom:  # as `drive` would check it, without a round trip
+                    self.atom(v, bound, r)
+                    if constrained:
+                        self.check_value(v, slot, name)
+                else:
+                    yield (v, bound, r, addresses)
+            if slot.multislot:  # cardinality is a multislot's
+                self.check_cardinality(a.items[0].pos, values, slot, name, where)
         for sname, slot in tmpl.slots.items():
-            d = slot.attribute("default")
+            d = slot.attribute("default") if slot.attributes else None
             if (
                 sname not in given
                 and d is not None
@@ -300,7 +318,10 @@ class FormChecks(Reporter):
 def fold_return_values(values: list[ast.Expr]) -> list[ast.Expr]:
     """Slot values with CLIPS's `=(expr)` read as the one value `(expr)` (in assert, modify,
     duplicate and deffacts, `=` before a call marks the call's value)."""
-    if not any(isinstance(v, ast.Atom) and v.kind == "symbol" and v.value == "=" for v in values):
+    for v in values:  # a loop, not any(): this runs once a slot value
+        if type(v) is ast.Atom and v.value == "=" and v.kind == "symbol":
+            break
+    else:
         return values
     out: list[ast.Expr] = []
     for i, v in enumerate(values):

@@ -153,7 +153,7 @@ class SlotChecks(Reporter):
     def check_value(self, v: ast.Atom, s: ast.SlotDef, template: str) -> None:
         """Report a constant that violates the slot's type, allowed values or range."""
         atype = ATOM_TYPE.get(v.kind)
-        if atype is None:
+        if atype is None or not s.attributes:  # no type, allowed values or range to break
             return
         declared = set()
         for tname in s.types:

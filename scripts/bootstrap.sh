@@ -14,6 +14,6 @@ else
 fi
 export UV_PYTHON_DOWNLOADS="${UV_PYTHON_DOWNLOADS:-never}"   # use the machine's Python 3.11+
 "${UV[@]}" sync --locked --extra ray --quiet   # the optional `ray` extra: workbench serve/run --ray (docs/scaling.md)
-# The rule engine's C parts (chaining/forward/native_trace.c, native_facts.c, rules/native_scan.c): optional, each rebuilt only
+# The rule engine's C parts (chaining/forward/native_trace.c, native_facts.c, rules/native_scan.c, rules/native_read*.c): optional, each rebuilt only
 # when its source changed; without a C compiler the engine uses its Python code for them (slower).
 .venv/bin/python -m chaining.forward.native_build --quiet || true

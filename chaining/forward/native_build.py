@@ -1,9 +1,10 @@
 """`python -m chaining.forward.native_build [--quiet]`: build the optional C parts (the forward
 engine's `native_trace`: the trace recorder; `native_facts`: the fact asserter; and the rule
-language's `rules.native_scan`: the plain-data deffacts reader), each unless the module present was
+language's `rules.native_scan`: the plain-data deffacts reader, and `rules.native_read`: the reader of
+rule text), each unless the module present was
 built from its current source. Run by `scripts/bootstrap.sh`.
 
-Exit 0 when both are built or up to date, 1 when one could not be built (no C compiler or
+Exit 0 when all are built or up to date, 1 when one could not be built (no C compiler or
 Python headers): the engine then uses its Python code for that part, which is not an error.
 """
 
@@ -15,7 +16,7 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     quiet = "--quiet" in argv
-    from rules import native_scan
+    from rules import native_read, native_scan
 
     from . import native_facts, native_trace
 
@@ -24,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
         (native_trace, "rule traces use Python callbacks"),
         (native_facts, "facts are asserted by Python code"),
         (native_scan, "data deffacts are read by regular expressions"),
+        (native_read, "rule text is read by the grammar (lark) alone"),
     ):
         name = part.__name__.rsplit(".", 1)[-1]
         if part.AVAILABLE:

@@ -7,14 +7,20 @@ parse: parse + validate (`rules.knowledge_base_from_sources`, what `kb check` an
     drawings, 72 segments each, every segment as a `line` fact both ways: 7,200 template facts)
     and Manners 128 (knowledge_bases/bench/manners.clp + a deffacts of 128 guests with 2-3
     hobbies each and the last seat, as the published generator writes them). Interleaved
-    rounds, median seconds, `vs_clips` = ours / CLIPS. Goal <= 1.5.
+    rounds (PARSE_ROUNDS: one round of both is ~1 ms for Manners, ~10 ms for Waltz, so more rounds
+    cost little and steady the median on a shared machine), median seconds, `vs_clips` = ours /
+    CLIPS. Goal <= 1.5. `native`: the C readers used ("read+scan": rule text and data deffacts;
+    "scan": data only; "none": the grammar and regular expressions alone).
 startup: wall-clock seconds of a fresh process running `workbench kb check FILE` (module
     entry `python -m cli`, the console script's code path) against `python -c "import clips,
     lark"`, interleaved, median of ROUNDS. Goal: vs_baseline <= 3.
 
 Rows: {"program", "engine": "workbench"|"clips"|"python", "seconds", "vs_clips"|"vs_baseline",
-"facts"|"command", "rounds"}. The load average is in each row (`load_average`), since the
-machine may be shared.
+"facts"|"command", "rounds"} (+ "native" on parse rows). The load average is in each row
+(`load_average`), since the machine may be shared.
+
+`python -m cli.benchmarks._rules_frontend [--quick] [--out FILE.json]` prints these rows alone
+(and writes them as `workbench bench` does).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 BENCH_KB = ROOT / "knowledge_bases" / "bench"
 ROUNDS = 7
+PARSE_ROUNDS = 21
 
 
 def waltz_data(regions: int = 50) -> str:
@@ -85,9 +92,18 @@ def _clips(paths: list[Path]) -> float:
     return time.perf_counter() - t
 
 
-def parse_rows(rounds: int = ROUNDS) -> list[dict]:
+def _native() -> str:
+    """The rule language's C readers that are built (and so used): "read+scan", "read", "scan" or "none"."""
+    from rules import native_read, native_scan
+
+    parts = (("read", native_read), ("scan", native_scan))
+    return "+".join(name for name, part in parts if part.AVAILABLE) or "none"
+
+
+def parse_rows(rounds: int = PARSE_ROUNDS) -> list[dict]:
     """parse + validate vs CLIPS's load, per data-heavy program."""
     rows = []
+    native = _native()
     with tempfile.TemporaryDirectory() as tmp:
         for name, program, data in _programs():
             data_path = Path(tmp) / f"{name}-data.clp"
@@ -110,6 +126,7 @@ def parse_rows(rounds: int = ROUNDS) -> list[dict]:
                     "facts": facts,
                     "rounds": rounds,
                     "load_average": load,
+                    "native": native,
                 }
             )
             rows.append(
@@ -165,10 +182,34 @@ def startup_rows(rounds: int = ROUNDS) -> list[dict]:
 
 def rows(quick: bool = False) -> list[dict]:
     """The `parse` and `startup` rows (`quick`: 3 rounds)."""
-    n = 3 if quick else ROUNDS
-    return parse_rows(n) + startup_rows(n)
+    return parse_rows(3 if quick else PARSE_ROUNDS) + startup_rows(3 if quick else ROUNDS)
 
 
-if __name__ == "__main__":  # python -m cli.benchmarks._rules_frontend
-    for row in rows():
-        print(row)
+def main(argv: list[str] | None = None) -> int:
+    """`python -m cli.benchmarks._rules_frontend [--quick] [--out FILE.json | --json]`.
+
+    Measures before importing the report's modules: numpy's OpenBLAS thread pool, once started,
+    slowed CLIPS's `load` by ~40% here (0.51 -> 0.70 ms for Manners 128), which would flatter
+    the ratio. `--json`: the rows as a JSON list on stdout, nothing else (for `bench rules`)."""
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(prog="python -m cli.benchmarks._rules_frontend")
+    parser.add_argument("--quick", action="store_true", help="3 rounds (a smoke run, not for reported numbers)")
+    parser.add_argument("--out", type=Path, help="write the rows as JSON (as `workbench bench ... --out`)")
+    parser.add_argument("--json", action="store_true", help="print the rows as a JSON list only")
+    args = parser.parse_args(argv)
+    found = rows(args.quick)
+    if args.json:
+        print(json.dumps(found))
+        return 0
+    from .report import print_rows, write_json
+
+    print_rows("rules-frontend", found)
+    if args.out is not None:
+        write_json("rules-frontend", found, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

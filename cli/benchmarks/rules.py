@@ -363,15 +363,22 @@ def _published_rows(quick: bool, budget: _ExpertaBudget) -> list[dict]:
 
 def _front_end_rows(quick: bool) -> list[dict]:
     """Start-up and parse rows (`workbench kb check` start-up, parse + validate vs CLIPS's load):
-    measured by the rule language's own benchmark module, `cli/benchmarks/_rules_frontend.py`,
-    whose `rows(quick: bool) -> list[dict]` is called here when that module is present."""
-    import importlib
-    import importlib.util
+    measured by the rule language's own benchmark module, `cli/benchmarks/_rules_frontend.py`, in a
+    fresh process (`--json`): this one has imported numpy, whose OpenBLAS thread pool slowed
+    CLIPS's `load` by ~40% on this machine (docs/benchmarks.md), which would flatter the ratio.
 
-    name = f"{__package__}._rules_frontend"
-    if importlib.util.find_spec(name) is None:
-        return []
-    return importlib.import_module(name).rows(quick)
+    Raises:
+        RuntimeError: the measuring process failed (its stderr's end in the message).
+    """
+    import json
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", f"{__package__}._rules_frontend", "--json"] + (["--quick"] if quick else [])
+    done = subprocess.run(cmd, cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[1:])} failed ({done.returncode}): {done.stderr[-2000:]}")
+    return json.loads(done.stdout)
 
 
 def _native_parts() -> str:

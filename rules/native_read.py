@@ -1,0 +1,111 @@
+"""Rule text read in C (`native_read*.c`), optional: built by `scripts/bootstrap.sh` (`python -m
+chaining.forward.native_build`; needs a C compiler and the Python headers), used by `rules.parser`
+when present. The grammar (`clips.lark`, lark's LALR parser) stays the language's definition and
+the fallback: the C reader returns None for any text it does not read exactly as the grammar does
+(any syntax error among it, so every error message and location comes from the grammar), and the
+parser then runs the grammar. tests/rules/test_native_read.py checks both give the same AST and
+the same `kb check` output on every rule file in the repository and on mutations of them.
+
+Why: a program of rule text (Manners: ~700 tokens, 3 KB) spent ~3.5 ms in lark's parser and
+~0.6 ms turning its tree into the AST, where CLIPS's whole `load` takes ~0.6 ms. The C reader
+tokenises as the grammar's contextual lexer does and builds the `rules.ast` objects directly.
+
+A CPython extension module built with setuptools; `_native_read*.so` lands next to this file and
+is not committed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from . import ast
+from .native_ext import build_extension, source_digest
+
+SOURCE = Path(__file__).with_name("native_read_constructs.c")
+MORE = tuple(
+    Path(__file__).with_name(n)
+    for n in (
+        "native_read.c",
+        "native_read_exprs.c",
+        "native_read_nodes.c",
+        "native_read_lex.c",
+        "native_read_scan.c",
+        "native_read.h",
+    )
+)
+CLASSES = (
+    ast.Pos,
+    ast.Atom,
+    ast.Call,
+    ast.Term,
+    ast.FieldConstraint,
+    ast.Wildcard,
+    ast.SlotConstraint,
+    ast.Pattern,
+    ast.Test,
+    ast.Not,
+    ast.And,
+    ast.Or,
+    ast.Exists,
+    ast.Forall,
+    ast.Logical,
+    ast.SlotAttribute,
+    ast.SlotDef,
+    ast.TemplateDef,
+    ast.FactsDef,
+    ast.RuleDef,
+    ast.FunctionDef,
+    ast.GlobalAssignment,
+    ast.GlobalDef,
+    ast.ModuleDef,
+    ast.OpaqueConstruct,
+    ast.Comment,
+)
+"""The AST classes the C reader builds, in the order of its `N_*` constants (native_read.h)."""
+
+
+def _digest() -> str:
+    """The digest this module's build must carry (a function, so tests can stand in another)."""
+    return source_digest(SOURCE, *MORE)
+
+
+def _load() -> tuple[Any, str | None]:
+    """(module, None) for the compiled module, configured with the AST classes, or (None, why not)."""
+    try:
+        from . import _native_read  # type: ignore[attr-defined]
+    except ImportError as exc:
+        return None, f"not built ({exc}); run `bash scripts/bootstrap.sh` with a C compiler"
+    try:
+        current = _digest()
+    except OSError as exc:  # pragma: no cover - the sources removed from an installed copy
+        return None, f"its source is missing ({exc})"
+    if _native_read.source_digest() != current:
+        return None, "built from another version of native_read*.c; run `bash scripts/bootstrap.sh` again"
+    try:
+        _native_read.configure(
+            tuple((cls, tuple(f.name for f in dataclasses.fields(cls))) for cls in CLASSES), ast.NOPOS
+        )
+    except TypeError as exc:  # the AST's classes changed shape: the C reader must follow first
+        return None, f"does not fit rules.ast ({exc})"
+    return _native_read, None
+
+
+module, UNAVAILABLE = _load()
+AVAILABLE = module is not None
+
+
+def read(text: str) -> list[ast.Construct] | None:
+    """The constructs of `text` as `rules.parser` builds them from the grammar's tree, or None when
+    the C reader is not built or leaves this text to the grammar (see the module's docstring)."""
+    return module.read(text) if module is not None else None
+
+
+def build(verbose: bool = False) -> Path:
+    """Compile `native_read*.c` into `_native_read*.so` next to this file; returns its path.
+
+    Raises:
+        Exception (setuptools/compiler errors): no working C compiler or Python headers.
+    """
+    return build_extension("_native_read", SOURCE, verbose, MORE)
