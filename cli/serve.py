@@ -112,11 +112,26 @@ def serve(
         workers=workers,
         log_level=log_level,
         timeout_graceful_shutdown=10,
+        **uvicorn_options(settings),
     )
     if made is not None:
         import shutil
 
         shutil.rmtree(made, ignore_errors=True)
+
+
+def uvicorn_options(settings) -> dict[str, object]:
+    """The uvicorn options `workbench serve` takes from the settings (also used by `bench api`'s
+    server, so that the benchmark measures what `serve` runs).
+
+    `loop`: `settings.server.loop`, "asyncio" by default. uvloop (uvicorn's choice when installed)
+    accepts one connection per event-loop iteration (libuv >= 1.45): under 3x overload, with the run
+    pool's threads sharing the GIL, an iteration took ~0.1 s, so ~1,700 connections waited in the
+    kernel's accept queue for 20-30 s (strace: one `accept4` per `epoll_pwait`; `ss -ltn`: the listen
+    queue drained at ~12 connections/s), where admission control cannot see them. asyncio's loop
+    accepts up to `backlog` connections per readiness. docs/serving.md, Overload.
+    """
+    return {"loop": settings.server.loop}
 
 
 def setup_multiprocess_metrics() -> str | None:

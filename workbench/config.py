@@ -59,6 +59,13 @@ class ServerSettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=1, le=65535)
     workers: int = Field(1, ge=1)
+    loop: Literal["asyncio", "uvloop"] = Field(
+        "asyncio",
+        description="event loop of each worker. asyncio accepts every pending connection at each loop "
+        "iteration; uvloop accepted one per iteration, so under overload (loop iterations of ~0.1 s while the "
+        "run pool holds the GIL) connections waited tens of seconds in the kernel's accept queue, unseen by "
+        "admission control (docs/serving.md, Overload)",
+    )
 
 
 class EndpointLimits(BaseModel):

@@ -18,7 +18,11 @@ Two drivers:
 Both answer with `Sample`s: latency from writing the request to reading the whole answer, the
 status (0: transport error: refused, reset or closed without an answer) and the answer's
 `Retry-After` header when there was one; open loop also how late the client wrote each request
-(its own lag: when that grows, the client, not the server, is the bottleneck).
+(its own lag, including any wait for a connection: when that grows, the client, not the server,
+is the bottleneck) and how long opening its connection took (None on a reused one). A connection
+returns `connect` as soon as the kernel completed the handshake, before the server `accept`s it:
+a request on a new connection that the server is slow to accept waits in the kernel, and shows
+as a long time between writing and the answer.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ class Sample:
     retry_after: str | None = None
     body: bytes | None = None
     send_late_s: float = 0.0  # open loop: how long after its scheduled time the request was written
+    connect_s: float | None = None  # open loop: seconds to open the connection it went on; None when reused
 
 
 def encode_requests(url: str, method: str, path: str, bodies: list[Any]) -> list[bytes]:
@@ -94,6 +99,9 @@ class _Closed(Exception):
         self.answer = (status, retry_after, body)
 
 
+KEEPALIVE_EXPIRY_S = 4.0  # open loop: an idle connection older than this is not reused (uvicorn closes at 5 s)
+
+
 async def _connect(url: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     u = urlsplit(url)
     return await asyncio.open_connection(u.hostname, u.port, limit=1 << 22)
@@ -145,24 +153,42 @@ async def open_loop(
     wait, so the rate is never silently lowered). Returns (samples, seconds the sending took, the
     most connections open at once)."""
     samples: list[Sample] = []
-    idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+    idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter, float]] = []  # (..., idle since)
     opened = 0
     peak = 0
     slots = asyncio.Semaphore(max_connections)
 
+    def reuse() -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
+        """The most recently used idle connection that is still good, or None. Connections idle for
+        `KEEPALIVE_EXPIRY_S` or more, or that the server has closed, are closed unused, as httpx's pool
+        does (`keepalive_expiry`): uvicorn closes a connection idle for 5 s, and a request written
+        just as the server closes it is lost (seen as a transport error, the server never read it)."""
+        nonlocal opened
+        now = time.perf_counter()
+        while idle:
+            reader, writer, since = idle.pop()
+            if now - since < KEEPALIVE_EXPIRY_S and not reader.at_eof() and not writer.is_closing():
+                return reader, writer
+            writer.close()
+            opened -= 1
+        return None
+
     async def one(raw: bytes, t0: float) -> None:
         nonlocal opened, peak
         late = 0.0
+        connect_s = None
         async with slots:
-            conn = idle.pop() if idle else None
+            conn = reuse()
             try:
                 if conn is None:
                     opened += 1
                     peak = max(peak, opened)
+                    c0 = time.perf_counter()
                     conn = await _connect(url)
+                    connect_s = time.perf_counter() - c0
                 late = time.perf_counter() - t0
                 status, ra, _ = await _exchange(*conn, raw)
-                idle.append(conn)
+                idle.append((*conn, time.perf_counter()))
             except _Closed as c:
                 status, ra, _ = c.answer
                 conn[1].close()
@@ -172,7 +198,7 @@ async def open_loop(
                 if conn is not None:
                     conn[1].close()
                 opened -= 1
-        samples.append(Sample(time.perf_counter() - t0, status, ra, send_late_s=late))
+        samples.append(Sample(time.perf_counter() - t0, status, ra, send_late_s=late, connect_s=connect_s))
 
     tasks: list[asyncio.Task] = []
     start = time.perf_counter()
@@ -185,6 +211,6 @@ async def open_loop(
         await asyncio.sleep(max(0.0, min(0.002, (i / rate) - (time.perf_counter() - start))))
     sent_s = time.perf_counter() - start
     await asyncio.gather(*tasks)
-    for _, w in idle:
+    for _, w, _ in idle:
         w.close()
     return samples, sent_s, peak

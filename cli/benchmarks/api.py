@@ -193,6 +193,20 @@ def _overload(url: str, payloads: list[Any], rate: float, seconds: float, tmp: P
         "answered_200": codes.get(200, 0),
         "recorded_runs": recorded,
         "most_connections_open": peak,
+        # where an admitted request's time went, as the client saw it (its own lateness in writing,
+        # and whether it had to open a connection: a new one the server is slow to accept waits in
+        # the kernel's accept queue, docs/serving.md Overload)
+        "client_send_late_ms": {
+            "p50": percentile_ms([x.send_late_s for x in samples], 50),
+            "p99": percentile_ms([x.send_late_s for x in samples], 99),
+        },
+        "new_connections": sum(x.connect_s is not None for x in samples),
+        "admitted_p99_ms_on_new_connections": percentile_ms(
+            [x.latency_s for x in samples if x.status == 200 and x.connect_s is not None], 99
+        ),
+        "admitted_p99_ms_on_reused_connections": percentile_ms(
+            [x.latency_s for x in samples if x.status == 200 and x.connect_s is None], 99
+        ),
     }
     return {
         "endpoint": f"POST {PATHS['workbench']} (open loop, 3x the sustainable rate)",
@@ -349,13 +363,14 @@ def _serve(port: int) -> None:
     import uvicorn
 
     from api.app import create_app
+    from cli.serve import uvicorn_options
     from workbench.config import get_settings
     from workbench.serving import Serving
 
     settings = get_settings()
     serving = Serving(settings=settings, load_models=[MODEL, "all-MiniLM-L6-v2"], serve_demo_lm=False)
     app = create_app(serving=serving, settings=settings)
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False, **uvicorn_options(settings))
 
 
 if __name__ == "__main__":

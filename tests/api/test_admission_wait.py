@@ -58,3 +58,45 @@ def test_idle_time_does_not_lower_the_measured_throughput():
     held = [q.admit("p") for _ in range(20)]  # 20 / ~200 = 0.1 s expected: admitted
     for t in held:
         t.release()
+
+
+class _Clock:
+    """A monotonic clock the test moves by hand (the admission queue reads `time.monotonic`)."""
+
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def monotonic(self) -> float:
+        return self.t
+
+
+def test_a_sustained_overload_keeps_the_admitted_count_at_the_wait_bound(monkeypatch):
+    """Regression (issue 14, 3x overload of demo_digits): the bound added the shortest of the last
+    128 runs to max_wait_s, but under a sustained overload every run had queued, so the shortest
+    run grew with the queue the bound let in (admitted answers took 1.5-2.3 s at max_wait_s = 1).
+    Only runs admitted while fewer than MIN_ADMITTED were in count as the service time now."""
+    from workbench.serving import admission
+
+    clock = _Clock()
+    monkeypatch.setattr(admission, "time", clock)
+    q = AdmissionQueue(100_000, max_wait_s=0.5)
+    for _ in range(24):  # light load first: one run at a time, 10 ms each (100 runs/s)
+        t = q.admit("p")
+        clock.t += 0.01
+        t.release()
+    # then 3x overload for 30 s: the server answers the oldest admitted run every 10 ms (FIFO),
+    # three requests arrive in the same 10 ms
+    queue, most, refused = [], 0, 0
+    for _ in range(3000):
+        for _ in range(3):
+            try:
+                queue.append(q.admit("p"))
+            except OverloadedError:
+                refused += 1
+        most = max(most, len(queue))
+        clock.t += 0.01
+        queue.pop(0).release()
+    # expected wait (admitted / 100 per s) <= 0.5 s + the 10 ms service time: about 51 admitted
+    assert most <= 52, most
+    assert q.service_s("p") == pytest.approx(0.01)  # queued runs (0.5 s each) did not count
+    assert refused > 3000  # two in three refused

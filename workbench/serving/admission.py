@@ -12,8 +12,13 @@ Two bounds, both per pipeline:
   last `RATE_WINDOW` answers) and refuses a request whose expected wait would pass
   `serving.pipeline_max_wait_s`, so the admitted latency stays bounded on a slow machine too,
   where a fixed count would let it grow to count / throughput (256 at 90 runs/s: 2.8 s). A run's
-  own duration is not waiting: the bound is `max_wait_s` plus the shortest recent run (a pipeline
-  whose runs take 5 s each while 8 run side by side is not refused for that).
+  own duration is not waiting: the bound is `max_wait_s` plus the service time, the shortest of the
+  recent runs that were admitted while fewer than `MIN_ADMITTED` were in (they did not queue), so a
+  pipeline whose runs take 5 s each while 8 run side by side is not refused for that. Runs admitted
+  into a queue do not count: their durations include the wait, and under a sustained overload the
+  shortest of them grew with the bound it set (admitted requests answered after 1.5-2.3 s at
+  `max_wait_s` = 1; docs/serving.md, Overload). Before any such run, the shortest recent run of any
+  kind stands in.
   The wait bound applies only once `MIN_ADMITTED` requests are in (a cold server is never refused).
 """
 
@@ -75,7 +80,8 @@ class AdmissionQueue:
         self._admitted: dict[str, int] = {}
         self._mean_s: dict[str, float] = {}
         self._answers: dict[str, collections.deque[float]] = {}
-        self._durations: dict[str, collections.deque[float]] = {}
+        self._durations: dict[str, collections.deque[float]] = {}  # any run
+        self._service: dict[str, collections.deque[float]] = {}  # runs admitted with < MIN_ADMITTED in
         self._busy: dict[str, list[float]] = {}  # key -> [busy seconds before, start of the current busy period]
 
     def _busy_clock(self, key: str, now: float) -> float:
@@ -91,6 +97,12 @@ class AdmissionQueue:
             return None
         span = times[-1] - times[0]
         return (len(times) - 1) / span if span > 0 else None
+
+    def service_s(self, key: str) -> float:
+        """Seconds one run of `key` takes when it does not queue: the shortest of the last
+        `RATE_WINDOW` runs admitted while fewer than `MIN_ADMITTED` were in (else the shortest recent
+        run of any kind; 0.0 before any answer). Call with the lock held."""
+        return min(self._service.get(key) or self._durations.get(key) or (0.0,))
 
     def admitted(self, key: str) -> int:
         """Requests holding slots of `key` now."""
@@ -116,7 +128,7 @@ class AdmissionQueue:
                 f"{self.what} {key!r}: {used} requests admitted, the limit is {self.limit}; retry later",
                 float(max(1, math.ceil(wait))),
             )
-        bound = None if self.max_wait_s is None else self.max_wait_s + min(self._durations.get(key) or (0.0,))
+        bound = None if self.max_wait_s is None else self.max_wait_s + self.service_s(key)
         if bound is not None and rate and used >= MIN_ADMITTED and (used + n) / rate > bound:
             excess = (used + n) / rate - bound
             raise OverloadedError(
@@ -139,9 +151,9 @@ class AdmissionQueue:
                 self._busy[key] = [self._busy_clock(key, now), now]
         QUEUE_SIZE.labels(key).set(used + n)
         REJECTED.labels(key).set(self.limit)
-        return _Ticket(self, key, n)
+        return _Ticket(self, key, n, used < MIN_ADMITTED)
 
-    def _release(self, key: str, n: int, seconds: float) -> None:
+    def _release(self, key: str, n: int, seconds: float, unqueued: bool) -> None:
         with self._lock:
             left = self._admitted[key] = max(0, self._admitted.get(key, 0) - n)
             now = time.monotonic()
@@ -158,19 +170,25 @@ class AdmissionQueue:
             if durations is None:
                 durations = self._durations[key] = collections.deque(maxlen=RATE_WINDOW)
             durations.append(seconds)
+            if unqueued:
+                service = self._service.get(key)
+                if service is None:
+                    service = self._service[key] = collections.deque(maxlen=RATE_WINDOW)
+                service.append(seconds)
         QUEUE_SIZE.labels(key).set(left)
 
 
 class _Ticket:
-    __slots__ = ("_q", "_key", "_n", "_t0", "_done")
+    __slots__ = ("_q", "_key", "_n", "_t0", "_done", "_unqueued")
 
-    def __init__(self, q: AdmissionQueue, key: str, n: int):
+    def __init__(self, q: AdmissionQueue, key: str, n: int, unqueued: bool):
         self._q, self._key, self._n, self._t0, self._done = q, key, n, time.monotonic(), False
+        self._unqueued = unqueued  # admitted while fewer than MIN_ADMITTED were in: its duration is a service time
 
     def release(self) -> None:
         if not self._done:
             self._done = True
-            self._q._release(self._key, self._n, time.monotonic() - self._t0)
+            self._q._release(self._key, self._n, time.monotonic() - self._t0, self._unqueued)
 
     def __enter__(self) -> _Ticket:
         return self
