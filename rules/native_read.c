@@ -3,7 +3,7 @@
  * its first to its last token, parentheses included). Conservative: any text whose reading is
  * not certain to be the grammar's (a syntax error, a word the grammar's lexer reads otherwise in
  * that place, an integer near CLIPS's 64-bit range, nesting past the limits) sets `bail`, and the
- * caller parses the text with the grammar instead. tests/rules/test_native_read.py checks both
+ * caller has the grammar read that construct alone, then reads on from its end (rules.parser). tests/rules/test_native_read.py checks both
  * give the same AST on every rule file in the repository and on mutations of them. */
 #include "native_read.h"
 

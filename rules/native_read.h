@@ -50,6 +50,7 @@ typedef struct {
     rd_tok tok;                     /* the next token (not consumed) */
     rd_tok last;                    /* the last token consumed */
     int bail;                       /* 1: not read here, the grammar reads it */
+    PyObject *dup;                  /* the first duplicate slot of the construct: (line, col, slot, template) */
     int depth, ce_depth;
 } rd_reader;
 

@@ -1,10 +1,12 @@
 """Rule text read in C (`native_read*.c`), optional: built by `scripts/bootstrap.sh` (`python -m
 chaining.forward.native_build`; needs a C compiler and the Python headers), used by `rules.parser`
 when present. The grammar (`clips.lark`, lark's LALR parser) stays the language's definition and
-the fallback: the C reader returns None for any text it does not read exactly as the grammar does
-(any syntax error among it, so every error message and location comes from the grammar), and the
-parser then runs the grammar. tests/rules/test_native_read.py checks both give the same AST and
-the same `kb check` output on every rule file in the repository and on mutations of them.
+the fallback, construct by construct: the C reader stops at any construct it does not read exactly
+as the grammar does (any syntax error, so every error message and location comes from the
+grammar), the parser has the grammar read that construct alone (`rules.parser_lark.parse_piece`,
+positions shifted to the file's) and the C reader goes on after it. tests/rules/test_native_read.py
+checks both give the same AST, the same `kb check` output and the same located errors as the
+grammar on the whole file, on every rule file in the repository and on mutations of them.
 
 Why: a program of rule text (Manners: ~700 tokens, 3 KB) spent ~3.5 ms in lark's parser and
 ~0.6 ms turning its tree into the AST, where CLIPS's whole `load` takes ~0.6 ms. The C reader
@@ -98,8 +100,25 @@ AVAILABLE = module is not None
 
 def read(text: str) -> list[ast.Construct] | None:
     """The constructs of `text` as `rules.parser` builds them from the grammar's tree, or None when
-    the C reader is not built or leaves this text to the grammar (see the module's docstring)."""
-    return module.read(text) if module is not None else None
+    the C reader is not built or leaves some of this text to the grammar (see the module's docstring)."""
+    if module is None:
+        return None
+    constructs, stop, duplicate = module.read(text, 0, 1, 0)
+    return constructs if stop >= len(text) and duplicate is None else None
+
+
+def read_from(text: str, pos: int, line: int, line_start: int) -> tuple[list[ast.Construct], int, tuple | None]:
+    """The constructs of `text` from offset `pos` (on line `line`, which starts at `line_start`) up
+    to the first one the C reader leaves to the grammar, with file positions: (constructs, stop,
+    duplicate). `stop` is where the construct left to the grammar starts (its "(", or whatever
+    other token stands between constructs), or `len(text)` when all were read. A deftemplate with
+    a duplicate slot ends the reading after it: `stop` is then its end and `duplicate` is
+    (line, column, slot, template) of the second slot (else None). Needs the C reader (`module`).
+
+    Raises:
+        ValueError: `pos` or `line_start` outside the text.
+    """
+    return module.read(text, pos, line, line_start)
 
 
 def build(verbose: bool = False) -> Path:

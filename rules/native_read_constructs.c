@@ -10,16 +10,21 @@ static const char *const OPAQUE_KINDS[] = {"defclass", "defgeneric", "defmethod"
     if (!(cond)) goto fail
 
 /* slot_def after its "(" (lp): SLOT_KIND name slot_attr* ")" */
-static PyObject *slot_def(rd_reader *r, const rd_tok *lp, PyObject *slots) {
+static PyObject *slot_def(rd_reader *r, const rd_tok *lp, PyObject *slots, PyObject *template_name) {
     PyObject *keyword = NULL, *name = NULL, *attrs = NULL, *multislot;
     if (!rd_word_in(r, SLOT_KINDS)) return rd_bail(r);
     multislot = rd_is(r, &r->tok, "multislot") || rd_is(r, &r->tok, "multifield") ? Py_True : Py_False;
     rd_next(r);
     FAIL_UNLESS(keyword = rd_text(r, r->last.start, r->last.end));
     FAIL_UNLESS(name = rd_name(r));
-    if (PyDict_Contains(slots, name) != 0) { /* a duplicate slot: the grammar's builder reports it */
-        if (!PyErr_Occurred()) rd_bail(r);
+    switch (PyDict_Contains(slots, name)) { /* a duplicate slot: reported as the grammar's builder does */
+    case -1:
         goto fail;
+    case 1:
+        if (r->dup == NULL) {
+            r->dup = Py_BuildValue("(nnOO)", r->last.line, r->last.col, name, template_name);
+            FAIL_UNLESS(r->dup);
+        }
     }
     FAIL_UNLESS(attrs = PyList_New(0));
     while (r->tok.type == TK_LP) {
@@ -55,7 +60,7 @@ static PyObject *deftemplate(rd_reader *r, const rd_tok *lp) {
         PyObject *slot;
         int failed;
         rd_next(r);
-        FAIL_UNLESS(slot = slot_def(r, &slp, slots));
+        FAIL_UNLESS(slot = slot_def(r, &slp, slots, name));
         failed = PyDict_SetItem(slots, rd_field(slot, N_SLOTDEF, 0), slot) < 0;
         Py_DECREF(slot);
         FAIL_UNLESS(!failed);
@@ -167,45 +172,70 @@ static PyObject *construct(rd_reader *r) {
 
 static int configured = 0;
 
-/* read(text) -> [construct...] | None (None: the grammar reads this text) */
-static PyObject *read_text(PyObject *self, PyObject *arg) {
+/* read(text, pos, line, line_start) -> (constructs, stop, duplicate): the constructs from pos (on
+ * line `line`, which starts at offset line_start) up to the first one this reader leaves to the
+ * grammar: `stop` is where that one starts (its "(", or a token other than "(" between
+ * constructs), or the end of the text when every construct was read. A deftemplate with a
+ * duplicate slot ends the reading after it: `stop` is its end and `duplicate` (line, column,
+ * slot, template) locates the second slot; otherwise `duplicate` is None. */
+static PyObject *read_text(PyObject *self, PyObject *args) {
     rd_reader r;
-    PyObject *out = NULL, *c;
+    PyObject *text, *out = NULL, *c, *result = NULL;
+    Py_ssize_t pos, line, line_start, stop;
     int gc_was_on;
     (void)self;
     if (!configured) {
         PyErr_SetString(PyExc_RuntimeError, "native reader: configure() first");
         return NULL;
     }
-    if (!PyUnicode_Check(arg) || PyUnicode_READY(arg) < 0) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "read(text): text must be a str");
+    if (!PyArg_ParseTuple(args, "Unnn", &text, &pos, &line, &line_start) || PyUnicode_READY(text) < 0) return NULL;
+    if (pos < 0 || pos > PyUnicode_GET_LENGTH(text) || line_start < 0 || line_start > pos || line < 1) {
+        PyErr_SetString(PyExc_ValueError, "read: span out of the text");
         return NULL;
     }
     memset(&r, 0, sizeof r);
-    r.text = arg;
-    r.kind = PyUnicode_KIND(arg);
-    r.data = PyUnicode_DATA(arg);
-    r.n = PyUnicode_GET_LENGTH(arg);
-    r.line = 1;
+    r.text = text;
+    r.kind = PyUnicode_KIND(text);
+    r.data = PyUnicode_DATA(text);
+    r.n = PyUnicode_GET_LENGTH(text);
+    r.i = pos;
+    r.line = line;
+    r.line_start = line_start;
     /* No collection while the tree grows (no Python code runs meanwhile, so no one else sees it
      * off): the allocations would start one every 700 objects, each walking the young tree. */
     gc_was_on = PyGC_Disable();
     rd_lex(&r);
     if ((out = PyList_New(0)) == NULL) goto done;
-    while (r.tok.type == TK_LP) {
+    for (;;) {
+        stop = r.tok.start;
+        if (r.tok.type != TK_LP) break;
         c = construct(&r);
-        if (c == NULL || PyList_Append(out, c) < 0) {
-            Py_XDECREF(c);
+        if (c == NULL) {
+            Py_CLEAR(r.dup);
+            if (r.bail && !PyErr_Occurred()) break;
             Py_CLEAR(out);
-            if (r.bail && !PyErr_Occurred()) out = Py_NewRef(Py_None);
+            goto done;
+        }
+        if (r.dup != NULL) { /* not kept: the file is refused */
+            Py_DECREF(c);
+            stop = r.last.end;
+            break;
+        }
+        if (PyList_Append(out, c) < 0) {
+            Py_DECREF(c);
+            Py_CLEAR(out);
             goto done;
         }
         Py_DECREF(c);
     }
-    if (r.tok.type != TK_EOF) Py_SETREF(out, Py_NewRef(Py_None));
+    result = Py_BuildValue("(NnN)", out, stop, r.dup ? r.dup : Py_NewRef(Py_None));
+    r.dup = NULL;
+    out = NULL;
 done:
+    Py_XDECREF(out);
+    Py_XDECREF(r.dup);
     if (gc_was_on) PyGC_Enable();
-    return out;
+    return result;
 }
 
 static PyObject *configure(PyObject *self, PyObject *args) {
@@ -229,7 +259,7 @@ static PyObject *source_digest(PyObject *self, PyObject *args) {
 }
 
 static PyMethodDef methods[] = {
-    {"read", read_text, METH_O, "read(text) -> [construct...] | None"},
+    {"read", read_text, METH_VARARGS, "read(text, pos, line, line_start) -> (constructs, stop, duplicate)"},
     {"configure", configure, METH_VARARGS, "configure(((class, field names)...), NOPOS)"},
     {"skip", rd_py_skip, METH_VARARGS, "skip(text, pos) -> end of whitespace and comments"},
     {"construct_end", rd_py_construct_end, METH_VARARGS, "construct_end(text, pos, max_depth) -> offset"},

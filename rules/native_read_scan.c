@@ -40,6 +40,13 @@ static Py_ssize_t comment_end(const text_t *t, Py_ssize_t i) {
     return i;
 }
 
+/* pos must lie in the text (0 <= pos <= its length); else ValueError, as rules._native_scan's functions */
+static int in_text(const text_t *t, Py_ssize_t pos) {
+    if (pos >= 0 && pos <= t->n) return 1;
+    PyErr_SetString(PyExc_ValueError, "span out of the text");
+    return 0;
+}
+
 static Py_ssize_t skip(const text_t *t, Py_ssize_t i) {
     while (i < t->n) {
         Py_UCS4 c = CH(t, i);
@@ -56,7 +63,7 @@ PyObject *rd_py_skip(PyObject *self, PyObject *args) {
     Py_ssize_t i;
     text_t t;
     (void)self;
-    if (!PyArg_ParseTuple(args, "Un", &s, &i) || text_of(s, &t) < 0) return NULL;
+    if (!PyArg_ParseTuple(args, "Un", &s, &i) || text_of(s, &t) < 0 || !in_text(&t, i)) return NULL;
     return PyLong_FromSsize_t(skip(&t, i));
 }
 
@@ -88,7 +95,7 @@ PyObject *rd_py_scan_constructs(PyObject *self, PyObject *args) {
     Py_ssize_t i, e, k, max_depth;
     text_t t;
     (void)self;
-    if (!PyArg_ParseTuple(args, "Unn", &s, &i, &max_depth) || text_of(s, &t) < 0) return NULL;
+    if (!PyArg_ParseTuple(args, "Unn", &s, &i, &max_depth) || text_of(s, &t) < 0 || !in_text(&t, i)) return NULL;
     for (;;) {
         i = skip(&t, i);
         if (i >= t.n || CH(&t, i) != '(') return Py_BuildValue("(in)", 1, i);
@@ -109,7 +116,7 @@ PyObject *rd_py_construct_end(PyObject *self, PyObject *args) {
     Py_ssize_t i, max_depth;
     text_t t;
     (void)self;
-    if (!PyArg_ParseTuple(args, "Unn", &s, &i, &max_depth) || text_of(s, &t) < 0) return NULL;
+    if (!PyArg_ParseTuple(args, "Unn", &s, &i, &max_depth) || text_of(s, &t) < 0 || !in_text(&t, i)) return NULL;
     return PyLong_FromSsize_t(construct_end(&t, i, max_depth));
 }
 

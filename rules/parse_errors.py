@@ -47,13 +47,19 @@ _FRIENDLY = {
     "COLON": "':'",
     "EQUALS": "'='",
     "$END": "end of file",
+    **{f"_{k.upper()}": f"'{k}'" for k in CONSTRUCT_KEYWORDS[:6]},
 }
 
 
-def open_parens(text: str, upto: int) -> list[tuple[int, int, int]]:
-    """The '(' still open at offset `upto`, outermost first, as (offset, line, column); strings and comments skipped."""
+_COMMENT_END = re.compile(r"[\n\r]")
+
+
+def open_parens(text: str, upto: int, start: int = 0) -> list[tuple[int, int, int]]:
+    """The '(' still open at offset `upto`, outermost first, as (offset, line, column); strings and
+    comments skipped (a comment ends at LF or CR, as the grammar's). `start`: an offset where none is
+    open, to scan from (the start of the construct being read)."""
     stack: list[tuple[int, int, int]] = []
-    i, line, col = 0, 1, 1
+    i, line, col = start, text.count("\n", 0, start) + 1, start - text.rfind("\n", 0, start)
     while i < upto:
         ch = text[i]
         if ch == '"':
@@ -66,8 +72,8 @@ def open_parens(text: str, upto: int) -> list[tuple[int, int, int]]:
             i = j + 1
             continue
         if ch == ";":
-            j = text.find("\n", i)
-            j = len(text) if j < 0 else j
+            m = _COMMENT_END.search(text, i)
+            j = m.start() if m else len(text)
             col += j - i
             i = j
             continue
@@ -83,8 +89,8 @@ def open_parens(text: str, upto: int) -> list[tuple[int, int, int]]:
     return stack
 
 
-def _construct_at(text: str, offset: int) -> str | None:
-    stack = open_parens(text, offset)
+def _construct_at(text: str, offset: int, start: int = 0) -> str | None:
+    stack = open_parens(text, offset, start)
     if not stack:
         return None
     start = stack[0][0] + 1
@@ -110,15 +116,15 @@ def _expected(exc: UnexpectedInput, parser: Lark) -> str:
     return ", ".join(out)
 
 
-def _unclosed_before_next(text: str, offset: int, filename: str) -> Diagnostic | None:
+def _unclosed_before_next(text: str, offset: int, filename: str, start: int = 0) -> Diagnostic | None:
     """A construct left open when a later line starts a new construct at column 1: blame the open one."""
-    stack = open_parens(text, offset)
+    stack = open_parens(text, offset, start)
     if not stack:
         return None
     start, line, col = stack[0]
     for m in re.finditer(r"(?m)^\((def[a-z-]*)\b", text[start + 1 : offset]):
         next_line = text.count("\n", 0, start + 1 + m.start()) + 1
-        where = _construct_at(text, start + 1)
+        where = _construct_at(text, start + 1, stack[0][0])
         return Diagnostic(
             filename,
             line,
@@ -129,8 +135,10 @@ def _unclosed_before_next(text: str, offset: int, filename: str) -> Diagnostic |
     return None
 
 
-def diagnostic(exc: UnexpectedInput, text: str, filename: str, parser: Lark) -> Diagnostic:
-    """A located diagnostic for the grammar's exception `exc` on `text`."""
+def diagnostic(exc: UnexpectedInput, text: str, filename: str, parser: Lark, start: int = 0) -> Diagnostic:
+    """A located diagnostic for the grammar's exception `exc` on `text`. `start`: an offset before
+    the error where no parenthesis is open (the start of the construct the grammar read alone), from
+    which the open parentheses are counted; the diagnostic is the same as from 0."""
     line, column = getattr(exc, "line", 1) or 1, getattr(exc, "column", 1) or 1
     offset = getattr(exc, "pos_in_stream", None)
     if isinstance(exc, UnexpectedToken):
@@ -138,14 +146,14 @@ def diagnostic(exc: UnexpectedInput, text: str, filename: str, parser: Lark) -> 
     if isinstance(exc, UnexpectedEOF):
         offset = len(text)
     if offset is not None:
-        blamed = _unclosed_before_next(text, offset, filename)
+        blamed = _unclosed_before_next(text, offset, filename, start)
         if blamed is not None:
             return blamed
     if isinstance(exc, UnexpectedCharacters):
         ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
         if ch == '"':
             return Diagnostic(filename, line, column, "unterminated string: no closing '\"' before the end of the file")
-        where = _construct_at(text, exc.pos_in_stream)
+        where = _construct_at(text, exc.pos_in_stream, start)
         ctx = f" in {where}" if where else ""
         pos = exc.pos_in_stream
         after = text[pos + 1 : pos + 3] if ch == "?" else text[pos + 2 : pos + 3] if text.startswith("$?", pos) else ""
@@ -169,11 +177,11 @@ def diagnostic(exc: UnexpectedInput, text: str, filename: str, parser: Lark) -> 
             filename, line, column, f"unexpected character {ch!r}{ctx}; expected {_expected(exc, parser)}"
         )
     if isinstance(exc, UnexpectedEOF) or (isinstance(exc, UnexpectedToken) and exc.token.type == "$END"):
-        stack = open_parens(text, len(text))
+        stack = open_parens(text, len(text), start)
         end_line = text.count("\n") + 1
         end_col = len(text) - (text.rfind("\n") + 1) + 1
         if stack:
-            where = _construct_at(text, len(text))
+            where = _construct_at(text, len(text), start)
             return Diagnostic(
                 filename,
                 end_line,
@@ -185,7 +193,7 @@ def diagnostic(exc: UnexpectedInput, text: str, filename: str, parser: Lark) -> 
     tok = exc.token
     shown = str(tok.value)
     offset = tok.start_pos or 0
-    stack = open_parens(text, offset)
+    stack = open_parens(text, offset, start)
     if tok.type == "RPAR" and not stack:
         return Diagnostic(filename, line, column, "unmatched ')': no construct is open here")
     if len(stack) == 1 and text[stack[0][0] + 1 : offset].strip() == "":
@@ -194,6 +202,6 @@ def diagnostic(exc: UnexpectedInput, text: str, filename: str, parser: Lark) -> 
         )
     if not stack and tok.type != "LPAR":
         return Diagnostic(filename, line, column, f"unexpected {shown!r} outside any construct; expected '('")
-    where = _construct_at(text, offset)
+    where = _construct_at(text, offset, start)
     ctx = f" in {where}" if where else ""
     return Diagnostic(filename, line, column, f"unexpected {shown!r}{ctx}; expected {_expected(exc, parser)}")

@@ -3,8 +3,8 @@
 Before anything else, `rules.scan` checks nesting depth and NUL bytes and takes plain-data
 `deffacts` aside (they never reach a parser; their facts are built only when read). The rest
 is read by the C reader (`rules.native_read`) when it is built, which builds the AST the grammar
-would; any text it does not read exactly as the grammar does (every syntax error among it) goes
-to the grammar, `clips.lark` (LALR(1), contextual lexer; `rules.parser_lark`, which imports lark
+would; any construct it does not read exactly as the grammar does (every syntax error among it)
+goes, alone, to the grammar, `clips.lark` (LALR(1), contextual lexer; `rules.parser_lark`, which imports lark
 only then), whose exceptions become `Diagnostic`s (`rules.parse_errors`). Parsing never
 evaluates anything, and nothing here recurses once per nesting level of the input.
 """
@@ -58,11 +58,11 @@ def parse(text: str, filename: str = "<string>") -> ast.Module:
     except scan.ScanError as exc:
         line, column = scan.Lines(text).at(exc.offset)
         raise RuleSyntaxError([Diagnostic(filename, line, column, exc.message)]) from None
-    # The C reader first (same AST); it leaves to the grammar any text it does not read as the grammar does.
-    constructs = native_read.read(lark_text) if lark_text else []
     warnings: list[Diagnostic] = []
-    if constructs is not None:
-        module = ast.Module(filename, constructs, text=text)
+    if not lark_text:
+        module = ast.Module(filename, [], text=text)
+    elif native_read.module is not None:
+        module = ast.Module(filename, _read_by_construct(text, lark_text, filename, lines, warnings), text=text)
     else:
         from .parser_lark import parse_by_grammar
 
@@ -74,6 +74,46 @@ def parse(text: str, filename: str = "<string>") -> ast.Module:
     module.comments = scan.comments(text, lines)
     _attach_annotations(module)
     return module
+
+
+def _read_by_construct(
+    text: str, lark_text: str, filename: str, lines: scan.Lines, warnings: list[Diagnostic]
+) -> list[ast.Construct]:
+    """The constructs of `lark_text`: read by the C reader, except each construct it leaves to the
+    grammar, which lark reads alone (from its "(" to the ")" closing it, or to the end of the text
+    when never closed or when it does not start with "("), positions shifted to the file's. The
+    outcome is the grammar's on the whole text: the first syntax error in the file, else the first
+    error of the tree builder (a duplicate slot, CE nesting) in construct order, else the AST and
+    the warnings (appended to `warnings`). Raises RuleSyntaxError."""
+    constructs: list[ast.Construct] = []
+    build_error: Diagnostic | None = None
+    pos, n = 0, len(lark_text)
+    while pos < n:
+        line, column = lines.at(pos)
+        got, stop, duplicate = native_read.read_from(lark_text, pos, line, pos - column + 1)
+        constructs += got
+        if duplicate is not None:
+            if build_error is None:
+                d_line, d_column, slot, template = duplicate
+                build_error = Diagnostic(
+                    filename, d_line, d_column, f"duplicate slot '{slot}' in deftemplate {template}"
+                )
+            pos = stop
+            continue
+        if stop >= n:
+            break
+        end = native_read.module.construct_end(lark_text, stop, scan.MAX_NESTING) if lark_text[stop] == "(" else -1
+        end = n if end < 0 else end
+        from .parser_lark import parse_piece
+
+        got, piece_warnings, piece_error = parse_piece(text, lark_text, stop, end, filename, lines)
+        constructs += got
+        warnings += piece_warnings
+        build_error = build_error or piece_error
+        pos = end
+    if build_error is not None:
+        raise RuleSyntaxError([build_error])
+    return constructs
 
 
 def _data_facts(text: str, m, lines: scan.Lines) -> ast.FactsDef:

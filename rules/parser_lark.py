@@ -137,10 +137,33 @@ _ATOM_TREES = {
 
 
 class _Builder:
-    def __init__(self, text: str, filename: str):
+    """The grammar's tree -> AST. `shift` = (offset, line, column) of where the parsed text starts
+    in the file when the grammar read one piece of it (`parse_piece`); positions are shifted to the file's."""
+
+    def __init__(self, text: str, filename: str, shift: tuple[int, int, int] = (0, 1, 1)):
         self.text, self.filename = text, filename
         self.warnings: list[Diagnostic] = []
         self._ce_depth = 0
+        self._shift = None if shift == (0, 1, 1) else shift
+
+    def _shifted(self, pos: ast.Pos) -> ast.Pos:
+        if self._shift is None or pos is ast.NOPOS:
+            return pos
+        offset, line, column = self._shift
+        return ast.Pos(
+            pos.line + line - 1,
+            pos.column + (column - 1 if pos.line == 1 else 0),
+            pos.end_line + line - 1,
+            pos.end_column + (column - 1 if pos.end_line == 1 else 0),
+            pos.start_offset + offset,
+            pos.end_offset + offset,
+        )
+
+    def _tok_pos(self, tok: Token) -> ast.Pos:
+        return self._shifted(_tok_pos(tok))
+
+    def _tree_pos(self, tree: Tree) -> ast.Pos:
+        return self._shifted(_tree_pos(tree))
 
     def module(self, tree: Tree) -> ast.Module:
         constructs = [self.construct(c) for c in tree.children]
@@ -151,7 +174,7 @@ class _Builder:
 
     # -- constructs
     def construct(self, t: Tree) -> ast.Construct:
-        pos = _tree_pos(t)
+        pos = self._tree_pos(t)
         node = getattr(self, "c_" + t.data)(t, pos)
         node.text = self._slice(pos)
         return node
@@ -173,14 +196,16 @@ class _Builder:
             kind_tok, name_tree, *attrs = sd.children
             slot_name = str(name_tree.children[0])
             if slot_name in slots:
-                tok = name_tree.children[0]
-                raise _BuildError(tok.line, tok.column, f"duplicate slot '{slot_name}' in deftemplate {name}")
+                at = self._tok_pos(name_tree.children[0])
+                raise _BuildError(at.line, at.column, f"duplicate slot '{slot_name}' in deftemplate {name}")
             attributes = [
-                ast.SlotAttribute(str(a.children[0].children[0]), [self.expr(v) for v in a.children[1:]], _tree_pos(a))
+                ast.SlotAttribute(
+                    str(a.children[0].children[0]), [self.expr(v) for v in a.children[1:]], self._tree_pos(a)
+                )
                 for a in attrs
             ]
             slots[slot_name] = ast.SlotDef(
-                slot_name, str(kind_tok) in ("multislot", "multifield"), attributes, str(kind_tok), _tree_pos(sd)
+                slot_name, str(kind_tok) in ("multislot", "multifield"), attributes, str(kind_tok), self._tree_pos(sd)
             )
         return ast.TemplateDef(name, slots, comment, pos)
 
@@ -225,7 +250,7 @@ class _Builder:
             module = str(rest[0].children[0])
             rest = rest[1:]
         assigns = [
-            ast.GlobalAssignment(str(a.children[0])[2:-1], self.expr(a.children[-1]), _tree_pos(a)) for a in rest
+            ast.GlobalAssignment(str(a.children[0])[2:-1], self.expr(a.children[-1]), self._tree_pos(a)) for a in rest
         ]
         return ast.GlobalDef(assigns, module, pos)
 
@@ -239,7 +264,7 @@ class _Builder:
 
     # -- conditional elements
     def ce(self, t: Tree) -> ast.CE:
-        pos = _tree_pos(t)
+        pos = self._tree_pos(t)
         d = t.data
         if d not in ("pattern_ce", "assigned_ce", "test_ce"):
             self._ce_depth += 1
@@ -260,7 +285,7 @@ class _Builder:
             var, _, pat = t.children
             p = self.pattern(pat)
             p.address = str(var)[1:]
-            p.address_pos = _tok_pos(var)
+            p.address_pos = self._tok_pos(var)
             p.pos = pos
             return p
         if d == "test_ce":
@@ -279,12 +304,12 @@ class _Builder:
     def pattern(self, t: Tree) -> ast.Pattern:
         name_tree, *rest = t.children
         tok = name_tree.children[0]
-        pat = ast.Pattern(str(tok), pos=_tree_pos(t), template_pos=_tok_pos(tok))
+        pat = ast.Pattern(str(tok), pos=self._tree_pos(t), template_pos=self._tok_pos(tok))
         if rest and rest[0].data == "slot_constraint":
             pat.ordered = False
             pat.slots = [
                 ast.SlotConstraint(
-                    str(sc.children[0].children[0]), [self.field(f) for f in sc.children[1:]], _tree_pos(sc)
+                    str(sc.children[0].children[0]), [self.field(f) for f in sc.children[1:]], self._tree_pos(sc)
                 )
                 for sc in rest
             ]
@@ -293,7 +318,7 @@ class _Builder:
         return pat
 
     def field(self, t: Tree) -> ast.Field:
-        pos = _tree_pos(t)
+        pos = self._tree_pos(t)
         if t.data == "sf_wildcard":
             return ast.Wildcard(False, pos)
         if t.data == "mf_wildcard":
@@ -304,9 +329,9 @@ class _Builder:
             for term in and_c.children:
                 negated = len(term.children) == 2
                 single = term.children[-1]
-                terms.append(self.term(single, negated, _tree_pos(term)))
+                terms.append(self.term(single, negated, self._tree_pos(term)))
             alts.append(terms)
-        return ast.FieldConstraint(alts, _tree_pos(t.children[0]))
+        return ast.FieldConstraint(alts, self._tree_pos(t.children[0]))
 
     def term(self, t: Tree, negated: bool, pos: ast.Pos) -> ast.Term:
         if t.data == "predicate":
@@ -332,7 +357,7 @@ class _Builder:
                 items.append(self.atom(child))
             else:
                 stack.pop()
-                call = ast.Call(items, _tree_pos(node))
+                call = ast.Call(items, self._tree_pos(node))
                 if not stack:
                     return call
                 stack[-1][2].append(call)
@@ -341,7 +366,7 @@ class _Builder:
         assert isinstance(t, Tree) and t.data in _ATOM_TREES, t
         tok = t.children[0]
         text = str(tok)
-        pos = _tok_pos(tok)
+        pos = self._tok_pos(tok)
         d = t.data
         if d == "symbol":
             return ast.Atom("symbol", text, pos)
@@ -390,3 +415,43 @@ def parse_by_grammar(text: str, lark_text: str, filename: str) -> tuple[ast.Modu
         return builder.module(tree), builder.warnings
     except _BuildError as exc:
         raise RuleSyntaxError([Diagnostic(filename, exc.line, exc.column, exc.message)]) from None
+
+
+def parse_piece(
+    text: str, lark_text: str, start: int, end: int, filename: str, lines
+) -> tuple[list[ast.Construct], list[Diagnostic], Diagnostic | None]:
+    """The grammar's reading of `lark_text[start:end]` alone (one construct, or the rest of the text),
+    with positions, warnings and errors located in the file (`lines`: `rules.scan.Lines` of `text`).
+    `start` must be where a construct starts (nothing open there), so that the outcome is the one
+    the grammar gives on the whole text from there. Returns (constructs, warnings, the tree
+    builder's error or None). Raises RuleSyntaxError (the syntax error, located in the file)."""
+    line, column = lines.at(start)
+    builder = _Builder(text, filename, (start, line, column))
+    parser = _lark()
+    try:
+        tree = parser.parse(lark_text[start:end])
+    except UnexpectedInput as exc:
+        _shift_error(exc, start, line, column)
+        raise RuleSyntaxError([diagnostic(exc, text, filename, parser, start)]) from None
+    try:
+        return builder.module(tree).constructs, builder.warnings, None
+    except _BuildError as exc:
+        return [], builder.warnings, Diagnostic(filename, exc.line, exc.column, exc.message)
+
+
+def _shift_error(exc: UnexpectedInput, offset: int, line: int, column: int) -> None:
+    """Move the position of lark's exception on a piece of text starting at (offset, line, column) to the file's."""
+
+    def col(at_line: int, at_column: int) -> int:
+        return at_column + column - 1 if at_line == 1 else at_column
+
+    token = getattr(exc, "token", None)
+    if isinstance(token, Token) and token.type != "$END" and token.line is not None:
+        token.column, token.end_column = col(token.line, token.column), col(token.end_line, token.end_column)
+        token.line, token.end_line = token.line + line - 1, token.end_line + line - 1
+        token.start_pos, token.end_pos = token.start_pos + offset, token.end_pos + offset
+    if getattr(exc, "line", -1) > 0:
+        exc.column = col(exc.line, exc.column)
+        exc.line = exc.line + line - 1
+    if getattr(exc, "pos_in_stream", -1) is not None and getattr(exc, "pos_in_stream", -1) >= 0:
+        exc.pos_in_stream += offset

@@ -211,6 +211,23 @@ def test_invalid_rules_are_422_with_line_and_column(http):
     assert http.get("/v1/kb/broken_rules").status_code == 404 and http.get("/v1/kb/unsafe").status_code == 404
 
 
+def test_upload_errors_name_the_file_as_check_does_not_the_servers_path(http, pipeline_workbench):
+    """docs/api.md: files are named relative to the knowledge-base folder (`zz.clp`), never by the
+    server's path (PUT named `/tmp/.../zz.clp`; reviewer case 05_put_kb_error_file_path)."""
+    text = "(defrule s (a) =>"
+    r = http.put("/v1/kb/zz", content=text, headers={**AUTH, "Content-Type": "text/plain"})
+    assert r.status_code == 422, r.text
+    (detail,) = r.json()["error"]["details"]
+    checked = http.post("/v1/kb/zz/check", json={"text": text}, headers=AUTH).json()["diagnostics"]
+    assert detail["file"] == checked[0]["file"] == "zz.clp"
+    assert (detail["line"], detail["column"], detail["message"]) == (
+        checked[0]["line"],
+        checked[0]["column"],
+        checked[0]["message"],
+    )
+    assert str(pipeline_workbench.library.directory) not in r.text and "kb/zz.clp" not in r.text
+
+
 def test_forward_run_and_backward_ask(http):
     r = http.post("/v1/kb/family/run", json={"facts": [{"template": "parent", "slots": {"of": "carl", "is": "dora"}}]})
     assert r.status_code == 200, r.text

@@ -148,6 +148,53 @@ def test_mutated_rule_text_reads_the_same(seed: int, monkeypatch):
     assert with_c == by_grammar
 
 
+# Files of many constructs, so that the C reader stops in the middle and lark reads one construct
+# alone (positions shifted to the file's) before the C reader goes on: a construct it leaves to
+# lark (a non-ASCII word, a 64-bit overflow), duplicate slots before and after.
+_MULTI = "\n".join(_BASES) + (
+    "\n(deftemplate v (slot a) (slot b))\n(defrule é (v (a 1)) => )\n(deftemplate u (slot x) (slot x))\n"
+    "(defrule q (a) => (x 99999999999999999999))\n(deftemplate w (slot y) (slot y))\n(defrule z (a) => )"
+)
+_MULTI_ALPHABET = _ALPHABET + [")", "(", "é", "\r", ";x\r(", "(defrule a (a) =>)", "(deftemplate v (slot x) (slot x))"]
+
+
+@pytest.mark.parametrize("seed", range(160))
+def test_mutated_files_of_many_constructs_read_the_same_construct_by_construct(seed: int, monkeypatch):
+    """The grammar reading only the constructs the C reader leaves gives what it gives on the whole
+    file: the same AST and warnings, the same first error with the same located message."""
+    rng = random.Random(1000 + seed)
+    text = _MULTI
+    for _ in range(rng.randint(1, 5)):
+        at = rng.randrange(len(text) + 1)
+        if rng.random() < 0.6:
+            text = text[:at] + rng.choice(_MULTI_ALPHABET) + text[at:]
+        else:
+            text = text[:at] + text[at + rng.randint(1, 4) :]
+    with_c, by_grammar, _ = _both(text, monkeypatch)
+    assert with_c == by_grammar
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(defrule a (p) =>)\n(defrule b (p) => ) )",  # a stray ')' after what the reader read
+        "(defrule a (p) =>)\n  x (defrule b (p) =>)",  # a word between constructs
+        "(defrule a (p) =>)\n(defrule b (p) =>",  # never closed
+        "(defrule a (p) =>)\n(defrule b (p)\n(defrule c (q) =>)",  # unclosed before the next construct
+        "(deftemplate t (slot a) (slot a))\n(defrule b (p) => (x ?))) ",  # the syntax error wins
+        "(defrule é (p) =>)\n(deftemplate t (slot a) (slot a))\n(deftemplate u (slot b) (slot b))",
+        "(deftemplate t (slot a) (slot a) (slot 1))",  # a duplicate, then a syntax error in it
+        "(defrule a (p) => ; c\r(x)\n)\n(defrule b (p) =>) )",  # a comment ends at CR
+        "(defrule a (p) =>)\n(defrule b (p é) =>)\n(defrule c (p ?1) =>)",
+        "(defrule a (p) =>) (defrulex =>)",
+        "(deffacts d (a 1) ; c\r(b 2))\n(defrule r (a) => (x ))) ",  # data deffacts, then a stray ')'
+    ],
+)
+def test_located_errors_are_the_whole_files_when_lark_reads_one_construct(text: str, monkeypatch):
+    with_c, by_grammar, _ = _both(text, monkeypatch)
+    assert with_c == by_grammar
+
+
 @pytest.mark.parametrize(
     "text",
     [

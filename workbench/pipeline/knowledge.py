@@ -171,7 +171,7 @@ class KnowledgeBaseLibrary:
         if self.directory is None:
             raise ValueError("no knowledge-base directory is configured (settings.knowledge_base_dir)")
         target = self.directory / f"{name}{KB_SUFFIX}"
-        kb = self.from_text(name, text, filename=str(target))
+        kb = self.from_text(name, text, filename=target.name)  # diagnostics name `NAME.clp`, never the server's path
         self.directory.mkdir(parents=True, exist_ok=True)
         tmp = target.with_suffix(".clp.tmp")
         tmp.write_text(text, encoding="utf-8")

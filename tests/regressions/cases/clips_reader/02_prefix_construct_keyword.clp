@@ -1,0 +1,2 @@
+(defrulex =>)
+(deftemplatex)

@@ -1,0 +1,2 @@
+(deftemplate t (slotx))
+(defrule r (t (x 1)) => (printout t "fired" crlf))

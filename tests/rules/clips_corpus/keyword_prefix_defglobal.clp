@@ -1,0 +1,2 @@
+; clips: refuses -- a construct keyword ends where a word ends: defglobalx is no defglobal
+(defglobalx ?*a* = 1)

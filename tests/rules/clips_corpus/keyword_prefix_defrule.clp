@@ -1,0 +1,2 @@
+; clips: refuses -- a construct keyword ends where a word ends: defrulex is no defrule
+(defrulex =>)
