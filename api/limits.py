@@ -39,6 +39,9 @@ DRAIN_BYTES = 64 * 1024 * 1024
 OFFLOAD_BYTES = 256 * 1024
 _ENCODINGS = {"gzip": "gzip", "x-gzip": "gzip", "deflate": "deflate"}
 _TEXT_TYPES = ("text/", "application/yaml", "application/x-yaml")
+# KServe's binary-data extension (`Inference-Header-Content-Length`) is part of these operations only
+# (api/routes/kserve.py); on any other endpoint the header means nothing and the whole body is checked.
+BINARY_INFER_OPERATIONS = frozenset({"v2_model_infer", "v2_model_version_infer"})
 
 
 class RequestLimitsMiddleware:
@@ -54,12 +57,21 @@ class RequestLimitsMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        operation = _operation_id(scope, self.endpoints)
+        if scope.get("path", "").endswith("\n"):
+            # `%0A` at the end: Starlette's route regexes end in `$`, which also matches before a final
+            # newline, so `/v1/pipelines/x/predict\n` would reach the predict route; no route has it
+            await _drain(receive)
+            request = Request(scope)
+            err = ApiError(404, f"no route {request.method} {request.url.path}")
+            await error_response(request, err)(scope, receive, send)
+            return
+        route = _route(scope, self.endpoints)
+        operation = None if route is None else route.operation_id or route.name
         limits = self.limits.for_endpoint(operation)
         headers = _headers(scope)
         held = _Held(self.budget)
         try:
-            await self._handle(scope, receive, send, operation, limits, headers, held)
+            await self._handle(scope, receive, send, route, operation, limits, headers, held)
         finally:
             if held.release() >= TRIM_AFTER_BYTES:  # the body is freed once the route has answered
                 await asyncio.to_thread(_trim_heap)
@@ -69,6 +81,7 @@ class RequestLimitsMiddleware:
         scope: Scope,
         receive: Receive,
         send: Send,
+        route: APIRoute | None,
         operation: str | None,
         limits: ResolvedLimits,
         headers: dict[str, str],
@@ -79,10 +92,12 @@ class RequestLimitsMiddleware:
             if body is None:  # the client went away while sending
                 return
             if len(body) > OFFLOAD_BYTES:
-                await asyncio.to_thread(_check_content, body, headers, limits)
+                await asyncio.to_thread(_check_content, body, headers, limits, operation)
             else:
-                _check_content(body, headers, limits)
+                _check_content(body, headers, limits, operation)
         except BodyError as exc:
+            if route is not None:  # the request matched this route: HttpMetricsMiddleware labels the refusal by it
+                scope["route"] = route
             request = Request(scope)
             code = {413: "payload_too_large", 415: "unsupported_media_type"}.get(exc.status)
             err = ApiError(exc.status, exc.message, code=code, param=exc.param, retry_after_s=exc.retry_after_s)
@@ -91,7 +106,8 @@ class RequestLimitsMiddleware:
             await error_response(request, err)(scope, receive, send)
             return
         if "content-encoding" in headers:
-            scope = dict(scope)
+            # in place, not on a copy: what the layers below write into the scope (`route`, read by
+            # HttpMetricsMiddleware for its label) must reach the layers above
             scope["headers"] = [
                 (k, v) for k, v in scope["headers"] if k.lower() not in (b"content-encoding", b"content-length")
             ] + [(b"content-length", str(len(body)).encode())]
@@ -258,11 +274,12 @@ async def _read_body_inner(
     return await asyncio.to_thread(inflater.finish) if inflater is not None else b"".join(parts)
 
 
-def _check_content(body: bytes, headers: dict[str, str], limits: ResolvedLimits) -> None:
-    """UTF-8, depth and surrogates of JSON bodies (and of the JSON header of a binary KServe body)."""
+def _check_content(body: bytes, headers: dict[str, str], limits: ResolvedLimits, operation: str | None) -> None:
+    """UTF-8, depth and surrogates of JSON bodies (and of the JSON header of a binary KServe body,
+    on the /v2 infer operations only: `BINARY_INFER_OPERATIONS`)."""
     ctype = headers.get("content-type", "").split(";")[0].strip().lower()
     depth_setting = "WORKBENCH_LIMITS__MAX_JSON_DEPTH"
-    head = headers.get("inference-header-content-length")
+    head = headers.get("inference-header-content-length") if operation in BINARY_INFER_OPERATIONS else None
     if head is not None:  # KServe binary-data extension (any Content-Type): a JSON header, then raw bytes
         if head.isdigit() and int(head) <= len(body):
             check_json(body[: int(head)], limits.max_json_depth, depth_setting)
@@ -280,22 +297,27 @@ def _setting(field: str, operation: str | None) -> str:
 
 
 def _headers(scope: Scope) -> dict[str, str]:
-    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
+    """The request's headers by lower-case name; of a repeated header the FIRST value, as Starlette's
+    `Request.headers[...]` (so FastAPI) and the predict fast path read it."""
+    out: dict[str, str] = {}
+    for k, v in scope.get("headers") or []:
+        out.setdefault(k.decode("latin-1").lower(), v.decode("latin-1"))
+    return out
 
 
-def _operation_id(scope: Scope, endpoints: list[tuple[Pattern[str], frozenset[str], str]]) -> str | None:
-    """The operation id of the route this request will reach (None for no route)."""
+def _route(scope: Scope, endpoints: list[tuple[Pattern[str], frozenset[str], APIRoute]]) -> APIRoute | None:
+    """The API route this request will reach (None for no route)."""
     path, method = scope.get("path", ""), scope.get("method", "")
-    for regex, methods, operation in endpoints:
+    for regex, methods, route in endpoints:
         if method in methods and regex.match(path):
-            return operation
+            return route
     return None
 
 
-def endpoint_table(routers: Iterable[Any]) -> list[tuple[Pattern[str], frozenset[str], str]]:
-    """(path regex, methods, operation id) of every API route of `routers` (FastAPI `APIRouter`s)."""
+def endpoint_table(routers: Iterable[Any]) -> list[tuple[Pattern[str], frozenset[str], APIRoute]]:
+    """(path regex, methods, route) of every API route of `routers` (FastAPI `APIRouter`s)."""
     return [
-        (r.path_regex, frozenset(r.methods or ()), r.operation_id or r.name)
+        (r.path_regex, frozenset(r.methods or ()), r)
         for router in routers
         for r in router.routes
         if isinstance(r, APIRoute)

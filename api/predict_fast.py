@@ -34,7 +34,7 @@ from .auth import require_predict_key
 from .routes.pipelines import predict_one
 from .schemas.pipelines import PredictRequest
 
-_PREDICT = re.compile(r"^/v1/pipelines/([^/]+)/predict$")  # the route's path regex ({name} is `[^/]+`)
+_PREDICT = re.compile(r"^/v1/pipelines/([^/]+)/predict\Z")  # the route's path regex ({name} is `[^/]+`)
 
 
 class PredictFastPath:

@@ -17,7 +17,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .errors import ApiError, error_response
 
-_PREDICT = re.compile(r"^/v1/pipelines/([^/]+)/predict$")
+_PREDICT = re.compile(r"^/v1/pipelines/([^/]+)/predict\Z")
 _ROUTE = SimpleNamespace(path="/v1/pipelines/{name}/predict")  # the label HttpMetricsMiddleware reads
 
 

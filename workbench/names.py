@@ -39,7 +39,7 @@ def check_name(name: str, kind: str = "knowledge base") -> str:
     """
     if not isinstance(name, str) or not name:
         raise InvalidNameError(kind, str(name), "empty")
-    if _NAME.match(name):
+    if _NAME.fullmatch(name):  # not `match`: its `$` also matches before a trailing "\n"
         return name
     if len(name) > MAX_NAME_LENGTH:
         reason = f"{len(name)} characters, more than {MAX_NAME_LENGTH}"

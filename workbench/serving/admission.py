@@ -177,6 +177,29 @@ class AdmissionQueue:
                 service.append(seconds)
         QUEUE_SIZE.labels(key).set(left)
 
+    def discard(self, ticket: _Ticket) -> None:
+        """Give back `ticket`'s slots without counting its run (its pipeline does not exist). A key
+        with nothing admitted and no answered run is forgotten, its Prometheus series removed, so
+        requests for made-up names leave no state behind (the label sets stay bounded)."""
+        if ticket._done:
+            return
+        ticket._done = True
+        key = ticket._key
+        with self._lock:
+            left = self._admitted[key] = max(0, self._admitted.get(key, 0) - ticket._n)
+            if left == 0 and key not in self._answers:
+                for per_key in (self._admitted, self._mean_s, self._durations, self._service, self._busy):
+                    per_key.pop(key, None)
+                for gauge in (QUEUE_SIZE, REJECTED):  # under the lock: an admit of `key` sets them after it
+                    try:
+                        gauge.remove(key)
+                    except KeyError:
+                        pass
+                return
+            if left == 0:  # the busy period ends
+                self._busy[key] = [self._busy_clock(key, time.monotonic()), -1.0]
+        QUEUE_SIZE.labels(key).set(left)
+
 
 class _Ticket:
     __slots__ = ("_q", "_key", "_n", "_t0", "_done", "_unqueued")

@@ -6,8 +6,10 @@ Blocking facade calls run in worker threads; their errors become `ServingError`s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from rules.facts import to_json
@@ -95,6 +97,22 @@ class LibraryServing:
             )
         return q
 
+    @contextlib.contextmanager
+    def _admitted(self, name: str, n: int = 1) -> Iterator[None]:
+        """Hold `n` admission slots of pipeline `name` (OverloadedError when they are not free). When
+        the pipeline turns out not to exist, the slots are discarded (`AdmissionQueue.discard`):
+        admission is taken before the pipeline is looked up, and made-up names must leave no state."""
+        queue = self._admission()
+        ticket = queue.admit(name, n)
+        try:
+            yield
+        except NotFoundError as exc:
+            if _no_such_pipeline(exc):
+                queue.discard(ticket)
+            raise
+        finally:
+            ticket.release()  # nothing when discarded
+
     def _deadline(self, timeout_s: float | None) -> float:
         return self.settings.serving.predict_timeout_s if timeout_s is None else timeout_s
 
@@ -120,7 +138,7 @@ class LibraryServing:
         queue is full; nothing ran), DeadlineError (timeout_s passed; the run was cancelled).
         """
         wb = self._wb()
-        with self._admission().admit(name):
+        with self._admitted(name):
             result = await with_deadline(
                 acall(wb.run(name, inputs, version=version, explain=explain)),
                 self._deadline(timeout_s),
@@ -147,6 +165,10 @@ class LibraryServing:
         try:
             while (event := await acall(step())) is not None:
                 yield to_json(event)
+        except NotFoundError as exc:
+            if _no_such_pipeline(exc):
+                self._admission().discard(ticket)
+            raise
         finally:
             try:
                 await events.aclose()
@@ -169,7 +191,7 @@ class LibraryServing:
         nothing else. Raises NotFoundError, InvalidDocumentError for the pipeline itself.
         """
         wb = self._wb()
-        with self._admission().admit(name, len(inputs)):
+        with self._admitted(name, len(inputs)):
             items = await with_deadline(
                 acall(wb.run_many(name, inputs, version=version, explain=explain)),
                 self._deadline(timeout_s),
@@ -265,3 +287,10 @@ def _refuse_surrogate_escapes(document: str) -> None:
     raise InvalidDocumentError(
         message, param="document", details=[{"field": "document", "line": line, "column": col, "message": message}]
     )
+
+
+def _no_such_pipeline(exc: NotFoundError) -> bool:
+    """Whether `exc` says the pipeline (or the asked version of it) does not exist."""
+    from workbench.pipeline.errors import PipelineNotFoundError
+
+    return isinstance(exc.__cause__, PipelineNotFoundError)
