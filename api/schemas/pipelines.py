@@ -36,7 +36,8 @@ class PredictRequest(_Strict):
         gt=0,
         le=3600,
         description="Deadline in seconds (default: the server's serving.predict_timeout_s); past it the run is "
-        "cancelled and the answer is 504.",
+        "cancelled and the answer is 504 (steps already running finish, and a run whose last steps had "
+        "started may still be recorded: docs/serving.md).",
     )
     stream: bool = Field(
         False,
