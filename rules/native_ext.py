@@ -8,10 +8,13 @@ Run through `python -m chaining.forward.native_build` (what `scripts/bootstrap.s
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 def source_digest(source: Path, *more: Path) -> str:
@@ -22,6 +25,23 @@ def source_digest(source: Path, *more: Path) -> str:
     for path in more:
         h.update(b"\0" + path.name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
+
+
+def load_built(package: str, name: str, digest: Callable[[], str], sources: str) -> tuple[Any, str | None]:
+    """(module, None) for the compiled extension `package.name` (built by `build_extension`) when
+    it carries `digest()`, the digest of its current sources; else (None, why it is not used),
+    naming `sources` in the message. Never raises for a missing or stale build."""
+    try:
+        module = importlib.import_module(f".{name}", package)
+    except ImportError as exc:
+        return None, f"not built ({exc}); run `bash scripts/bootstrap.sh` with a C compiler"
+    try:
+        current = digest()
+    except OSError as exc:  # pragma: no cover - the sources removed from an installed copy
+        return None, f"its source is missing ({exc})"
+    if module.source_digest() != current:
+        return None, f"built from another version of {sources}; run `bash scripts/bootstrap.sh` again"
+    return module, None
 
 
 def install(built: Path, directory: Path) -> Path:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from . import ast
-from .native_ext import build_extension, source_digest
+from .native_ext import build_extension, load_built, source_digest
 
 SOURCE = Path(__file__).with_name("native_read_constructs.c")
 MORE = tuple(
@@ -75,23 +75,14 @@ def _digest() -> str:
 
 def _load() -> tuple[Any, str | None]:
     """(module, None) for the compiled module, configured with the AST classes, or (None, why not)."""
+    built, why = load_built(__package__, "_native_read", _digest, "native_read*.c")
+    if built is None:
+        return None, why
     try:
-        from . import _native_read  # type: ignore[attr-defined]
-    except ImportError as exc:
-        return None, f"not built ({exc}); run `bash scripts/bootstrap.sh` with a C compiler"
-    try:
-        current = _digest()
-    except OSError as exc:  # pragma: no cover - the sources removed from an installed copy
-        return None, f"its source is missing ({exc})"
-    if _native_read.source_digest() != current:
-        return None, "built from another version of native_read*.c; run `bash scripts/bootstrap.sh` again"
-    try:
-        _native_read.configure(
-            tuple((cls, tuple(f.name for f in dataclasses.fields(cls))) for cls in CLASSES), ast.NOPOS
-        )
+        built.configure(tuple((cls, tuple(f.name for f in dataclasses.fields(cls))) for cls in CLASSES), ast.NOPOS)
     except TypeError as exc:  # the AST's classes changed shape: the C reader must follow first
         return None, f"does not fit rules.ast ({exc})"
-    return _native_read, None
+    return built, None
 
 
 module, UNAVAILABLE = _load()

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .native_ext import build_extension, source_digest
+from .native_ext import build_extension, load_built, source_digest
 
 SOURCE = Path(__file__).with_name("native_scan.c")
 
@@ -29,17 +29,7 @@ def _digest() -> str:
 
 def _load() -> tuple[Any, str | None]:
     """(module, None) for the compiled module, or (None, why it is not used)."""
-    try:
-        from . import _native_scan  # type: ignore[attr-defined]
-    except ImportError as exc:
-        return None, f"not built ({exc}); run `bash scripts/bootstrap.sh` with a C compiler"
-    try:
-        current = _digest()
-    except OSError as exc:  # pragma: no cover - the source removed from an installed copy
-        return None, f"its source is missing ({exc})"
-    if _native_scan.source_digest() != current:
-        return None, "built from another version of native_scan.c; run `bash scripts/bootstrap.sh` again"
-    return _native_scan, None
+    return load_built(__package__, "_native_scan", _digest, "native_scan.c")
 
 
 module, UNAVAILABLE = _load()

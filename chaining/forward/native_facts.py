@@ -21,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rules.native_ext import build_extension, source_digest
+from rules.native_ext import build_extension, load_built, source_digest
 
 SOURCE = Path(__file__).with_name("native_facts.c")
 
@@ -33,13 +33,7 @@ def _digest() -> str:
 
 def _load() -> tuple[Any, str | None]:
     """(module, None) for the compiled module, or (None, why it is not used)."""
-    try:
-        from . import _native_facts  # type: ignore[attr-defined]
-    except ImportError as exc:
-        return None, f"not built ({exc}); run `bash scripts/bootstrap.sh` with a C compiler"
-    if _native_facts.source_digest() != _digest():
-        return None, "built from another version of native_facts.c; run `bash scripts/bootstrap.sh` again"
-    return _native_facts, None
+    return load_built(__package__, "_native_facts", _digest, "native_facts.c")
 
 
 module, UNAVAILABLE = _load()
