@@ -10,6 +10,7 @@ import functools
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedInput
@@ -76,22 +77,9 @@ def _positioned(node_builder, meta_class):
     def build(children: list):
         res = node_builder(children)
         if type(res) is Tree and res._meta is None:  # a tree made by this rule (not a child passed up)
-            first = last = None
-            for c in children:
-                if type(c) is Token:
-                    first = c
-                    break
-                if type(c) is Tree and c._meta is not None and not c._meta.empty:
-                    first = c._meta
-                    break
+            first = _edge(children)
             if first is not None:
-                for c in reversed(children):
-                    if type(c) is Token:
-                        last = c
-                        break
-                    if type(c) is Tree and c._meta is not None and not c._meta.empty:
-                        last = c._meta
-                        break
+                last = _edge(reversed(children))
                 m = res._meta = meta_class()
                 m.empty = False
                 m.line, m.column, m.start_pos = first.line, first.column, first.start_pos
@@ -99,6 +87,17 @@ def _positioned(node_builder, meta_class):
         return res
 
     return build
+
+
+def _edge(children: Any) -> Any:
+    """The first token, or the span of the first non-empty subtree, of `children` (in the order
+    given: reversed for the last); None when there is none."""
+    for c in children:
+        if type(c) is Token:
+            return c
+        if type(c) is Tree and c._meta is not None and not c._meta.empty:
+            return c._meta
+    return None
 
 
 # ---- tree -> AST -------------------------------------------------------------------------
