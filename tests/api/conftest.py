@@ -166,3 +166,12 @@ def pipeline_server(pipeline_workbench) -> Iterator[LiveServer]:
     server = serve(Serving(pipeline_workbench, settings=settings, load_models=False, serve_demo_lm=False), settings)
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def digits_server(tmp_path_factory) -> Iterator[LiveServer]:
+    """A real uvicorn on 127.0.0.1 serving the demo pipelines with the digits model (one per module)."""
+    settings = make_settings(tmp_path_factory.mktemp("digits"))
+    s = serve(Serving(settings=settings, load_models=["demo-digits"], serve_demo_lm=False), settings)
+    yield s
+    s.stop()

@@ -24,12 +24,8 @@ VARYING |= {"latency_s", "queue_s", "compute_s", "batch_id"}
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("fast")
-    settings = make_settings(tmp)
-    s = serve(Serving(settings=settings, load_models=["demo-digits"], serve_demo_lm=False), settings)
-    yield s
-    s.stop()
+def server(digits_server):
+    return digits_server
 
 
 def _fast_path(app: Any) -> PredictFastPath:

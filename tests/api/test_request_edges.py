@@ -12,11 +12,10 @@ import string
 import httpx
 import numpy as np
 import pytest
-from api_live import ROOT, make_settings, serve
+from api_live import ROOT
 
 from workbench.demo.digits_data import heldout_sequences
 from workbench.names import InvalidNameError, check_name
-from workbench.serving import Serving
 
 PATH = "/v1/pipelines/demo_digits/predict"
 KB_DIR = ROOT / "knowledge_bases"  # the default folder, as `workbench serve` uses it
@@ -24,12 +23,8 @@ ROUTE_LINE = 'workbench_http_requests_total{{method="POST",route="/v1/pipelines/
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("edges")
-    settings = make_settings(tmp)
-    s = serve(Serving(settings=settings, load_models=["demo-digits"], serve_demo_lm=False), settings)
-    yield s
-    s.stop()
+def server(digits_server):
+    return digits_server
 
 
 def _input(**extra) -> dict:
