@@ -153,27 +153,20 @@ class LibraryServing:
         "run": {...}}`. Raises (on the first `__anext__`) what `predict` raises; the stream holds one of
         the pipeline's admission slots until it ends (OverloadedError when none is free)."""
         wb = self._wb()
-        ticket = self._admission().admit(name)
-        events = wb.stream(name, inputs, version=version, explain=explain)
+        with self._admitted(name):
+            events = wb.stream(name, inputs, version=version, explain=explain)
 
-        async def step() -> Any:
-            try:
-                return await events.__anext__()
-            except StopAsyncIteration:
-                return None
+            async def step() -> Any:
+                try:
+                    return await events.__anext__()
+                except StopAsyncIteration:
+                    return None
 
-        try:
-            while (event := await acall(step())) is not None:
-                yield to_json(event)
-        except NotFoundError as exc:
-            if _no_such_pipeline(exc):
-                self._admission().discard(ticket)
-            raise
-        finally:
             try:
-                await events.aclose()
+                while (event := await acall(step())) is not None:
+                    yield to_json(event)
             finally:
-                ticket.release()
+                await events.aclose()
 
     async def predict_many(
         self,
