@@ -20,7 +20,6 @@ passed the limits.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from fastapi.routing import APIRoute
@@ -33,8 +32,7 @@ from workbench.names import InvalidNameError, check_name
 from .auth import require_predict_key
 from .routes.pipelines import predict_one
 from .schemas.pipelines import PredictRequest
-
-_PREDICT = re.compile(r"^/v1/pipelines/([^/]+)/predict\Z")  # the route's path regex ({name} is `[^/]+`)
+from .shed import PREDICT_PATH
 
 
 class PredictFastPath:
@@ -62,7 +60,7 @@ class PredictFastPath:
         ):
             await self.app(scope, receive, send)
             return
-        m = _PREDICT.match(scope["path"])
+        m = PREDICT_PATH.match(scope["path"])
         if m is None:
             await self.app(scope, receive, send)
             return

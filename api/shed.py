@@ -17,7 +17,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .errors import ApiError, error_response
 
-_PREDICT = re.compile(r"^/v1/pipelines/([^/]+)/predict\Z")
+# the predict route's path (its {name} is `[^/]+`); `\Z`, not `$`, which matches before a final newline
+PREDICT_PATH = re.compile(r"^/v1/pipelines/([^/]+)/predict\Z")
 _ROUTE = SimpleNamespace(path="/v1/pipelines/{name}/predict")  # the label HttpMetricsMiddleware reads
 
 
@@ -31,7 +32,7 @@ class ShedMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] == "POST":
-            m = _PREDICT.match(scope["path"])
+            m = PREDICT_PATH.match(scope["path"])
             queue = getattr(self.serving, "_admission_queue", None)  # made by the first predict
             if m is not None and queue is not None:
                 refused = queue.refusal(m.group(1))
