@@ -114,3 +114,115 @@ def test_replica_trusts_run_ids_only_with_the_token():
     assert (got.run_id, got.attempt) == ("abc", 1)
     assert call([*run, (b"x-workbench-proxy", b"guess")]) is None  # a forged token: ignored
     assert call(run) is None
+
+
+class ServeRetryAfterDrain:
+    """Ray Serve's proxy path in the race seen under `ray.kill` (issue 15): the proxy pumps the client's
+    body into one queue per request, which the replica drains by calling back into the proxy; the first
+    replica drains it and dies before its acceptance reaches the proxy, so Serve's router sends the same
+    request (same scope, same queue) to a second, live replica, whose body stream is now empty."""
+
+    def __init__(self, replica) -> None:
+        self.replica = replica
+
+    async def __call__(self, scope, receive, send):
+        queue: asyncio.Queue = asyncio.Queue()
+
+        async def pump():
+            while (msg := await receive())["type"] != "http.disconnect":
+                await queue.put(msg)
+            await queue.put(msg)
+
+        pumping = asyncio.create_task(pump())
+        while (await queue.get()).get("more_body"):  # the first replica reads the whole body, then dies
+            pass
+        try:
+            await self.replica(scope, queue.get, send)  # Serve's own retry on the live replica
+        finally:
+            pumping.cancel()
+
+
+async def _echo(scope, receive, send):
+    body = b""
+    while True:
+        msg = await receive()
+        body += msg.get("body", b"")
+        if not msg.get("more_body"):
+            break
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": body})
+
+
+def test_request_resent_by_serve_after_its_replica_drained_the_body_gets_the_body():
+    """Before the body travelled inside the request, the live replica waited for the body until the client
+    gave up (a predict hung for the test client's 120 s in tests/scale/test_multinode.py)."""
+    pytest.importorskip("ray", reason="the optional extra `ray` is not installed (uv sync --extra ray)")
+    from workbench.scale.ingress import RunIdMiddleware
+
+    app = LostReplicaRetry(ServeRetryAfterDrain(RunIdMiddleware(_echo, TOKEN)), token=TOKEN)
+    body = b'{"input": {"id": "kill-044"}}'
+    chunks = [{"type": "http.request", "body": body[:5], "more_body": True}, {"type": "http.request", "body": body[5:]}]
+    sent: list[dict] = []
+
+    async def receive():
+        if chunks:
+            return chunks.pop(0)
+        await asyncio.Event().wait()  # the client waits for its answer (no disconnect)
+
+    async def send(message):
+        sent.append(message)
+
+    async def call():
+        scope = {"type": "http", "method": "POST", "path": "/v1/pipelines/demo_digits/predict", "headers": []}
+        await asyncio.wait_for(app(scope, receive, send), timeout=5.0)
+
+    asyncio.run(call())
+    assert sent[0]["status"] == 200 and sent[1]["body"] == body  # the body once, not twice
+
+
+def test_replica_reads_the_body_once_from_the_request_and_the_disconnect_from_the_stream():
+    pytest.importorskip("ray", reason="the optional extra `ray` is not installed (uv sync --extra ray)")
+    from workbench.scale.ingress import RunIdMiddleware
+    from workbench.scale.proxy import BODY_SCOPE_KEY
+
+    stream = [{"type": "http.request", "body": b"abc"}, {"type": "http.disconnect"}]
+    got = []
+
+    async def app(scope, receive, send):
+        got.extend([await receive(), await receive()])
+
+    async def receive():
+        return stream.pop(0)
+
+    scope = {"type": "http", "headers": [], BODY_SCOPE_KEY: b"abc"}
+    asyncio.run(RunIdMiddleware(app, TOKEN)(scope, receive, None))
+    assert got == [{"type": "http.request", "body": b"abc", "more_body": False}, {"type": "http.disconnect"}]
+
+
+class GoneClientProxy:
+    """Serve's proxy when the client leaves first: it reads the client until `http.disconnect`, cancels the
+    replica's request and ends without an answer (its 499 sends nothing)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def __call__(self, scope, receive, send):
+        self.calls += 1
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+
+def test_a_client_that_left_is_not_retried_nor_answered():
+    inner = GoneClientProxy()
+    sent: list[dict] = []
+    msgs = [{"type": "http.request", "body": b"{}"}]
+
+    async def receive():
+        return msgs.pop(0) if msgs else {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/v1/pipelines/p/predict", "headers": []}
+    asyncio.run(LostReplicaRetry(inner, token=TOKEN, retries=2)(scope, receive, send))
+    assert inner.calls == 1 and sent == []

@@ -37,6 +37,7 @@ from workbench.serving import Serving
 from workbench.serving.errors import call, code_of, translate
 
 from .generation import RemoteEngine, remote_engines
+from .proxy import BODY_SCOPE_KEY
 from .replicas import error_from_wire, replica_name
 
 log = logging.getLogger("workbench.scale")
@@ -59,14 +60,22 @@ REQUEST_RUN: contextvars.ContextVar[RequestRun | None] = contextvars.ContextVar(
 
 class RunIdMiddleware:
     """ASGI middleware of a replica: `REQUEST_RUN` from the proxy's headers when they carry the Serve
-    instance's token (anything else, e.g. a client's own `x-workbench-*` headers, is ignored)."""
+    instance's token (anything else, e.g. a client's own `x-workbench-*` headers, is ignored); the body
+    from the request itself when the proxy's middleware put it there (`workbench.scale.proxy.BODY_SCOPE_KEY`:
+    a request Serve re-sent to this replica after the first one died may find the proxy's body stream
+    already drained by the dead one)."""
 
     def __init__(self, app: Any, token: str | None) -> None:
         self.app = app
         self.token = token.encode() if token else None
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or self.token is None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        inline = scope.get(BODY_SCOPE_KEY)
+        if inline is not None:
+            receive = _InlineBody(inline, receive)
+        if self.token is None:
             return await self.app(scope, receive, send)
         run_id = attempt = token = None
         for k, v in scope.get("headers") or ():
@@ -83,6 +92,26 @@ class RunIdMiddleware:
             return await self.app(scope, receive, send)
         finally:
             REQUEST_RUN.reset(ctx_token)
+
+
+class _InlineBody:
+    """ASGI `receive` of a request whose complete body came inside it: that body first, then only what the
+    proxy's stream says after the body (`http.disconnect`); the stream's own copy of the body is skipped."""
+
+    __slots__ = ("_body", "_receive")
+
+    def __init__(self, body: bytes, receive: Any) -> None:
+        self._body: bytes | None = body
+        self._receive = receive
+
+    async def __call__(self) -> dict[str, Any]:
+        if self._body is not None:
+            body, self._body = self._body, None
+            return {"type": "http.request", "body": body, "more_body": False}
+        while True:
+            msg = await self._receive()
+            if msg["type"] != "http.request":
+                return msg
 
 
 class RayServing(Serving):

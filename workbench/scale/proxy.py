@@ -11,7 +11,17 @@ with an empty 500. With this middleware the proxy instead:
 - keeps the request body (up to `MAX_BUFFERED_BYTES`), and when the replica ended the request without
   an answer, sends it again (Serve routes it to a live replica) up to `WORKBENCH_RAY_PROXY_RETRIES`
   times (default 2) for predictions (`POST .../predict`, recorded idempotently by run id) and GET/HEAD;
-- otherwise answers `503` in the API's error shape, naming the lost replica, with `Retry-After`.
+- otherwise answers `503` in the API's error shape, naming the lost replica, with `Retry-After`;
+- sends a complete body inside the request itself (`scope[BODY_SCOPE_KEY]`, pickled with the request that
+  Serve sends to a replica), which the replica reads instead of the proxy's body stream
+  (`workbench.scale.ingress.RunIdMiddleware`). Serve's proxy streams a body to the replica through a
+  per-request queue that the replica drains by calling back into the proxy; when the replica Serve chose
+  dies after draining it but before its acceptance reaches the proxy, Serve's router sends the request to
+  another replica itself, whose body stream is then empty: without the copy in the request, that
+  replica waited for the body until the client gave up (seen in tests/scale as a predict that hung for the
+  client's whole timeout after `ray.kill`; docs/scaling.md).
+
+A client that leaves ends the request: it is not retried for nobody.
 
 It is installed by `deploy` through Serve's `RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH`
 (`workbench.scale.proxy:middlewares`) and `WORKBENCH_RAY_PROXY_TOKEN` in the Serve controller's
@@ -34,6 +44,9 @@ RETRIES_ENV = "WORKBENCH_RAY_PROXY_RETRIES"
 CALLBACK = "workbench.scale.proxy:middlewares"
 MAX_BUFFERED_BYTES = 64 * 2**20
 _OURS = (b"x-workbench-run-id", b"x-workbench-attempt", b"x-workbench-proxy")
+# ASGI scope key of a request's complete body (bytes) inside the request sent to the replica; a scope is
+# built by the proxy, so a client cannot set it
+BODY_SCOPE_KEY = "workbench.body"
 
 
 def middlewares() -> list[Any]:
@@ -76,6 +89,8 @@ class LostReplicaRetry:
         if request_id is None:  # one id for every attempt (Serve's own middleware keeps a given one)
             request_id = uuid.uuid4().hex.encode()
             headers.append((b"x-request-id", request_id))
+        inline = b"".join(m.get("body", b"") for m in body) if complete else None
+        client = _Client(receive)
         for attempt in range(1 + (self.retries if retryable else 0)):
             sub = dict(scope)
             sub["headers"] = [
@@ -84,18 +99,23 @@ class LostReplicaRetry:
                 (b"x-workbench-attempt", str(attempt).encode()),
                 (b"x-workbench-proxy", self.token),
             ]
-            if await self._attempt(sub, list(body), receive, send):
+            if inline is not None:
+                sub[BODY_SCOPE_KEY] = inline
+            if await self._attempt(sub, list(body), client, send):
+                return
+            if client.left:
+                log.info("%s %s: the client left before an answer (attempt %d)", method, path, attempt + 1)
                 return
             log.warning("%s %s: the replica was lost before it answered (attempt %d)", method, path, attempt + 1)
             await asyncio.sleep(min(0.05 * 2**attempt, 1.0))
         await _unavailable(send, method, path, retryable, self.retries, request_id.decode("latin-1"))
 
-    async def _attempt(self, scope: dict[str, Any], pending: list[dict[str, Any]], receive: Any, send: Any) -> bool:
+    async def _attempt(self, scope: dict[str, Any], pending: list[dict[str, Any]], client: _Client, send: Any) -> bool:
         """One pass through Serve's proxy with the buffered body replayed first; True when it answered."""
         answered = False
 
         async def replay() -> dict[str, Any]:
-            return pending.pop(0) if pending else await receive()
+            return pending.pop(0) if pending else await client.receive()
 
         async def watch(message: dict[str, Any]) -> None:
             nonlocal answered
@@ -105,6 +125,22 @@ class LostReplicaRetry:
 
         await self.app(scope, replay, watch)
         return answered
+
+
+class _Client:
+    """The client's `receive` past the buffered body; `left` once it said `http.disconnect`."""
+
+    __slots__ = ("_receive", "left")
+
+    def __init__(self, receive: Any) -> None:
+        self._receive = receive
+        self.left = False
+
+    async def receive(self) -> dict[str, Any]:
+        msg = await self._receive()
+        if msg["type"] == "http.disconnect":
+            self.left = True
+        return msg
 
 
 async def _unavailable(send: Any, method: str, path: str, retried: bool, retries: int, request_id: str) -> None:
