@@ -2,11 +2,14 @@
 and a throw-away PostgreSQL (started from the machine's binaries as tests/workbench/test_store_postgres.py
 does) as the one store of every replica. Module-scoped: the cluster starts once for tests/scale.
 
-Kept small for CI: 80 MiB object store per node, no dashboard, Ray's logs in a temporary folder.
+Kept small for CI: 80 MiB object store per node, no dashboard, Ray's logs in a temporary folder (deleted
+afterwards; `WB_KEEP_RAY_LOGS=1` keeps it and prints where: the proxy's and replicas' logs under
+`session_latest/logs/serve/` name each request by its `x-request-id`).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -50,4 +53,7 @@ def ray_cluster(postgres_url):
         cluster.shutdown()
     finally:
         rc.shutdown()
-        shutil.rmtree(logs, ignore_errors=True)
+        if os.environ.get("WB_KEEP_RAY_LOGS"):
+            print(f"Ray logs kept in {logs}")
+        else:
+            shutil.rmtree(logs, ignore_errors=True)

@@ -138,7 +138,12 @@ async def _predict_all(url: str, items: list[dict], concurrency: int, on_answer=
 
         async def one(item: dict) -> httpx.Response:
             async with sem:
-                r = await client.post(f"/v1/pipelines/{PIPELINE}/predict", json={"input": item})
+                try:  # the input id as the request id: Ray's logs (proxy, replicas) name the request by it
+                    r = await client.post(
+                        f"/v1/pipelines/{PIPELINE}/predict", json={"input": item}, headers={"x-request-id": item["id"]}
+                    )
+                except httpx.HTTPError as exc:
+                    raise AssertionError(f"request {item['id']}: no answer ({exc!r})") from exc
                 if on_answer is not None:
                     on_answer(r)
                 return r
