@@ -209,6 +209,17 @@ class RaySettings(BaseModel):
     generation_max_ongoing_requests: int = Field(
         256, ge=1, description="generation requests one generation replica takes at once (its engine batches them)"
     )
+    serve_env: dict[str, str] = Field(
+        default_factory=lambda: {"RAY_SERVE_RUN_ROUTER_IN_SEPARATE_LOOP": "0"},
+        description="environment of the Ray Serve controller that `deploy` starts, inherited by its HTTP proxies "
+        "and replicas (default: route requests on the proxy's own event loop, not a second thread's; "
+        "docs/scaling.md)",
+    )
+    pipelines_env: dict[str, str] = Field(
+        default_factory=lambda: {"RAY_SERVE_RUN_USER_CODE_IN_SEPARATE_THREAD": "0"},
+        description="environment of each pipeline replica (default: the app on the replica's main event loop, "
+        "one thread hop less per request; docs/scaling.md)",
+    )
     http_port: int = Field(8000, ge=1, le=65535, description="Ray Serve's HTTP proxy port")
     http_host: str = Field("127.0.0.1", description="Ray Serve's HTTP proxy interface")
     object_store_memory: int | None = Field(

@@ -330,8 +330,11 @@ class Ingress:
         return RunIdMiddleware(self._app_factory(serving=self.serving, settings=self.settings), self._proxy_token)
 
     def where(self) -> dict[str, Any]:
-        """`{"served_by", "actor", "remote_lms"}`: this replica's `served_by`, its Ray actor's name (namespace
-        "serve") and the catalogue LMs its `generate` nodes stream from the generation deployment."""
+        """`{"served_by", "actor", "remote_lms", "serve_env"}`: this replica's `served_by`, its Ray actor's name
+        (namespace "serve"), the catalogue LMs its `generate` nodes stream from the generation deployment and
+        the `RAY_SERVE_*` variables of its environment (`settings.ray.serve_env`, `pipelines_env`)."""
+        import os
+
         import ray
 
         loaded = self.serving.workbench.catalog.loaded
@@ -339,6 +342,7 @@ class Ingress:
             "served_by": self.serving.served_by,
             "actor": ray.get_runtime_context().get_actor_name() or "",
             "remote_lms": sorted(n for n, e in loaded.items() if isinstance(e.backend, RemoteEngine)),
+            "serve_env": {k: v for k, v in os.environ.items() if k.startswith("RAY_SERVE_")},
         }
 
     def check_health(self) -> None:

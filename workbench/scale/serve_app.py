@@ -118,7 +118,7 @@ def deploy(
 
     # the proxies inherit the controller's environment: the middleware that names runs and retries requests
     # whose replica was lost (ignored when a Serve instance already runs: requests then get fresh run ids)
-    env = {"RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH": CALLBACK, TOKEN_ENV: cluster.proxy_token}
+    env = {**rs.serve_env, "RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH": CALLBACK, TOKEN_ENV: cluster.proxy_token}
     env[RETRIES_ENV] = str(rs.retries)
     serve.start(
         http_options={"host": rs.http_host, "port": rs.http_port},
@@ -184,6 +184,8 @@ def build_application(
         "ray_actor_options": {"num_cpus": rs.replica_cpus},
         "health_check_period_s": 2.0,
     }
+    if rs.pipelines_env:
+        opts["ray_actor_options"]["runtime_env"] = {"env_vars": dict(rs.pipelines_env)}
     if replicas is None and rs.autoscale:
         opts["autoscaling_config"] = {
             "min_replicas": rs.min_replicas,

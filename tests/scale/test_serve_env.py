@@ -1,0 +1,32 @@
+"""Ray Serve's environment from the settings: `serve_env` goes to the controller `deploy` starts (its proxies
+and replicas inherit it), `pipelines_env` to each pipeline replica; both default to the two event-loop
+settings measured in docs/scaling.md. (That they reach the processes is checked on the two-node cluster in
+test_multinode.py.)"""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.config import RaySettings, Settings
+
+pytest.importorskip("ray", reason="the optional extra `ray` is not installed (uv sync --extra ray)")
+
+
+def test_defaults_route_on_the_proxy_loop_and_run_the_app_on_the_replica_loop():
+    rs = RaySettings()
+    assert rs.serve_env == {"RAY_SERVE_RUN_ROUTER_IN_SEPARATE_LOOP": "0"}
+    assert rs.pipelines_env == {"RAY_SERVE_RUN_USER_CODE_IN_SEPARATE_THREAD": "0"}
+
+
+def test_pipelines_env_becomes_the_replicas_runtime_env_and_can_be_emptied(monkeypatch):
+    from workbench.scale.serve_app import build_application
+
+    def options(settings):
+        app = build_application(settings, app=lambda **kw: None, models=[], lms=[])
+        return app._bound_deployment.ray_actor_options
+
+    opts = options(Settings(ray=RaySettings(pipelines_env={"RAY_SERVE_RUN_USER_CODE_IN_SEPARATE_THREAD": "1"})))
+    assert opts["runtime_env"] == {"env_vars": {"RAY_SERVE_RUN_USER_CODE_IN_SEPARATE_THREAD": "1"}}
+    assert "runtime_env" not in options(Settings(ray=RaySettings(pipelines_env={})))
+    monkeypatch.setenv("WORKBENCH_RAY__SERVE_ENV", '{"RAY_SERVE_REQUEST_PATH_LOG_BUFFER_SIZE": "100"}')
+    assert Settings().ray.serve_env == {"RAY_SERVE_REQUEST_PATH_LOG_BUFFER_SIZE": "100"}
