@@ -210,9 +210,10 @@ class RaySettings(BaseModel):
         256, ge=1, description="generation requests one generation replica takes at once (its engine batches them)"
     )
     serve_env: dict[str, str] = Field(
-        default_factory=lambda: {"RAY_SERVE_RUN_ROUTER_IN_SEPARATE_LOOP": "0"},
+        default_factory=lambda: {"RAY_SERVE_RUN_ROUTER_IN_SEPARATE_LOOP": "0", "RAY_SERVE_PROXY_USE_GRPC": "1"},
         description="environment of the Ray Serve controller that `deploy` starts, inherited by its HTTP proxies "
-        "and replicas (default: route requests on the proxy's own event loop, not a second thread's; "
+        "and replicas (default: the proxy routes requests on its own event loop and sends them to replicas over "
+        "gRPC instead of Ray actor calls; pipeline replicas keep a router thread for their handles; "
         "docs/scaling.md)",
     )
     pipelines_env: dict[str, str] = Field(

@@ -14,19 +14,20 @@ pytest.importorskip("ray", reason="the optional extra `ray` is not installed (uv
 
 def test_defaults_route_on_the_proxy_loop_and_run_the_app_on_the_replica_loop():
     rs = RaySettings()
-    assert rs.serve_env == {"RAY_SERVE_RUN_ROUTER_IN_SEPARATE_LOOP": "0"}
+    assert rs.serve_env == {"RAY_SERVE_RUN_ROUTER_IN_SEPARATE_LOOP": "0", "RAY_SERVE_PROXY_USE_GRPC": "1"}
     assert rs.pipelines_env == {"RAY_SERVE_RUN_USER_CODE_IN_SEPARATE_THREAD": "0"}
 
 
-def test_pipelines_env_becomes_the_replicas_runtime_env_and_can_be_emptied(monkeypatch):
+def test_pipelines_env_becomes_the_replicas_runtime_env_with_their_own_router_loop(monkeypatch):
     from workbench.scale.serve_app import build_application
 
     def options(settings):
         app = build_application(settings, app=lambda **kw: None, models=[], lms=[])
         return app._bound_deployment.ray_actor_options
 
+    router = {"RAY_SERVE_RUN_ROUTER_IN_SEPARATE_LOOP": "1"}  # handles called from worker threads need it
     opts = options(Settings(ray=RaySettings(pipelines_env={"RAY_SERVE_RUN_USER_CODE_IN_SEPARATE_THREAD": "1"})))
-    assert opts["runtime_env"] == {"env_vars": {"RAY_SERVE_RUN_USER_CODE_IN_SEPARATE_THREAD": "1"}}
-    assert "runtime_env" not in options(Settings(ray=RaySettings(pipelines_env={})))
+    assert opts["runtime_env"] == {"env_vars": {"RAY_SERVE_RUN_USER_CODE_IN_SEPARATE_THREAD": "1", **router}}
+    assert options(Settings(ray=RaySettings(pipelines_env={})))["runtime_env"] == {"env_vars": router}
     monkeypatch.setenv("WORKBENCH_RAY__SERVE_ENV", '{"RAY_SERVE_REQUEST_PATH_LOG_BUFFER_SIZE": "100"}')
     assert Settings().ray.serve_env == {"RAY_SERVE_REQUEST_PATH_LOG_BUFFER_SIZE": "100"}

@@ -184,8 +184,10 @@ def build_application(
         "ray_actor_options": {"num_cpus": rs.replica_cpus},
         "health_check_period_s": 2.0,
     }
-    if rs.pipelines_env:
-        opts["ray_actor_options"]["runtime_env"] = {"env_vars": dict(rs.pipelines_env)}
+    # a replica calls its model and generation handles from worker threads, which needs the router's own loop
+    # (settings.ray.serve_env, inherited from the controller, may say otherwise for the proxies)
+    env_vars = {**rs.pipelines_env, "RAY_SERVE_RUN_ROUTER_IN_SEPARATE_LOOP": "1"}
+    opts["ray_actor_options"]["runtime_env"] = {"env_vars": env_vars}
     if replicas is None and rs.autoscale:
         opts["autoscaling_config"] = {
             "min_replicas": rs.min_replicas,
