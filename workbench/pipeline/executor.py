@@ -95,6 +95,7 @@ class Executor:
     def __init__(self, runtime: Runtime):
         self.rt = runtime
         self._plans: dict[str, Plan] = {}
+        self._running = 0  # runs in `run` now (changed on the event loop, read by pool threads)
 
     def _plan(self, pipeline: Pipeline) -> Plan:
         key = pipeline.fingerprint()
@@ -150,6 +151,27 @@ class Executor:
                 input cannot be converted to the model's dtype and shape (nothing recorded).
             neural.errors.QueueFullError: a model's queue is full (nothing recorded; retry later).
         """
+        self._running += 1
+        try:
+            return await self._run(
+                pipeline, inputs, explain, record, base_dir, replay_of, use_cache, recorded, regenerate, listener
+            )
+        finally:
+            self._running -= 1
+
+    async def _run(
+        self,
+        pipeline: Pipeline,
+        inputs: dict[str, Any],
+        explain: bool,
+        record: bool,
+        base_dir: str | None,
+        replay_of: str | None,
+        use_cache: bool | None,
+        recorded: dict[str, Any] | None,
+        regenerate: bool,
+        listener: Any,
+    ) -> RunResult:
         started = utcnow()
         t0 = time.perf_counter()
         plan = self._plan(pipeline)
@@ -313,8 +335,9 @@ class Executor:
                 started_at=started,
                 duration=duration,
             )
-            # on this pool thread when the recorder is idle: the run's caller waits for the commit
-            result.run_id, pending = self._record(row, ctx.events, here=self.rt.durable)
+            # the only run in flight (its caller waits for the commit): written on this pool thread when
+            # the recorder is idle; with others in flight the recorder's group commit is cheaper per run
+            result.run_id, pending = self._record(row, ctx.events, here=self.rt.durable and self._running <= 1)
         metrics.child(metrics.RUNS, pipeline.name, status).inc()
         metrics.child(metrics.RUN_LATENCY, pipeline.name).observe(time.perf_counter() - ctx.t0)
         return result, pending
