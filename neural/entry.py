@@ -87,9 +87,10 @@ class ModelEntry:
                     )
         return self._batcher
 
-    def submit(self, item: Any, *, timeout_s: float | None = None) -> InferenceRequest:
-        """Validate/prepare one request in this thread, then queue it. Raises InputValidationError, QueueFullError."""
-        return self._submit_prepared([self._prepare(item)], timeout_s)[0]
+    def submit(self, item: Any, *, timeout_s: float | None = None, hold: bool = False) -> InferenceRequest:
+        """Validate/prepare one request in this thread, then queue it (`hold`: see `DynamicBatcher.submit`).
+        Raises InputValidationError, QueueFullError."""
+        return self._submit_prepared([self._prepare(item)], timeout_s, hold)[0]
 
     def submit_many(self, items: Iterable[Any], *, timeout_s: float | None = None) -> list[InferenceRequest]:
         """Validate all, then admit all or none. Raises InputValidationError (naming the item), QueueFullError."""
@@ -133,8 +134,10 @@ class ModelEntry:
             self.batcher.metrics.failure("invalid_input")
             raise
 
-    def _submit_prepared(self, prepared: list[Any], timeout_s: float | None) -> list[InferenceRequest]:
-        return self.batcher.submit_many(prepared, timeout_s=timeout_s)
+    def _submit_prepared(
+        self, prepared: list[Any], timeout_s: float | None, hold: bool = False
+    ) -> list[InferenceRequest]:
+        return self.batcher.submit_many(prepared, timeout_s=timeout_s, hold=hold)
 
     # ---- description and lifecycle -----------------------------------------------------------
     def info(self) -> dict[str, Any]:

@@ -352,7 +352,8 @@ def _split(text: str, data: list) -> None:
 
 
 def prescan(text: str) -> tuple[str, list[tuple[int, int, re.Match]], Lines]:
-    """Split off plain-data deffacts and check nesting and NUL bytes.
+    """Split off plain-data deffacts and check nesting and NUL bytes; a leading UTF-8 byte-order
+    mark is read as a space.
 
     Returns (the text with the data deffacts blanked, or "" when the text is nothing but data
     deffacts and whitespace, [(start, end, match)] of each data deffacts, line index).
@@ -367,6 +368,8 @@ def prescan(text: str) -> tuple[str, list[tuple[int, int, re.Match]], Lines]:
             "NUL character (\\0) in the text: CLIPS reads constructs as C strings and stops at it, "
             "so it refuses the construct; remove it",
         )
+    if text.startswith("\ufeff"):  # a UTF-8 byte-order mark: CLIPS's `load` skips it; a space keeps every offset
+        text = " " + text[1:]
     lines = Lines(text)
     data: list[tuple[int, int, re.Match]] = []
     (_split_native if _reader is not None else _split)(text, data)

@@ -263,7 +263,9 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
         if r is not None:
             r.reads.add(name)
         if not p.ordered:
-            if tmpl is None and name != "object":
+            if tmpl is None and name == "declare" and r is not None:  # CLIPS reads a later (declare ...) as a pattern
+                self.error(p.template_pos, "(declare ...) must be the first element of a rule's left-hand side")
+            elif tmpl is None and name != "object":
                 self.error(p.template_pos, f"unknown template '{name}'{self._suggest(name, self.defs.templates)}")
             for sc in p.slots:
                 slot = tmpl.slots.get(sc.name) if tmpl else None

@@ -42,6 +42,8 @@ def split_constructs(text: str, file: str = "<string>") -> list[Construct]:
     line, col = 1, 1
     depth = 0
     start = (0, 1, 1)
+    if text.startswith("\ufeff"):  # a UTF-8 byte-order mark: CLIPS's `load` skips it (as `rules.parse` does)
+        i, col = 1, 2
     while i < n:
         c = text[i]
         if c == ";":  # a comment ends at LF or CR, as in CLIPS's scanner

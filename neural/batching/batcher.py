@@ -74,6 +74,7 @@ class DynamicBatcher:
         self._batch_ids = itertools.count(1)
         self._closed = False
         self._recent_compute_s: collections.deque[float] = collections.deque(maxlen=32)
+        self._busy = False  # a batch is running (on the worker, or on a caller's thread: `_dispatch`)
         self._thread: threading.Thread | None = None
         if start:
             self.start()
@@ -135,17 +136,22 @@ class DynamicBatcher:
             self.batch_log.clear()
 
     # ---- admission -------------------------------------------------------------------------
-    def submit(self, item: Any, *, timeout_s: float | None = None) -> InferenceRequest:
+    def submit(self, item: Any, *, timeout_s: float | None = None, hold: bool = False) -> InferenceRequest:
         """Admit one item and return its handle (await it, or call `.result()`).
 
         `timeout_s` (default: the config's `default_timeout_s`) is a deadline from now: a request
         still queued at its deadline is never run and fails with `RequestTimeoutError`.
+        `hold=True`: queued as usual, but the worker is not woken for it; the caller must call
+        `request.dispatch()` next (see there).
         Raises `QueueFullError` (nothing admitted) or `BatcherClosedError`.
         """
-        return self.submit_many([item], timeout_s=timeout_s)[0]
+        return self.submit_many([item], timeout_s=timeout_s, hold=hold)[0]
 
-    def submit_many(self, items: Iterable[Any], *, timeout_s: float | None = None) -> list[InferenceRequest]:
+    def submit_many(
+        self, items: Iterable[Any], *, timeout_s: float | None = None, hold: bool = False
+    ) -> list[InferenceRequest]:
         """Admit all items or none (QueueFullError when they do not all fit); handles in input order.
+        `hold` as in `submit`.
 
         Raises ValueError when more items are given than the queue can ever hold.
         """
@@ -177,8 +183,38 @@ class DynamicBatcher:
                 reqs.append(req)
             self._queued += len(reqs)
             self.metrics.requests.inc(len(reqs))
-            self._cond.notify_all()
+            if not hold:
+                self._cond.notify_all()
         return reqs
+
+    def _dispatch(self, req: InferenceRequest, here: bool) -> bool:
+        """Hand a request submitted with `hold=True` to the worker, or, with `here`, run it as a
+        batch of one on the calling thread when that is what the worker would do next anyway: the
+        worker idle, no batch running, `req` the only request queued, and no queue delay to wait
+        for other requests (`max_queue_delay_ms` 0). Same bookkeeping as the worker's batches
+        (queue count, metrics, stats, batch log, listeners); a cancelled or timed-out request is
+        not run. Returns True when it ran here (its future is then done)."""
+        with self._cond:
+            if not (
+                here
+                and not self._busy
+                and not self._closed
+                and req.state == QUEUED
+                and self._n_queued == 1
+                and self.config.max_queue_delay_ms == 0
+            ):
+                self._cond.notify_all()
+                return False
+            batch, pad_to = self._take(req, self._candidates(req.bucket))
+            self._busy = True
+        try:
+            self._execute(batch, pad_to)
+        finally:
+            with self._cond:
+                self._busy = False
+                if self._n_queued or self._closed:
+                    self._cond.notify_all()  # the worker waited for this batch to end
+        return True
 
     async def infer(self, item: Any, *, timeout_s: float | None = None) -> Any:
         """Submit one item and await its output. Raises as `submit` and `InferenceRequest.wait`."""
@@ -283,10 +319,15 @@ class DynamicBatcher:
                     wake = self._deadlines[0][0] - now if self._deadlines else None
                     self._cond.wait(wake)
                     continue
+                if self._busy:  # a caller's thread runs a batch (`_dispatch`): one batch at a time
+                    wake = self._deadlines[0][0] - now if self._deadlines else None
+                    self._cond.wait(wake)
+                    continue
                 queues = self._candidates(head.bucket)
                 waiting = sum(1 for q in queues for r in q if r.state == QUEUED)
                 due = head.enqueued_at + delay_s
                 if waiting >= cfg.max_batch_size or now >= due or self._closed:
+                    self._busy = True
                     return self._take(head, queues)
                 wake = due - now
                 if self._deadlines:
@@ -326,6 +367,9 @@ class DynamicBatcher:
                 self._execute(*nxt)
             except BaseException:  # never let the worker die: it would strand admitted requests
                 log.exception("batcher %s: unexpected error in the worker", self.name)
+            finally:
+                with self._cond:
+                    self._busy = False
 
     def _execute(self, batch: list[InferenceRequest], pad_to: int | None) -> None:
         live = [r for r in batch if r.future.set_running_or_notify_cancel()]

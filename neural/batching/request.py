@@ -43,6 +43,13 @@ class InferenceRequest:
         """Cancel the request. True if it was still queued (it will never run); False once running or done."""
         return self.batcher._cancel(self)
 
+    def dispatch(self, here: bool = False) -> bool:
+        """Release a request submitted with `hold=True`: wake the batcher's worker for it, or with
+        `here=True` run it on this thread as a batch of one when the worker is idle and nothing else
+        is queued (no thread hop to the worker and back; `DynamicBatcher._dispatch`). Returns True
+        when it ran here (the future is done). Harmless on a request that was not held."""
+        return self.batcher._dispatch(self, here)
+
     def done(self) -> bool:
         return self.future.done()
 

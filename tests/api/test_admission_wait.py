@@ -100,3 +100,29 @@ def test_a_sustained_overload_keeps_the_admitted_count_at_the_wait_bound(monkeyp
     assert most <= 52, most
     assert q.service_s("p") == pytest.approx(0.01)  # queued runs (0.5 s each) did not count
     assert refused > 3000  # two in three refused
+
+
+def test_refusals_without_a_run_are_not_counted_as_answers():
+    """A request refused for its input (no run) holds its slot a few milliseconds: counted as an
+    answer it would raise the measured throughput and lower the service time, so a stream of bad
+    inputs would make the queue admit more than the pipeline's runs can serve."""
+    q = AdmissionQueue(1000, max_wait_s=0.05)
+    _serve(q, 20, 0.01, 0.0)
+    rate, service = q.throughput("p"), q.service_s("p")
+    for _ in range(200):
+        q.admit("p").release(counted=False)
+    assert q.throughput("p") == rate and q.service_s("p") == service
+    assert q.admitted("p") == 0
+
+
+def test_bad_inputs_over_http_leave_the_admission_estimates_alone(digits_server):
+    import httpx
+
+    serving = digits_server.app.state.serving
+    with httpx.Client(base_url=digits_server.url, timeout=30) as client:
+        for _ in range(40):  # an image of 63 pixels: 422, no run
+            r = client.post("/v1/pipelines/demo_digits/predict", json={"input": {"id": "1", "images": [[0.5] * 63]}})
+            assert r.status_code == 422, r.text
+    queue = serving._admission()
+    assert queue.throughput("demo_digits") is None  # no answers counted (16 are needed for an estimate)
+    assert queue.admitted("demo_digits") == 0

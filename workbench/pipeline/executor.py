@@ -28,7 +28,7 @@ from .catalog import ModelCatalog
 from .context import FAILED, SKIPPED, SUCCEEDED, Plan, RunContext
 from .errors import InputValidationError, ModelInputError, NodeExecutionError
 from .explanation import assemble
-from .handoff import after_models
+from .handoff import run_steps
 from .knowledge import KnowledgeBaseLibrary
 from .nodes import HANDLERS
 from .nodes.model import ModelCall
@@ -73,6 +73,17 @@ def default_pool() -> concurrent.futures.ThreadPoolExecutor:
         return _POOL
 
 
+def _threaded(calls: list[Any]) -> list[Any] | None:
+    """The requests of a step's calls that threads wait for (model calls without a deadline), or
+    None when the loop awaits the calls; their held model requests are released to the batchers then."""
+    if all(isinstance(c, ModelCall) and c.request.deadline is None for c in calls):
+        return [c.request for c in calls]
+    for c in calls:
+        if isinstance(c, ModelCall):
+            c.request.dispatch()
+    return None
+
+
 def _count_failure(fut: Any) -> None:
     if fut.exception() is not None:
         metrics.RECORD_FAILURES.inc()
@@ -84,6 +95,7 @@ class Executor:
     def __init__(self, runtime: Runtime):
         self.rt = runtime
         self._plans: dict[str, Plan] = {}
+        self._running = 0  # runs in `run` now (changed on the event loop, read by pool threads)
 
     def _plan(self, pipeline: Pipeline) -> Plan:
         key = pipeline.fingerprint()
@@ -139,6 +151,27 @@ class Executor:
                 input cannot be converted to the model's dtype and shape (nothing recorded).
             neural.errors.QueueFullError: a model's queue is full (nothing recorded; retry later).
         """
+        self._running += 1
+        try:
+            return await self._run(
+                pipeline, inputs, explain, record, base_dir, replay_of, use_cache, recorded, regenerate, listener
+            )
+        finally:
+            self._running -= 1
+
+    async def _run(
+        self,
+        pipeline: Pipeline,
+        inputs: dict[str, Any],
+        explain: bool,
+        record: bool,
+        base_dir: str | None,
+        replay_of: str | None,
+        use_cache: bool | None,
+        recorded: dict[str, Any] | None,
+        regenerate: bool,
+        listener: Any,
+    ) -> RunResult:
         started = utcnow()
         t0 = time.perf_counter()
         plan = self._plan(pipeline)
@@ -153,22 +186,24 @@ class Executor:
                 return await self._cache_hit(pipeline, plan.version, inputs, ihash, hit, started, t0, record, explain)
         step = StepRun(self, pipeline, plan, inputs, ihash, base_dir, explain, record, replay_of, started, t0)
         step.extras = (recorded or {}, regenerate, listener)
-        calls = await self._offload(step.advance, None)
-        while calls:
-            if all(isinstance(c, ModelCall) and c.request.deadline is None for c in calls):
-                # the next step starts from the batcher thread that finishes the last call (handoff.py)
-                calls = await after_models(self.rt.worker_pool(), [c.request for c in calls], step.advance)
-                continue
+        outcomes: list[Any] | None = None
+        while True:
+            # threads carry the run from step to step (handoff.py); the loop wakes when it is
+            # committed, or when its next calls must be awaited here (a deadline, a generation)
+            calls, committed = await run_steps(
+                self.rt.worker_pool(), step.advance, outcomes, _threaded, lambda: step.pending
+            )
+            if not calls:
+                break
             try:
                 outcomes = await asyncio.gather(*(c.wait() for c in calls), return_exceptions=True)
             except asyncio.CancelledError:
                 for c in calls:
                     c.request.cancel()
                 raise
-            calls = await self._offload(step.advance, outcomes)
         assert step.result is not None
-        if step.pending is not None:  # durable: the commit is awaited here, on the loop
-            step.result.run_id = await asyncio.wrap_future(step.pending)
+        if step.pending is not None:  # durable: committed before `run_steps` returned
+            step.result.run_id = committed
         return step.result
 
     async def _offload(self, fn: Any, *args: Any) -> Any:
@@ -300,17 +335,20 @@ class Executor:
                 started_at=started,
                 duration=duration,
             )
-            result.run_id, pending = self._record(row, ctx.events)
+            # the only run in flight (its caller waits for the commit): written on this pool thread when
+            # the recorder is idle; with others in flight the recorder's group commit is cheaper per run
+            result.run_id, pending = self._record(row, ctx.events, here=self.rt.durable and self._running <= 1)
         metrics.child(metrics.RUNS, pipeline.name, status).inc()
         metrics.child(metrics.RUN_LATENCY, pipeline.name).observe(time.perf_counter() - ctx.t0)
         return result, pending
 
-    def _record(self, row: dict[str, Any], events: list[TraceEvent]) -> tuple[str, Any]:
+    def _record(self, row: dict[str, Any], events: list[TraceEvent], here: bool = False) -> tuple[str, Any]:
         """Hand the run and its trace to the recorder (one transaction). Returns the run id and,
         when durable, the commit's future to await; write-behind: None (readers of this Workbench
-        flush first; failures are logged and counted)."""
+        flush first; failures are logged and counted). `here`: see `RunRecorder.submit` (never on
+        the event loop)."""
         assert self.rt.recorder is not None
-        fut = self.rt.recorder.submit(row, events)
+        fut = self.rt.recorder.submit(row, events, here=here)
         if self.rt.durable:
             return row["id"], fut
         fut.add_done_callback(_count_failure)

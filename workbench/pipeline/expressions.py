@@ -102,6 +102,15 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "coalesce": _coalesce,
 }
 
+# Built-ins whose results are plain Python values already (numbers, strings, None, lists of them:
+# `tolist()`, `float()`, `int()`): an expression that is one call of them is not walked by `_to_plain`
+# (a softmax over 10 logits per digit was walked element by element). Not max/min/abs/coalesce,
+# which can return their arguments as given (numpy values included).
+PLAIN_RESULTS = frozenset(
+    {"argmax", "argmin", "sum", "mean", "softmax", "sigmoid", "cosine", "dot", "norm", "topk", "round", "len"}
+    | {"float", "int", "str", "list", "exp", "log"}
+)
+
 _BINOPS = {
     ast.Add: lambda a, b: a + b,
     ast.Sub: lambda a, b: a - b,
@@ -146,6 +155,7 @@ class Expression:
     calls: frozenset[str]
     fn: Callable[[Mapping[str, Any], Mapping[str, Callable[..., Any]] | None], Any]
     reads_input: bool  # a path into the run input (`_reads_input`): its lists are returned as they are
+    plain_call: str | None = None  # the whole expression is a call of this built-in (`PLAIN_RESULTS`)
 
     def evaluate(self, scope: Mapping[str, Any], functions: Mapping[str, Callable[..., Any]] | None = None) -> Any:
         """Evaluate with `scope` (name -> value) and extra `functions` (they take precedence over
@@ -159,6 +169,8 @@ class Expression:
             value = self.fn(scope, functions)
             if self.reads_input and isinstance(value, list):
                 return value  # a part of the run input: JSON already (checked), not walked again
+            if self.plain_call is not None and not (functions and self.plain_call in functions):
+                return value  # the built-in returns plain values (`PLAIN_RESULTS`): not walked again
             return _to_plain(value)
         except ExpressionError:
             raise
@@ -227,7 +239,9 @@ def _compile(text: Any, extra_functions: frozenset[str] = frozenset()) -> Expres
     names = _names_used_as_values(tree)  # function names are not free variables
     stripped = text.strip()
     fn = _closure(tree.body, stripped)
-    return Expression(stripped, tree, frozenset(names), frozenset(calls), fn, _reads_input(tree.body))
+    body = tree.body
+    plain = body.func.id if isinstance(body, ast.Call) and body.func.id in PLAIN_RESULTS else None
+    return Expression(stripped, tree, frozenset(names), frozenset(calls), fn, _reads_input(body), plain)
 
 
 def _names_used_as_values(tree: ast.AST) -> set[str]:

@@ -1,17 +1,26 @@
-"""The pool step after a run's model calls, started by the thread that finishes the last of them.
+"""A run's steps carried by threads, the event loop woken once: `run_steps`.
 
-A run's steps hop between threads: the pool step that submits model requests, the batcher thread
-that runs them, the next pool step that maps their outputs. Awaiting the results on the event loop
-and then handing the next step to the pool costs the loop a wake-up and a round of futures per
-model call, and the run the latency of that extra hop. `after_models` hands the next step to the
-pool from the batcher's completion callback instead; the loop awaits only the step's result.
+A run is a few pool steps with model calls between them (steps.py). Awaiting every step and every
+model call on the event loop costs a loop wake-up (a self-pipe write, a pass of the loop, futures
+resolved on both sides) and a thread hop per stage; at concurrency 1 those hops were a third of a
+`demo_digits` predict's latency (docs/serving.md, "Fourth round"). `run_steps` lets the threads
+hand the run on instead:
+
+- the pool thread that ends a step releases the step's model requests (submitted with
+  `hold=True`); when a model's batcher is idle and the run's request is the only one queued, it runs
+  that batch of one itself (`InferenceRequest.dispatch(here=True)`) and goes straight on with the
+  next step; otherwise the batcher thread that finishes the last of the requests submits the next
+  step to the pool;
+- a durable run's commit is written by the finishing pool thread when the recorder is idle
+  (`RunRecorder.submit(..., here=True)`), else by the recorder;
+- the loop is woken once, when the run is committed (or fails), or when the run's next calls need
+  the loop (a model call with a deadline, a generation): those are returned to the caller.
 
 Same outcomes as awaiting each request on the loop (`asyncio.gather(..., return_exceptions=True)`
 of `InferenceRequest.wait`): a result, the request's exception, or `asyncio.CancelledError` for a
-cancelled request. Used only for requests without a deadline (the waiter's deadline handling of
-`InferenceRequest.wait` is not replicated). Cancelling the awaiting task cancels the requests
-still queued and the step if it has not started (a step already running finishes; its result is
-dropped), as before.
+cancelled request. Cancelling the awaiting task cancels the requests still queued and the step if
+it has not started; a step already running finishes, its result is dropped, and the model requests
+it submitted are cancelled before they reach the batcher's worker.
 """
 
 from __future__ import annotations
@@ -25,60 +34,141 @@ from typing import Any
 
 from .identity import ContextThreadPool
 
+Advance = Callable[[list[Any] | None], list[Any]]
 
-async def after_models(pool: concurrent.futures.Executor, requests: list[Any], step: Callable[[list[Any]], Any]) -> Any:
-    """`step(outcomes)` on `pool` once every request of `requests` (`InferenceRequest`s, no
-    deadline) is done, submitted by the thread that completes the last one; returns its result.
 
-    A `ContextThreadPool` runs the step in the caller's `contextvars` context (as `run_in_executor`
-    from the caller does with that pool); any other pool in its own thread's context (as before)."""
+async def run_steps(
+    pool: concurrent.futures.Executor,
+    advance: Advance,
+    outcomes: list[Any] | None,
+    requests_of: Callable[[list[Any]], list[Any] | None],
+    commit_of: Callable[[], concurrent.futures.Future | None],
+) -> tuple[list[Any], Any]:
+    """Run `advance(outcomes)` on `pool`, then every following step on threads, until the run ends
+    or its calls need the event loop.
+
+    Args:
+        advance: one step: takes the previous calls' outcomes (None first), returns the next calls
+            (empty when the run is finished).
+        requests_of: for a step's calls, the requests to wait for on threads (`InferenceRequest`s
+            submitted with `hold=True`, no deadline), or None when the loop must await the calls
+            (`requests_of` has then released any held requests itself).
+        commit_of: once the run is finished, the future of its durable commit (None: nothing to wait for).
+
+    Returns:
+        `(calls, None)`: calls for the loop to await, then call again with their outcomes; or
+        `([], value)` when the run is finished, `value` the commit future's result (None without one).
+
+    Raises what a step raises, the commit's error, or CancelledError (see the module docstring).
+
+    A `ContextThreadPool` runs the steps in the caller's `contextvars` context (as `run_in_executor`
+    from the caller does with that pool); any other pool in its own thread's context.
+    """
     if isinstance(pool, ContextThreadPool):
-        step = _in_context(contextvars.copy_context(), step)
-    out: concurrent.futures.Future = concurrent.futures.Future()
-    lock = threading.Lock()
-    state = {"left": len(requests), "cancelled": False, "submitted": None}
-
-    def copy_result(f: concurrent.futures.Future) -> None:
-        try:
-            if f.cancelled():
-                out.cancel()
-            elif f.exception() is not None:
-                out.set_exception(f.exception())
-            else:
-                out.set_result(f.result())
-        except concurrent.futures.InvalidStateError:  # the caller cancelled `out` meanwhile
-            pass
-
-    def on_done(_: concurrent.futures.Future) -> None:
-        with lock:
-            state["left"] -= 1
-            if state["left"] or state["cancelled"]:
-                return
-            outcomes = [_outcome(r.future) for r in requests]
-            try:
-                submitted = pool.submit(step, outcomes)
-            except RuntimeError as exc:  # the pool is shut down
-                try:
-                    out.set_exception(exc)
-                except concurrent.futures.InvalidStateError:
-                    pass
-                return
-            state["submitted"] = submitted
-        submitted.add_done_callback(copy_result)
-
-    for r in requests:
-        r.future.add_done_callback(on_done)
+        advance = _in_context(contextvars.copy_context(), advance)
+    chain = _Chain(pool, advance, requests_of, commit_of)
+    chain.submit(outcomes)
     try:
-        return await asyncio.wrap_future(out)
+        return await asyncio.wrap_future(chain.out)
     except asyncio.CancelledError:
-        with lock:
-            state["cancelled"] = True
-            submitted = state["submitted"]
+        chain.cancel()
+        raise
+
+
+class _Chain:
+    __slots__ = ("pool", "advance", "requests_of", "commit_of", "out", "lock", "cancelled", "step", "requests", "left")
+
+    def __init__(self, pool: Any, advance: Advance, requests_of: Any, commit_of: Any) -> None:
+        self.pool, self.advance, self.requests_of, self.commit_of = pool, advance, requests_of, commit_of
+        self.out: concurrent.futures.Future = concurrent.futures.Future()
+        self.lock = threading.Lock()
+        self.cancelled = False
+        self.step: concurrent.futures.Future | None = None  # the pool step submitted last
+        self.requests: list[Any] = []  # the requests waited for
+        self.left = 0
+
+    def submit(self, outcomes: list[Any] | None) -> None:
+        """Queue the next step on the pool (any thread)."""
+        with self.lock:
+            if self.cancelled:
+                return
+            try:
+                self.step = self.pool.submit(self.run, outcomes)
+            except RuntimeError as exc:  # the pool is shut down
+                _settle(self.out, exc=exc)
+
+    def cancel(self) -> None:
+        """The caller left (loop thread): nothing more starts; queued requests and the step are dropped."""
+        with self.lock:
+            self.cancelled = True
+            step, requests = self.step, self.requests
         for r in requests:
             r.cancel()
-        if submitted is not None:
-            submitted.cancel()  # never starts if it has not yet
-        raise
+        if step is not None:
+            step.cancel()  # never starts if it has not yet
+
+    def run(self, outcomes: list[Any] | None) -> None:
+        """Steps on this pool thread for as long as nothing has to be waited for."""
+        while True:
+            try:
+                calls = self.advance(outcomes)
+            except BaseException as exc:
+                _settle(self.out, exc=exc)
+                return
+            if not calls:
+                self._finished()
+                return
+            requests = self.requests_of(calls)
+            if requests is None:  # the loop awaits these
+                _settle(self.out, (calls, None))
+                return
+            with self.lock:
+                cancelled = self.cancelled
+                self.requests, self.left = requests, len(requests)
+            if cancelled:  # the caller left while the step ran: its requests never reach the model
+                for r in requests:
+                    r.cancel()
+                return
+            if len(requests) == 1 and requests[0].dispatch(here=True):
+                outcomes = [_outcome(requests[0].future)]
+                continue
+            for r in requests:
+                r.dispatch()
+            for r in requests:
+                r.future.add_done_callback(self._request_done)
+            return
+
+    def _request_done(self, _: concurrent.futures.Future) -> None:
+        with self.lock:
+            self.left -= 1
+            if self.left or self.cancelled:
+                return
+        self.submit([_outcome(r.future) for r in self.requests])
+
+    def _finished(self) -> None:
+        commit = self.commit_of()
+        if commit is None:
+            _settle(self.out, ([], None))
+            return
+
+        def copy(f: concurrent.futures.Future) -> None:
+            exc = f.exception() if not f.cancelled() else concurrent.futures.CancelledError()
+            if exc is not None:
+                _settle(self.out, exc=exc)
+            else:
+                _settle(self.out, ([], f.result()))
+
+        commit.add_done_callback(copy)
+
+
+def _settle(fut: concurrent.futures.Future, value: Any = None, exc: BaseException | None = None) -> None:
+    try:
+        if exc is not None:
+            fut.set_exception(exc)
+        else:
+            fut.set_result(value)
+    except concurrent.futures.InvalidStateError:  # the caller cancelled `fut` meanwhile
+        pass
 
 
 def _outcome(f: concurrent.futures.Future) -> Any:
@@ -88,8 +178,8 @@ def _outcome(f: concurrent.futures.Future) -> Any:
     return exc if exc is not None else f.result()
 
 
-def _in_context(ctx: contextvars.Context, fn: Callable[[list[Any]], Any]) -> Callable[[list[Any]], Any]:
-    def run(outcomes: list[Any]) -> Any:
+def _in_context(ctx: contextvars.Context, fn: Advance) -> Advance:
+    def run(outcomes: list[Any] | None) -> Any:
         return ctx.run(fn, outcomes)
 
     return run

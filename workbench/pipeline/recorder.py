@@ -48,13 +48,21 @@ class RunRecorder:
         self.served_by: str | None = None
         self.skip_existing = False
         self._q: queue.Queue = queue.Queue()
+        self._writing = threading.Lock()  # held while a group is written (by the thread or a caller)
         self._thread = threading.Thread(target=self._loop, name="workbench-recorder", daemon=True)
         self._closed = False
         self._thread.start()
 
-    def submit(self, run: RunRow | dict[str, Any], events: Sequence[TraceEvent]) -> concurrent.futures.Future:
+    def submit(
+        self, run: RunRow | dict[str, Any], events: Sequence[TraceEvent], *, here: bool = False
+    ) -> concurrent.futures.Future:
         """Queue a run (a `RunRow`, or a dict of its columns) for writing; the future resolves to the
         run id once committed.
+
+        `here=True` (a caller about to wait for the commit anyway, on a worker thread, never the event
+        loop): when the recorder is idle (nothing queued, no group being written) the run is written
+        in its own transaction on the calling thread before this returns (no hop to the recorder's
+        thread and back); otherwise it is queued as usual. A failure is in the future either way.
 
         The id and `served_by` of the caller's `RUN_IDENTITY` (when set) replace the run's own; the
         run's id is written back into `run` (a `RunRow` or a dict), so the caller learns it."""
@@ -71,6 +79,12 @@ class RunRecorder:
         elif isinstance(run, dict):
             run["id"] = row["id"]
         fut: concurrent.futures.Future = concurrent.futures.Future()
+        if here and self._q.empty() and self._writing.acquire(blocking=False):
+            try:
+                self._write_group([(row, list(events), fut)])
+            finally:
+                self._writing.release()
+            return fut
         self._q.put((row, list(events), fut))
         return fut
 
@@ -108,6 +122,8 @@ class RunRecorder:
         self._closed = True
         self._q.put(_STOP)
         self._thread.join(timeout)
+        if self._writing.acquire(timeout=-1 if timeout is None else timeout):  # a caller's write in progress
+            self._writing.release()
 
     def _loop(self) -> None:
         while True:
@@ -115,7 +131,8 @@ class RunRecorder:
             if item is _STOP:
                 return
             if isinstance(item, _Flush):
-                item.future.set_result(None)
+                with self._writing:  # a run a caller is writing (`submit(here=True)`) was submitted before
+                    item.future.set_result(None)
                 continue
             group = [item]
             stop = False
@@ -132,7 +149,8 @@ class RunRecorder:
                     flushes.append(nxt)
                     break
                 group.append(nxt)
-            self._write_group(group)
+            with self._writing:
+                self._write_group(group)
             for f in flushes:
                 f.future.set_result(None)
             if stop:

@@ -120,36 +120,39 @@ class StepRun:
             generation = generations[self.generation]
             self.generation += 1
             calls: list[ModelCall | GenerateCall] = []
-            for nid in generation:
-                st = ctx.states[nid]
-                if self.failure is not None:
-                    st.status, st.reason = SKIPPED, f"not run: node {self.failure.node!r} failed"
-                    continue
-                reason = ex._skip_reason(ctx, nid)
-                if reason is not None:
-                    st.status, st.reason = SKIPPED, reason
-                    ctx.event("node", nid, {"type": st.node.type, "status": "skipped", "reason": reason})
-                    if st.node.type == "model":
-                        metrics.child(metrics.GATE_SKIPS, self.pipeline.name, st.node.get("model")).inc()
-                    continue
-                if st.node.type in ("model", "generate"):  # prepared here, awaited on the loop
-                    t = time.perf_counter()
-                    start = start_model if st.node.type == "model" else start_generate
-                    try:
-                        calls.append(start(ctx, st, ex.rt, t))
-                    except NodeExecutionError as exc:
-                        self.failure = self.failure or ex._failed(ctx, st, t, exc)
-                    except BaseException as exc:  # refused: nothing of this run may stay queued
-                        for c in calls:
-                            c.request.cancel()
-                        if isinstance(exc, neural_errors.InputValidationError):
-                            # a value that cannot become the model's dtype or shape is bad input (nothing recorded)
-                            raise ModelInputError(nid, f"inputs.{exc.input_name}", str(exc)) from exc
-                        raise
-                    continue
-                err = ex._run_node(ctx, nid)
-                if err is not None and self.failure is None:
-                    self.failure = err
+            try:
+                for nid in generation:
+                    st = ctx.states[nid]
+                    if self.failure is not None:
+                        st.status, st.reason = SKIPPED, f"not run: node {self.failure.node!r} failed"
+                        continue
+                    reason = ex._skip_reason(ctx, nid)
+                    if reason is not None:
+                        st.status, st.reason = SKIPPED, reason
+                        ctx.event("node", nid, {"type": st.node.type, "status": "skipped", "reason": reason})
+                        if st.node.type == "model":
+                            metrics.child(metrics.GATE_SKIPS, self.pipeline.name, st.node.get("model")).inc()
+                        continue
+                    if st.node.type in ("model", "generate"):  # prepared here, awaited on the loop
+                        t = time.perf_counter()
+                        start = start_model if st.node.type == "model" else start_generate
+                        try:
+                            calls.append(start(ctx, st, ex.rt, t))
+                        except NodeExecutionError as exc:
+                            self.failure = self.failure or ex._failed(ctx, st, t, exc)
+                        except BaseException as exc:  # refused: the calls are cancelled below
+                            if isinstance(exc, neural_errors.InputValidationError):
+                                # a value that cannot become the model's dtype or shape is bad input (nothing recorded)
+                                raise ModelInputError(nid, f"inputs.{exc.input_name}", str(exc)) from exc
+                            raise
+                        continue
+                    err = ex._run_node(ctx, nid)
+                    if err is not None and self.failure is None:
+                        self.failure = err
+            except BaseException:  # refused: nothing of this run may stay queued (model requests are held)
+                for c in calls:
+                    c.request.cancel()
+                raise
             if calls:
                 self.calls = calls
                 return calls

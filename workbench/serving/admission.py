@@ -153,13 +153,16 @@ class AdmissionQueue:
         REJECTED.labels(key).set(self.limit)
         return _Ticket(self, key, n, used < MIN_ADMITTED)
 
-    def _release(self, key: str, n: int, seconds: float, unqueued: bool) -> None:
+    def _release(self, key: str, n: int, seconds: float, unqueued: bool, counted: bool = True) -> None:
         with self._lock:
             left = self._admitted[key] = max(0, self._admitted.get(key, 0) - n)
             now = time.monotonic()
             busy_now = self._busy_clock(key, now)
             if left == 0:  # the busy period ends
                 self._busy[key] = [busy_now, -1.0]
+            if not counted:  # refused without a run (bad input): not an answer of the service
+                QUEUE_SIZE.labels(key).set(left)
+                return
             prev = self._mean_s.get(key)
             self._mean_s[key] = seconds if prev is None else 0.9 * prev + 0.1 * seconds
             times = self._answers.get(key)
@@ -208,10 +211,14 @@ class _Ticket:
         self._q, self._key, self._n, self._t0, self._done = q, key, n, time.monotonic(), False
         self._unqueued = unqueued  # admitted while fewer than MIN_ADMITTED were in: its duration is a service time
 
-    def release(self) -> None:
+    def release(self, counted: bool = True) -> None:
+        """Give the slots back. `counted=False`: the request was refused without a run (its input
+        did not validate), so its few milliseconds are kept out of the throughput and service-time
+        estimates (a stream of bad inputs would otherwise make the queue admit more than the
+        pipeline's runs can serve)."""
         if not self._done:
             self._done = True
-            self._q._release(self._key, self._n, time.monotonic() - self._t0, self._unqueued)
+            self._q._release(self._key, self._n, time.monotonic() - self._t0, self._unqueued, counted)
 
     def __enter__(self) -> _Ticket:
         return self

@@ -15,7 +15,16 @@ from typing import Any
 from rules.facts import to_json
 
 from .admission import AdmissionQueue, with_deadline
-from .errors import InvalidDocumentError, NotFoundError, UnavailableError, acall, call, code_of, translate
+from .errors import (
+    BadInputError,
+    InvalidDocumentError,
+    NotFoundError,
+    UnavailableError,
+    acall,
+    call,
+    code_of,
+    translate,
+)
 
 
 class LibraryServing:
@@ -109,6 +118,9 @@ class LibraryServing:
         except NotFoundError as exc:
             if _no_such_pipeline(exc):
                 queue.discard(ticket)
+            raise
+        except (BadInputError, InvalidDocumentError):
+            ticket.release(counted=False)  # refused before any run: not a service time
             raise
         finally:
             ticket.release()  # nothing when discarded

@@ -1,5 +1,7 @@
-"""`after_models`: the pool step after model calls starts from the thread that finishes the last call,
-with the outcomes `asyncio.gather(..., return_exceptions=True)` gave, and never once the caller left."""
+"""`run_steps`: a run's steps carried by threads. The step after model calls starts from the thread
+that finishes the last call (or runs on in the same thread when a request ran there), with the
+outcomes `asyncio.gather(..., return_exceptions=True)` gave; the caller is woken when the run is
+committed or its calls need the loop; nothing starts once the caller left."""
 
 from __future__ import annotations
 
@@ -11,20 +13,29 @@ import time
 
 import pytest
 
-from workbench.pipeline.handoff import after_models
+from workbench.pipeline.handoff import run_steps
 from workbench.pipeline.identity import ContextThreadPool
 
 
 class Request:
-    """Stands for an `InferenceRequest`: a concurrent future, `cancel` while still queued."""
+    """Stands for a held `InferenceRequest`: a concurrent future, `cancel` while queued, `dispatch`."""
 
-    def __init__(self) -> None:
+    def __init__(self, run_here: object = None) -> None:
         self.future: concurrent.futures.Future = concurrent.futures.Future()
         self.cancelled_by_caller = False
+        self.dispatched: list[bool] = []
+        self.run_here = run_here  # a value: `dispatch(here=True)` "runs" it on the caller's thread
 
     def cancel(self) -> bool:
         self.cancelled_by_caller = True
         return self.future.cancel()
+
+    def dispatch(self, here: bool = False) -> bool:
+        self.dispatched.append(here)
+        if here and self.run_here is not None and self.future.set_running_or_notify_cancel():
+            self.future.set_result(self.run_here)
+            return True
+        return False
 
 
 def _finish_later(fn, delay: float = 0.05) -> threading.Thread:
@@ -33,15 +44,30 @@ def _finish_later(fn, delay: float = 0.05) -> threading.Thread:
     return t
 
 
-def test_outcomes_and_the_thread_that_starts_the_step():
+class Steps:
+    """`advance`: first step returns `first` calls (requests), the next records its outcomes and ends."""
+
+    def __init__(self, *requests: Request, commit: concurrent.futures.Future | None = None) -> None:
+        self.requests = list(requests)
+        self.seen: list[tuple[object, str]] = []
+        self.commit = commit
+
+    def advance(self, outcomes):
+        self.seen.append((outcomes, threading.current_thread().name))
+        return self.requests if outcomes is None and self.requests else []
+
+    def requests_of(self, calls):
+        return calls
+
+    def commit_of(self):
+        return self.commit
+
+
+def test_outcomes_and_the_thread_that_starts_the_next_step():
     pool = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="steps")
     a, b, c = Request(), Request(), Request()
     boom = ValueError("model failed")
-    seen: dict = {}
-
-    def step(outcomes):
-        seen["thread"] = threading.current_thread().name
-        return outcomes
+    s = Steps(a, b, c)
 
     async def main():
         workers = [
@@ -49,32 +75,65 @@ def test_outcomes_and_the_thread_that_starts_the_step():
             _finish_later(lambda: b.future.set_exception(boom), 0.02),
             _finish_later(lambda: c.future.cancel(), 0.01),
         ]
-        out = await after_models(pool, [a, b, c], step)
+        out = await run_steps(pool, s.advance, None, s.requests_of, s.commit_of)
         for w in workers:
             w.join()
         return out
 
-    outcomes = asyncio.run(main())
+    assert asyncio.run(main()) == ([], None)
+    outcomes = s.seen[1][0]
     assert outcomes[0] == [1, 2] and outcomes[1] is boom and isinstance(outcomes[2], asyncio.CancelledError)
-    assert seen["thread"].startswith("steps")
+    assert all(name.startswith("steps") for _, name in s.seen)
+    assert a.dispatched == b.dispatched == c.dispatched == [False]  # several requests: to their workers
     pool.shutdown()
 
 
-def test_done_requests_run_the_step_at_once():
+def test_a_request_run_on_the_step_thread_continues_there():
+    pool = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="steps")
+    r = Request(run_here="out")
+    s = Steps(r)
+    assert asyncio.run(run_steps(pool, s.advance, None, s.requests_of, s.commit_of)) == ([], None)
+    assert r.dispatched == [True]
+    assert s.seen[1][0] == ["out"] and s.seen[0][1] == s.seen[1][1]  # no hop between the steps
+    pool.shutdown()
+
+
+def test_the_commit_is_waited_for_and_its_error_raised():
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    commit: concurrent.futures.Future = concurrent.futures.Future()
+    s = Steps(commit=commit)
+
+    async def main():
+        _finish_later(lambda: commit.set_result("run-id"))
+        return await run_steps(pool, s.advance, None, s.requests_of, s.commit_of)
+
+    assert asyncio.run(main()) == ([], "run-id")
+    failed: concurrent.futures.Future = concurrent.futures.Future()
+    failed.set_exception(OSError("disk full"))
+    s = Steps(commit=failed)
+    with pytest.raises(OSError, match="disk full"):
+        asyncio.run(run_steps(pool, s.advance, None, s.requests_of, s.commit_of))
+    pool.shutdown()
+
+
+def test_calls_the_loop_must_await_are_returned():
     pool = concurrent.futures.ThreadPoolExecutor(1)
     r = Request()
-    r.future.set_result("x")
-    assert asyncio.run(after_models(pool, [r], lambda o: o)) == ["x"]
+    s = Steps(r)
+    calls, committed = asyncio.run(run_steps(pool, s.advance, None, lambda calls: None, s.commit_of))
+    assert calls == [r] and committed is None and len(s.seen) == 1
+    assert asyncio.run(run_steps(pool, s.advance, ["x"], s.requests_of, s.commit_of)) == ([], None)
+    assert s.seen[1][0] == ["x"]
     pool.shutdown()
 
 
 def test_a_caller_that_leaves_cancels_queued_requests_and_the_step_never_runs():
     pool = concurrent.futures.ThreadPoolExecutor(1)
     r = Request()
-    ran = threading.Event()
+    s = Steps(r)
 
     async def main():
-        task = asyncio.ensure_future(after_models(pool, [r], lambda o: ran.set()))
+        task = asyncio.ensure_future(run_steps(pool, s.advance, None, s.requests_of, s.commit_of))
         await asyncio.sleep(0.05)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -83,7 +142,7 @@ def test_a_caller_that_leaves_cancels_queued_requests_and_the_step_never_runs():
     asyncio.run(main())
     assert r.cancelled_by_caller and r.future.cancelled()
     time.sleep(0.1)
-    assert not ran.is_set()
+    assert len(s.seen) == 1
     pool.shutdown()
 
 
@@ -91,10 +150,10 @@ def test_a_result_arriving_after_the_caller_left_starts_nothing():
     pool = concurrent.futures.ThreadPoolExecutor(1)
     r = Request()
     r.future.set_running_or_notify_cancel()  # running: the caller's cancel cannot remove it
-    ran = threading.Event()
+    s = Steps(r)
 
     async def main():
-        task = asyncio.ensure_future(after_models(pool, [r], lambda o: ran.set()))
+        task = asyncio.ensure_future(run_steps(pool, s.advance, None, s.requests_of, s.commit_of))
         await asyncio.sleep(0.05)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -103,7 +162,32 @@ def test_a_result_arriving_after_the_caller_left_starts_nothing():
     asyncio.run(main())
     r.future.set_result(1)  # the batch finishes later
     time.sleep(0.1)
-    assert not ran.is_set()
+    assert len(s.seen) == 1
+    pool.shutdown()
+
+
+def test_requests_of_a_step_running_when_the_caller_left_never_reach_the_model():
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    r = Request(run_here="out")
+    started, release = threading.Event(), threading.Event()
+
+    def advance(outcomes):
+        started.set()
+        release.wait(5)  # the caller leaves while this step runs
+        return [r]
+
+    async def main():
+        task = asyncio.ensure_future(run_steps(pool, advance, None, lambda c: c, lambda: None))
+        while not started.is_set():
+            await asyncio.sleep(0.005)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        release.set()
+
+    asyncio.run(main())
+    time.sleep(0.1)
+    assert r.cancelled_by_caller and r.future.cancelled() and r.dispatched == []
     pool.shutdown()
 
 
@@ -112,27 +196,37 @@ def test_step_errors_reach_the_caller():
     r = Request()
     r.future.set_result(1)
 
-    def step(outcomes):
+    def advance(outcomes):
+        if outcomes is None:
+            return [r]
         raise KeyError("in the step")
 
     with pytest.raises(KeyError, match="in the step"):
-        asyncio.run(after_models(pool, [r], step))
+        asyncio.run(run_steps(pool, advance, None, lambda c: c, lambda: None))
     pool.shutdown()
 
 
 VAR: contextvars.ContextVar[str] = contextvars.ContextVar("var", default="unset")
 
 
-def test_a_context_pool_runs_the_step_in_the_callers_context():
-    r = Request()
+def test_a_context_pool_runs_the_steps_in_the_callers_context():
+    seen: list[str] = []
+
+    def advance(outcomes):
+        seen.append(VAR.get())
+        return [r] if outcomes is None else []
 
     async def main(pool):
         VAR.set("caller's")
         _finish_later(lambda: r.future.set_result(1))
-        return await after_models(pool, [r], lambda o: VAR.get())
+        return await run_steps(pool, advance, None, lambda c: c, lambda: None)
 
+    r = Request()
     with ContextThreadPool(1) as pool:
-        assert asyncio.run(main(pool)) == "caller's"
+        asyncio.run(main(pool))
+    assert seen == ["caller's", "caller's"]
+    seen.clear()
     r = Request()
     with concurrent.futures.ThreadPoolExecutor(1) as pool:  # as run_in_executor: the thread's own context
-        assert asyncio.run(main(pool)) == "unset"
+        asyncio.run(main(pool))
+    assert seen == ["unset", "unset"]

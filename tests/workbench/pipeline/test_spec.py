@@ -149,3 +149,32 @@ def test_literal_expressions_keep_their_type_whatever_was_compiled_first() -> No
     got = [compile_expression(v).evaluate({}) for v in order]
     assert got == order
     assert [type(v) for v in got] == [type(v) for v in order]
+
+
+def test_calls_of_plain_built_ins_give_the_values_the_walk_gave():
+    """An expression that is one call of a built-in in PLAIN_RESULTS is not walked by `_to_plain`;
+    the values are the same Python types and numbers as walking them gave, and a caller's function
+    of the same name (which may return numpy values) is still walked."""
+    import numpy as np
+
+    from workbench.pipeline.expressions import PLAIN_RESULTS, _to_plain, compile_expression
+
+    row = np.array([0.5, -1.25, 3.0, 2.0], dtype=np.float32)
+    scope = {"v": row, "w": [1, 2, 3], "s": 2.5}
+    cases = [
+        "softmax(v)", "sigmoid(v)", "argmax(v)", "argmin(v)", "sum(v)", "mean(v)", "norm(v)", "dot(v, v)",
+        "cosine(v, v)", "topk(v, 2)", "round(s, 1)", "len(w)", "float(s)", "int(s)", "str(s)", "list(v)",
+        "exp(s)", "log(s)",
+    ]  # fmt: skip
+    for text in cases:
+        e = compile_expression(text)
+        assert e.plain_call in PLAIN_RESULTS
+        got = e.evaluate(scope)
+        want = _to_plain(e.fn(scope, None))
+        assert got == want and type(got) is type(want), text
+        if isinstance(got, list):
+            assert [type(x) for x in got] == [type(x) for x in want], text
+    assert compile_expression("max(v)").plain_call is None and compile_expression("softmax(v)[0]").plain_call is None
+    own = compile_expression("softmax(v)", {"softmax"})
+    out = own.evaluate(scope, {"softmax": lambda x: np.asarray(x) * 2})
+    assert out == [1.0, -2.5, 6.0, 4.0] and all(type(x) is float for x in out)

@@ -62,5 +62,7 @@ def _fact_value(v: Any) -> Any:
     if v is None or isinstance(v, (str, int, float)):
         return v
     if isinstance(v, (list, tuple)):
+        if all(type(x) is float for x in v):  # a vector of numbers (softmax...): nothing to convert
+            return tuple(v)
         return tuple(_fact_value(x) for x in v)
     raise TypeError(f"value {v!r} of type {type(v).__name__} cannot be a slot value")

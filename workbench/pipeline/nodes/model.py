@@ -88,7 +88,9 @@ def start_model(ctx: RunContext, state: NodeState, rt: Any, t0: float) -> ModelC
     scope = OpenScope({**fs.names(), **ctx.values_scope(node.id)})
     funcs = fs.functions()
     item = build_item(entry, node.id, node.get("inputs", {}), scope, funcs)
-    req = entry.submit(item, timeout_s=node.get("timeout_s"))  # QueueFullError passes through unchanged
+    # held: the executor releases it once the step ends, maybe running it on its own thread
+    # (`InferenceRequest.dispatch`, handoff.py); QueueFullError passes through unchanged
+    req = entry.submit(item, timeout_s=node.get("timeout_s"), hold=True)
     return ModelCall(node.id, entry, req, funcs, t0, time.perf_counter())
 
 

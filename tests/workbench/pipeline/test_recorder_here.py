@@ -1,0 +1,109 @@
+"""`RunRecorder.submit(here=True)`: an idle recorder lets the caller's thread write the run (its own
+transaction, committed before `submit` returns); a busy one queues it as before. Flushes and close
+still wait for a write in progress. Real SQLite file."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+import pytest
+
+from workbench.pipeline.recorder import RunRecorder
+from workbench.store import Store, TraceEvent
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store.open(f"sqlite:///{tmp_path / 'runs.sqlite3'}")
+    yield s
+    s.close()
+
+
+def _run(name: str = "p") -> dict:
+    return {"pipeline_name": name, "pipeline_version": "v", "inputs": {"n": 1}, "status": "succeeded"}
+
+
+EVENTS = [TraceEvent("rule_firing", "rules", {"rule": "r"}, 0.001), TraceEvent("model_call", "m", {"ok": True})]
+
+
+def _writer_threads(store: Store) -> list[str]:
+    seen: list[str] = []
+    orig = store.record_runs
+
+    def spy(runs, **kw):
+        seen.append(threading.current_thread().name)
+        return orig(runs, **kw)
+
+    store.record_runs = spy  # type: ignore[method-assign]
+    return seen
+
+
+def test_an_idle_recorder_writes_on_the_callers_thread(store):
+    rec = RunRecorder(store)
+    threads = _writer_threads(store)
+    fut = rec.submit(_run(), EVENTS, here=True)
+    assert fut.done() and threads == [threading.current_thread().name]
+    got = store.get_run(fut.result())
+    assert got.status == "succeeded" and [e.kind for e in got.events] == ["rule_firing", "model_call"]
+    plain = rec.submit(_run(), EVENTS)  # without `here`: the recorder's thread, as before
+    assert plain.result(5) and threads[-1] == "workbench-recorder"
+    rec.close()
+
+
+def test_a_busy_recorder_queues_the_run(store):
+    rec = RunRecorder(store)
+    threads = _writer_threads(store)
+    orig = store.record_runs
+    gate, entered = threading.Event(), threading.Event()
+
+    def slow(runs, **kw):
+        entered.set()
+        gate.wait(5)
+        return orig(runs, **kw)
+
+    store.record_runs = slow  # type: ignore[method-assign]
+    first = rec.submit(_run(), EVENTS)  # the recorder's thread is writing it
+    assert entered.wait(5)
+    second = rec.submit(_run(), EVENTS, here=True)
+    assert not second.done()  # queued behind the write in progress, not written here
+    gate.set()
+    assert first.result(5) and second.result(5)
+    assert threads == ["workbench-recorder"] * 2  # both written by the recorder thread
+    assert store.get_run(second.result()) is not None
+    rec.close()
+
+
+def test_flush_and_close_wait_for_a_callers_write(store):
+    rec = RunRecorder(store)
+    orig = store.record_runs
+    gate, entered = threading.Event(), threading.Event()
+
+    def slow(runs, **kw):
+        entered.set()
+        gate.wait(5)
+        return orig(runs, **kw)
+
+    store.record_runs = slow  # type: ignore[method-assign]
+    out: dict = {}
+    t = threading.Thread(target=lambda: out.setdefault("f", rec.submit(_run("flushed"), EVENTS, here=True)))
+    t.start()
+    assert entered.wait(5)
+    flushed = rec.flush_future()
+    time.sleep(0.05)
+    assert not flushed.done()  # the run being written on the caller's thread was submitted before
+    gate.set()
+    flushed.result(5)
+    t.join(5)
+    assert store.get_run(out["f"].result(0)) is not None
+    rec.close()
+
+
+def test_a_failed_write_on_the_callers_thread_is_in_the_future(store):
+    rec = RunRecorder(store)
+    rid = str(uuid.uuid4())
+    assert rec.submit({**_run(), "id": rid}, [], here=True).result(0) == rid
+    dup = rec.submit({**_run(), "id": rid}, [], here=True)  # the same id again: refused by the store
+    assert dup.done() and dup.exception() is not None
+    rec.close()

@@ -1,0 +1,91 @@
+"""A run carried by threads (handoff.run_steps) in a real Workbench: with the batcher and recorder
+idle, one pool thread runs the model's batch of one and writes the durable commit; a model node with
+a deadline is awaited on the loop (its held request released to the batcher's worker); concurrent
+runs still batch and group-commit on the worker and recorder threads. Real torch model, CLIPS, SQLite."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from neural.batching import BatcherConfig
+from workbench.pipeline import Pipeline
+from workbench.store import RunRow
+
+from .conftest import digit_pixels, digits_signature, make_digits_module
+
+
+def _workbench(dirs, tmp_path, delay_ms: float = 0.0):
+    from workbench import Workbench
+
+    kb, pipes = dirs
+    wb = Workbench(knowledge_base_dir=kb, pipeline_dir=pipes, model_catalog=tmp_path / "none.yaml", durable=True)
+    wb.register_model(
+        "digits-mlp",
+        make_digits_module(),
+        signature=digits_signature(),
+        task="classification",
+        batcher_config=BatcherConfig(max_batch_size=32, max_queue_delay_ms=delay_ms, buckets=None),
+    )
+    return wb
+
+
+def _spy(wb):
+    """Thread names of the model's batches and of the store's writes."""
+    seen: dict[str, list[str]] = {"batches": [], "writes": []}
+    wb.get_model("digits-mlp").batcher.add_listener(lambda rec: seen["batches"].append(threading.current_thread().name))
+    store = wb.store.inner
+    orig = store.record_runs
+
+    def record_runs(runs, **kw):
+        seen["writes"].append(threading.current_thread().name)
+        return orig(runs, **kw)
+
+    store.record_runs = record_runs
+    return seen
+
+
+async def test_an_idle_server_runs_the_model_and_the_commit_on_the_runs_pool_thread(dirs, tmp_path):
+    wb = _workbench(dirs, tmp_path)
+    seen = _spy(wb)
+    try:
+        r = await wb.run("digits_review", {"id": "a1", "pixels": digit_pixels(3)}, explain=True)
+        assert r.ok and r.outputs["digit"] == 3
+        with wb.store.inner.session() as s:  # durable: committed before run() returned
+            assert s.get(RunRow, r.run_id) is not None
+        assert len(seen["batches"]) == 1 and len(seen["writes"]) == 1
+        assert seen["batches"][0] == seen["writes"][0] and not seen["batches"][0].startswith("batcher")
+        assert r.explanation["model_calls"][0]["batch_size"] == 1
+        b = wb.get_model("digits-mlp").batcher
+        assert b.queue_size == 0 and b.stats.requests == 1
+    finally:
+        wb.close()
+
+
+async def test_a_model_node_with_a_deadline_is_awaited_on_the_loop(dirs, tmp_path):
+    wb = _workbench(dirs, tmp_path)
+    seen = _spy(wb)
+    try:
+        p = wb.get_pipeline("digits_review")
+        doc = p.to_yaml().replace("model: digits-mlp\n", "model: digits-mlp\n    timeout_s: 5\n", 1)
+        assert "timeout_s: 5" in doc
+        r = await wb.run(Pipeline.from_yaml(doc), {"pixels": digit_pixels(7)})
+        assert r.ok and r.outputs["digit"] == 7
+        assert seen["batches"] == ["batcher-digits-mlp"]  # released to the worker, not run on the pool
+    finally:
+        wb.close()
+
+
+async def test_concurrent_runs_batch_on_the_worker_and_commit_in_groups(dirs, tmp_path):
+    wb = _workbench(dirs, tmp_path, delay_ms=20.0)
+    seen = _spy(wb)
+    try:
+        rs = await asyncio.gather(*(wb.run("digits_review", {"pixels": digit_pixels(i % 10)}) for i in range(24)))
+        assert all(r.ok for r in rs) and [r.outputs["digit"] for r in rs] == [i % 10 for i in range(24)]
+        assert set(seen["batches"]) == {"batcher-digits-mlp"} and len(seen["batches"]) < 24
+        assert len(seen["writes"]) < 24  # group commit: more than one run per transaction
+        assert not any(w.startswith("workbench-run") for w in seen["writes"][1:])
+        with wb.store.inner.session() as s:
+            assert all(s.get(RunRow, r.run_id) is not None for r in rs)
+    finally:
+        wb.close()
