@@ -137,3 +137,26 @@ def test_runs_show_and_list_json_show_served_by(tmp_path, monkeypatch):
     res = runner.invoke(app, ["runs", "list", "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)[0]["served_by"] == "node 0123456789ab replica pipelines#q1"
+
+
+def test_a_pipeline_version_stored_by_another_replica_between_check_and_insert_is_not_an_error(tmp_path, monkeypatch):
+    """Two replicas on one database registering a pipeline on their first requests at once: the second's
+    existence check ran before the first committed, so its insert breaks the unique (name, version); that is
+    "already stored", not a 500 (seen as `internal error (IntegrityError)` in tests/scale's kill test)."""
+    from sqlalchemy.orm import Session
+
+    url = f"sqlite:///{tmp_path / 'runs.sqlite3'}"
+    first, second = Store.open(url), Store.open(url)
+    assert first.save_pipeline("demo_digits", "v1", "name: demo_digits") is True
+    real, calls = Session.scalar, []
+
+    def check_before_the_other_commit(self, *args, **kwargs):
+        calls.append(1)
+        return None if len(calls) == 1 else real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Session, "scalar", check_before_the_other_commit)
+    assert second.save_pipeline("demo_digits", "v1", "name: demo_digits") is False
+    monkeypatch.undo()
+    assert [r.version for r in second.pipeline_versions("demo_digits")] == ["v1"]
+    first.close()
+    second.close()

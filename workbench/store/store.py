@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Engine, and_, delete, func, insert, or_, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from ..names import check_name
@@ -111,14 +112,18 @@ class Store:
 
         Raises InvalidNameError (a ValueError) for a name that breaks `workbench.names`' rule."""
         check_name(name, "pipeline")
-        with self.session() as s:
-            if (
-                s.scalar(select(PipelineRow.id).where(PipelineRow.name == name, PipelineRow.version == version))
-                is not None
-            ):
-                return False
-            s.add(PipelineRow(name=name, version=version, document=document))
+        stored = select(PipelineRow.id).where(PipelineRow.name == name, PipelineRow.version == version)
+        try:
+            with self.session() as s:
+                if s.scalar(stored) is not None:
+                    return False
+                s.add(PipelineRow(name=name, version=version, document=document))
             return True
+        except IntegrityError:  # another process (a second Ray replica) stored it between the check and the insert
+            with self.session() as s:
+                if s.scalar(stored) is not None:
+                    return False
+            raise
 
     def pipeline_versions(self, name: str) -> list[PipelineRow]:
         """All stored versions of a pipeline, oldest first."""
