@@ -130,6 +130,9 @@ class _Chain:
                     r.cancel()
                 return
             if len(requests) == 1 and requests[0].dispatch(here=True):
+                with self.lock:
+                    if self.cancelled:  # the caller left during the batch: no later step (nor commit) starts
+                        return
                 outcomes = [_outcome(requests[0].future)]
                 continue
             for r in requests:
