@@ -131,7 +131,8 @@ class DynamicBatcher:
         return self._queued
 
     def add_listener(self, fn: Callable[[BatchRecord], None]) -> None:
-        """Call `fn(record)` in the worker thread after every batch (exceptions are logged, not raised)."""
+        """Call `fn(record)` after every batch, in the thread that ran it: the worker, or a caller's thread
+        for a batch of one run by `dispatch(here=True)`; never two at once (exceptions are logged, not raised)."""
         self._listeners.append(fn)
 
     def reset_stats(self) -> None:
