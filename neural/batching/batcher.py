@@ -89,7 +89,9 @@ class DynamicBatcher:
 
     def close(self, drain: bool = True, timeout: float | None = None) -> None:
         """Stop admitting requests. `drain=True` runs everything already queued first; `drain=False`
-        fails queued requests with `BatcherClosedError`. Waits up to `timeout` s for the worker."""
+        fails queued requests with `BatcherClosedError`. Waits up to `timeout` s for the worker and
+        for a batch a caller's thread is running (`InferenceRequest.dispatch(here=True)`)."""
+        end = None if timeout is None else time.monotonic() + timeout
         with self._cond:
             self._closed = True
             if not drain:
@@ -104,7 +106,10 @@ class DynamicBatcher:
                 self._queued = 0
             self._cond.notify_all()
         if self._thread is not None:
-            self._thread.join(timeout)
+            self._thread.join(None if end is None else max(end - time.monotonic(), 0.0))
+        with self._cond:  # `_dispatch` notifies when its batch ends on a closed batcher
+            while self._busy and (end is None or time.monotonic() < end):
+                self._cond.wait(None if end is None else end - time.monotonic())
 
     @property
     def closed(self) -> bool:
@@ -126,7 +131,8 @@ class DynamicBatcher:
         return self._queued
 
     def add_listener(self, fn: Callable[[BatchRecord], None]) -> None:
-        """Call `fn(record)` in the worker thread after every batch (exceptions are logged, not raised)."""
+        """Call `fn(record)` after every batch, in the thread that ran it: the worker, or a caller's thread
+        for a batch of one run by `dispatch(here=True)`; never two at once (exceptions are logged, not raised)."""
         self._listeners.append(fn)
 
     def reset_stats(self) -> None:

@@ -101,3 +101,30 @@ def test_a_duplicate_id_is_refused_whole_with_sqlalchemys_error(tmp_path):
         )
     assert store.get_run("b") is None  # nothing of the refused group is written
     store.close()
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ({"started_at": "2026-12-01"}, "(builtins.TypeError) SQLite DateTime type only accepts"),
+        ({"duration": "abc"}, "(builtins.ValueError) could not convert string to float"),
+        ({"outputs": {"v": object()}}, "(builtins.TypeError) Object of type object is not JSON serializable"),
+    ],
+)
+def test_a_value_its_column_cannot_take_fails_as_the_core_insert_does(tmp_path, bad, message):
+    # a value the column type's bind processor refuses is a StatementError (a SQLAlchemyError, as
+    # `record_runs` documents and the Core insert raises), not the processor's bare TypeError/ValueError;
+    # nothing of the runs is written
+    from sqlalchemy.exc import StatementError
+
+    store = Store.open(f"sqlite:///{tmp_path / 'bad.sqlite3'}")
+    try:
+        good = {**RUNS[0][0], "id": "good"}
+        with pytest.raises(StatementError) as err:
+            store.record_runs([(good, RUNS[0][1]), ({**RUNS[0][0], "id": "bad", **bad}, [])])
+        assert str(err.value).startswith(message)
+        assert store.get_run("good") is None
+        with store.engine.connect() as conn:
+            assert conn.exec_driver_sql("SELECT count(*) FROM trace_events").scalar() == 0
+    finally:
+        store.close()

@@ -93,9 +93,19 @@ class _Chain:
             if self.cancelled:
                 return
             try:
-                self.step = self.pool.submit(self.run, outcomes)
+                step = self.step = self.pool.submit(self.run, outcomes)
             except RuntimeError as exc:  # the pool is shut down
                 _settle(self.out, exc=exc)
+                return
+        step.add_done_callback(self._step_done)
+
+    def _step_done(self, f: concurrent.futures.Future) -> None:
+        """A step the pool dropped (`shutdown(cancel_futures=True)`) cancels the wait, as awaiting it on
+        the loop did; one that raised outside `advance` fails it (the caller never waits for ever)."""
+        if f.cancelled():
+            self.out.cancel()
+        elif f.exception() is not None:
+            _settle(self.out, exc=f.exception())
 
     def cancel(self) -> None:
         """The caller left (loop thread): nothing more starts; queued requests and the step are dropped."""
@@ -130,6 +140,9 @@ class _Chain:
                     r.cancel()
                 return
             if len(requests) == 1 and requests[0].dispatch(here=True):
+                with self.lock:
+                    if self.cancelled:  # the caller left during the batch: no later step (nor commit) starts
+                        return
                 outcomes = [_outcome(requests[0].future)]
                 continue
             for r in requests:

@@ -51,6 +51,7 @@ class RunRecorder:
         self._writing = threading.Lock()  # held while a group is written (by the thread or a caller)
         self._thread = threading.Thread(target=self._loop, name="workbench-recorder", daemon=True)
         self._closed = False
+        self._accepting = threading.Lock()  # the closed check and the put are one step (close puts _STOP last)
         self._thread.start()
 
     def submit(
@@ -66,8 +67,6 @@ class RunRecorder:
 
         The id and `served_by` of the caller's `RUN_IDENTITY` (when set) replace the run's own; the
         run's id is written back into `run` (a `RunRow` or a dict), so the caller learns it."""
-        if self._closed:
-            raise RuntimeError("run recorder is closed")
         row = run_columns(run)
         ident = RUN_IDENTITY.get()
         if ident is not None:
@@ -79,13 +78,17 @@ class RunRecorder:
         elif isinstance(run, dict):
             run["id"] = row["id"]
         fut: concurrent.futures.Future = concurrent.futures.Future()
-        if here and self._q.empty() and self._writing.acquire(blocking=False):
+        with self._accepting:
+            if self._closed:
+                raise RuntimeError("run recorder is closed")
+            inline = here and self._q.empty() and self._writing.acquire(blocking=False)
+            if not inline:
+                self._q.put((row, list(events), fut))
+        if inline:  # `close` waits for `_writing` after the thread stops
             try:
                 self._write_group([(row, list(events), fut)])
             finally:
                 self._writing.release()
-            return fut
-        self._q.put((row, list(events), fut))
         return fut
 
     async def record(self, run: RunRow | dict[str, Any], events: Sequence[TraceEvent]) -> str:
@@ -102,10 +105,11 @@ class RunRecorder:
     def flush_future(self) -> concurrent.futures.Future:
         """A future that resolves once every run submitted before this call is written (or failed)."""
         f = _Flush()
-        if self._closed:
-            f.future.set_result(None)
-        else:
-            self._q.put(f)
+        with self._accepting:
+            if not self._closed:
+                self._q.put(f)
+                return f.future
+        f.future.set_result(None)
         return f.future
 
     def flush(self, timeout: float | None = 30.0) -> None:
@@ -117,10 +121,11 @@ class RunRecorder:
 
     def close(self, timeout: float | None = 30.0) -> None:
         """Write everything queued, then stop the thread."""
-        if self._closed:
-            return
-        self._closed = True
-        self._q.put(_STOP)
+        with self._accepting:  # a submit either queued before _STOP (written) or sees `_closed` (raises)
+            if self._closed:
+                return
+            self._closed = True
+            self._q.put(_STOP)
         self._thread.join(timeout)
         if self._writing.acquire(timeout=-1 if timeout is None else timeout):  # a caller's write in progress
             self._writing.release()

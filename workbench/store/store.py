@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Engine, and_, delete, func, insert, or_, select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from ..names import check_name
@@ -248,7 +248,13 @@ class Store:
         plan = self._inserts.get((table.name, keys))
         if plan is None:
             plan = self._inserts[(table.name, keys)] = _Insert(table, keys, conn.dialect)
-        conn.exec_driver_sql(plan.sql, plan.parameters(rows))
+        try:
+            parameters = plan.parameters(rows)
+        except Exception as exc:  # a value its column type refuses: raised as SQLAlchemy's execute raises it
+            raise DBAPIError.instance(
+                plan.sql, None, exc, conn.dialect.loaded_dbapi.Error, dialect=conn.dialect
+            ) from exc
+        conn.exec_driver_sql(plan.sql, parameters)
 
     def get_run(self, run_id: str) -> RunRow | None:
         """A run with its trace events loaded (a unique id prefix is accepted)."""

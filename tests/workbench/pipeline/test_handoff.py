@@ -230,3 +230,23 @@ def test_a_context_pool_runs_the_steps_in_the_callers_context():
     with concurrent.futures.ThreadPoolExecutor(1) as pool:  # as run_in_executor: the thread's own context
         asyncio.run(main(pool))
     assert seen == ["unset", "unset"]
+
+
+async def test_a_step_the_pool_drops_at_shutdown_ends_the_wait():
+    # `shutdown(cancel_futures=True)` (Workbench.close) drops queued steps: the caller gets
+    # CancelledError (as awaiting the step on the loop gave) instead of waiting for ever
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    busy = threading.Event()
+    pool.submit(busy.wait, 10)  # the one worker is taken: the run's step stays queued
+    req = Request()
+    steps = Steps(req)
+    waiting = asyncio.ensure_future(run_steps(pool, steps.advance, None, steps.requests_of, steps.commit_of))
+    await asyncio.sleep(0.05)
+    closer = threading.Thread(target=pool.shutdown, kwargs={"wait": True, "cancel_futures": True})
+    closer.start()
+    await asyncio.sleep(0.05)
+    busy.set()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(waiting, 5)
+    closer.join(5)
+    assert steps.seen == []

@@ -107,3 +107,41 @@ def test_a_failed_write_on_the_callers_thread_is_in_the_future(store):
     dup = rec.submit({**_run(), "id": rid}, [], here=True)  # the same id again: refused by the store
     assert dup.done() and dup.exception() is not None
     rec.close()
+
+
+def test_a_run_submitted_while_the_recorder_closes_is_written_or_refused(store):
+    """Regression (rev8): `close` between `submit`'s closed check and its put queued the run after
+    the stop marker: never written, and its future never resolved (a durable caller waited for ever).
+    Here `close` is started from inside the put and given 0.5 s to put its stop marker first."""
+    rec = RunRecorder(store)
+    real_put = rec._q.put
+    stop_put = threading.Event()
+    closer: list[threading.Thread] = []
+
+    def put(item, *a, **kw):
+        if isinstance(item, tuple) and not closer:  # the run: close now, from another thread
+
+            def close_it():
+                rec.close()
+
+            def watch_stop(x, *a2, **kw2):
+                real_put(x, *a2, **kw2)
+                stop_put.set()
+
+            rec._q.put = watch_stop  # the stop marker's put (and any later one)
+            closer.append(threading.Thread(target=close_it))
+            closer[0].start()
+            stop_put.wait(0.5)
+        return real_put(item, *a, **kw)
+
+    rec._q.put = put  # type: ignore[method-assign]
+    try:
+        fut = rec.submit(_run(), EVENTS)
+    except RuntimeError:  # refused as closed: nothing to wait for
+        fut = None
+    closer[0].join(10)
+    if fut is not None:
+        run_id = fut.result(5)  # written before the recorder stopped
+        assert store.get_run(run_id).status == "succeeded"
+    with pytest.raises(RuntimeError, match="closed"):
+        rec.submit(_run(), EVENTS)
