@@ -210,16 +210,15 @@ class RaySettings(BaseModel):
         256, ge=1, description="generation requests one generation replica takes at once (its engine batches them)"
     )
     serve_env: dict[str, str] = Field(
-        default_factory=lambda: {"RAY_SERVE_RUN_ROUTER_IN_SEPARATE_LOOP": "0", "RAY_SERVE_PROXY_USE_GRPC": "1"},
+        default_factory=dict,
         description="environment of the Ray Serve controller that `deploy` starts, inherited by its HTTP proxies "
-        "and replicas (default: the proxy routes requests on its own event loop and sends them to replicas over "
-        "gRPC instead of Ray actor calls; pipeline replicas keep a router thread for their handles; "
+        "and replicas (default: none, Ray's defaults; e.g. RAY_SERVE_PROXY_USE_GRPC=1; measured in "
         "docs/scaling.md)",
     )
     pipelines_env: dict[str, str] = Field(
-        default_factory=lambda: {"RAY_SERVE_RUN_USER_CODE_IN_SEPARATE_THREAD": "0"},
-        description="environment of each pipeline replica (default: the app on the replica's main event loop, "
-        "one thread hop less per request; docs/scaling.md)",
+        default_factory=dict,
+        description="environment of each pipeline replica (default: none, Ray's defaults; e.g. "
+        "RAY_SERVE_RUN_USER_CODE_IN_SEPARATE_THREAD=0; measured in docs/scaling.md)",
     )
     http_port: int = Field(8000, ge=1, le=65535, description="Ray Serve's HTTP proxy port")
     http_host: str = Field("127.0.0.1", description="Ray Serve's HTTP proxy interface")

@@ -46,7 +46,16 @@ def ray_cluster(postgres_url):
     try:
         rc.add_node(num_cpus=1, object_store_memory=OBJECT_STORE_BYTES)
         rc.wait_for_nodes(timeout=120)
-        settings = Settings(database_url=postgres_url, ray=RaySettings(http_port=free_port(), retries=3))
+        settings = Settings(
+            database_url=postgres_url,
+            ray=RaySettings(
+                http_port=free_port(),
+                retries=3,
+                # variables Ray ignores, to see that both settings reach the replicas' processes
+                serve_env={"RAY_SERVE_WORKBENCH_TEST_SERVE": "1"},
+                pipelines_env={"RAY_SERVE_WORKBENCH_TEST_PIPELINES": "1"},
+            ),
+        )
         cluster = connect(rc.address, settings=settings)
         assert len(cluster.nodes()) == 2
         yield cluster, rc

@@ -268,8 +268,8 @@ def test_generate_node_of_a_pipeline_replica_streams_from_the_generation_deploym
     assert where["remote_lms"] == ["demo-lm", "tiny-gpt2"]  # no engine of its own: the deployment's
     # settings.ray.serve_env (the controller's, inherited) and pipelines_env reached the replica's process
     env = where["serve_env"]
-    assert env["RAY_SERVE_PROXY_USE_GRPC"] == "1" and env["RAY_SERVE_RUN_USER_CODE_IN_SEPARATE_THREAD"] == "0"
-    assert env["RAY_SERVE_RUN_ROUTER_IN_SEPARATE_LOOP"] == "1"  # the proxies' "0" is not for the replicas
+    assert env["RAY_SERVE_WORKBENCH_TEST_SERVE"] == "1" and env["RAY_SERVE_WORKBENCH_TEST_PIPELINES"] == "1"
+    assert env["RAY_SERVE_RUN_ROUTER_IN_SEPARATE_LOOP"] == "1"  # pipeline replicas call handles from threads
     # a rail stopped the first generation mid-decode: the cancellation reached the replica's engine, which
     # aborted the request and freed its KV-cache blocks
     assert runs[0].json()["outputs"]["finish_reason"] == "rail_stop"

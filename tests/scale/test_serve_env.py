@@ -1,6 +1,6 @@
 """Ray Serve's environment from the settings: `serve_env` goes to the controller `deploy` starts (its proxies
-and replicas inherit it), `pipelines_env` to each pipeline replica; both default to the two event-loop
-settings measured in docs/scaling.md. (That they reach the processes is checked on the two-node cluster in
+and replicas inherit it), `pipelines_env` to each pipeline replica; both default to Ray's own settings
+(measured in docs/scaling.md). (That they reach the processes is checked on the two-node cluster in
 test_multinode.py.)"""
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ from workbench.config import RaySettings, Settings
 pytest.importorskip("ray", reason="the optional extra `ray` is not installed (uv sync --extra ray)")
 
 
-def test_defaults_route_on_the_proxy_loop_and_run_the_app_on_the_replica_loop():
+def test_defaults_are_rays_own():
+    """The gRPC proxy and the app on the replica's main loop cut CPU per request in a constant-answer app,
+    but made two `demo_digits` replicas slower in `bench api --ray local` (docs/scaling.md): not defaults."""
     rs = RaySettings()
-    assert rs.serve_env == {"RAY_SERVE_RUN_ROUTER_IN_SEPARATE_LOOP": "0", "RAY_SERVE_PROXY_USE_GRPC": "1"}
-    assert rs.pipelines_env == {"RAY_SERVE_RUN_USER_CODE_IN_SEPARATE_THREAD": "0"}
+    assert rs.serve_env == {} and rs.pipelines_env == {}
 
 
 def test_pipelines_env_becomes_the_replicas_runtime_env_with_their_own_router_loop(monkeypatch):
