@@ -36,3 +36,10 @@ def test_postgres_one_run_writing_path(postgres_url, check_run_writing):
     store = Store.open(postgres_url)
     check_run_writing(store)
     store.close()
+
+
+def test_postgres_the_same_version_saved_by_two_replicas_at_once_is_stored_once(postgres_url, check_concurrent_saves):
+    stores = [Store.open(postgres_url), Store.open(postgres_url)]
+    check_concurrent_saves(stores)
+    for store in stores:
+        store.close()
