@@ -106,6 +106,42 @@ def concurrent_save_checks(stores: list[Store]) -> None:
     assert [p.version for p in stores[0].pipeline_versions(name)] == ["v1"]
 
 
+def non_finite_checks(store: Store) -> None:
+    """A run whose model output and rule values are not finite floats is recorded as standard JSON: NaN,
+    Infinity and -Infinity become the strings "NaN", "Infinity" and "-Infinity" (protobuf's JSON mapping),
+    in the run's columns and in its trace, read back as those strings."""
+    import json
+
+    from sqlalchemy import text
+
+    nan, inf = float("nan"), float("inf")
+    row = RunRow(
+        pipeline_name=f"nan-{uuid.uuid4()}",
+        pipeline_version="v",
+        inputs={"x": 1},
+        outputs={"score": nan, "bounds": [inf, -inf], "ok": 0.5},
+        explanation={"facts": [{"template": "t", "slots": {"v": nan}}]},
+        status="succeeded",
+    )
+    rid = store.record_run(row, [TraceEvent("model_call", "m", {"outputs": {"score": nan}})])
+    got = store.get_run(rid)
+    assert got.outputs == {"score": "NaN", "bounds": ["Infinity", "-Infinity"], "ok": 0.5}
+    assert got.explanation == {"facts": [{"template": "t", "slots": {"v": "NaN"}}]}
+    assert got.events[0].payload == {"outputs": {"score": "NaN"}}
+
+    def strict(constant: str) -> None:
+        raise AssertionError(f"non-standard JSON constant {constant} stored")
+
+    with store.engine.connect() as conn:
+        stored = conn.execute(text("SELECT CAST(outputs AS TEXT) FROM runs WHERE id = :id"), {"id": rid}).scalar()
+    assert json.loads(stored, parse_constant=strict) == got.outputs
+
+
+@pytest.fixture
+def check_non_finite():
+    return non_finite_checks
+
+
 @pytest.fixture
 def check_concurrent_saves():
     return concurrent_save_checks

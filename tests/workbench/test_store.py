@@ -175,3 +175,9 @@ def test_the_same_version_saved_by_two_threads_at_once_is_stored_once_on_sqlite(
     check_concurrent_saves([shared, other])
     shared.close()
     other.close()
+
+
+def test_non_finite_floats_are_stored_as_standard_json_on_sqlite(db_url, check_non_finite):
+    store = Store.open(db_url)
+    check_non_finite(store)
+    store.close()
