@@ -231,6 +231,7 @@ def test_timeout_fails_the_node_and_frees_the_sequence(wb):
     doc = pipeline().replace("    max_tokens: 40\n", "    max_tokens: 400\n    timeout_s: 0.05\n")
     res = wb.run_sync(Pipeline.from_yaml(doc), {"prompt": "ROMEO:\n"})
     assert res.status == "failed" and res.failed_node == "generate" and "timed out" in res.error
+    assert res.error.count("'demo-lm'") == 1 and "deadline, 0.05 s after submission" in res.error, res.error
     engine = wb.catalog.get("demo-lm").backend
     import time
 

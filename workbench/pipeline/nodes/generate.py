@@ -101,7 +101,10 @@ class GenerateCall:
                         break
         except TimeoutError:
             raise NodeExecutionError(
-                self.node_id, "generate", f"timed out after {self.timeout_s} s ({decode.tokens} tokens generated)"
+                self.node_id,
+                "generate",
+                f"model {self.name!r}: request timed out at its deadline, {self.timeout_s:g} s after submission "
+                f"({decode.tokens} tokens generated)",
             ) from None
         finally:
             await self.source.aclose()  # aborts an unfinished request: its KV blocks are freed
