@@ -1,0 +1,68 @@
+"""What a fresh `workbench serve` answers with its default configuration (the repository's model
+catalogue loaded at start-up, the demo LM served by the generation engine), over a real uvicorn
+server on 127.0.0.1: model status routes say what is true, for tensor and generation models alike."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from api_live import LiveServer, make_settings, serve
+
+from workbench.serving import Serving
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory) -> Iterator[LiveServer]:
+    from neural.generation import DEMO_LM_DIR
+
+    if not (DEMO_LM_DIR / "config.json").is_file():
+        pytest.skip(f"no demo LM at {DEMO_LM_DIR}")
+    settings = make_settings(tmp_path_factory.mktemp("default-serve"))
+    live = serve(Serving(settings=settings), settings)  # the defaults `workbench serve` uses
+    yield live
+    live.stop()
+
+
+def _generate(server: LiveServer) -> None:
+    r = httpx.post(
+        server.url + "/v1/completions",
+        json={"model": "demo-lm", "prompt": "ROMEO:", "max_tokens": 4, "temperature": 0},
+        timeout=120,
+    )
+    assert r.status_code == 200, r.text
+
+
+def test_served_models_lists_the_demo_lm_as_ready_before_and_after_use(server):
+    ready = httpx.get(server.url + "/readyz").json()
+    assert ready["models"]["demo-lm"] is True
+    for _ in range(2):
+        r = httpx.get(server.url + "/v1/served-models")
+        assert r.status_code == 200, r.text
+        models = {m["name"]: m for m in r.json()["models"]}
+        lm = models["demo-lm"]
+        assert lm["kind"] == "generation" and lm["state"] == "READY" and lm["loaded"]
+        assert lm["version"] and len(lm["version"]) == 12
+        assert models["demo-digits"]["kind"] == "tensor" and models["demo-digits"]["state"] == "READY"
+        _generate(server)
+
+
+def test_kserve_model_routes_answer_for_the_generation_model(server):
+    _generate(server)
+    meta = httpx.get(server.url + "/v2/models/demo-lm")
+    assert meta.status_code == 200, meta.text
+    doc = meta.json()
+    assert doc["inputs"] == [{"name": "text_input", "datatype": "BYTES", "shape": [1]}]
+    assert doc["outputs"][0]["name"] == "text_output" and doc["parameters"]["task"] == "causal-lm"
+    version = doc["versions"][0]
+    assert httpx.get(server.url + "/v2/models/demo-lm/ready").status_code == 200
+    assert httpx.get(server.url + f"/v2/models/demo-lm/versions/{version}/ready").status_code == 200
+    index = {m["name"]: m for m in httpx.post(server.url + "/v2/repository/index", json={}).json()}
+    assert index["demo-lm"] == {"name": "demo-lm", "version": version, "state": "READY", "reason": ""}
+    assert index["demo-digits"]["state"] == "READY"
+    infer = httpx.post(
+        server.url + "/v2/models/demo-lm/infer",
+        json={"inputs": [{"name": "text_input", "datatype": "BYTES", "shape": [1], "data": ["hi"]}]},
+    )
+    assert infer.status_code == 400 and "/v2/models/demo-lm/generate" in infer.json()["error"]
