@@ -66,3 +66,65 @@ def test_kserve_model_routes_answer_for_the_generation_model(server):
         json={"inputs": [{"name": "text_input", "datatype": "BYTES", "shape": [1], "data": ["hi"]}]},
     )
     assert infer.status_code == 400 and "/v2/models/demo-lm/generate" in infer.json()["error"]
+
+
+# ---- numbers that do not fit the model's float32 input ---------------------------------------------
+RAWDIG = """name: rawdig
+nodes:
+  - id: scan
+    type: input
+    schema:
+      type: object
+      required: [images]
+      properties:
+        images: {type: array, items: {type: array, minItems: 64, maxItems: 64, items: {type: number}}}
+  - id: read
+    type: model
+    model: demo-digits
+    inputs: {pixels: "input.images"}
+  - id: result
+    type: output
+    fields:
+      logits: "read.logits"
+edges:
+  - {from: scan, to: read}
+  - {from: read, to: result}
+"""
+
+
+def test_kserve_refuses_fp64_values_beyond_float32_by_input_and_index(server):
+    data = [0.0] * 5 + [1e39] + [0.0] * 58
+    r = httpx.post(
+        server.url + "/v2/models/demo-digits/infer",
+        json={"inputs": [{"name": "pixels", "datatype": "FP64", "shape": [1, 1, 64], "data": data}]},
+    )
+    assert r.status_code == 400, r.text
+    msg = r.json()["error"]
+    assert "'pixels'" in msg and "[0, 0, 5]" in msg and "float32" in msg and "1e+39" in msg
+    ok = httpx.post(
+        server.url + "/v2/models/demo-digits/infer",
+        json={"inputs": [{"name": "pixels", "datatype": "FP64", "shape": [1, 1, 64], "data": [3.0e38] + [0.0] * 63}]},
+    )
+    assert ok.status_code == 200, ok.text  # within float32's range: converted
+
+
+def test_a_non_finite_model_output_is_written_as_a_protobuf_json_string(server):
+    # 3e38 fits float32; the MLP's sums of such pixels overflow to inf and inf - inf to NaN
+    r = httpx.post(
+        server.url + "/v2/models/demo-digits/infer",
+        json={"inputs": [{"name": "pixels", "datatype": "FP32", "shape": [1, 1, 64], "data": [3.0e38] * 64}]},
+    )
+    assert r.status_code == 200, r.text
+    assert b"NaN," not in r.content and b"Infinity," not in r.content.replace(b'"Infinity"', b"")
+    logits = r.json()["outputs"][0]["data"]  # strict JSON parser: the bare NaN literal would not parse
+    assert any(v in ("NaN", "Infinity", "-Infinity") for v in logits), logits
+
+
+def test_a_model_node_refuses_pipeline_values_beyond_float32_naming_node_input_and_index(server):
+    put = httpx.put(server.url + "/v1/pipelines/rawdig", content=RAWDIG, headers={"Content-Type": "application/yaml"})
+    assert put.status_code in (200, 201), put.text
+    images = [[1.0] * 64, [0.0] * 7 + [1e300] + [0.0] * 56]
+    r = httpx.post(server.url + "/v1/pipelines/rawdig/predict", json={"input": {"images": images}}, timeout=60)
+    assert r.status_code in (400, 422), r.text
+    text = r.text
+    assert "read" in text and "'pixels'" in text and "[1, 7]" in text and "float32" in text, text
