@@ -4,11 +4,12 @@ server on 127.0.0.1: model status routes say what is true, for tensor and genera
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 
 import httpx
 import pytest
-from api_live import LiveServer, make_settings, serve
+from api_live import ROOT, LiveServer, make_settings, serve
 
 from workbench.serving import Serving
 
@@ -19,8 +20,11 @@ def server(tmp_path_factory) -> Iterator[LiveServer]:
 
     if not (DEMO_LM_DIR / "config.json").is_file():
         pytest.skip(f"no demo LM at {DEMO_LM_DIR}")
-    settings = make_settings(tmp_path_factory.mktemp("default-serve"))
-    live = serve(Serving(settings=settings), settings)  # the defaults `workbench serve` uses
+    tmp = tmp_path_factory.mktemp("default-serve")
+    shutil.copytree(ROOT / "knowledge_bases", tmp / "knowledge_bases")  # uploads must not land in the repository
+    shutil.copytree(ROOT / "pipelines", tmp / "pipelines")
+    settings = make_settings(tmp, knowledge_base_dir=tmp / "knowledge_bases", pipeline_dir=tmp / "pipelines")
+    live = serve(Serving(settings=settings), settings)  # otherwise the defaults `workbench serve` uses
     yield live
     live.stop()
 
@@ -128,3 +132,26 @@ def test_a_model_node_refuses_pipeline_values_beyond_float32_naming_node_input_a
     assert r.status_code in (400, 422), r.text
     text = r.text
     assert "read" in text and "'pixels'" in text and "[1, 7]" in text and "float32" in text, text
+
+
+# ---- Content-Type of JSON-body routes ---------------------------------------------------------------
+@pytest.mark.parametrize("ctype", ["text/plain", "application/xml", "application/x-www-form-urlencoded"])
+@pytest.mark.parametrize("path", ["/v1/pipelines/demo_digits/predict", "/v1/kb/family/check", "/v1/completions"])
+def test_a_json_route_answers_415_for_another_content_type(server, ctype, path):
+    r = httpx.post(server.url + path, content=b"{}", headers={"Content-Type": ctype})
+    assert r.status_code == 415, r.text
+    err = r.json()["error"]
+    assert err["code"] == "unsupported_media_type" and repr(ctype) in err["message"]
+    assert "application/json" in err["message"]
+
+
+def test_json_routes_still_take_json_with_or_without_a_charset_and_without_a_type(server):
+    seq = {"images": [[0.0] * 64]}
+    for headers in ({"Content-Type": "application/json; charset=utf-8"}, {}):
+        r = httpx.post(server.url + "/v1/pipelines/demo_digits/validate", content=b'{"input": {}}', headers=headers)
+        assert r.status_code != 415, r.text
+    r = httpx.post(server.url + "/v1/pipelines/demo_digits/predict", json={"input": seq})
+    assert r.status_code != 415, r.text
+    kb = httpx.put(server.url + "/v1/kb/q10_text", content=b"(deffacts f (a))", headers={"Content-Type": "text/plain"})
+    assert kb.status_code in (200, 201), kb.text  # text routes keep their own types
+
