@@ -155,3 +155,13 @@ def test_json_routes_still_take_json_with_or_without_a_charset_and_without_a_typ
     kb = httpx.put(server.url + "/v1/kb/q10_text", content=b"(deffacts f (a))", headers={"Content-Type": "text/plain"})
     assert kb.status_code in (200, 201), kb.text  # text routes keep their own types
 
+
+# ---- HEAD ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("path", ["/healthz", "/readyz", "/metrics", "/v1/served-models"])
+def test_head_answers_like_get_without_a_body(server, path):
+    get = httpx.get(server.url + path)
+    head = httpx.head(server.url + path)
+    assert head.status_code == get.status_code == 200
+    assert head.content == b""
+    assert head.headers["content-type"] == get.headers["content-type"]
+
