@@ -24,6 +24,7 @@ import logging
 import math
 import re
 import uuid
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -108,14 +109,16 @@ def error_response(request: Request, err: ApiError) -> JSONResponse:
 
     Text that came from the client (a field name, a YAML key) may hold lone surrogates, which
     UTF-8 cannot encode: they are written as `\\udXXX` escapes, so rendering an error never fails."""
+    prefixes = _server_prefixes(request)
     if is_kserve(request):
-        return JSONResponse({"error": _encodable(err.message)}, status_code=err.status, headers=err.headers)
+        message = _hide_paths(_encodable(err.message), prefixes)
+        return JSONResponse({"error": message}, status_code=err.status, headers=err.headers)
     body: dict[str, Any] = {
         "code": err.code,
-        "message": _encodable(err.message),
+        "message": _hide_paths(_encodable(err.message), prefixes),
         "type": _type_of(err.status),
         "param": _encodable(err.param),
-        "details": _encodable(err.details),
+        "details": _hide_paths(_encodable(err.details), prefixes),
         "request_id": request_id(request),
     }
     # set here too: unexpected errors are answered outside RequestIdMiddleware
@@ -137,6 +140,39 @@ def _encodable(value: Any) -> Any:
         return {_encodable(k): _encodable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_encodable(v) for v in value]
+    return value
+
+
+def _server_prefixes(request: Request) -> list[str]:
+    """The server's own absolute folders (`dir/`), longest first: the knowledge-base and pipeline
+    folders and the working directory. Error messages name files relative to them."""
+    settings = getattr(getattr(request, "app", None), "state", None)
+    settings = getattr(settings, "settings", None)
+    folders = [getattr(settings, "knowledge_base_dir", None), getattr(settings, "pipeline_dir", None), Path.cwd()]
+    out: set[str] = set()
+    for folder in folders:
+        if folder is None:
+            continue
+        p = Path(folder)
+        for form in (p, p.resolve()) if p.is_absolute() else (p.resolve(),):
+            text = str(form).rstrip("/")
+            if text:
+                out.add(text + "/")
+    return sorted(out, key=len, reverse=True)
+
+
+def _hide_paths(value: Any, prefixes: list[str]) -> Any:
+    """`value` with the server's absolute folders cut from its strings (docs/api.md: absolute paths
+    are never exposed): `/srv/wb/knowledge_bases/x.clp` -> `x.clp`, `/srv/wb/FAMILY` -> `FAMILY`."""
+    if isinstance(value, str):
+        for prefix in prefixes:
+            if prefix in value:
+                value = value.replace(prefix, "")
+        return value
+    if isinstance(value, dict):
+        return {k: _hide_paths(v, prefixes) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_hide_paths(v, prefixes) for v in value]
     return value
 
 

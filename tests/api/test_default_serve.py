@@ -165,3 +165,15 @@ def test_head_answers_like_get_without_a_body(server, path):
     assert head.content == b""
     assert head.headers["content-type"] == get.headers["content-type"]
 
+
+# ---- no absolute server path in an answer -------------------------------------------------------------
+def test_a_missing_knowledge_base_is_reported_without_server_paths(server):
+    import os
+
+    r = httpx.get(server.url + "/v1/kb/FAMILY")
+    assert r.status_code == 404, r.text
+    message = r.json()["error"]["message"]
+    assert "FAMILY" in message and os.getcwd() not in message and "/tmp" not in message, message
+    assert not any(part.startswith("/") for part in message.replace(",", " ").split()), message
+    check = httpx.post(server.url + "/v1/kb/FAMILY/check", json={"facts": []})
+    assert "/tmp" not in check.text and os.getcwd() not in check.text, check.text
