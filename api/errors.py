@@ -226,6 +226,10 @@ async def _api_error_handler(request: Request, exc: ApiError) -> JSONResponse:
     return error_response(request, exc)
 
 
+# The field path a message about a request's facts starts with: `facts[0]`, `facts[1].slots.of[1]`.
+_FACT_PATH = re.compile(r"(facts\[\d+\](?:\.[A-Za-z_][\w-]*|\[\d+\])*): ")
+
+
 def from_serving(request: Request, exc: sv.ServingError) -> ApiError:
     """Map a serving-layer error to its HTTP status and code."""
     kserve = is_kserve(request)
@@ -246,7 +250,11 @@ def from_serving(request: Request, exc: sv.ServingError) -> ApiError:
     if isinstance(exc, sv.BadInputError):
         if kserve:
             return ApiError(400, exc.message, code="invalid_request", param=exc.param)
-        return ApiError(422, exc.message, code="validation_failed", param=exc.param, details=exc.details)
+        param, message = exc.param, exc.message
+        m = _FACT_PATH.match(message) if param is None else None
+        if m is not None:  # a knowledge-base run's fact (`facts[1].slots.of[1]: ...`): name it in body terms
+            param, message = "body." + m.group(1), "body." + message
+        return ApiError(422, message, code="validation_failed", param=param, details=exc.details)
     if isinstance(exc, sv.ExecutionError):
         return ApiError(500, exc.message, code="execution_failed", param=exc.param, details=exc.details)
     return ApiError(500, exc.message, code="internal_error")
@@ -269,9 +277,14 @@ def validation_details(exc: RequestValidationError) -> list[dict[str, str]]:
             col = loc[1] - (doc.rfind("\n", 0, loc[1]) + 1) + 1
             reason = (e.get("ctx") or {}).get("error") or msg
             loc, msg = ("body",), f"not valid JSON at line {line}, column {col}: {reason}"
+        elif e.get("type") == "finite_number":  # NaN, Infinity, 1e400 (parsed as inf)
+            msg = "must be a finite number"
+        elif e.get("type") == "float_type" and isinstance(e.get("input"), bool):
+            msg = "must be a number, not a boolean"
         elif e.get("type") in ("literal_error", "enum"):
             # pydantic quotes the choices as Python strings ('a' or 'b'): a JSON client reads "a" or "b"
             msg = re.sub(r"'((?:[^'\\]|\\.)*)'", lambda m: json.dumps(m.group(1)), msg)
+        msg = msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")  # pydantic's wrapping
         details.append({"loc": field_path(loc), "msg": msg, "type": e.get("type", "")})
     return details
 

@@ -177,3 +177,60 @@ def test_a_missing_knowledge_base_is_reported_without_server_paths(server):
     assert not any(part.startswith("/") for part in message.replace(",", " ").split()), message
     check = httpx.post(server.url + "/v1/kb/FAMILY/check", json={"facts": []})
     assert "/tmp" not in check.text and os.getcwd() not in check.text, check.text
+
+
+# ---- messages -------------------------------------------------------------------------------------------
+def _post_raw(server: LiveServer, path: str, raw: bytes) -> httpx.Response:
+    return httpx.post(server.url + path, content=raw, headers={"Content-Type": "application/json"}, timeout=60)
+
+
+IMAGE = b"[" + b",".join([b"0"] * 64) + b"]"
+
+
+def test_a_number_too_large_for_a_float_is_said_as_such(server):
+    r = _post_raw(server, "/v1/pipelines/demo_digits/predict", b'{"input": {"images": [[1e400' + IMAGE[2:] + b"]}}")
+    assert r.status_code == 422, r.text
+    message = r.json()["error"]["message"]
+    assert message.startswith("body.input.images[0][0]: a number too large for a float") and "inf " not in message
+
+
+@pytest.mark.parametrize("value", [b"NaN", b"Infinity", b"-Infinity", b"1e400"])
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/v1/pipelines/demo_digits/predict", b'{"input": {"images": [' + IMAGE + b']}, "timeout_s": %s}'),
+        ("/v1/kb/family/run", b'{"facts": [], "timeout_s": %s}'),
+        ("/v1/completions", b'{"model": "demo-lm", "prompt": "a", "max_tokens": 1, "temperature": %s}'),
+    ],
+)
+def test_non_finite_numbers_in_parameters_must_be_finite(server, value, path, body):
+    r = _post_raw(server, path, body % value)
+    assert r.status_code in (400, 422), r.text
+    err = r.json()["error"]
+    field = "temperature" if "completions" in path else "timeout_s"
+    assert err["message"] == f"body.{field}: must be a finite number" and err["param"] == f"body.{field}"
+
+
+@pytest.mark.parametrize("path", ["/v1/pipelines/demo_digits/predict", "/v1/kb/family/run"])
+def test_a_boolean_timeout_is_refused_not_taken_as_one_second(server, path):
+    body = b'{"input": {"images": [' + IMAGE + b"]}, " if "predict" in path else b'{"facts": [], '
+    r = _post_raw(server, path, body + b'"timeout_s": true}')
+    assert r.status_code == 422, r.text
+    assert r.json()["error"]["message"] == "body.timeout_s: must be a number, not a boolean"
+
+
+def test_fact_errors_of_a_knowledge_base_run_name_their_field_path(server):
+    r = httpx.post(
+        server.url + "/v1/kb/family/run",
+        json={"facts": [{"template": "parent", "values": ["a", "b"]}, {"template": "nosuch", "slots": {}}]},
+    )
+    assert r.status_code == 422, r.text
+    err = r.json()["error"]
+    assert err["param"] == "body.facts[1]" and err["message"].startswith("body.facts[1]: template 'nosuch'")
+
+
+def test_no_pydantic_value_error_prefix_in_messages(server):
+    r = httpx.post(server.url + "/v1/pipelines/demo_digits/predict", json={})  # neither input nor inputs
+    assert r.status_code == 422, r.text
+    text = r.text
+    assert "Value error" not in text and "body" in r.json()["error"]["message"]
