@@ -8,6 +8,8 @@ silently (HAProxy sends it again under the same run id, or answers 503) and reco
 
 from __future__ import annotations
 
+import time
+
 import httpx
 import pytest
 
@@ -74,6 +76,12 @@ def test_haproxy_on_each_node_takes_the_requests_with_the_same_openapi_document(
     where = deployment.pipelines_handle().where.remote().result(timeout_s=30)
     assert where["serve_env"]["RAY_SERVE_ENABLE_HA_PROXY"] == "1"
     assert "RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH" not in where["serve_env"]  # no Python proxy middleware
-    configs = _haproxy_configs(cluster.settings.ray.http_port)
+    deadline = time.monotonic() + 30  # Ray rewrites a configuration before it starts the HAProxy that reads it
+    while True:
+        configs = _haproxy_configs(cluster.settings.ray.http_port)
+        ok = len(configs) == 2 and all(MARK in c and "SERVE_REPLICA_workbench-pipelines" in c for c in configs)
+        if ok or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
     assert len(configs) == 2, "one HAProxy per node expected"
-    assert all(MARK in c and "SERVE_REPLICA_workbench-pipelines" in c for c in configs)
+    assert all(MARK in c and "SERVE_REPLICA_workbench-pipelines" in c for c in configs), configs

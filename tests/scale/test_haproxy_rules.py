@@ -34,8 +34,8 @@ class StandInReplica:
     `shared` is recorded and its connection closed without an answer, unless `answer_first`; seen again, it
     is answered 200 with the headers it came with."""
 
-    def __init__(self, name: str, shared: dict, answer_first: bool = False) -> None:
-        self.name, self.shared, self.answer_first = name, shared, answer_first
+    def __init__(self, name: str, shared: dict, answer_first: bool = False, cut: bool = False) -> None:
+        self.name, self.shared, self.answer_first, self.cut = name, shared, answer_first, cut
         self.port = free_port()
         self.seen: list[tuple[str, str, dict[str, str]]] = []
         self._loop = asyncio.new_event_loop()
@@ -70,9 +70,14 @@ class StandInReplica:
                 first = key not in self.shared
                 self.shared[key] = self.shared.get(key, 0) + 1
                 if first and not self.answer_first:
+                    if self.cut:  # killed between the answer's head and its body
+                        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 99\r\n\r\n")
+                        await writer.drain()
+                        await asyncio.sleep(0.2)
                     writer.transport.abort()  # as a killed process: the connection goes, no answer
                     return
-                self._answer(writer, 200, {"served_by": self.name, "headers": headers})
+                pad = "x" * int(headers.get("x-pad", "0"))  # a large answer
+                self._answer(writer, 200, {"served_by": self.name, "headers": headers, "pad": pad})
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
             writer.close()
@@ -86,7 +91,15 @@ class StandInReplica:
         )
 
     def stop(self) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
+        async def close() -> None:
+            me = asyncio.current_task()
+            tasks = [t for t in asyncio.all_tasks() if t is not me]
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            self._loop.stop()
+
+        asyncio.run_coroutine_threadsafe(close(), self._loop)
         self._thread.join(10)
 
 
@@ -95,6 +108,8 @@ def _ray_config(tmp: Path, port: int, replicas: list[StandInReplica], retries: i
     HAProxyManager runs), with the retry policy `workbench.scale.haproxy.controller_env` asks Ray for."""
     from ray.serve._private.haproxy import BackendConfig, HAProxyApi, HAProxyConfig, ServerConfig
     from ray.serve.config import HTTPOptions
+
+    from workbench.scale.haproxy import BUFSIZE
 
     cfg = HAProxyConfig(
         http_options=HTTPOptions(host="127.0.0.1", port=port),
@@ -111,6 +126,7 @@ def _ray_config(tmp: Path, port: int, replicas: list[StandInReplica], retries: i
         retry_on="conn-failure empty-response",
         retries=retries,
         health_check_inter="1s",
+        bufsize=BUFSIZE,  # what controller_env asks Ray for
     )
     servers = [ServerConfig(name=f"SERVE_REPLICA_{r.name}", host="127.0.0.1", port=r.port) for r in replicas]
     backend = BackendConfig(name="app", path_prefix="/", servers=servers, app_name="app")
@@ -121,16 +137,16 @@ def _ray_config(tmp: Path, port: int, replicas: list[StandInReplica], retries: i
 
 @pytest.fixture
 def haproxy(tmp_path):
-    """`start(answer_first=False, retries=2) -> (url, replicas, shared)`: a real HAProxy started through
+    """`start(answer_first=False, retries=2, cut=False) -> (url, replicas, shared)`: a real HAProxy started through
     `haproxy_exec.sh` (the rules added to Ray's configuration) in front of two stand-in replicas."""
     from workbench.scale.haproxy import EXEC_SCRIPT, controller_env
 
     procs: list[subprocess.Popen] = []
     replicas: list[StandInReplica] = []
 
-    def start(answer_first: bool = False, retries: int = 2):
+    def start(answer_first: bool = False, retries: int = 2, cut: bool = False):
         shared: dict = {}
-        replicas.extend(StandInReplica(n, shared, answer_first) for n in ("a", "b"))
+        replicas.extend(StandInReplica(n, shared, answer_first, cut) for n in ("a", "b"))
         port = free_port()
         cfg = _ray_config(tmp_path, port, replicas, retries)
         env = {**os.environ, **controller_env(TOKEN, retries)}
@@ -216,3 +232,14 @@ def test_answers_pass_through_unchanged(haproxy):
     assert [r.status_code for r in rs] == [200] * 6
     assert {r.json()["served_by"] for r in rs} == {"a", "b"}  # both replicas take requests
     assert len({r.json()["headers"]["x-workbench-run-id"] for r in rs}) == 6
+    for size in (100, 70_000, 300_000):  # below, at and over what HAProxy holds whole: all passed on
+        r = httpx.post(f"{url}/v1/pipelines/x/predict", json={}, headers={"x-pad": str(size)}, timeout=30)
+        assert r.status_code == 200 and len(r.json()["pad"]) == size
+
+
+def test_a_prediction_cut_after_its_head_gets_the_503_not_a_cut_answer(haproxy):
+    url, (a, b), shared = haproxy(cut=True)
+    r = httpx.post(f"{url}/v1/pipelines/demo_digits/predict", json={"input": {}}, timeout=30)
+    assert r.status_code == 503 and r.json()["error"]["code"] == "unavailable", r.text[:300]
+    with pytest.raises(httpx.RemoteProtocolError):  # not a prediction: passed on as it comes (here: cut)
+        httpx.get(f"{url}/v1/runs", timeout=30)

