@@ -17,7 +17,9 @@ Run ids: the proxy middleware names each request's run (`x-workbench-run-id`) an
 (`x-workbench-attempt`), signed with the Serve instance's token (`x-workbench-proxy`); the replica
 records the run under that id, and a retried attempt whose run was already committed by the lost
 replica is answered as stored. Requests without a valid token (no middleware in the proxy) get fresh
-ids and are not retried by the proxy.
+ids and are not retried by the proxy. With the HAProxy ingress (`workbench.scale.haproxy`) HAProxy sets the
+same headers, with the attempt `any` (it sends a lost request again unchanged): every prediction then looks
+its run id up first.
 """
 
 from __future__ import annotations
