@@ -29,7 +29,7 @@ def postgres_url():
 @pytest.fixture(scope="module")
 def scale_ingress() -> str:
     """The ingress of the module's deployments: `WB_SCALE_INGRESS` (`serve_proxy` or `haproxy`: run tests/scale
-    with either), else the settings' default; test_haproxy_ingress.py asks for `haproxy` whatever the default."""
+    with either), else the settings' default (`haproxy`); test_serve_proxy_ingress.py asks for `serve_proxy`."""
     from workbench.config import RaySettings
 
     return os.environ.get("WB_SCALE_INGRESS") or RaySettings().ingress

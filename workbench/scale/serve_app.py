@@ -107,7 +107,8 @@ def deploy(
         Deployment with the HTTP URL (Ray Serve's proxy: `settings.ray.http_host`, `http_port`).
 
     Raises:
-        ScaleError (from `check_store`; no HAProxy binary for the `haproxy` ingress), ValueError (bad `batching`),
+        ScaleError (from `check_store`; the `haproxy` ingress without an HAProxy binary, or with a loopback
+        host on a cluster of several machines), ValueError (bad `batching`),
         TimeoutError (replicas did not start).
     """
     if batching not in ("workbench", "serve"):
@@ -116,6 +117,10 @@ def deploy(
     rs = s.ray
     if models is None:
         models = _one_shot_models(s)
+    if rs.ingress == "haproxy":
+        from .haproxy import check_host
+
+        check_host(rs.http_host, [n["address"] for n in cluster.nodes()])
     env = ingress_env(s, cluster.proxy_token)
     serve.start(
         http_options={"host": rs.http_host, "port": rs.http_port},
