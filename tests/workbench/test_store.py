@@ -165,3 +165,19 @@ def test_one_run_writing_path_on_sqlite(db_url, check_run_writing):
     store = Store.open(db_url)
     check_run_writing(store)
     store.close()
+
+
+def test_the_same_version_saved_by_two_threads_at_once_is_stored_once_on_sqlite(db_url, check_concurrent_saves):
+    """Two threads of one process on one store, then two stores (two processes) on one SQLite file."""
+    shared = Store.open(db_url)
+    check_concurrent_saves([shared, shared])
+    other = Store.open(db_url)
+    check_concurrent_saves([shared, other])
+    shared.close()
+    other.close()
+
+
+def test_non_finite_floats_are_stored_as_standard_json_on_sqlite(db_url, check_non_finite):
+    store = Store.open(db_url)
+    check_non_finite(store)
+    store.close()
