@@ -90,9 +90,9 @@ def run_check(files: list[Path], allow_unsafe: bool, as_json: bool, strict: bool
             )
             text = f"{key} ({len(names)}): {', '.join(shown)}"
             lines.append(textwrap.fill(text, width=width, subsequent_indent="  ", break_on_hyphens=False))
-    for rule in list(kb.rules.values())[:SHOWN_RULES]:
+    for name, rule in list(kb.rules.items())[:SHOWN_RULES]:
         lines.append(
-            f"  rule {rule.name}: salience {rule.salience if isinstance(rule.salience, int) else 'dynamic'}, "
+            f"  rule {name}: salience {rule.salience if isinstance(rule.salience, int) else 'dynamic'}, "
             f"reads {sorted(rule.reads)}, writes {sorted(rule.writes)}"
         )
     if len(kb.rules) > SHOWN_RULES:

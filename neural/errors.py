@@ -64,7 +64,9 @@ class RequestTimeoutError(NeuralError, TimeoutError):
         self.model = model
         self.timeout_s = timeout_s
         self.where = where
-        super().__init__(f"model {model!r}: request timed out after {timeout_s:.3f} s ({where})")
+        super().__init__(
+            f"model {model!r}: request timed out at its deadline, {timeout_s:g} s after submission ({where})"
+        )
 
 
 class BatchExecutionError(NeuralError):

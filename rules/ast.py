@@ -323,6 +323,7 @@ class RuleDef:
     asserts: set[str] = field(default_factory=set, compare=False)
     modifies: set[str] = field(default_factory=set, compare=False)
     retracts: set[str] = field(default_factory=set, compare=False)
+    module: str = field(default="MAIN", compare=False)  # the defmodule it belongs to (set by validation)
 
     @property
     def writes(self) -> set[str]:

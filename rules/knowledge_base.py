@@ -26,7 +26,9 @@ class KnowledgeBase:
         sources: (filename as given, text) in load order.
         modules: one `ast.Module` per source.
         constructs: all constructs in load order.
-        templates / rules / functions / facts: by (module-less) name.
+        templates / functions / facts: by (module-less) name.
+        rules: by name; a name that rules of several modules share is keyed `MODULE::name` for each
+            (CLIPS's name for them: two rules, not a redefinition), see `rule_keys`.
         globals: global variable names defined.
         askable: relations (templates or ordered) declared askable with `;@askable`.
         askable_specs: how each askable relation is asked (`rules.annotations.AskableSpec`).
@@ -90,6 +92,19 @@ class KnowledgeBase:
             "deffacts": sorted(self.facts),
             "askable": sorted(self.askable),
         }
+
+
+def rule_keys(rule_defs: Sequence[ast.RuleDef]) -> dict[str, ast.RuleDef]:
+    """Validated rules by name, in load order: the bare name when one module defines it, `MODULE::name`
+    (CLIPS's own naming, as `(get-defrule-list *)` gives it) for each of the modules sharing a name. A rule
+    redefined in its own module is its last definition (as in CLIPS) in the first one's place."""
+    by_module: dict[tuple[str, str], ast.RuleDef] = {}
+    for r in rule_defs:
+        by_module[(r.module, bare(r.name))] = r
+    modules_of: dict[str, int] = {}
+    for _, name in by_module:
+        modules_of[name] = modules_of.get(name, 0) + 1
+    return {(f"{m}::{n}" if modules_of[n] > 1 else n): r for (m, n), r in by_module.items()}
 
 
 def content_version(sources: Sequence[tuple[str, str]]) -> str:
@@ -282,7 +297,7 @@ def knowledge_base_from_sources(
         modules=modules,
         constructs=constructs,
         templates={bare(c.name): c for c in constructs if isinstance(c, ast.TemplateDef)},
-        rules={bare(c.name): c for c in constructs if isinstance(c, ast.RuleDef)},
+        rules=rule_keys([c for c in constructs if isinstance(c, ast.RuleDef)]),
         functions={bare(c.name): c for c in constructs if isinstance(c, ast.FunctionDef)},
         facts={bare(c.name): c for c in constructs if isinstance(c, ast.FactsDef)},
         globals={a.name for c in constructs if isinstance(c, ast.GlobalDef) for a in c.assignments},

@@ -179,9 +179,11 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
     # -- defrule
     def rule(self, r: ast.RuleDef) -> None:
         name = bare(r.name)
-        if name in self.defs.rules:
-            self.warning(r.pos, f"defrule {name} redefines the one at {self.defs.rules[name]}; CLIPS replaces it")
-        self.defs.rules[name] = f"{self.file}:{r.pos.line}:{r.pos.column}"
+        r.module = r.name.split("::", 1)[0] if "::" in r.name else self.defs.module
+        key = f"{r.module}::{name}"  # a rule's name is its module's: M1::r and M2::r are two rules in CLIPS
+        if key in self.defs.rules:
+            self.warning(r.pos, f"defrule {name} redefines the one at {self.defs.rules[key]}; CLIPS replaces it")
+        self.defs.rules[key] = f"{self.file}:{r.pos.line}:{r.pos.column}"
         r.reads, r.asserts, r.modifies, r.retracts = set(), set(), set(), set()
         for d in r.declarations:
             head = d.head

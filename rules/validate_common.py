@@ -68,7 +68,7 @@ class Definitions:
 
     templates: dict[str, ast.TemplateDef] = field(default_factory=dict)
     template_where: dict[str, str] = field(default_factory=dict)
-    rules: dict[str, str] = field(default_factory=dict)
+    rules: dict[str, str] = field(default_factory=dict)  # MODULE::name -> where it is defined
     functions: dict[str, ast.FunctionDef] = field(default_factory=dict)
     generics: set[str] = field(default_factory=set)
     globals: set[str] = field(default_factory=set)

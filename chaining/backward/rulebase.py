@@ -50,7 +50,7 @@ class BackwardRule:
     name: str = ""
 
     def __post_init__(self) -> None:
-        self.name = bare(self.rule.name)
+        self.name = self.name or bare(self.rule.name)  # the knowledge base's key: MODULE::name when shared
 
 
 @dataclass(slots=True, frozen=True)
@@ -120,8 +120,7 @@ def analyse(
     by_relation: dict[str, list[tuple[BackwardRule, Head]]] = {}
     usable: list[BackwardRule] = []
     skipped: list[SkippedRule] = []
-    for rule in kb.rules.values():
-        name = bare(rule.name)
+    for name, rule in kb.rules.items():  # `name`: bare, or MODULE::name when rules of two modules share it
         heads: list[Head] = []
         actions: list[ast.Call] = []
         reason = None
@@ -158,7 +157,8 @@ def analyse(
             continue
         while actions and actions[-1].head != "assert":
             actions.pop()
-        br = BackwardRule(rule, heads, actions, kb.rule_certainty.get(name, kb.rule_certainty.get(rule.name, 1.0)))
+        cf = kb.rule_certainty.get(rule.name, kb.rule_certainty.get(bare(rule.name), 1.0))
+        br = BackwardRule(rule, heads, actions, cf, name)
         usable.append(br)
         for h in heads:
             by_relation.setdefault(h.relation, []).append((br, h))

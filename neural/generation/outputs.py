@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 
@@ -15,6 +16,9 @@ class RequestOutput:
     finish_reason: None while running, then "stop" | "length" | "abort".
     stop_reason: the stop string or stop token id that ended it, if any.
     Times are seconds (`time.perf_counter()` clock); None until they happen.
+    merged_steps: None for the output of one engine step; for an output that merges consecutive
+    outputs (`merge_outputs`, e.g. a Ray generation replica's stream interval), each merged step's
+    `(new token count, delta_text)` in order, so a caller can still judge the text step by step.
     """
 
     request_id: str
@@ -32,6 +36,18 @@ class RequestOutput:
     first_token_time: float | None = None
     finished_time: float | None = None
     num_preemptions: int = 0
+    merged_steps: tuple[tuple[int, str], ...] | None = None
+
+    def step_deltas(self) -> list[tuple[int, str]]:
+        """`(tokens generated so far, delta_text)` of each engine step this output covers, in order: one
+        item for an output of one step, one per merged step for a merged output (its last is this one's)."""
+        if not self.merged_steps:
+            return [(len(self.token_ids), self.delta_text)]
+        out, total = [], len(self.token_ids) - sum(n for n, _ in self.merged_steps)
+        for n, text in self.merged_steps:
+            total += n
+            out.append((total, text))
+        return out
 
     @property
     def ttft(self) -> float | None:
@@ -53,6 +69,20 @@ class RequestOutput:
         if self.finished_time is None or self.first_token_time is None or n < 2:
             return None
         return (self.finished_time - self.first_token_time) / (n - 1)
+
+
+def merge_outputs(outs: list[RequestOutput]) -> RequestOutput:
+    """Consecutive outputs of one request as one: the last one's totals and finish, the deltas joined (what
+    a caller that had read them one by one would have), each step's delta kept in `merged_steps`."""
+    if len(outs) == 1:
+        return outs[0]
+    steps = tuple(st for o in outs for st in (o.merged_steps or ((len(o.delta_token_ids), o.delta_text),)))
+    return dataclasses.replace(
+        outs[-1],
+        delta_text="".join(o.delta_text for o in outs),
+        delta_token_ids=[t for o in outs for t in o.delta_token_ids],
+        merged_steps=steps,
+    )
 
 
 @dataclass(slots=True)

@@ -7,11 +7,13 @@ Both go through a real uvicorn server on 127.0.0.1 sharing one generation engine
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import httpx
 import pytest
 from api_live import LiveServer, make_settings, serve
+from replica_stream import DelayedReplicaStream
 
 from workbench.serving import Serving
 
@@ -79,7 +81,9 @@ def server(tmp_path_factory, demo_lm_dir) -> Iterator[LiveServer]:
     wb = Workbench(
         settings, knowledge_base_dir=tmp / "kb", pipeline_dir=tmp / "pipelines", model_catalog=tmp / "catalog.yaml"
     )
-    srv = serve(Serving(wb, settings=settings, load_models=False, serve_demo_lm=True), settings)
+    serving = Serving(wb, settings=settings, load_models=False, serve_demo_lm=True)
+    srv = serve(serving, settings)
+    srv.serving = serving
     yield srv
     srv.stop()
     wb.close()
@@ -124,3 +128,26 @@ def test_openai_rails_refuse_replace_which_a_stream_cannot_take_back(server) -> 
     error = answer.json()["error"]
     assert error["code"] == "execution_failed"
     assert "rail action 'replace'" in error["message"] and "stop" in error["message"]
+
+
+def test_openai_rails_stop_answers_the_same_text_and_usage_when_the_steps_arrive_merged(server, monkeypatch) -> None:
+    """Through a Ray replica's stream the engine's steps arrive merged and late (here every 80 ms): the rails
+    still judge them word by word, and a stop counts the tokens up to the cut, as in one process."""
+    body = {"model": "demo-lm", "prompt": "ROMEO:\n", "max_tokens": 40, "temperature": 0, "ignore_eos": True}
+    body["rails"] = "stop7"
+    with httpx.Client(base_url=server.url, timeout=120) as http:
+        direct = http.post("/v1/completions", json=body)
+        delayed = DelayedReplicaStream(server.serving._engines["demo-lm"], 0.08)
+        monkeypatch.setitem(server.serving._engines, "demo-lm", delayed)
+        late = http.post("/v1/completions", json=body)
+        streamed = http.post(
+            "/v1/completions", json={**body, "stream": True, "stream_options": {"include_usage": True}}
+        )
+    assert direct.status_code == late.status_code == streamed.status_code == 200, (late.text, streamed.text)
+    assert delayed.merged > 0  # the steps did arrive merged
+    assert late.json()["choices"] == direct.json()["choices"]
+    assert late.json()["usage"] == direct.json()["usage"]
+    assert direct.json()["choices"][0]["finish_reason"] == "content_filter"
+    events = [json.loads(line[6:]) for line in streamed.text.splitlines() if line.startswith("data: {")]
+    assert "".join(e["choices"][0]["text"] for e in events if e["choices"]) == direct.json()["choices"][0]["text"]
+    assert events[-1]["usage"] == direct.json()["usage"]

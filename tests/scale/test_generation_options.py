@@ -34,3 +34,7 @@ def test_merged_outputs_join_the_deltas_and_keep_the_last_totals():
     assert (m.delta_text, m.delta_token_ids, m.text, m.token_ids) == (" to be,", [5, 9, 2], " to be,", [5, 9, 2])
     assert m.finished and m.finish_reason == "length"
     assert merge_outputs([a]) is a
+    # each merged step's tokens and text stay readable, so rails can judge them one by one
+    assert m.step_deltas() == [(1, " to"), (2, " be"), (3, ",")]
+    assert a.step_deltas() == [(1, " to")]
+    assert merge_outputs([merge_outputs([a, b]), c]).step_deltas() == m.step_deltas()

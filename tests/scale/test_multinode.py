@@ -262,14 +262,9 @@ def test_generate_node_of_a_pipeline_replica_streams_from_the_generation_deploym
     assert [r.status_code for r in runs] == [200, 200], [r.text[:400] for r in runs]
     with Workbench(Settings(database_url=f"sqlite:///{tmp_path / 'local.sqlite3'}")) as wb:
         local = [wb.run_many_sync("demo_generate", [x])[0] for x in items]
-    remote = [r.json()["outputs"] for r in runs]
-
-    def same(o: dict) -> dict:  # a rail-stopped generation's token count is when the stop reached the engine
-        return {k: v for k, v in o.items() if not (k == "usage" and o.get("finish_reason") == "rail_stop")}
-
-    assert [same(o) for o in remote] == [same(r.outputs) for r in local]
-    for o, r in zip(remote, local):  # the stop reaches the engine a step or two apart (CI: 84 vs 83)
-        assert abs(o["usage"]["completion_tokens"] - r.outputs["usage"]["completion_tokens"]) <= 2, (o, r.outputs)
+    # the same text and usage: a rail stop counts the tokens up to its check point, however late the stop
+    # reached the replica's engine or however many steps the replica merged into one stream item
+    assert [r.json()["outputs"] for r in runs] == [r.outputs for r in local]
     assert all(r.json()["outputs"]["text"] for r in runs)
     where = deployment.pipelines_handle().where.remote().result(timeout_s=30)
     assert where["remote_lms"] == ["demo-lm", "tiny-gpt2"]  # no engine of its own: the deployment's

@@ -15,6 +15,16 @@ from workbench.scale.proxy import LostReplicaRetry, middlewares
 TOKEN = "s3cret"
 
 
+async def _read_body(receive) -> bytes:
+    """The whole request body, read as an ASGI app does (messages until one without `more_body`)."""
+    body = b""
+    while True:
+        msg = await receive()
+        body += msg.get("body", b"")
+        if not msg.get("more_body"):
+            return body
+
+
 class FlakyProxy:
     """ASGI app: loses the first `lose` requests (returns without answering), then echoes what it saw."""
 
@@ -23,12 +33,7 @@ class FlakyProxy:
         self.seen: list[dict] = []
 
     async def __call__(self, scope, receive, send):
-        body = b""
-        while True:
-            msg = await receive()
-            body += msg.get("body", b"")
-            if not msg.get("more_body"):
-                break
+        body = await _read_body(receive)
         headers = dict(scope["headers"])
         self.seen.append({"headers": headers, "body": body})
         if len(self.seen) <= self.lose:
@@ -143,12 +148,7 @@ class ServeRetryAfterDrain:
 
 
 async def _echo(scope, receive, send):
-    body = b""
-    while True:
-        msg = await receive()
-        body += msg.get("body", b"")
-        if not msg.get("more_body"):
-            break
+    body = await _read_body(receive)
     await send({"type": "http.response.start", "status": 200, "headers": []})
     await send({"type": "http.response.body", "body": body})
 

@@ -66,3 +66,82 @@ def run_writing_checks(store: Store) -> None:
 @pytest.fixture
 def check_run_writing():
     return run_writing_checks
+
+
+def concurrent_save_checks(stores: list[Store]) -> None:
+    """Two callers (threads, each with its store: two Ray replicas on one database, or two threads of one
+    process) store the same knowledge base, model and pipeline version at the same moment: both check that
+    the version is missing before either inserts (a barrier at the INSERT), then both insert. One stores
+    it, the other is told "already stored" (False), never an IntegrityError."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from sqlalchemy import event
+
+    name = f"kb_{uuid.uuid4().hex[:8]}"  # the database may be shared with other tests
+    saves = {
+        "knowledge_bases": lambda st: st.save_knowledge_base(name, "v1", [("kb.clp", "(defrule r =>)")]),
+        "models": lambda st: st.save_model(name, "v1", "onnx", "classification", {"inputs": []}),
+        "pipelines": lambda st: st.save_pipeline(name, "v1", f"name: {name}"),
+    }
+    for table, save in saves.items():
+        barrier = threading.Barrier(len(stores), timeout=20)
+
+        def insert_together(conn, cursor, statement, params, context, executemany, table=table, barrier=barrier):
+            if statement.lstrip().upper().startswith(f"INSERT INTO {table.upper()} "):
+                barrier.wait()  # every caller has found the version missing
+
+        engines = {id(st.engine): st.engine for st in stores}.values()
+        for engine in engines:
+            event.listen(engine, "before_cursor_execute", insert_together)
+        try:
+            with ThreadPoolExecutor(len(stores)) as pool:
+                outcomes = list(pool.map(save, stores))
+        finally:
+            for engine in engines:
+                event.remove(engine, "before_cursor_execute", insert_together)
+        assert sorted(outcomes) == [False] * (len(stores) - 1) + [True], (table, outcomes)
+    assert stores[0].get_knowledge_base(name, "v1").sources == [["kb.clp", "(defrule r =>)"]]
+    assert [m.version for m in stores[0].list_models() if m.name == name] == ["v1"]
+    assert [p.version for p in stores[0].pipeline_versions(name)] == ["v1"]
+
+
+def non_finite_checks(store: Store) -> None:
+    """A run whose model output and rule values are not finite floats is recorded as standard JSON: NaN,
+    Infinity and -Infinity become the strings "NaN", "Infinity" and "-Infinity" (protobuf's JSON mapping),
+    in the run's columns and in its trace, read back as those strings."""
+    import json
+
+    from sqlalchemy import text
+
+    nan, inf = float("nan"), float("inf")
+    row = RunRow(
+        pipeline_name=f"nan-{uuid.uuid4()}",
+        pipeline_version="v",
+        inputs={"x": 1},
+        outputs={"score": nan, "bounds": [inf, -inf], "ok": 0.5},
+        explanation={"facts": [{"template": "t", "slots": {"v": nan}}]},
+        status="succeeded",
+    )
+    rid = store.record_run(row, [TraceEvent("model_call", "m", {"outputs": {"score": nan}})])
+    got = store.get_run(rid)
+    assert got.outputs == {"score": "NaN", "bounds": ["Infinity", "-Infinity"], "ok": 0.5}
+    assert got.explanation == {"facts": [{"template": "t", "slots": {"v": "NaN"}}]}
+    assert got.events[0].payload == {"outputs": {"score": "NaN"}}
+
+    def strict(constant: str) -> None:
+        raise AssertionError(f"non-standard JSON constant {constant} stored")
+
+    with store.engine.connect() as conn:
+        stored = conn.execute(text("SELECT CAST(outputs AS TEXT) FROM runs WHERE id = :id"), {"id": rid}).scalar()
+    assert json.loads(stored, parse_constant=strict) == got.outputs
+
+
+@pytest.fixture
+def check_non_finite():
+    return non_finite_checks
+
+
+@pytest.fixture
+def check_concurrent_saves():
+    return concurrent_save_checks

@@ -178,3 +178,19 @@ def test_run_summaries_name_the_failed_node_of_a_run_written_now(db_url):
     store.record_run({**run, "id": "s1", "status": "succeeded", "timings": {"_failed_node": "not a column"}}, [])
     got = {r["run_id"]: r["failed_node"] for r in store.run_summaries()}
     assert got == {"f1": "rules", "s1": None} and store.get_run("f1").failed_node == "rules"
+
+
+def test_the_same_version_saved_by_two_threads_at_once_is_stored_once_on_sqlite(db_url, check_concurrent_saves):
+    """Two threads of one process on one store, then two stores (two processes) on one SQLite file."""
+    shared = Store.open(db_url)
+    check_concurrent_saves([shared, shared])
+    other = Store.open(db_url)
+    check_concurrent_saves([shared, other])
+    shared.close()
+    other.close()
+
+
+def test_non_finite_floats_are_stored_as_standard_json_on_sqlite(db_url, check_non_finite):
+    store = Store.open(db_url)
+    check_non_finite(store)
+    store.close()

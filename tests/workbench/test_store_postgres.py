@@ -36,3 +36,17 @@ def test_postgres_one_run_writing_path(postgres_url, check_run_writing):
     store = Store.open(postgres_url)
     check_run_writing(store)
     store.close()
+
+
+def test_postgres_the_same_version_saved_by_two_replicas_at_once_is_stored_once(postgres_url, check_concurrent_saves):
+    stores = [Store.open(postgres_url), Store.open(postgres_url)]
+    check_concurrent_saves(stores)
+    for store in stores:
+        store.close()
+
+
+def test_postgres_stores_non_finite_floats_as_standard_json(postgres_url, check_non_finite):
+    """PostgreSQL's JSON type refuses the `NaN` literal: the run was lost (the commit failed) before."""
+    store = Store.open(postgres_url)
+    check_non_finite(store)
+    store.close()

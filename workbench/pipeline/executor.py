@@ -95,7 +95,8 @@ class Executor:
     def __init__(self, runtime: Runtime):
         self.rt = runtime
         self._plans: dict[str, Plan] = {}
-        self._running = 0  # runs in `run` now (changed on the event loop, read by pool threads)
+        self._running = 0  # runs in `run` now (changed on every caller's event loop, read by pool threads)
+        self._running_lock = threading.Lock()  # callers on several loops (threads) count at once
 
     def _plan(self, pipeline: Pipeline) -> Plan:
         key = pipeline.fingerprint()
@@ -151,13 +152,15 @@ class Executor:
                 input cannot be converted to the model's dtype and shape (nothing recorded).
             neural.errors.QueueFullError: a model's queue is full (nothing recorded; retry later).
         """
-        self._running += 1
+        with self._running_lock:
+            self._running += 1
         try:
             return await self._run(
                 pipeline, inputs, explain, record, base_dir, replay_of, use_cache, recorded, regenerate, listener
             )
         finally:
-            self._running -= 1
+            with self._running_lock:
+                self._running -= 1
 
     async def _run(
         self,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -173,9 +174,12 @@ class KnowledgeBaseLibrary:
         target = self.directory / f"{name}{KB_SUFFIX}"
         kb = self.from_text(name, text, filename=target.name)  # diagnostics name `NAME.clp`, never the server's path
         self.directory.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(".clp.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(target)
+        tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")  # its own: another caller may be saving too
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            tmp.replace(target)
+        finally:
+            tmp.unlink(missing_ok=True)
         self._recent.clear()
         return kb, target
 

@@ -166,17 +166,10 @@ class GenerationReplica:
 
 
 def merge_outputs(outs: list[Any]) -> Any:
-    """Consecutive `RequestOutput`s of one request as one: the last one's totals and finish, the deltas
-    joined (what a caller that had read them one by one would have)."""
-    import dataclasses
+    """`neural.generation.outputs.merge_outputs` (imported when first used: torch is loaded with it)."""
+    from neural.generation.outputs import merge_outputs as merge
 
-    if len(outs) == 1:
-        return outs[0]
-    return dataclasses.replace(
-        outs[-1],
-        delta_text="".join(o.delta_text for o in outs),
-        delta_token_ids=[t for o in outs for t in o.delta_token_ids],
-    )
+    return merge(outs)
 
 
 def _replica_gone(exc: BaseException) -> bool:

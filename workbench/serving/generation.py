@@ -24,7 +24,10 @@ log = logging.getLogger("workbench.serving")
 
 @dataclass(slots=True)
 class GenerationDelta:
-    """One streamed step of a generation: new text, totals so far, and the finish reason at the end."""
+    """One streamed step of a generation: new text, totals so far, and the finish reason at the end.
+
+    `steps`: None for one engine step; for an output merging several (a Ray generation replica's
+    stream interval) each step's `(completion tokens so far, delta text)`, as `RequestOutput.step_deltas`."""
 
     delta_text: str
     text: str
@@ -34,6 +37,7 @@ class GenerationDelta:
     prompt_tokens: int
     completion_tokens: int
     cached_tokens: int
+    steps: list[tuple[int, str]] | None = None
 
 
 class GenerationServing:
@@ -192,6 +196,7 @@ class GenerationServing:
                     out.num_prompt_tokens,
                     len(out.token_ids),
                     out.num_cached_tokens,
+                    out.step_deltas() if out.merged_steps else None,
                 )
         except QueueFullError as exc:
             raise OverloadedError(
@@ -222,8 +227,10 @@ class GenerationServing:
         (tokens N) (finished TRUE|FALSE))`; `stop` ends the generation (the delta is replaced by
         the rail's `text`, finish reason `content_filter`, the KV blocks are freed at once);
         `rewrite`/`redact` replace the delta with its `text`; `replace` is refused (a stream cannot
-        take back text already sent). Token-id prompts skip the input rail. The rails' firings are
-        not recorded as a pipeline run.
+        take back text already sent). After a stop `completion_tokens` counts the tokens up to the
+        stopping check point, whenever the abort reached the engine; merged engine outputs are judged
+        step by step. Token-id
+        prompts skip the input rail. The rails' firings are not recorded as a pipeline run.
         Raises as `generate`, plus NotFoundError / InvalidDocumentError for the knowledge base and
         ExecutionError for a rail action the rail does not take.
         """
@@ -242,12 +249,16 @@ class GenerationServing:
                 prompt = verdict["text"]
         output_actions = tuple(a for a in RAIL_ACTIONS if a != "replace")
         stream = self.generate(model, prompt, params, request_id)
-        last: list[GenerationDelta] = []  # the engine's latest delta (token counts of what is yielded)
+        # the engine's latest delta, whether the step read last is its last, the completion tokens yielded so far
+        last: list[Any] = [None, True, 0]
 
-        async def steps() -> Any:
+        async def steps() -> Any:  # one Step per engine step, also when the transport merged several
             async for d in stream:
-                last[:] = [d]
-                yield Step(d.delta_text, d.completion_tokens, d.finished, d.finish_reason, d.prompt_tokens)
+                parts = d.steps or [(d.completion_tokens, d.delta_text)]
+                for i, (tokens, text) in enumerate(parts, 1):
+                    end = i == len(parts)
+                    last[0], last[1] = d, end
+                    yield Step(text, tokens, d.finished and end, d.finish_reason if end else None, d.prompt_tokens)
 
         async def check(text: str, delta: str, tokens: int, finished: bool) -> dict[str, str] | None:
             return await self._rail(rails, [completion_fact(text, delta, tokens, finished)], output_actions)
@@ -257,21 +268,23 @@ class GenerationServing:
         released = decode.run(source)
         try:
             async for chunk in released:
-                d = last[0]
+                d, end = last[0], last[1]
                 if decode.stopped:
                     await self.abort(model, request_id)
-                finished = decode.stopped or d.finished
-                reason = "content_filter" if decode.stopped else d.finish_reason
+                finished = decode.stopped or (d.finished and end)
+                reason = "content_filter" if decode.stopped else (d.finish_reason if end else None)
+                tokens = decode.tokens  # of the check point's step: nothing the engine did later counts
                 yield GenerationDelta(
                     chunk,
                     decode.shown,
-                    d.delta_tokens,
+                    tokens - last[2],
                     finished,
                     reason,
                     d.prompt_tokens,
-                    d.completion_tokens,
+                    tokens,
                     d.cached_tokens,
                 )
+                last[2] = tokens
         finally:  # a client that leaves early: every generator closed, the request aborted
             await released.aclose()
             await source.aclose()

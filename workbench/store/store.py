@@ -74,21 +74,16 @@ class Store:
         self.engine.dispose()
 
     # -- knowledge bases, models, pipelines -------------------------------------------------
-    def save_knowledge_base(self, name: str, version: str, sources: Sequence[tuple[str, str]]) -> None:
-        """Record a knowledge base version (idempotent for an existing name+version).
+    def save_knowledge_base(self, name: str, version: str, sources: Sequence[tuple[str, str]]) -> bool:
+        """Record a knowledge base version; returns False when that version was already stored (also when
+        another thread or process stored it at the same moment).
 
         Raises InvalidNameError (a ValueError) for a name that breaks `workbench.names`' rule."""
         check_name(name, "knowledge base")
-        with self.session() as s:
-            if (
-                s.scalar(
-                    select(KnowledgeBaseRow.id).where(
-                        KnowledgeBaseRow.name == name, KnowledgeBaseRow.version == version
-                    )
-                )
-                is None
-            ):
-                s.add(KnowledgeBaseRow(name=name, version=version, sources=[list(p) for p in sources]))
+        stored = select(KnowledgeBaseRow.id).where(KnowledgeBaseRow.name == name, KnowledgeBaseRow.version == version)
+        return self._store_once(
+            stored, lambda: KnowledgeBaseRow(name=name, version=version, sources=[list(p) for p in sources])
+        )
 
     def get_knowledge_base(self, name: str, version: str | None = None) -> KnowledgeBaseRow | None:
         """The given version, or the most recently recorded one."""
@@ -97,11 +92,12 @@ class Store:
             q = q.where(KnowledgeBaseRow.version == version) if version else q.order_by(KnowledgeBaseRow.id.desc())
             return s.scalars(q.limit(1)).first()
 
-    def save_model(self, name: str, version: str, format: str, task: str | None, signature: dict[str, Any]) -> None:
-        """Record a model version (idempotent for an existing name+version)."""
-        with self.session() as s:
-            if s.scalar(select(ModelRow.id).where(ModelRow.name == name, ModelRow.version == version)) is None:
-                s.add(ModelRow(name=name, version=version, format=format, task=task, signature=signature))
+    def save_model(self, name: str, version: str, format: str, task: str | None, signature: dict[str, Any]) -> bool:
+        """Record a model version; returns False when that version was already stored (as `save_knowledge_base`)."""
+        stored = select(ModelRow.id).where(ModelRow.name == name, ModelRow.version == version)
+        return self._store_once(
+            stored, lambda: ModelRow(name=name, version=version, format=format, task=task, signature=signature)
+        )
 
     def list_models(self) -> list[ModelRow]:
         with self.session() as s:
@@ -113,13 +109,20 @@ class Store:
         Raises InvalidNameError (a ValueError) for a name that breaks `workbench.names`' rule."""
         check_name(name, "pipeline")
         stored = select(PipelineRow.id).where(PipelineRow.name == name, PipelineRow.version == version)
+        return self._store_once(stored, lambda: PipelineRow(name=name, version=version, document=document))
+
+    def _store_once(self, stored: Any, row: Any) -> bool:
+        """Insert `row()` unless the query `stored` finds it; False when it was already stored. Another thread
+        or process (a second Ray replica) storing the same (name, version) between the check and the insert
+        makes the insert break the unique constraint: that is "already stored" too. Raises IntegrityError for
+        any other constraint the row breaks."""
         try:
             with self.session() as s:
                 if s.scalar(stored) is not None:
                     return False
-                s.add(PipelineRow(name=name, version=version, document=document))
+                s.add(row())
             return True
-        except IntegrityError:  # another process (a second Ray replica) stored it between the check and the insert
+        except IntegrityError:
             with self.session() as s:
                 if s.scalar(stored) is not None:
                     return False

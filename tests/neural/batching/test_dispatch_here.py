@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import threading
 import time
+from types import SimpleNamespace
+
+import pytest
 
 from neural.batching import BatcherConfig, DynamicBatcher
 from neural.metrics import METRICS_REGISTRY
@@ -141,39 +144,42 @@ def test_close_after_a_callers_batch_stops_the_worker():
     assert b._thread is not None and not b._thread.is_alive()
 
 
-def test_close_waits_for_a_batch_running_on_a_callers_thread():
-    # close(drain=True) returns once everything admitted has run (the entry releases its backend
-    # next): a batch of one that a caller's thread is running is waited for like the worker's batch
+@pytest.fixture
+def callers_blocked_batch():
+    """A batch of one running on a caller's thread and held inside the model until `gate` is set:
+    `.batcher`, `.req`, `.gate`, `.caller` (the thread). Afterwards the gate opens and the caller ends."""
     gate = threading.Event()
     model = Model(gate)
-    b = make(model, "here-close")
+    b = make(model, "here-close-blocked")
     time.sleep(0.05)
     req = b.submit("a", hold=True)
     caller = threading.Thread(target=req.dispatch, kwargs={"here": True})
     caller.start()
     assert model.entered.wait(10)
-    closer = threading.Thread(target=b.close, kwargs={"timeout": 10})
+    yield SimpleNamespace(batcher=b, req=req, gate=gate, caller=caller)
+    gate.set()
+    caller.join(10)
+    b.close(timeout=10)
+
+
+def test_close_waits_for_a_batch_running_on_a_callers_thread(callers_blocked_batch):
+    # close(drain=True) returns once everything admitted has run (the entry releases its backend
+    # next): a batch of one that a caller's thread is running is waited for like the worker's batch
+    blocked = callers_blocked_batch
+    closer = threading.Thread(target=blocked.batcher.close, kwargs={"timeout": 10})
     closer.start()
     closer.join(0.3)
     assert closer.is_alive()  # still waiting for the caller's batch
-    gate.set()
+    blocked.gate.set()
     closer.join(10)
-    assert not closer.is_alive() and req.done() and req.result()[0] == "a"
-    caller.join(10)
+    assert not closer.is_alive() and blocked.req.done() and blocked.req.result()[0] == "a"
 
 
-def test_close_with_a_timeout_gives_up_on_a_callers_batch_that_does_not_end():
-    gate = threading.Event()
-    model = Model(gate)
-    b = make(model, "here-close-timeout")
-    time.sleep(0.05)
-    req = b.submit("a", hold=True)
-    caller = threading.Thread(target=req.dispatch, kwargs={"here": True})
-    caller.start()
-    assert model.entered.wait(10)
+def test_close_with_a_timeout_gives_up_on_a_callers_batch_that_does_not_end(callers_blocked_batch):
+    blocked = callers_blocked_batch
     t0 = time.monotonic()
-    b.close(timeout=0.2)
-    assert 0.15 < time.monotonic() - t0 < 5 and not req.done()
-    gate.set()
-    caller.join(10)
-    assert req.result()[0] == "a"
+    blocked.batcher.close(timeout=0.2)
+    assert 0.15 < time.monotonic() - t0 < 5 and not blocked.req.done()
+    blocked.gate.set()
+    blocked.caller.join(10)
+    assert blocked.req.result()[0] == "a"

@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from replica_stream import DelayedReplicaStream
 
 from neural.generation import DEMO_LM_DIR, LLMEngine, SamplingParams
 from workbench.pipeline import Pipeline, PipelineValidationError
@@ -230,6 +231,7 @@ def test_timeout_fails_the_node_and_frees_the_sequence(wb):
     doc = pipeline().replace("    max_tokens: 40\n", "    max_tokens: 400\n    timeout_s: 0.05\n")
     res = wb.run_sync(Pipeline.from_yaml(doc), {"prompt": "ROMEO:\n"})
     assert res.status == "failed" and res.failed_node == "generate" and "timed out" in res.error
+    assert res.error.count("'demo-lm'") == 1 and "deadline, 0.05 s after submission" in res.error, res.error
     engine = wb.catalog.get("demo-lm").backend
     import time
 
@@ -268,3 +270,31 @@ def test_rails_checks_run_on_the_run_pool_never_on_the_event_loop(wb, monkeypatc
     checks = wb.get_run(res.run_id).explanation["generations"][0]["checks"]
     assert len(seen) == len(checks) >= 5  # one evaluation per check point (40 tokens, every 8)
     assert all(name.startswith("workbench-run") for name in seen), seen
+
+
+def test_rail_stop_usage_is_the_tokens_up_to_its_check_point_however_late_the_steps_arrive(wb, reference, monkeypatch):
+    """A rail stop at a sentence end counts the tokens up to its check point: the same usage, text, check
+    points and verdicts whether the engine's steps arrive one by one or merged and 80 ms late (a Ray
+    replica's stream; CI once gave 84 tokens through Ray replicas and 83 locally for the same text)."""
+    import re
+
+    p = Pipeline.from_yaml(pipeline("stop16", "sentence"))
+    local = wb.run_sync(p, {"prompt": "ROMEO:\n"}, raise_on_error=True)
+    entry = wb.catalog.get("demo-lm")
+    delayed = DelayedReplicaStream(entry.backend, 0.08)
+    monkeypatch.setattr(entry, "backend", delayed)
+    late = wb.run_sync(p, {"prompt": "ROMEO:\n"}, raise_on_error=True)
+    monkeypatch.undo()
+    assert delayed.merged > 0  # the steps did arrive merged
+    assert local.outputs["finish_reason"] == "rail_stop"
+    assert late.outputs == local.outputs
+    gens = [wb.get_run(r.run_id).explanation["generations"][0] for r in (local, late)]
+    for key in ("raw_text", "text", "usage", "checks", "verdicts", "finish_reason"):
+        assert gens[1][key] == gens[0][key], key
+    # the oracle: the first step from 16 tokens on whose text shows a sentence end followed by white space
+    sentence_end = re.compile(r"[.!?;:][\"')\]]*(?=\s)|\n")
+    before = "".join(c["raw"] for c in gens[0]["checks"][:-1])
+    first = next(n for n in range(16, 41) if sentence_end.search(reference("ROMEO:\n", n).text, len(before)))
+    used = local.outputs["usage"]["completion_tokens"]
+    assert used == first == gens[0]["checks"][-1]["tokens"] == gens[0]["verdicts"][-1]["tokens"]
+    assert reference("ROMEO:\n", used).text.startswith(gens[0]["raw_text"])

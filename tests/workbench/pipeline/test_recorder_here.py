@@ -40,6 +40,21 @@ def _writer_threads(store: Store) -> list[str]:
     return seen
 
 
+def _gated_writes(store: Store) -> tuple[threading.Event, threading.Event]:
+    """Makes the store's run writes wait for `gate` (5 s at most); `entered` is set when one is waiting:
+    the recorder is then busy on a write in progress."""
+    orig = store.record_runs
+    gate, entered = threading.Event(), threading.Event()
+
+    def slow(runs, **kw):
+        entered.set()
+        gate.wait(5)
+        return orig(runs, **kw)
+
+    store.record_runs = slow  # type: ignore[method-assign]
+    return gate, entered
+
+
 def test_an_idle_recorder_writes_on_the_callers_thread(store):
     rec = RunRecorder(store)
     threads = _writer_threads(store)
@@ -55,15 +70,7 @@ def test_an_idle_recorder_writes_on_the_callers_thread(store):
 def test_a_busy_recorder_queues_the_run(store):
     rec = RunRecorder(store)
     threads = _writer_threads(store)
-    orig = store.record_runs
-    gate, entered = threading.Event(), threading.Event()
-
-    def slow(runs, **kw):
-        entered.set()
-        gate.wait(5)
-        return orig(runs, **kw)
-
-    store.record_runs = slow  # type: ignore[method-assign]
+    gate, entered = _gated_writes(store)
     first = rec.submit(_run(), EVENTS)  # the recorder's thread is writing it
     assert entered.wait(5)
     second = rec.submit(_run(), EVENTS, here=True)
@@ -77,15 +84,7 @@ def test_a_busy_recorder_queues_the_run(store):
 
 def test_flush_and_close_wait_for_a_callers_write(store):
     rec = RunRecorder(store)
-    orig = store.record_runs
-    gate, entered = threading.Event(), threading.Event()
-
-    def slow(runs, **kw):
-        entered.set()
-        gate.wait(5)
-        return orig(runs, **kw)
-
-    store.record_runs = slow  # type: ignore[method-assign]
+    gate, entered = _gated_writes(store)
     out: dict = {}
     t = threading.Thread(target=lambda: out.setdefault("f", rec.submit(_run("flushed"), EVENTS, here=True)))
     t.start()

@@ -9,7 +9,9 @@ knowledge base runs on `(completion (text <all shown so far + chunk>) (delta <ch
 (show its `text` instead of the chunk), `replace` (its `text` replaces everything shown so far)
 or `stop` (show its `text` instead of the chunk and end: the request is aborted, which frees the
 sequence's KV-cache blocks before the next engine step). The node's value is `{text,
-finish_reason, usage}`; `facts` map it to facts like a model node's outputs.
+finish_reason, usage}`; `facts` map it to facts like a model node's outputs. After a stop the usage
+counts the tokens up to the stopping check point, not those the engine produced before the abort reached
+it (`RailedDecode`); an engine output merging several steps (a Ray replica's stream) is judged step by step.
 
 Replay: a run records each check point's raw chunk and token count, so `runs replay` re-checks
 the recorded text with an edited rails knowledge base without calling the model; with
@@ -99,7 +101,10 @@ class GenerateCall:
                         break
         except TimeoutError:
             raise NodeExecutionError(
-                self.node_id, "generate", f"timed out after {self.timeout_s} s ({decode.tokens} tokens generated)"
+                self.node_id,
+                "generate",
+                f"model {self.name!r}: request timed out at its deadline, {self.timeout_s:g} s after submission "
+                f"({decode.tokens} tokens generated)",
             ) from None
         finally:
             await self.source.aclose()  # aborts an unfinished request: its KV blocks are freed
@@ -281,9 +286,17 @@ async def _engine_steps(engine: Any, prompt: str, params: dict[str, Any], rid: s
         async for out in stream:
             step = getattr(engine, "last_step", None)
             running = step.num_running or 1 if step is not None and out.delta_token_ids else None
-            yield Step(
-                out.delta_text, len(out.token_ids), out.finished, out.finish_reason, out.num_prompt_tokens, running
-            )
+            parts = out.step_deltas()  # an output merging several engine steps is judged step by step
+            for i, (tokens, text) in enumerate(parts, 1):
+                last = i == len(parts)
+                yield Step(
+                    text,
+                    tokens,
+                    out.finished and last,
+                    out.finish_reason if last else None,
+                    out.num_prompt_tokens,
+                    running if last else None,
+                )
     except ValueError as exc:  # the engine refused the prompt (empty, longer than the context)
         raise NodeExecutionError(node.id, node.type, f"model: {exc}") from None
     finally:

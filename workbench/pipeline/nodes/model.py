@@ -116,7 +116,10 @@ def complete_model(ctx: RunContext, state: NodeState, call: ModelCall, outcome: 
 
         if isinstance(outcome, QueueFullError):
             raise outcome
-        raise NodeExecutionError(node.id, node.type, f"model {entry.name!r}: {outcome}") from outcome
+        named = getattr(outcome, "model", None) == entry.name  # the batcher's errors name the model already
+        raise NodeExecutionError(
+            node.id, node.type, str(outcome) if named else f"model {entry.name!r}: {outcome}"
+        ) from outcome
     latency = time.perf_counter() - call.submitted
     outputs = output_dict(entry, outcome)
     record = {

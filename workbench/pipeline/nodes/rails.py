@@ -79,6 +79,12 @@ class RailedDecode:
     checks (int >= 1), "sentence" or "word". `on_verdict(verdict)`: called for each verdict that is not
     allow, with the token count added. After `run` ends: `shown` (text given to the client), `raw` (model
     text checked), `stopped`, `finish_reason` ("rail_stop" after a stop), `checks`, `verdicts`, TTFT.
+
+    Token counts are those of the step that reached the check point (`N` for `every: N`; for a sentence
+    or word end, the step whose text revealed it). After a stop nothing later is read: tokens the engine
+    produced before the abort reached it never count. `steps` must be one per engine step (split an
+    output that merges several, `RequestOutput.step_deltas`), or check points and counts would depend on
+    how many steps a transport merged, i.e. on timing.
     """
 
     def __init__(
