@@ -169,7 +169,7 @@ def test_one_run_writing_path_on_sqlite(db_url, check_run_writing):
 
 
 def test_run_summaries_name_the_failed_node_of_a_run_written_now(db_url):
-    """`run_summaries` (GET /v1/runs, `runs list --json`) reads `failed_node` from its column: it
+    """`run_summaries` (GET /v1/runs, which the TUI lists over HTTP) reads `failed_node` from its column: it
     used to look for the `_failed_node` key that migration 0002 moved out of `timings`, so every
     failed run written since showed `failed_node: null` there while `runs show` named the node."""
     store = Store.open(db_url)
