@@ -149,6 +149,7 @@ def test_migration_0002_moves_hidden_timing_keys_to_columns(tmp_path):
     assert (row.skipped, row.failed_node, row.cached_from) == (["m"], "rules", "r0")
     r = RunResult.from_row(row)
     assert (r.skipped, r.failed_node, r.cached_from, r.timings) == (["m"], "rules", "r0", {"a": 0.5, "total": 1.0})
+    assert store.run_summaries()[0]["failed_node"] == "rules"  # the summaries read the column too
     store.close()
     command.downgrade(alembic_config(url), "0001")
     back = sqlite3.connect(path).execute("SELECT timings FROM runs WHERE id = 'r1'").fetchone()[0]
@@ -165,6 +166,18 @@ def test_one_run_writing_path_on_sqlite(db_url, check_run_writing):
     store = Store.open(db_url)
     check_run_writing(store)
     store.close()
+
+
+def test_run_summaries_name_the_failed_node_of_a_run_written_now(db_url):
+    """`run_summaries` (GET /v1/runs, which the TUI lists over HTTP) reads `failed_node` from its column: it
+    used to look for the `_failed_node` key that migration 0002 moved out of `timings`, so every
+    failed run written since showed `failed_node: null` there while `runs show` named the node."""
+    store = Store.open(db_url)
+    run = {"id": "f1", "pipeline_name": "p", "pipeline_version": "v", "inputs": {}, "status": "failed"}
+    store.record_run({**run, "error": "boom", "failed_node": "rules", "timings": {"total": 0.1}}, [])
+    store.record_run({**run, "id": "s1", "status": "succeeded", "timings": {"_failed_node": "not a column"}}, [])
+    got = {r["run_id"]: r["failed_node"] for r in store.run_summaries()}
+    assert got == {"f1": "rules", "s1": None} and store.get_run("f1").failed_node == "rules"
 
 
 def test_the_same_version_saved_by_two_threads_at_once_is_stored_once_on_sqlite(db_url, check_concurrent_saves):
