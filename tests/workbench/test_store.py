@@ -143,7 +143,7 @@ def test_migration_0002_moves_hidden_timing_keys_to_columns(tmp_path):
     con.commit()
     con.close()
     store = Store.open(url)
-    assert store.revision() == head_revision() == "0003"
+    assert store.revision() == head_revision() == "0004"
     row = store.get_run("r1")
     assert row.timings == {"a": 0.5, "total": 1.0}
     assert (row.skipped, row.failed_node, row.cached_from) == (["m"], "rules", "r0")
@@ -194,3 +194,25 @@ def test_non_finite_floats_are_stored_as_standard_json_on_sqlite(db_url, check_n
     store = Store.open(db_url)
     check_non_finite(store)
     store.close()
+
+
+def test_migration_0004_drops_the_run_id_index_the_unique_index_covers(tmp_path):
+    """A run's events are found through the unique (run_id, seq) index alone; the second index on
+    run_id was only ever written (issue 14, fifth round). Downgrading restores it."""
+    from alembic import command
+
+    from workbench.store.database import alembic_config
+
+    path = tmp_path / "s.sqlite3"
+    url = f"sqlite:///{path}"
+    Store.open(url).close()
+    con = sqlite3.connect(path)
+    names = {row[1] for row in con.execute("PRAGMA index_list(trace_events)")}
+    assert "ix_trace_events_run_id" not in names
+    plan = " ".join(str(r) for r in con.execute("EXPLAIN QUERY PLAN SELECT * FROM trace_events WHERE run_id = 'r'"))
+    assert "SEARCH trace_events USING INDEX" in plan and "(run_id=?)" in plan, plan  # the unique index
+    con.close()
+    command.downgrade(alembic_config(url), "0003")
+    con = sqlite3.connect(path)
+    assert "ix_trace_events_run_id" in {row[1] for row in con.execute("PRAGMA index_list(trace_events)")}
+    con.close()
