@@ -71,7 +71,7 @@ def test_doctor_creates_and_migrates_new_sqlite_file(tmp_path, monkeypatch):
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert db.exists()
-    assert "schema revision 0003" in proc.stdout
+    assert "schema revision 0004" in proc.stdout
     assert "CPUExecutionProvider" in proc.stdout
 
 
