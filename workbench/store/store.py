@@ -323,6 +323,7 @@ class Store:
             RunRow.duration,
             RunRow.replay_of,
             RunRow.served_by,
+            RunRow.failed_node,
         )
         q = select(*cols).order_by(RunRow.started_at.desc(), RunRow.id.desc()).limit(limit)
         if pipeline:
@@ -341,7 +342,7 @@ class Store:
                 "version": r[2],
                 "status": r[3],
                 "error": r[4],
-                "failed_node": (r[5] or {}).get("_failed_node"),
+                "failed_node": r[13],
                 "cache_hit": bool(r[6]),
                 "knowledge_base_versions": dict(r[7] or {}),
                 "model_versions": dict(r[8] or {}),
