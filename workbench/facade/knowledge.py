@@ -106,17 +106,25 @@ class KnowledgeMixin:
             `{"proved", "answers": [{"bindings", "fact", "certainty", "proof"}],
             "skipped_rules": [{"rule", "reason"}], "model_calls": [{"model", "version", "batch"}]}`.
         Raises:
-            KnowledgeBaseNotFoundError, KnowledgeBaseError, chaining.backward.BackwardError (GoalSyntaxError, ...).
+            KnowledgeBaseNotFoundError, KnowledgeBaseError, chaining.backward.BackwardError (GoalSyntaxError,
+            also for a goal over a relation that no rule, fact, template, askable or given fact defines:
+            `goal:1:COL: the goal uses relation R, which ...`, as `workbench kb ask`; ...).
         """
+        from chaining.backward import GoalSyntaxError, parse_goal
+        from chaining.backward.check import unknown_in_goal
         from chaining.forward import as_facts
         from workbench.pipeline.nodes.backward import prove
 
         kb = self.library.load(name)
+        given = as_facts(facts)
+        unknown = unknown_in_goal(kb, parse_goal(goal, kb), {f.template for f in given})
+        if unknown:  # as `workbench kb ask` and Prolog's unknown procedure: an error, not "no"
+            raise GoalSyntaxError("; ".join(str(u) for u in unknown))
         limit = max_answers if all else (max_answers or 1)
         answers, _, skipped, model_calls = await prove(
             kb,
             goal,
-            as_facts(facts),
+            given,
             limit=limit,
             max_depth=max_depth,
             timeout=timeout,

@@ -146,6 +146,10 @@ def translate(exc: BaseException) -> ServingError:
     runaway = _limit_error(exc)
     if runaway is not None:
         return runaway
+    from chaining.backward import GoalSyntaxError
+
+    if isinstance(exc, GoalSyntaxError):  # `goal:LINE:COL: ...`: the request's goal field is at fault
+        return BadInputError(str(exc), param="goal")
     if _is_rule_error(exc):
         diags = getattr(exc, "diagnostics", None)
         details = [d.to_dict() for d in diags] if diags else []
