@@ -117,14 +117,16 @@ def check_onnxruntime() -> Check:
 
 
 def check_rule_engine_c_parts() -> Check:
-    """The forward engine's optional C parts (built by the bootstrap): always ok (the engine falls
-    back to Python code), the detail says which are in use and why not."""
+    """The forward engine's optional C parts (built by the bootstrap); the detail says which are in
+    use and why not. Not built (no C compiler) is ok: the engine falls back to Python code. Built
+    but unusable (built from other sources, or not fitting the Python classes it fills) fails: the
+    build is out of date and the fallback hides it; `bash scripts/bootstrap.sh` rebuilds."""
     try:
         from chaining.forward import native_facts, native_trace
         from rules import native_read, native_scan
 
         parts = [
-            f"{name}: {'built' if part.AVAILABLE else part.UNAVAILABLE}"
+            (name, part.AVAILABLE, part.UNAVAILABLE)
             for name, part in (
                 ("trace recorder", native_trace),
                 ("fact I/O", native_facts),
@@ -132,7 +134,9 @@ def check_rule_engine_c_parts() -> Check:
                 ("rule text reader", native_read),
             )
         ]
-        return Check("rule engine C parts", True, "; ".join(parts))
+        ok = all(built or str(why).startswith("not built") for _, built, why in parts)
+        detail = "; ".join(f"{name}: {'built' if built else why}" for name, built, why in parts)
+        return Check("rule engine C parts", ok, detail)
     except Exception as exc:  # noqa: BLE001 - doctor reports, never crashes
         return Check("rule engine C parts", True, f"unknown ({type(exc).__name__}: {exc}); Python code is used")
 

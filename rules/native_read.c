@@ -174,9 +174,9 @@ PyObject *rd_defrule(rd_reader *r, const rd_tok *lp) {
     salience = PyLong_FromLong(0);
     focus = Py_NewRef(Py_False);
     declared(decls, &salience, &focus);
-    return rd_node(N_RULE, 14, name, lhs, rhs, comment, salience, focus, decls, rd_pos(lp, &r->last),
+    return rd_node(N_RULE, 15, name, lhs, rhs, comment, salience, focus, decls, rd_pos(lp, &r->last),
                    rd_text(r, lp->start, r->last.end), PyDict_New(), PySet_New(NULL), PySet_New(NULL),
-                   PySet_New(NULL), PySet_New(NULL));
+                   PySet_New(NULL), PySet_New(NULL), PyUnicode_FromString("MAIN"));
 fail:
     Py_XDECREF(name);
     Py_XDECREF(comment);

@@ -11,7 +11,7 @@ static PyTypeObject *types[N_COUNT];
 static Py_ssize_t offsets[N_COUNT][RD_MAX_FIELDS];
 static int counts[N_COUNT];
 /* How many fields each class must have (rules/ast.py); a mismatch refuses the reader. */
-static const int expected[N_COUNT] = {6, 3, 2, 4, 2, 2, 3, 8, 2, 2, 2, 2, 2, 2, 2, 3, 5, 6, 6, 14, 8, 3, 5, 6, 5, 2};
+static const int expected[N_COUNT] = {6, 3, 2, 4, 2, 2, 3, 8, 2, 2, 2, 2, 2, 2, 2, 3, 5, 6, 6, 15, 8, 3, 5, 6, 5, 2};
 
 PyObject *rd_nopos, *rd_s_symbol, *rd_s_integer, *rd_s_variable, *rd_s_mf_variable, *rd_s_constant,
     *rd_s_predicate, *rd_s_return_value, *rd_s_empty;

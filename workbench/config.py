@@ -220,6 +220,13 @@ class RaySettings(BaseModel):
         description="environment of each pipeline replica (default: none, Ray's defaults; e.g. "
         "RAY_SERVE_RUN_USER_CODE_IN_SEPARATE_THREAD=0; measured in docs/scaling.md)",
     )
+    ingress: Literal["serve_proxy", "haproxy"] = Field(
+        "haproxy",
+        description="what takes HTTP requests to the pipeline replicas: Serve's Python HTTP proxy (with the "
+        "middleware of workbench.scale.proxy) or HAProxy with each replica answering HTTP itself (Ray's "
+        "RAY_SERVE_ENABLE_HA_PROXY, with the rules of workbench.scale.haproxy; the default: half the CPU per request, "
+        "measured in docs/scaling.md)",
+    )
     http_port: int = Field(8000, ge=1, le=65535, description="Ray Serve's HTTP proxy port")
     http_host: str = Field("127.0.0.1", description="Ray Serve's HTTP proxy interface")
     object_store_memory: int | None = Field(

@@ -11,7 +11,8 @@ process. Rows have `bench api`'s shape (`{"endpoint", "server", "concurrency", "
 "p95_ms", "p99_ms", "errors"}`); `EXTRA` holds the load average per round, the ratio 2 replicas /
 1 replica, whether the three servers give identical outputs, and where the CPU went: CPU
 milliseconds per answered request of every process of the local Ray instance and of this one (the
-load client), by role (`cpu_ms_per_request`; `_proc_cpu`), and the cores they used together.
+load client), by role (`cpu_ms_per_request`; `_proc_cpu`: with `WORKBENCH_RAY__INGRESS=haproxy` the HAProxy
+processes and their Serve manager actors are roles of their own), and the cores they used together.
 Replicas reserve 0.5 CPU each here so that both applications (3 replicas) fit a 2-CPU machine at
 once; the cores they actually get are what the machine has.
 """
@@ -103,6 +104,7 @@ def run(address: str, quick: bool = False, extra: dict[str, Any] | None = None) 
             extra.update(
                 {
                     "ray_address": address,
+                    "ingress": settings.ray.ingress,
                     "seconds_per_server_per_round": seconds,
                     "rounds": ROUNDS,
                     "load_avg": load,

@@ -2,8 +2,8 @@
 
 `snapshot(root)` reads `utime + stime` (user and system CPU, all threads) from `/proc/PID/stat` of
 `root` and every process below it (a local Ray instance started by `ray.init` is a tree below the
-driver: GCS, raylet, the Serve controller, the HTTP proxy, every replica), and names each process by
-its role from its command line (Ray sets worker titles such as `ray::ServeReplica:r1:pipelines`).
+driver: GCS, raylet, the Serve controller, the HTTP proxy or HAProxy with its manager, every replica), and
+names each process by its role from its command line (Ray sets worker titles such as `ray::ServeReplica:r1:pipelines`).
 `diff(before, after)` gives CPU seconds per role over the stretch; divided by the requests answered
 in it, CPU milliseconds per request. Linux only (returns {} where there is no /proc).
 """
@@ -39,7 +39,11 @@ def _role(pid: int, root: int) -> str:
         app_dep = cmd.split("ServeReplica:", 1)[1].split()[0]
         app, _, dep = app_dep.partition(":")
         return f"replica {app}/{dep.split('.')[0]}"
+    exe = cmd.split()[0] if cmd else ""
+    if exe.rsplit("/", 1)[-1] == "haproxy":  # the HAProxy ingress (RAY_SERVE_ENABLE_HA_PROXY): a C process
+        return "HAProxy"
     for key, name in (
+        ("HAProxyManager", "Serve HAProxy manager"),
         ("ProxyActor", "Serve HTTP proxy"),
         ("ServeController", "Serve controller"),
         ("gcs_server", "GCS"),

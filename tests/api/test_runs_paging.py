@@ -28,7 +28,7 @@ def test_runs_page_through_summaries_without_gaps_or_repeats(tmp_path) -> None:
             outputs={"y": i},
             status="failed" if i == 5 else "succeeded",
             error="boom " * 200 if i == 5 else None,
-            failed_node="n1" if i == 5 else None,
+            failed_node="n1" if i == 5 else None,  # its column (migration 0002 moved it out of `timings`)
             started_at=t0 + timedelta(seconds=i // 2),
         )
         ids.append(wb.store.record_run(row, []))

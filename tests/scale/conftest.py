@@ -27,7 +27,16 @@ def postgres_url():
 
 
 @pytest.fixture(scope="module")
-def ray_cluster(postgres_url):
+def scale_ingress() -> str:
+    """The ingress of the module's deployments: `WB_SCALE_INGRESS` (`serve_proxy` or `haproxy`: run tests/scale
+    with either), else the settings' default (`haproxy`); test_serve_proxy_ingress.py asks for `serve_proxy`."""
+    from workbench.config import RaySettings
+
+    return os.environ.get("WB_SCALE_INGRESS") or RaySettings().ingress
+
+
+@pytest.fixture(scope="module")
+def ray_cluster(postgres_url, scale_ingress):
     """`(workbench.scale.Cluster, ray.cluster_utils.Cluster)`: two nodes of one CPU, the driver connected."""
     pytest.importorskip("ray", reason="the optional extra `ray` is not installed (uv sync --extra ray)")
     from ray.cluster_utils import Cluster as RayCluster
@@ -51,6 +60,7 @@ def ray_cluster(postgres_url):
             ray=RaySettings(
                 http_port=free_port(),
                 retries=3,
+                ingress=scale_ingress,
                 # variables Ray ignores, to see that both settings reach the replicas' processes
                 serve_env={"RAY_SERVE_WORKBENCH_TEST_SERVE": "1"},
                 pipelines_env={"RAY_SERVE_WORKBENCH_TEST_PIPELINES": "1"},

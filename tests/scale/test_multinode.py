@@ -1,7 +1,9 @@
 """Ray scale-out on a real two-node cluster (tests/scale/conftest.py) with PostgreSQL as the one store:
 Ray Data batches equal the local batch; Ray Serve replicas on both nodes record each run exactly once;
 a replica killed under load loses no admitted request silently and records nothing twice; SQLite with
-more than one node is refused. Every wait is bounded (httpx timeouts, deploy timeout, pytest timeout).
+more than one node is refused. Through the default ingress (HAProxy; `WB_SCALE_INGRESS=serve_proxy` for Serve's
+proxy; test_serve_proxy_ingress.py runs the run-once and kill tests through the other one).
+Every wait is bounded (httpx timeouts, deploy timeout, pytest timeout).
 """
 
 from __future__ import annotations
@@ -354,3 +356,55 @@ def test_replica_killed_under_load_loses_nothing_silently_and_records_nothing_tw
     for item, run in ok:  # every answered run is recorded, once, as answered
         assert stored[item["id"]] == [(run["run_id"], run["served_by"])]
     assert any(run["served_by"] != victim_served_by for _, run in ok)
+
+
+def _haproxy_configs(port: int) -> list[str]:
+    """Configuration files of the running HAProxy processes (`-f FILE` of their command lines) that listen on
+    `port`: one per node."""
+    import os
+
+    out = []
+    for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = [a.decode() for a in f.read().split(b"\0")]
+        except OSError:
+            continue
+        if cmd and cmd[0].endswith("/haproxy") and "-f" in cmd:
+            try:
+                with open(cmd[cmd.index("-f") + 1]) as f:
+                    text = f.read()
+            except OSError:
+                continue
+            if f"bind 127.0.0.1:{port}\n" in text:
+                out.append(text)
+    return out
+
+
+def test_haproxy_on_each_node_takes_the_requests_with_the_app_answering(deployment, ray_cluster, scale_ingress):
+    """The HAProxy ingress (the default): one HAProxy per node, with Workbench's rules, balancing over the
+    replicas, which answer HTTP themselves (the app's own errors; no Python proxy middleware)."""
+    from api.app import create_app
+    from workbench.scale.haproxy import MARK
+
+    if scale_ingress != "haproxy":
+        pytest.skip(f"the ingress of this run is {scale_ingress}")
+    cluster, _ = ray_cluster
+    with httpx.Client(base_url=deployment.url, timeout=60) as client:
+        assert client.get("/readyz").status_code == 200
+        served = client.get("/openapi.json").json()
+        missing = client.post("/v1/pipelines/nope/predict", json={"input": {}})
+    assert served == create_app().openapi()
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"  # the app's own errors
+    where = deployment.pipelines_handle().where.remote().result(timeout_s=30)
+    assert where["serve_env"]["RAY_SERVE_ENABLE_HA_PROXY"] == "1"
+    assert "RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH" not in where["serve_env"]  # no Python proxy middleware
+    deadline = time.monotonic() + 30  # Ray rewrites a configuration before it starts the HAProxy that reads it
+    while True:
+        configs = _haproxy_configs(cluster.settings.ray.http_port)
+        ok = len(configs) == 2 and all(MARK in c and "SERVE_REPLICA_workbench-pipelines" in c for c in configs)
+        if ok or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert len(configs) == 2, "one HAProxy per node expected"
+    assert all(MARK in c and "SERVE_REPLICA_workbench-pipelines" in c for c in configs), configs

@@ -32,3 +32,23 @@ def test_pipelines_env_becomes_the_replicas_runtime_env_with_their_own_router_lo
     assert options(Settings(ray=RaySettings(pipelines_env={})))["runtime_env"] == {"env_vars": router}
     monkeypatch.setenv("WORKBENCH_RAY__SERVE_ENV", '{"RAY_SERVE_REQUEST_PATH_LOG_BUFFER_SIZE": "100"}')
     assert Settings().ray.serve_env == {"RAY_SERVE_REQUEST_PATH_LOG_BUFFER_SIZE": "100"}
+
+
+def test_the_ingress_decides_the_controllers_environment():
+    """`haproxy` (the default): Serve's HAProxy mode with the binary wrapped by haproxy_exec.sh and no Python
+    proxy middleware; `serve_proxy`: the middleware. `serve_env` is added to either."""
+    from workbench.scale.haproxy import EXEC_SCRIPT
+    from workbench.scale.serve_app import ingress_env
+
+    token = "t0ken-of-the-instance"
+    assert RaySettings().ingress == "haproxy"
+    hap = ingress_env(Settings(ray=RaySettings(retries=3, serve_env={"RAY_SERVE_X": "1"})), token)
+    assert hap["RAY_SERVE_ENABLE_HA_PROXY"] == "1" and hap["RAY_SERVE_X"] == "1"
+    assert hap["RAY_SERVE_HAPROXY_BINARY_PATH"] == str(EXEC_SCRIPT) and EXEC_SCRIPT.stat().st_mode & 0o111
+    assert (
+        hap["RAY_SERVE_HAPROXY_RETRY_ON"] == "conn-failure empty-response" and hap["RAY_SERVE_HAPROXY_RETRIES"] == "3"
+    )
+    assert hap["WORKBENCH_RAY_PROXY_TOKEN"] == token and "RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH" not in hap
+    proxy = ingress_env(Settings(ray=RaySettings(ingress="serve_proxy", serve_env={"RAY_SERVE_X": "1"})), token)
+    assert proxy["RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH"] == "workbench.scale.proxy:middlewares"
+    assert "RAY_SERVE_ENABLE_HA_PROXY" not in proxy and proxy["RAY_SERVE_X"] == "1"

@@ -28,7 +28,7 @@ def test_migration_0003_adds_served_by_and_downgrades(tmp_path):
     con.commit()
     con.close()
     store = Store.open(url)
-    assert store.revision() == head_revision() == "0003"
+    assert store.revision() == head_revision() == "0004"
     assert store.get_run("r1").served_by is None
     store.record_run(
         {

@@ -71,7 +71,7 @@ def test_doctor_creates_and_migrates_new_sqlite_file(tmp_path, monkeypatch):
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert db.exists()
-    assert "schema revision 0003" in proc.stdout
+    assert "schema revision 0004" in proc.stdout
     assert "CPUExecutionProvider" in proc.stdout
 
 
@@ -103,3 +103,25 @@ def test_doctor_refuses_newer_database(tmp_path, monkeypatch):
     con.close()
     result = _doctor({"WORKBENCH_DATABASE_URL": f"sqlite:///{db}", "COLUMNS": "300"}, monkeypatch)
     assert result.exit_code == 1 and "newer" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("why", "ok"),
+    [
+        ("not built (No module named 'rules._native_read'); run `bash scripts/bootstrap.sh` with a C compiler", True),
+        ("does not fit rules.ast (configure: RuleDef has 15 fields, the reader expects 14)", False),
+        ("built from another version of rules/native_read*.c; run `bash scripts/bootstrap.sh` again", False),
+    ],
+)
+def test_doctor_fails_a_c_part_built_but_unusable(monkeypatch, why, ok):
+    """A C part that is not built is fine (Python code runs instead); one that is built but cannot be
+    used (a stale build, or a reader that no longer fits rules.ast: found by a newcomer after RuleDef
+    gained `module`) is a problem doctor must report, not an "ok" hiding it."""
+    from cli.doctor import check_rule_engine_c_parts
+    from rules import native_read
+
+    monkeypatch.setattr(native_read, "AVAILABLE", False)
+    monkeypatch.setattr(native_read, "UNAVAILABLE", why)
+    check = check_rule_engine_c_parts()
+    assert check.ok is ok
+    assert f"rule text reader: {why}" in check.detail

@@ -143,12 +143,13 @@ def test_migration_0002_moves_hidden_timing_keys_to_columns(tmp_path):
     con.commit()
     con.close()
     store = Store.open(url)
-    assert store.revision() == head_revision() == "0003"
+    assert store.revision() == head_revision() == "0004"
     row = store.get_run("r1")
     assert row.timings == {"a": 0.5, "total": 1.0}
     assert (row.skipped, row.failed_node, row.cached_from) == (["m"], "rules", "r0")
     r = RunResult.from_row(row)
     assert (r.skipped, r.failed_node, r.cached_from, r.timings) == (["m"], "rules", "r0", {"a": 0.5, "total": 1.0})
+    assert store.run_summaries()[0]["failed_node"] == "rules"  # the summaries read the column too
     store.close()
     command.downgrade(alembic_config(url), "0001")
     back = sqlite3.connect(path).execute("SELECT timings FROM runs WHERE id = 'r1'").fetchone()[0]
@@ -167,6 +168,18 @@ def test_one_run_writing_path_on_sqlite(db_url, check_run_writing):
     store.close()
 
 
+def test_run_summaries_name_the_failed_node_of_a_run_written_now(db_url):
+    """`run_summaries` (GET /v1/runs, which the TUI lists over HTTP) reads `failed_node` from its column: it
+    used to look for the `_failed_node` key that migration 0002 moved out of `timings`, so every
+    failed run written since showed `failed_node: null` there while `runs show` named the node."""
+    store = Store.open(db_url)
+    run = {"id": "f1", "pipeline_name": "p", "pipeline_version": "v", "inputs": {}, "status": "failed"}
+    store.record_run({**run, "error": "boom", "failed_node": "rules", "timings": {"total": 0.1}}, [])
+    store.record_run({**run, "id": "s1", "status": "succeeded", "timings": {"_failed_node": "not a column"}}, [])
+    got = {r["run_id"]: r["failed_node"] for r in store.run_summaries()}
+    assert got == {"f1": "rules", "s1": None} and store.get_run("f1").failed_node == "rules"
+
+
 def test_the_same_version_saved_by_two_threads_at_once_is_stored_once_on_sqlite(db_url, check_concurrent_saves):
     """Two threads of one process on one store, then two stores (two processes) on one SQLite file."""
     shared = Store.open(db_url)
@@ -181,3 +194,25 @@ def test_non_finite_floats_are_stored_as_standard_json_on_sqlite(db_url, check_n
     store = Store.open(db_url)
     check_non_finite(store)
     store.close()
+
+
+def test_migration_0004_drops_the_run_id_index_the_unique_index_covers(tmp_path):
+    """A run's events are found through the unique (run_id, seq) index alone; the second index on
+    run_id was only ever written (issue 14, fifth round). Downgrading restores it."""
+    from alembic import command
+
+    from workbench.store.database import alembic_config
+
+    path = tmp_path / "s.sqlite3"
+    url = f"sqlite:///{path}"
+    Store.open(url).close()
+    con = sqlite3.connect(path)
+    names = {row[1] for row in con.execute("PRAGMA index_list(trace_events)")}
+    assert "ix_trace_events_run_id" not in names
+    plan = " ".join(str(r) for r in con.execute("EXPLAIN QUERY PLAN SELECT * FROM trace_events WHERE run_id = 'r'"))
+    assert "SEARCH trace_events USING INDEX" in plan and "(run_id=?)" in plan, plan  # the unique index
+    con.close()
+    command.downgrade(alembic_config(url), "0003")
+    con = sqlite3.connect(path)
+    assert "ix_trace_events_run_id" in {row[1] for row in con.execute("PRAGMA index_list(trace_events)")}
+    con.close()

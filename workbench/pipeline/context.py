@@ -83,6 +83,7 @@ class RunContext:
         self._keys: dict[int, tuple] = {}
         self._same: dict[int, Fact] = {}  # id of a copy without a working-memory id -> the fact it copies
         self._texts: dict[int, str] = {}
+        self._same_text: dict[int, Fact] = {}  # id of a fact -> a fact whose CLIPS text is certainly the same
         self._wm_ids: dict[str, dict[tuple, int]] = {}
         self._alive: list[Fact] = []
         self._emitted: dict[str, dict[tuple, Fact]] = {}
@@ -147,16 +148,27 @@ class RunContext:
         if a.template != b.template or a.slots.keys() != b.slots.keys():
             return False
         sb = b.slots
+        exact = True  # every value the same type and `==`, no float zero: the CLIPS texts are the same too
         for name, x in a.slots.items():
             y = sb[name]
             t = type(x)
             if t is type(y) and x == y:
-                if t is not tuple or all(type(p) is type(q) and type(p) is not tuple for p, q in zip(x, y)):
+                if t is not tuple:
+                    if t is float and x == 0.0:  # 0.0 == -0.0, but they read differently
+                        exact = False
+                    continue
+                if all(type(p) is type(q) and type(p) is not tuple for p, q in zip(x, y)):
+                    if 0.0 in x:  # a float zero (or an integer 0: any such tuple is left unshared)
+                        exact = False
                     continue
             if value_key(x) != value_key(y):
                 return False
+            exact = False
         if ka is None:
             self._same[id(a)] = b
+            self._alive.append(a)
+        if exact and id(a) not in self._texts:
+            self._same_text[id(a)] = b
             self._alive.append(a)
         return True
 
@@ -169,6 +181,7 @@ class RunContext:
             if f.id is not None:
                 c = _copy_without_id(f)
                 self._same[id(c)] = f
+                self._same_text[id(c)] = f  # the same slots: the same text
                 self._alive.append(c)
                 f = c
             out.append(f)
@@ -200,10 +213,14 @@ class RunContext:
         return firings[-1] if firings else None
 
     def text(self, f: Fact) -> str:
-        """The fact's CLIPS text, rendered once per run (explanations show a fact many times)."""
+        """The fact's CLIPS text (`str(f)`), rendered once per run (explanations show a fact many
+        times), and shared with the fact it is a copy of: a copy without id (`strip_ids`), or a
+        working-memory copy read back from CLIPS that `same` found equal value for value, same
+        types, no float zero (0.0 == -0.0 but they read differently): the text is then the same."""
         t = self._texts.get(id(f))
         if t is None:
-            t = self._texts[id(f)] = str(f)
+            original = self._same_text.get(id(f))
+            t = self._texts[id(f)] = self.text(original) if original is not None else str(f)
             self._alive.append(f)
         return t
 

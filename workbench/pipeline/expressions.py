@@ -46,10 +46,16 @@ def _arr(x: Any) -> np.ndarray:
     return np.asarray(x, dtype=np.float64)
 
 
+# The reductions below call numpy's ufuncs (`np.maximum.reduce`, `np.add.reduce`) directly: what
+# `np.max`, `np.sum` and the array methods run, without their Python wrappers (about 1 us a call,
+# ~40 calls per `demo_digits` run); same results and the same errors (tested value for value).
+_MAX, _MIN, _ADD = np.maximum.reduce, np.minimum.reduce, np.add.reduce
+
+
 def _softmax(x: Any) -> list[float]:
     a = _arr(x)
-    e = np.exp(a - a.max(axis=-1, keepdims=True))
-    return (e / e.sum(axis=-1, keepdims=True)).tolist()
+    e = np.exp(a - _MAX(a, axis=-1, keepdims=True))
+    return (e / _ADD(e, axis=-1, keepdims=True)).tolist()
 
 
 def _sigmoid(x: Any) -> Any:
@@ -78,11 +84,11 @@ def _round(x: Any, n: int = 0) -> Any:
 
 # Pure functions available to every expression. Vectors are lists or numpy arrays.
 FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "argmax": lambda x: int(np.argmax(_arr(x))),
-    "argmin": lambda x: int(np.argmin(_arr(x))),
-    "max": lambda *x: float(np.max(_arr(x[0]))) if len(x) == 1 else max(x),
-    "min": lambda *x: float(np.min(_arr(x[0]))) if len(x) == 1 else min(x),
-    "sum": lambda x: float(np.sum(_arr(x))),
+    "argmax": lambda x: int(_arr(x).argmax()),
+    "argmin": lambda x: int(_arr(x).argmin()),
+    "max": lambda *x: float(_MAX(_arr(x[0]), axis=None)) if len(x) == 1 else max(x),
+    "min": lambda *x: float(_MIN(_arr(x[0]), axis=None)) if len(x) == 1 else min(x),
+    "sum": lambda x: float(_ADD(_arr(x), axis=None)),
     "mean": lambda x: float(np.mean(_arr(x))),
     "softmax": _softmax,
     "sigmoid": _sigmoid,

@@ -17,7 +17,9 @@ Run ids: the proxy middleware names each request's run (`x-workbench-run-id`) an
 (`x-workbench-attempt`), signed with the Serve instance's token (`x-workbench-proxy`); the replica
 records the run under that id, and a retried attempt whose run was already committed by the lost
 replica is answered as stored. Requests without a valid token (no middleware in the proxy) get fresh
-ids and are not retried by the proxy.
+ids and are not retried by the proxy. With the HAProxy ingress (`workbench.scale.haproxy`) HAProxy sets the
+same headers, with the attempt `any` (it sends a lost request again unchanged): every prediction then looks
+its run id up first.
 """
 
 from __future__ import annotations
@@ -49,10 +51,14 @@ TOKEN_HEADER = b"x-workbench-proxy"
 
 @dataclass(frozen=True, slots=True)
 class RequestRun:
-    """The run id the proxy chose for a request and which attempt this is (0: the first)."""
+    """The run id the proxy chose for a request and which attempt this is (0: the first; `ANY_ATTEMPT`: not
+    known, a later one maybe: HAProxy sends a lost request again unchanged, `workbench.scale.haproxy`)."""
 
     run_id: str
     attempt: int
+
+
+ANY_ATTEMPT = -1
 
 
 REQUEST_RUN: contextvars.ContextVar[RequestRun | None] = contextvars.ContextVar("workbench_request_run", default=None)
@@ -87,7 +93,8 @@ class RunIdMiddleware:
                 token = v
         if run_id is None or token is None or not hmac.compare_digest(token, self.token):
             return await self.app(scope, receive, send)
-        ctx_token = REQUEST_RUN.set(RequestRun(run_id.decode("ascii", "replace"), int(attempt or b"0")))
+        n = int(attempt) if attempt and attempt.isdigit() else (ANY_ATTEMPT if attempt == b"any" else 0)
+        ctx_token = REQUEST_RUN.set(RequestRun(run_id.decode("ascii", "replace"), n))
         try:
             return await self.app(scope, receive, send)
         finally:
@@ -214,7 +221,13 @@ class RayServing(Serving):
         """The run committed under `run_id` by an earlier attempt, answered as a fresh run answers."""
         from workbench.pipeline.result import RunResult
 
-        row = await asyncio.to_thread(self.workbench.store.get_run, run_id)
+        store = self.workbench.store
+        if store.engine.dialect.name == "sqlite":  # a primary-key lookup: cheaper than a hop to a thread
+            if not _run_exists(store.engine, run_id):
+                return None
+        elif not await asyncio.to_thread(_run_exists, store.engine, run_id):
+            return None
+        row = await asyncio.to_thread(store.get_run, run_id)
         if row is None or row.id != run_id:
             return None
         run = RunResult.from_row(row).to_dict()
@@ -295,6 +308,17 @@ class RayServing(Serving):
         if "error" in reply and isinstance(reply["error"], dict) and "class" in reply["error"]:
             raise error_from_wire(reply["error"])
         return InferenceOutput(reply["model"], reply["outputs"])
+
+
+def _run_exists(engine: Any, run_id: str) -> bool:
+    """Whether a run is stored under exactly `run_id` (every prediction asks under the HAProxy ingress, whose
+    attempts the replica cannot tell apart: one primary-key lookup, ~0.05 ms on SQLite)."""
+    from sqlalchemy import select
+
+    from workbench.store.models import RunRow
+
+    with engine.connect() as conn:
+        return conn.execute(select(RunRow.id).where(RunRow.id == run_id)).first() is not None
 
 
 class Ingress:

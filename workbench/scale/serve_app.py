@@ -1,8 +1,9 @@
 """`deploy(...)`: the REST API as a Ray Serve application.
 
     Serve HTTP proxy     load-balances over the `pipelines` replicas; its middleware
-                         (`workbench.scale.proxy`) names each request's run and retries a request
-                         whose replica died
+    (or HAProxy)         (`workbench.scale.proxy`) names each request's run and retries a request
+                         whose replica died (`WORKBENCH_RAY__INGRESS=haproxy`: HAProxy on each node with
+                         the rules of `workbench.scale.haproxy`, each replica answering HTTP itself)
       pipelines (N)      the ingress: the same FastAPI app as `workbench serve` (same routes, same
                          OpenAPI document) around a `RayServing` that runs pipelines in-process
                          (`workbench.scale.ingress.Ingress`)
@@ -106,7 +107,9 @@ def deploy(
         Deployment with the HTTP URL (Ray Serve's proxy: `settings.ray.http_host`, `http_port`).
 
     Raises:
-        ScaleError (from `check_store`), ValueError (bad `batching`), TimeoutError (replicas did not start).
+        ScaleError (from `check_store`; the `haproxy` ingress without an HAProxy binary, or with a loopback
+        host on a cluster of several machines), ValueError (bad `batching`),
+        TimeoutError (replicas did not start).
     """
     if batching not in ("workbench", "serve"):
         raise ValueError(f"batching={batching!r}: expected 'workbench' or 'serve'")
@@ -114,12 +117,11 @@ def deploy(
     rs = s.ray
     if models is None:
         models = _one_shot_models(s)
-    from .proxy import CALLBACK, RETRIES_ENV, TOKEN_ENV
+    if rs.ingress == "haproxy":
+        from .haproxy import check_host
 
-    # the proxies inherit the controller's environment: the middleware that names runs and retries requests
-    # whose replica was lost (ignored when a Serve instance already runs: requests then get fresh run ids)
-    env = {**rs.serve_env, "RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH": CALLBACK, TOKEN_ENV: cluster.proxy_token}
-    env[RETRIES_ENV] = str(rs.retries)
+        check_host(rs.http_host, [n["address"] for n in cluster.nodes()])
+    env = ingress_env(s, cluster.proxy_token)
     serve.start(
         http_options={"host": rs.http_host, "port": rs.http_port},
         controller_options={"runtime_env": {"env_vars": env}},
@@ -149,6 +151,25 @@ def deploy(
         models=list(models),
         lms=[*lms, *(generation or {})],
     )
+
+
+def ingress_env(settings: Settings, token: str) -> dict[str, str]:
+    """Environment of the Serve controller that `deploy` starts (its proxies and replicas inherit it; ignored
+    when a Serve instance already runs): `settings.ray.serve_env` and the ingress's own variables.
+
+    `serve_proxy`: Serve's Python HTTP proxy runs the middleware that names runs and retries requests whose
+    replica was lost (`workbench.scale.proxy`). `haproxy`: Serve's HAProxy mode with the rules that do the same
+    (`workbench.scale.haproxy`). Raises ScaleError (`haproxy` without an HAProxy binary)."""
+    from .proxy import CALLBACK, RETRIES_ENV, TOKEN_ENV
+
+    rs = settings.ray
+    if rs.ingress == "haproxy":
+        from .haproxy import controller_env
+
+        return {**rs.serve_env, **controller_env(token, rs.retries)}
+    env = {**rs.serve_env, "RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH": CALLBACK, TOKEN_ENV: token}
+    env[RETRIES_ENV] = str(rs.retries)
+    return env
 
 
 def build_application(

@@ -139,7 +139,8 @@ class TraceEventRow(Base):
     __table_args__ = (UniqueConstraint("run_id", "seq"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    # looked up by the unique (run_id, seq) index: no index of its own (migration 0004)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
     seq: Mapped[int] = mapped_column(Integer)
     kind: Mapped[str] = mapped_column(String(40), doc="rule_firing | model_call | gate_decision | proof | node")
     node: Mapped[str | None] = mapped_column(String(200))

@@ -315,7 +315,7 @@ class Store:
             RunRow.pipeline_version,
             RunRow.status,
             func.substr(RunRow.error, 1, error_chars),
-            RunRow.timings,
+            RunRow.failed_node,
             RunRow.cache_hit,
             RunRow.knowledge_base_versions,
             RunRow.model_versions,
@@ -323,7 +323,6 @@ class Store:
             RunRow.duration,
             RunRow.replay_of,
             RunRow.served_by,
-            RunRow.failed_node,
         )
         q = select(*cols).order_by(RunRow.started_at.desc(), RunRow.id.desc()).limit(limit)
         if pipeline:
@@ -342,7 +341,7 @@ class Store:
                 "version": r[2],
                 "status": r[3],
                 "error": r[4],
-                "failed_node": r[13],
+                "failed_node": r[5],
                 "cache_hit": bool(r[6]),
                 "knowledge_base_versions": dict(r[7] or {}),
                 "model_versions": dict(r[8] or {}),

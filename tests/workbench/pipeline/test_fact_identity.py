@@ -97,3 +97,49 @@ def test_run_context_same_agrees_with_fact_key_on_every_pair():
             ctx = RunContext(pipeline, {})
             assert ctx.same(a, b) == (fact_key(a) == fact_key(b)), (a, b)
             assert ctx.key(a) == fact_key(a) and ctx.key(b) == fact_key(b)  # a shared key stays right
+
+
+def test_run_context_text_is_each_facts_own_text_on_every_pair():
+    """`RunContext.text` shares a rendering between a fact and a copy `same` found equal (the
+    working-memory copy read back from CLIPS) only when the texts are certainly the same: it must
+    be `str(f)` for every fact, whichever was rendered first (0.0 == -0.0 but they read differently;
+    a plain str and a Symbol of one token read the same)."""
+    from workbench.pipeline.context import RunContext
+
+    values = [
+        "a", Symbol("a"), String("a"), "two words", String("two words"), 1, 1.0, -0.0, 0.0, float("nan"),
+        (1, 2.5), (1.0, 2.5), (0.0, 2.5), (-0.0, 2.5), (0, 2.5), (Symbol("x"), 2.5), ("x", 2.5), (), (0.1,) * 10,
+    ]  # fmt: skip
+    facts = [Fact("t", {"v": v}, id=i) for i, v in enumerate(values)]
+    pipeline = Pipeline("p")
+    pipeline.add_node("x", "input")
+    for a in facts:
+        for b in facts + [Fact(f.template, f.slots) for f in facts]:
+            for first in (a, b):
+                ctx = RunContext(pipeline, {})
+                ctx.text(first)
+                ctx.same(a, b)
+                assert (ctx.text(a), ctx.text(b)) == (str(a), str(b)), (a, b)
+    ctx = RunContext(pipeline, {})
+    copies = ctx.strip_ids(facts)
+    assert [ctx.text(c) for c in copies] == [str(f) for f in facts]
+
+
+def test_fact_mapping_builds_the_facts_fact_would():
+    """The fact mapping skips `Fact`'s checks for values they would keep as they are; the facts are
+    equal, slot types included, and what `Fact` refuses is still refused with the field named."""
+    import pytest
+
+    from workbench.pipeline.errors import NodeExecutionError
+    from workbench.pipeline.nodes.mapping import map_facts
+
+    scope = {"probs": [0.25, 0.75], "n": 3, "big": 2**63, "name": "a b", "flag": True, "mixed": [1, "x", 2.5]}
+    slots = {"p": "probs", "n": "n", "s": "name", "f": "flag", "m": "mixed", "x": "n * 1.5"}
+    (got,) = map_facts("m", "model", [{"template": "t", "slots": slots}], scope)
+    want = Fact("t", {"p": (0.25, 0.75), "n": 3, "s": "a b", "f": "TRUE", "m": (1, "x", 2.5), "x": 4.5})
+    assert fact_key(got) == fact_key(want) and str(got) == str(want) and got.id is None
+    assert [type(v) for v in got.slots.values()] == [type(v) for v in want.slots.values()]
+    with pytest.raises(NodeExecutionError, match=r"facts\[0\].*outside CLIPS's 64-bit range"):
+        map_facts("m", "model", [{"template": "t", "slots": {"b": "big"}}], scope)
+    with pytest.raises(NodeExecutionError, match=r"facts\[0\].*not a CLIPS symbol"):
+        map_facts("m", "model", [{"template": "two words", "slots": {"n": "n"}}], scope)

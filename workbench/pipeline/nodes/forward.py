@@ -90,10 +90,11 @@ def run_rules(ctx: RunContext, state: NodeState, rt: Any) -> None:
 def run_postprocess(ctx: RunContext, state: NodeState, rt: Any) -> None:
     _, facts_in, result = evaluate(ctx, state, rt)
     # typed identity (rules.facts.fact_key): a rule turning the symbol `a` into the string "a" is an override
-    out_keys = {ctx.key(f) for f in result.facts}
-    in_keys = {ctx.key(f) for f in facts_in}
-    removed = [str(f) for f in facts_in if ctx.key(f) not in out_keys]
-    added = [str(f) for f in result.facts if ctx.key(f) not in in_keys]
+    out_k = [ctx.key(f) for f in result.facts]
+    in_k = [ctx.key(f) for f in facts_in]
+    out_keys, in_keys = set(out_k), set(in_k)
+    removed = [ctx.text(f) for f, k in zip(facts_in, in_k) if k not in out_keys]
+    added = [ctx.text(f) for f, k in zip(result.facts, out_k) if k not in in_keys]
     state.record["overrides"] = {"removed": removed, "added": added}
     state.facts = _emit(ctx, state, result)
     ctx.event(
@@ -119,7 +120,7 @@ def run_gate(ctx: RunContext, state: NodeState, rt: Any) -> None:
         "branches": sorted(branches),
         "default_used": default_used,
         "decision_facts": [f.id for f in deciding],
-        "decision_text": [str(f) for f in deciding],
+        "decision_text": [ctx.text(f) for f in deciding],
         "edges": edges,
     }
     if ctx.explain:  # WHY NOT for each branch not taken (chaining.explain.forward_why_not), only when asked

@@ -16,7 +16,7 @@ def run_input(ctx: RunContext, state: NodeState, rt: Any) -> None:
     node = state.node  # the executor checked the input against `schema` before the run started
     state.value = ctx.inputs
     state.facts = map_facts(node.id, node.type, node.get("facts") or [], {"input": ctx.inputs})
-    state.record = {"facts_out": [str(f) for f in state.facts]}
+    # no texts of the input facts here: the explanation renders those it shows (`RunContext.text`)
 
 
 def run_output(ctx: RunContext, state: NodeState, rt: Any) -> None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import Any
 
-from rules.facts import Fact
+from rules.facts import INT_MAX, INT_MIN, Fact
 
 from ..errors import NodeExecutionError
 from ..expressions import ExpressionError, compile_expression
@@ -50,7 +51,7 @@ def map_facts(
                         k: _fact_value(_compiled(v).evaluate(row, functions))
                         for k, v in (fm.get("slots") or {}).items()
                     }
-                    out.append(Fact(fm["template"], {k: v for k, v in slots.items() if v is not None}))
+                    out.append(_fact(fm["template"], {k: v for k, v in slots.items() if v is not None}))
         except (ExpressionError, ValueError, TypeError) as exc:
             raise NodeExecutionError(node_id, node_type, f"field {where}: {exc}") from exc
     return out
@@ -66,3 +67,32 @@ def _fact_value(v: Any) -> Any:
             return tuple(v)
         return tuple(_fact_value(x) for x in v)
     raise TypeError(f"value {v!r} of type {type(v).__name__} cannot be a slot value")
+
+
+def _fact(template: Any, slots: dict[str, Any]) -> Fact:
+    """`Fact(template, slots)`. Values that `Fact`'s checks would keep as they are (floats, strings,
+    integers in CLIPS's 64-bit range, tuples of those: what `_fact_value` gives for numbers, labels
+    and softmax vectors) skip them (they re-built every probability tuple of every digit fact); any
+    other value goes through `Fact` itself, so what it refuses is refused the same way."""
+    if type(template) is not str:
+        return Fact(template, slots)
+    for v in slots.values():
+        t = type(v)
+        if t is float or t is str or (t is int and INT_MIN <= v <= INT_MAX):
+            continue
+        if t is tuple and all(
+            type(x) is float or type(x) is str or (type(x) is int and INT_MIN <= x <= INT_MAX) for x in v
+        ):
+            continue
+        return Fact(template, slots)
+    f = object.__new__(Fact)
+    object.__setattr__(f, "template", _template(template))
+    object.__setattr__(f, "slots", slots)
+    object.__setattr__(f, "id", None)
+    return f
+
+
+@lru_cache(maxsize=1024)
+def _template(template: str) -> str:
+    """The template name once `Fact` has accepted it (FactError otherwise; a refusal is not cached)."""
+    return Fact(template).template

@@ -144,7 +144,7 @@ def complete_model(ctx: RunContext, state: NodeState, call: ModelCall, outcome: 
     funcs = {"label": lambda x: _label(labels, x), **call.funcs}
     state.facts = map_facts(node.id, node.type, node.get("facts") or [], mscope, funcs)
     state.value = outputs
-    state.record = {"call": record, "facts_out": [str(f) for f in state.facts]}
+    state.record = {"call": record, "facts_out": [ctx.text(f) for f in state.facts]}
 
 
 def _label(labels: list[Any] | None, x: Any) -> Any:
