@@ -241,6 +241,8 @@ def from_serving(request: Request, exc: sv.ServingError) -> ApiError:
         return ApiError(503, exc.message, code="unavailable", retry_after_s=exc.retry_after_s)
     if isinstance(exc, sv.DeadlineError):
         return ApiError(504, exc.message, code="timeout")
+    if isinstance(exc, sv.AmbiguousIdError):
+        return ApiError(409, exc.message, code="ambiguous_id", param=exc.param, details=exc.details)
     if isinstance(exc, sv.ConflictError):
         return ApiError(409, exc.message, code="conflict", param=exc.param)
     if isinstance(exc, sv.LimitExceededError):

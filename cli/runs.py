@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -17,18 +18,23 @@ app = typer.Typer(
 console = Console()
 
 
+class RunStatus(StrEnum):
+    succeeded = "succeeded"
+    failed = "failed"
+
+
 @app.command("list")
 def list_(
     pipeline: Annotated[str | None, typer.Option("--pipeline", "-p")] = None,
-    status: Annotated[str | None, typer.Option("--status", help="succeeded or failed")] = None,
-    limit: Annotated[int, typer.Option("--limit", "-n")] = 20,
+    status: Annotated[RunStatus | None, typer.Option("--status", help="Only the runs with this status.")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many runs (1 or more).")] = 20,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Recorded runs, newest first."""
     from workbench import Workbench
 
     with Workbench.open() as wb:
-        runs = wb.list_runs(pipeline=pipeline, status=status, limit=limit)
+        runs = wb.list_runs(pipeline=pipeline, status=status.value if status else None, limit=limit)
     if as_json:
         typer.echo(json.dumps([r.to_dict() for r in runs], default=str, indent=2))
         return

@@ -100,6 +100,10 @@ def serve(
     host = host or settings.server.host
     port = port or settings.server.port
     workers = workers or settings.server.workers
+    problem = port_problem(host, port)
+    if problem:  # before the banner and before uvicorn (whose failed start prints the libraries' exit noise)
+        typer.echo(f"workbench serve: cannot listen on {host}:{port}: {problem}", err=True)
+        raise typer.Exit(3)
     made = setup_multiprocess_metrics() if workers > 1 else None
     typer.echo(
         f"workbench serve: http://{host}:{port} ({workers} worker{'s' if workers > 1 else ''}); docs at /docs", err=True
@@ -118,6 +122,30 @@ def serve(
         import shutil
 
         shutil.rmtree(made, ignore_errors=True)
+
+
+def port_problem(host: str, port: int) -> str | None:
+    """Why `host:port` cannot be listened on (address in use, no such address, permission), or None.
+
+    Binds a socket as uvicorn does (SO_REUSEADDR, so a port in TIME_WAIT is free) and closes it; a
+    server that takes the port in between is still reported by uvicorn."""
+    import errno
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        return f"cannot resolve the host ({exc.strerror})"
+    family, kind, proto, _, addr = infos[0]
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(addr)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return "address already in use (another server is listening there; choose another --port)"
+            return exc.strerror or str(exc)
+    return None
 
 
 def uvicorn_options(settings) -> dict[str, object]:

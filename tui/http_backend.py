@@ -172,6 +172,7 @@ class HttpBackend(Backend):
                 sources.append({"file": base, "text": text})
             body = {"sources": sources}
         found = self._request("POST", f"/v1/kb/{name}/check", json=body)["diagnostics"]
+        found = [d for d in found if d.get("severity") != "warning"]  # as the in-process backend: errors only
         if "/" not in path:  # the server names a one-file knowledge base NAME.clp
             found = [{**d, "file": path} if d.get("file") == f"{name}.clp" else d for d in found]
         return located_in(path, found)

@@ -39,17 +39,18 @@ async def check_knowledge_base(
     name: str, body: KnowledgeBaseCheckRequest, serving: ServingDep
 ) -> KnowledgeBaseCheckResponse:
     """Give `text` (a one-file knowledge base, reported as `NAME.clp`) or `sources` (several files in
-    load order). Always 200: `valid` is False and `diagnostics` lists the problems when it does not
-    validate (the same messages as `workbench kb check`)."""
+    load order). Always 200: `valid` is False when it does not validate; `diagnostics` lists the errors
+    and the warnings (`severity`), the same checks and messages as `workbench kb check`."""
     if (body.text is None) == (body.sources is None):
         raise BadInputError("give exactly one of 'text' (one file) or 'sources' (several files)", param="text")
     sources = [(f"{name}.clp", body.text)] if body.text is not None else [(s.file, s.text) for s in body.sources or []]
     if not sources:
         raise BadInputError("'sources' is empty: give at least one file", param="sources")
     wb = workbench_of(serving)
-    found = await call(wb.check_knowledge_base, sources)
+    found = await call(wb.check_knowledge_base, sources, warnings=True)
     diagnostics = [d.to_dict() if hasattr(d, "to_dict") else {"message": str(d)} for d in found]
-    return KnowledgeBaseCheckResponse(name=name, valid=not diagnostics, diagnostics=diagnostics)
+    valid = not any(d.get("severity", "error") == "error" for d in diagnostics)
+    return KnowledgeBaseCheckResponse(name=name, valid=valid, diagnostics=diagnostics)
 
 
 @router.post(

@@ -106,17 +106,25 @@ class KnowledgeMixin:
             `{"proved", "answers": [{"bindings", "fact", "certainty", "proof"}],
             "skipped_rules": [{"rule", "reason"}], "model_calls": [{"model", "version", "batch"}]}`.
         Raises:
-            KnowledgeBaseNotFoundError, KnowledgeBaseError, chaining.backward.BackwardError (GoalSyntaxError, ...).
+            KnowledgeBaseNotFoundError, KnowledgeBaseError, chaining.backward.BackwardError (GoalSyntaxError,
+            also for a goal over a relation that no rule, fact, template, askable or given fact defines:
+            `goal:1:COL: the goal uses relation R, which ...`, as `workbench kb ask`; ...).
         """
+        from chaining.backward import GoalSyntaxError, parse_goal
+        from chaining.backward.check import unknown_in_goal
         from chaining.forward import as_facts
         from workbench.pipeline.nodes.backward import prove
 
         kb = self.library.load(name)
+        given = as_facts(facts)
+        unknown = unknown_in_goal(kb, parse_goal(goal, kb), {f.template for f in given})
+        if unknown:  # as `workbench kb ask` and Prolog's unknown procedure: an error, not "no"
+            raise GoalSyntaxError("; ".join(str(u) for u in unknown))
         limit = max_answers if all else (max_answers or 1)
         answers, _, skipped, model_calls = await prove(
             kb,
             goal,
-            as_facts(facts),
+            given,
             limit=limit,
             max_depth=max_depth,
             timeout=timeout,
@@ -127,11 +135,24 @@ class KnowledgeMixin:
         )
         return {"proved": bool(answers), "answers": answers, "skipped_rules": skipped, "model_calls": model_calls}
 
-    def check_knowledge_base(self, sources: list[tuple[str, str]]) -> list[Any]:
-        """Located diagnostics (`rules.Diagnostic`: file, line, column, message) for unsaved rule text
-        given as `[(filename, text), ...]` in load order; empty when it validates. Never raises on bad text."""
+    def check_knowledge_base(self, sources: list[tuple[str, str]], *, warnings: bool = False) -> list[Any]:
+        """Located diagnostics (`rules.Diagnostic`: file, line, column, message, severity) for unsaved rule
+        text given as `[(filename, text), ...]` in load order; empty when it validates. Never raises on bad text.
+
+        With `warnings`, the checks of `workbench kb check`: also what CLIPS loads past (a construct
+        redefined, ...) and premises over relations nothing defines (severity "warning"), and the
+        `;@model` annotations against the model catalogue (errors)."""
         import rules
 
-        return rules.check_sources(
-            list(sources), allow_unsafe=self.library.allow_unsafe, functions=self.library.functions
-        )
+        kw: dict[str, Any] = {"allow_unsafe": self.library.allow_unsafe, "functions": self.library.functions}
+        found = rules.check_sources(list(sources), warnings=warnings, **kw)
+        if not warnings or any(d.severity == "error" for d in found):
+            return found
+        from chaining.backward.check import unknown_premises
+        from workbench.backward_models import check_bindings
+
+        kb = rules.knowledge_base_from_sources("check", list(sources), **kw)
+        if any(spec.model is not None for spec in kb.askable_specs.values()):
+            found += check_bindings(kb, self.catalog)
+        unknown = [rules.Diagnostic(u.file, u.line, u.column, u.message, "warning") for u in unknown_premises(kb)]
+        return found + unknown

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.pipeline.errors import (
+    AmbiguousRunIdError,
     KnowledgeBaseError,
     KnowledgeBaseNotFoundError,
     PipelineValidationError,
@@ -186,14 +187,19 @@ class RunsMixin:
         """One recorded run (a unique id prefix of 4+ characters is enough). Raises RunNotFoundError."""
         row = self.store.get_run(run_id)
         if row is None:
-            raise RunNotFoundError(run_id)
+            raise self._not_found(run_id)
         return RunResult.from_row(row)
+
+    def _not_found(self, run_id: str) -> RunNotFoundError:
+        """RunNotFoundError, or AmbiguousRunIdError when 2+ runs share the prefix `run_id`."""
+        matches = self.store.run_ids_with_prefix(run_id) if len(run_id) >= 4 else []
+        return AmbiguousRunIdError(run_id, matches) if len(matches) > 1 else RunNotFoundError(run_id)
 
     def get_trace(self, run_id: str) -> list[dict[str, Any]]:
         """The trace events of a run, in order: `{"seq", "kind", "node", "at", "payload"}`. Raises RunNotFoundError."""
         row = self.store.get_run(run_id)
         if row is None:
-            raise RunNotFoundError(run_id)
+            raise self._not_found(run_id)
         return [{"seq": e.seq, "kind": e.kind, "node": e.node, "at": e.at, "payload": e.payload} for e in row.events]
 
     async def replay(

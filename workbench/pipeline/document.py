@@ -36,22 +36,36 @@ def load_yaml(text: str, filename: str | None = None) -> tuple[Any, dict[Path, t
     except yaml.YAMLError as exc:
         raise PipelineValidationError([Issue(None, "", f"not valid YAML: {exc}", filename)]) from None
     positions: dict[Path, tuple[int, int]] = {}
+    duplicates: list[Issue] = []
     if root is not None:
-        _walk(root, (), positions)
+        _walk(root, (), positions, duplicates, filename)
+    if duplicates:  # PyYAML keeps the last value silently; a pipeline document must say what it means once
+        raise PipelineValidationError(duplicates)
     return data, positions
 
 
-def _walk(node: yaml.Node, path: Path, out: dict[Path, tuple[int, int]]) -> None:
+def _walk(
+    node: yaml.Node, path: Path, out: dict[Path, tuple[int, int]], duplicates: list[Issue], filename: str | None
+) -> None:
     out.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
     if isinstance(node, yaml.MappingNode):
+        seen: dict[str, tuple[int, int]] = {}
         for key, value in node.value:
             k = key.value if isinstance(key, yaml.ScalarNode) else str(key.value)
-            out[path + (k,)] = (key.start_mark.line + 1, key.start_mark.column + 1)
-            _walk(value, path + (k,), out)
+            at = (key.start_mark.line + 1, key.start_mark.column + 1)
+            if k in seen and k != "<<":
+                where = ".".join(f"[{p}]" if isinstance(p, int) else p for p in (*path, k)).replace(".[", "[")
+                first = seen[k]
+                msg = f"duplicate key {k!r} (first at line {first[0]}, column {first[1]}); give each key once"
+                duplicates.append(Issue(None, where, msg, filename, *at))
+                continue
+            seen[k] = at
+            out[path + (k,)] = at
+            _walk(value, path + (k,), out, duplicates, filename)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
             out[path + (i,)] = (item.start_mark.line + 1, item.start_mark.column + 1)
-            _walk(item, path + (i,), out)
+            _walk(item, path + (i,), out, duplicates, filename)
 
 
 class _Dumper(yaml.SafeDumper):

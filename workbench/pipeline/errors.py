@@ -34,6 +34,19 @@ class RunNotFoundError(NotFoundError):
         super().__init__("run", run_id)
 
 
+class AmbiguousRunIdError(NotFoundError):
+    """A run-id prefix that more than one run shares. Attributes: `name` (the prefix), `matches` (some of
+    the ids that start with it, sorted)."""
+
+    def __init__(self, run_id: str, matches: list[str]):
+        self.matches = matches
+        super().__init__("run", run_id)
+        more = "" if len(matches) < 5 else ", ..."
+        self.args = (
+            f"run id prefix {run_id!r} is ambiguous: it matches {', '.join(matches)}{more}; give more characters",
+        )
+
+
 class KnowledgeBaseNotFoundError(NotFoundError):
     def __init__(self, name: str, detail: str = ""):
         super().__init__("knowledge base", name, detail)

@@ -126,6 +126,7 @@ class Pipeline:
         self._yaml_cache: tuple[str, str] | None = None
         self._version_cache: tuple[str, str] | None = None
         self._positions: dict[Path, tuple[int, int]] = {}
+        self._node_index: dict[str, int] = {}  # node id -> its index in the source's `nodes` list
         self._shared_fp: str | None = None  # set by `share()`: the fingerprint, not recomputed
 
     # -- building -------------------------------------------------------------------------
@@ -214,6 +215,8 @@ class Pipeline:
 
     def node_path(self, node_id: str) -> tuple[str | int, ...]:
         """The document path of a node (`("nodes", i)`)."""
+        if node_id in self._node_index:  # as read: nodes skipped for an error do not shift the others
+            return ("nodes", self._node_index[node_id])
         return ("nodes", list(self.nodes).index(node_id)) if node_id in self.nodes else ()
 
     def issue(self, node: str | None, field: str, message: str, path: Iterable[str | int] | None = None) -> Issue:

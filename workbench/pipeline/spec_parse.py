@@ -71,6 +71,7 @@ def parse_document(data: Any, positions: dict[Path, tuple[int, int]], filename: 
             )
             continue
         pipe.nodes[nid] = Node(nid, ntype, {k: v for k, v in raw.items() if k not in ("id", "type")})
+        pipe._node_index[nid] = i
     edges = data.get("edges", [])
     if not isinstance(edges, list):
         issues.append(issue(None, "edges", "expected a list of edges", ("edges",)))

@@ -21,6 +21,7 @@ errors) are translated into the `ServingError` classes of `errors.py`, which the
 """
 
 from .errors import (
+    AmbiguousIdError,
     BadInputError,
     ConflictError,
     DeadlineError,
@@ -37,6 +38,7 @@ from .models import InferenceOutput, ServedModel, ServedTensor
 from .service import Serving
 
 __all__ = [
+    "AmbiguousIdError",
     "BadInputError",
     "ConflictError",
     "DeadlineError",

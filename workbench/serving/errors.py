@@ -52,6 +52,11 @@ class ConflictError(ServingError):
     """The operation conflicts with the current state (HTTP 409)."""
 
 
+class AmbiguousIdError(ConflictError):
+    """An id prefix that more than one resource shares; `details` lists some of the matching ids (HTTP 409,
+    code `ambiguous_id`)."""
+
+
 class OverloadedError(ServingError):
     """A queue is full and nothing was admitted (HTTP 429 with Retry-After)."""
 
@@ -106,6 +111,8 @@ def translate(exc: BaseException) -> ServingError:
 
     if isinstance(exc, ServingError):
         return exc
+    if isinstance(exc, pe.AmbiguousRunIdError):
+        return AmbiguousIdError(str(exc), param="run_id", details=[{"run_id": m} for m in exc.matches])
     if isinstance(exc, pe.NotFoundError):
         return NotFoundError(exc.kind, exc.name)._with(str(exc))
     if isinstance(exc, ne.ModelNotFoundError):
@@ -139,6 +146,10 @@ def translate(exc: BaseException) -> ServingError:
     runaway = _limit_error(exc)
     if runaway is not None:
         return runaway
+    from chaining.backward import GoalSyntaxError
+
+    if isinstance(exc, GoalSyntaxError):  # `goal:LINE:COL: ...`: the request's goal field is at fault
+        return BadInputError(str(exc), param="goal")
     if _is_rule_error(exc):
         diags = getattr(exc, "diagnostics", None)
         details = [d.to_dict() for d in diags] if diags else []
@@ -192,4 +203,5 @@ def code_of(err: ServingError) -> str:
         ExecutionError: "execution_failed",
         LimitExceededError: "limit_exceeded",
         ConflictError: "conflict",
+        AmbiguousIdError: "ambiguous_id",
     }.get(type(err), "internal_error")

@@ -260,14 +260,22 @@ class Store:
         conn.exec_driver_sql(plan.sql, parameters)
 
     def get_run(self, run_id: str) -> RunRow | None:
-        """A run with its trace events loaded (a unique id prefix is accepted)."""
+        """A run with its trace events loaded (a unique id prefix of 4+ characters is accepted; `%` and `_`
+        in it are plain characters, not SQL LIKE wildcards). None when no run, or more than one, matches:
+        `run_ids_with_prefix` tells which."""
         with self.session() as s:
             q = select(RunRow).options(selectinload(RunRow.events))
             row = s.scalars(q.where(RunRow.id == run_id)).first()
             if row is None and len(run_id) >= 4:
-                rows = list(s.scalars(q.where(RunRow.id.startswith(run_id)).limit(2)))
+                rows = list(s.scalars(q.where(RunRow.id.startswith(run_id, autoescape=True)).limit(2)))
                 row = rows[0] if len(rows) == 1 else None
             return row
+
+    def run_ids_with_prefix(self, prefix: str, limit: int = 5) -> list[str]:
+        """Ids of up to `limit` runs whose id starts with `prefix` (taken literally), sorted."""
+        with self.session() as s:
+            q = select(RunRow.id).where(RunRow.id.startswith(prefix, autoescape=True)).order_by(RunRow.id)
+            return list(s.scalars(q.limit(limit)))
 
     def list_runs(
         self, pipeline: str | None = None, status: str | None = None, since: datetime | None = None, limit: int = 50

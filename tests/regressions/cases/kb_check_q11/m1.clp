@@ -1,0 +1,2 @@
+(deftemplate a (slot x))
+(defrule dup (a (x ?x)) => (printout t "one" crlf))

@@ -1,0 +1,1 @@
+(defrule reads-nothing-defined (animl ?x) => (assert (seen ?x)))
