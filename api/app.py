@@ -22,6 +22,7 @@ from workbench.config import Settings, get_settings
 from workbench.serving import Serving
 
 from .errors import document_only_possible_errors, install_error_handlers
+from .head import HeadAsGetMiddleware
 from .http_metrics import HttpMetrics, HttpMetricsMiddleware
 from .limits import RequestLimitsMiddleware
 from .predict_fast import PredictFastPath
@@ -99,6 +100,7 @@ def create_app(
     app.add_middleware(ShedMiddleware, serving=serving)  # before the body is read: cheap 429s under overload
     app.add_middleware(HttpMetricsMiddleware, metrics=http_metrics)
     app.add_middleware(RequestIdMiddleware)
+    app.add_middleware(HeadAsGetMiddleware)  # outermost: HEAD goes down as GET, the body is dropped
     return app
 
 

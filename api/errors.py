@@ -24,6 +24,7 @@ import logging
 import math
 import re
 import uuid
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -108,14 +109,16 @@ def error_response(request: Request, err: ApiError) -> JSONResponse:
 
     Text that came from the client (a field name, a YAML key) may hold lone surrogates, which
     UTF-8 cannot encode: they are written as `\\udXXX` escapes, so rendering an error never fails."""
+    prefixes = _server_prefixes(request)
     if is_kserve(request):
-        return JSONResponse({"error": _encodable(err.message)}, status_code=err.status, headers=err.headers)
+        message = _hide_paths(_encodable(err.message), prefixes)
+        return JSONResponse({"error": message}, status_code=err.status, headers=err.headers)
     body: dict[str, Any] = {
         "code": err.code,
-        "message": _encodable(err.message),
+        "message": _hide_paths(_encodable(err.message), prefixes),
         "type": _type_of(err.status),
         "param": _encodable(err.param),
-        "details": _encodable(err.details),
+        "details": _hide_paths(_encodable(err.details), prefixes),
         "request_id": request_id(request),
     }
     # set here too: unexpected errors are answered outside RequestIdMiddleware
@@ -137,6 +140,39 @@ def _encodable(value: Any) -> Any:
         return {_encodable(k): _encodable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_encodable(v) for v in value]
+    return value
+
+
+def _server_prefixes(request: Request) -> list[str]:
+    """The server's own absolute folders (`dir/`), longest first: the knowledge-base and pipeline
+    folders and the working directory. Error messages name files relative to them."""
+    settings = getattr(getattr(request, "app", None), "state", None)
+    settings = getattr(settings, "settings", None)
+    folders = [getattr(settings, "knowledge_base_dir", None), getattr(settings, "pipeline_dir", None), Path.cwd()]
+    out: set[str] = set()
+    for folder in folders:
+        if folder is None:
+            continue
+        p = Path(folder)
+        for form in (p, p.resolve()) if p.is_absolute() else (p.resolve(),):
+            text = str(form).rstrip("/")
+            if text:
+                out.add(text + "/")
+    return sorted(out, key=len, reverse=True)
+
+
+def _hide_paths(value: Any, prefixes: list[str]) -> Any:
+    """`value` with the server's absolute folders cut from its strings (docs/api.md: absolute paths
+    are never exposed): `/srv/wb/knowledge_bases/x.clp` -> `x.clp`, `/srv/wb/FAMILY` -> `FAMILY`."""
+    if isinstance(value, str):
+        for prefix in prefixes:
+            if prefix in value:
+                value = value.replace(prefix, "")
+        return value
+    if isinstance(value, dict):
+        return {k: _hide_paths(v, prefixes) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_hide_paths(v, prefixes) for v in value]
     return value
 
 
@@ -190,6 +226,10 @@ async def _api_error_handler(request: Request, exc: ApiError) -> JSONResponse:
     return error_response(request, exc)
 
 
+# The field path a message about a request's facts starts with: `facts[0]`, `facts[1].slots.of[1]`.
+_FACT_PATH = re.compile(r"(facts\[\d+\](?:\.[A-Za-z_][\w-]*|\[\d+\])*): ")
+
+
 def from_serving(request: Request, exc: sv.ServingError) -> ApiError:
     """Map a serving-layer error to its HTTP status and code."""
     kserve = is_kserve(request)
@@ -212,7 +252,11 @@ def from_serving(request: Request, exc: sv.ServingError) -> ApiError:
     if isinstance(exc, sv.BadInputError):
         if kserve:
             return ApiError(400, exc.message, code="invalid_request", param=exc.param)
-        return ApiError(422, exc.message, code="validation_failed", param=exc.param, details=exc.details)
+        param, message = exc.param, exc.message
+        m = _FACT_PATH.match(message) if param is None else None
+        if m is not None:  # a knowledge-base run's fact (`facts[1].slots.of[1]: ...`): name it in body terms
+            param, message = "body." + m.group(1), "body." + message
+        return ApiError(422, message, code="validation_failed", param=param, details=exc.details)
     if isinstance(exc, sv.ExecutionError):
         return ApiError(500, exc.message, code="execution_failed", param=exc.param, details=exc.details)
     return ApiError(500, exc.message, code="internal_error")
@@ -235,9 +279,14 @@ def validation_details(exc: RequestValidationError) -> list[dict[str, str]]:
             col = loc[1] - (doc.rfind("\n", 0, loc[1]) + 1) + 1
             reason = (e.get("ctx") or {}).get("error") or msg
             loc, msg = ("body",), f"not valid JSON at line {line}, column {col}: {reason}"
+        elif e.get("type") == "finite_number":  # NaN, Infinity, 1e400 (parsed as inf)
+            msg = "must be a finite number"
+        elif e.get("type") == "float_type" and isinstance(e.get("input"), bool):
+            msg = "must be a number, not a boolean"
         elif e.get("type") in ("literal_error", "enum"):
             # pydantic quotes the choices as Python strings ('a' or 'b'): a JSON client reads "a" or "b"
             msg = re.sub(r"'((?:[^'\\]|\\.)*)'", lambda m: json.dumps(m.group(1)), msg)
+        msg = msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")  # pydantic's wrapping
         details.append({"loc": field_path(loc), "msg": msg, "type": e.get("type", "")})
     return details
 

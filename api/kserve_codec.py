@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pydantic_core
 
 # v2 datatype -> numpy dtype (BF16 is carried as float32; numpy has no bfloat16)
 V2_DTYPES: dict[str, Any] = {
@@ -308,7 +309,9 @@ def encode_response(
     doc: dict[str, Any] = {"model_name": model_name, "model_version": model_version, "outputs": doc_outputs}
     if request.id is not None:
         doc["id"] = request.id
-    head = json.dumps(doc, separators=(",", ":")).encode()
+    # a model's non-finite output (NaN, inf) is written as protobuf's JSON mapping of floats, the
+    # strings "NaN", "Infinity", "-Infinity" (as run records are stored), never the NaN literal JSON lacks
+    head = pydantic_core.to_json(doc, inf_nan_mode="strings")
     if not blobs:
         return head, {"Content-Type": "application/json"}
     return head + b"".join(blobs), {

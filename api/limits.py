@@ -88,6 +88,7 @@ class RequestLimitsMiddleware:
         held: _Held,
     ) -> None:
         try:
+            _check_media_type(route, headers)
             body = await _read_body(receive, headers, limits, operation, held)
             if body is None:  # the client went away while sending
                 return
@@ -284,11 +285,29 @@ def _check_content(body: bytes, headers: dict[str, str], limits: ResolvedLimits,
         if head.isdigit() and int(head) <= len(body):
             check_json(body[: int(head)], limits.max_json_depth, depth_setting)
         return
-    if ctype in ("", "application/json") or ctype.endswith("+json"):
+    if _json_type(ctype):
         if body:
             check_json(body, limits.max_json_depth, depth_setting)
     elif ctype.startswith(_TEXT_TYPES):
         check_utf8(body)
+
+
+def _json_type(ctype: str) -> bool:
+    return ctype in ("", "application/json") or ctype.endswith("+json")
+
+
+def _check_media_type(route: APIRoute | None, headers: dict[str, str]) -> None:
+    """415 for a route whose body is a JSON document (a pydantic body parameter) sent with another
+    Content-Type (`text/plain`, `application/xml`, a form): FastAPI would read it as a JSON string and
+    answer 422. No Content-Type is taken as JSON. Routes that read their own body (`PUT /v1/kb/{name}`
+    takes text, KServe `/infer` octet-stream) have no body parameter and check their own type."""
+    if route is None or route.body_field is None:
+        return
+    ctype = headers.get("content-type", "").split(";")[0].strip().lower()
+    if not _json_type(ctype):
+        err = BodyError(415, f"Content-Type {ctype!r} is not supported here; send application/json", "header")
+        err.pending = True  # the body is not read: drain it before answering
+        raise err
 
 
 def _setting(field: str, operation: str | None) -> str:

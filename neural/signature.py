@@ -174,8 +174,38 @@ def _check(model: str, spec: TensorSpec, value: Any, batched: bool) -> np.ndarra
             raise InputValidationError(model, spec.name, f"dtype {arr.dtype}; expected {spec.dtype}", expected, got)
         if want.kind in "iu" and arr.size and (arr.min() < np.iinfo(want).min or arr.max() > np.iinfo(want).max):
             raise InputValidationError(model, spec.name, f"values out of range for {spec.dtype}", expected, got)
+        if want.kind == "f" and arr.dtype.kind in "fiu":
+            _check_float_range(model, spec, arr, want, expected, got)
         arr = arr.astype(want)
     return arr
+
+
+def _check_float_range(model: str, spec: TensorSpec, arr: np.ndarray, want: np.dtype, expected: str, got: str) -> None:
+    """Refuse finite values whose magnitude is over `want`'s largest finite value (they would become
+    inf, and inf - inf NaN, in the model): names the first such element by its index."""
+    if arr.size == 0:
+        return
+    limit = float(np.finfo(want).max)
+    if arr.dtype.kind == "f" and float(np.finfo(arr.dtype).max) <= limit:
+        return
+    if arr.dtype.kind in "iu" and int(np.iinfo(arr.dtype).max) <= limit:
+        return
+    with np.errstate(invalid="ignore", over="ignore"):
+        mag = np.abs(arr.astype(np.float64) if arr.dtype.kind in "iu" else arr)
+        over = np.isfinite(mag) & (mag > limit)
+    if not over.any():
+        return
+    flat = int(np.argmax(over.ravel()))
+    index = np.unravel_index(flat, arr.shape)
+    value = arr.ravel()[flat].item()
+    raise InputValidationError(
+        model,
+        spec.name,
+        f"element [{', '.join(str(int(i)) for i in index)}] = {value!r} does not fit {spec.dtype} "
+        f"(largest {limit:.8g})",
+        expected,
+        got,
+    )
 
 
 def onnx_type_to_dtype(onnx_type: str) -> str:

@@ -27,7 +27,7 @@ router = APIRouter(prefix="/v2", tags=["inference (KServe v2)"], responses=V2_ER
 
 
 class GenerateParameters(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     max_tokens: Annotated[int, Field(ge=1)] = 16
     min_tokens: Annotated[int, Field(ge=0)] = 0

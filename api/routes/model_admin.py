@@ -44,6 +44,7 @@ async def served_models(serving: ServingDep) -> ServedModelsResponse:
         for name in serving.model_names():
             meta = catalogue.get(name, {})
             loaded = bool(meta.get("loaded"))
+            loading = not loaded and serving.model_loading(name)
             served = None
             if name in readiness["models"]:
                 served, loaded = serving.model(name), True
@@ -51,12 +52,16 @@ async def served_models(serving: ServingDep) -> ServedModelsResponse:
                 name=name,
                 kind="tensor",
                 task=(served.task if served else None) or meta.get("task"),
-                state="READY" if served is not None and served.ready else "UNAVAILABLE",
+                state=_state(served, loading),
                 loaded=loaded,
                 version=served.version if served else _short(meta.get("version")),
                 format=(served.platform if served else None) or meta.get("format"),
                 device=str(meta["device"]) if meta.get("device") else None,
-                reason="" if loaded else "not loaded (loads on first use or with POST .../load)",
+                reason=""
+                if loaded
+                else "loading"
+                if loading
+                else "not loaded (loads on first use or with POST .../load)",
             )
         for g in serving.generation_models():
             rows[g["name"]] = ServedModelStatus(
@@ -65,11 +70,17 @@ async def served_models(serving: ServingDep) -> ServedModelsResponse:
                 task="generation",
                 state="READY",
                 loaded=True,
-                version=None,
+                version=serving.model_versions(g["name"])[0],
                 format="hf",
                 device=g.get("device"),
             )
     return ServedModelsResponse(server_state=state, models=sorted(rows.values(), key=lambda m: m.name))
+
+
+def _state(served: object, loading: bool) -> str:
+    if served is not None and getattr(served, "ready", False):
+        return "READY"
+    return "LOADING" if loading else "UNAVAILABLE"
 
 
 def _check_tensor_model(serving, name: str) -> None:

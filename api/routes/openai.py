@@ -55,8 +55,6 @@ def _bad_request(exc: RequestValidationError) -> ApiError:
     for d in details:
         if d["type"] == "extra_forbidden":
             d["msg"] = f"unknown parameter {d['loc'].rsplit('.', 1)[-1]!r}: this server does not support it"
-        elif d["msg"].startswith("Value error, "):
-            d["msg"] = d["msg"][len("Value error, ") :]
     message, param = validation_message(details)
     return ApiError(400, message, code="invalid_request", param=param, details=details)
 

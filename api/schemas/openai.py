@@ -22,7 +22,7 @@ class StreamOptions(BaseModel):
 
 
 class _SamplingFields(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # NaN, Infinity, 1e400: not finite numbers
 
     model: str = Field(description="A served language model (GET /v1/models).")
     max_tokens: Annotated[int, Field(ge=1, le=MAX_TOKENS)] | None = Field(

@@ -8,7 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # NaN, Infinity and 1e400 (parsed as inf) are refused as numbers: "must be a finite number"
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class PipelineDocument(_Strict):
@@ -35,6 +36,7 @@ class PredictRequest(_Strict):
         None,
         gt=0,
         le=3600,
+        strict=True,  # `true` is not 1 second
         description="Deadline in seconds (default: the server's serving.predict_timeout_s); past it the run is "
         "cancelled and the answer is 504 (steps already running finish, and a run whose last steps had "
         "started may still be recorded: docs/serving.md).",
@@ -86,7 +88,7 @@ class RunKnowledgeBaseRequest(_Strict):
     max_firings: Annotated[int, Field(ge=0, le=MAX_FIRINGS)] | None = Field(
         None, description="Stop after this many rule firings (FiringLimitError: 422 `limit_exceeded`)."
     )
-    timeout_s: Annotated[float, Field(gt=0, le=300)] | None = Field(
+    timeout_s: Annotated[float, Field(gt=0, le=300, strict=True)] | None = Field(
         None, description="Time limit in seconds (504 `timeout` when it passes)."
     )
 

@@ -37,9 +37,12 @@ def test_server_metadata_and_health(client):
 
 def test_repository_index(client, model_registry):
     index = client.get_model_repository_index()
-    assert {(m["name"], m["version"], m["state"]) for m in index} == {
+    tensor = {e.name for e in model_registry.list()}
+    assert {(m["name"], m["version"], m["state"]) for m in index if m["name"] in tensor} == {
         (e.name, e.short_version, "READY") for e in model_registry.list()
     }
+    # the generation models (the demo LM, served by default) are listed READY too
+    assert all(m["state"] == "READY" for m in index if m["name"] not in tensor)
 
 
 def test_model_metadata_and_readiness(client, model_registry):

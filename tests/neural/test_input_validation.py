@@ -101,3 +101,19 @@ def test_invalid_requests_are_counted_in_metrics(entry):
         "workbench_model_failures_total", {"model": "tiny", "version": entry.short_version, "reason": "invalid_input"}
     )
     assert after == before + 1
+
+
+def test_float_values_beyond_the_input_dtype_are_refused_by_element_index():
+    from neural.errors import InputValidationError
+    from neural.signature import Signature, TensorSpec
+
+    sig = Signature(inputs=(TensorSpec("x", "float32", (-1, 4)),), outputs=())
+    with pytest.raises(InputValidationError) as err:
+        sig.validate("m", {"x": [[0.0, 1.0, 2.0, 3.0], [0.0, 0.0, -1e300, 0.0]]})
+    assert "input 'x'" in str(err.value) and "element [1, 2] = -1e+300 does not fit float32" in str(err.value)
+    with pytest.raises(InputValidationError, match=r"element \[0, 3\]"):  # a float64 array too
+        sig.validate("m", {"x": np.array([[0.0, 0.0, 0.0, 4e38]])})
+    with pytest.raises(InputValidationError, match=r"element \[1\] = 70000 does not fit float16"):
+        Signature(inputs=(TensorSpec("h", "float16", (-1,)),), outputs=()).validate("m", {"h": [1, 70000]})
+    ok = sig.validate("m", {"x": [[3.0e38, -3.0e38, 0.0, float("nan")]]})["x"]  # in range (NaN is not an overflow)
+    assert ok.dtype == np.float32 and ok[0, 0] == np.float32(3.0e38)

@@ -38,7 +38,7 @@ def test_check_json_numbers_names_the_path():
     for bad, path in (({"a": [0.0, math.nan]}, "$.a[1]"), ({"b": {"c": -math.inf}}, "$.b.c"), (math.inf, "$")):
         with pytest.raises(InputValidationError) as e:
             check_json_numbers("n", bad)
-        assert e.value.node == "n" and e.value.field == path and "not a JSON number" in e.value.message
+        assert e.value.node == "n" and e.value.field == path and "not a finite JSON number" in e.value.message
 
 
 async def test_nan_input_is_refused_and_not_recorded(tmp_path):
@@ -49,7 +49,8 @@ async def test_nan_input_is_refused_and_not_recorded(tmp_path):
         assert (await wb.run("clamp", {"values": [1.0, 2.0]})).outputs["n"] == 2
         before = len(wb.list_runs())
         with pytest.raises(
-            InputValidationError, match=r"^input\.values\[1\]: nan is not a JSON number .*\(input node 'reading'\)$"
+            InputValidationError,
+            match=r"^input\.values\[1\]: NaN: not a finite JSON number .*\(input node 'reading'\)$",
         ):
             await wb.run("clamp", {"values": [1.0, math.nan]})
         assert len(wb.list_runs()) == before
@@ -61,4 +62,6 @@ def test_cli_run_nan_input(tmp_path, monkeypatch):
     (pipes / "clamp.yaml").write_text(PIPE)
     monkeypatch.setenv("WORKBENCH_PIPELINE_DIR", str(pipes))
     res = CliRunner().invoke(app, ["run", "clamp", "--input", '{"values": [Infinity]}'])
-    assert res.exit_code == 1 and "input.values[0]: inf is not a JSON number" in res.output, res.output
+    assert res.exit_code == 1 and "input.values[0]: a number too large for a float (or Infinity)" in res.output, (
+        res.output
+    )

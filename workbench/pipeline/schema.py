@@ -184,7 +184,10 @@ def check_json_numbers(node_id: str, value: Any) -> None:
     while stack:
         path, v = stack.pop()
         if isinstance(v, float) and not math.isfinite(v):
-            raise InputValidationError(node_id, path, f"{v!r} is not a JSON number (NaN and infinities are refused)")
+            said = "NaN" if v != v else "a number too large for a float (or Infinity)"  # 1e400 parses as inf
+            raise InputValidationError(
+                node_id, path, f"{said}: not a finite JSON number (NaN and infinities are refused)"
+            )
         if isinstance(v, dict):
             stack.extend((path + _member(k), x) for k, x in reversed(list(v.items())))
         elif isinstance(v, (list, tuple)):

@@ -72,12 +72,36 @@ class ModelServing:
         return [e for e in entries if e.runner is not None and e.signature is not None]
 
     def model_names(self) -> list[str]:
-        """Names of the models served by the inference protocol (those with a batcher), loaded or not."""
+        """Names of the models served by the inference protocol (those with a batcher), loaded or not;
+        generation models (served by their engine, `generation_models()`) are not among them."""
         names = {e.name for e in self._model_entries()}
         catalog = self._catalog()
         if catalog is not None:
             names |= set(catalog.specs())
-        return sorted(names)
+        return sorted(names - set(self._engines))
+
+    def model_loading(self, name: str) -> bool:
+        """True while a catalogue model is being loaded on first use."""
+        with self._lock:
+            return name in self._loading
+
+    def _generation_version(self, name: str) -> str:
+        catalog = getattr(self.workbench, "catalog", None)
+        entry = catalog.loaded.get(name) if catalog is not None else None
+        return entry.short_version if entry is not None else "1"
+
+    def _generation_model(self, name: str) -> ServedModel:
+        # Triton's generate extension: `text_input` in, `text_output` out (POST .../generate)
+        return ServedModel(
+            name=name,
+            version=self._generation_version(name),
+            platform="workbench_generation",
+            task="causal-lm",
+            inputs=(ServedTensor("text_input", "string", (1,)),),
+            outputs=(ServedTensor("text_output", "string", (1,)),),
+            max_batch_size=0,
+            ready=self._state == "ready",
+        )
 
     def model_index(self) -> list[dict[str, str]]:
         """Every served model version: `[{"name", "version", "state": "READY"|"UNAVAILABLE", "reason"}]`
@@ -102,9 +126,11 @@ class ModelServing:
                         "name": name,
                         "version": "",
                         "state": "UNAVAILABLE",
-                        "reason": "not loaded yet (loads on first use)",
+                        "reason": "loading" if self.model_loading(name) else "not loaded yet (loads on first use)",
                     }
                 )
+        for name in self._engines:
+            out.append({"name": name, "version": self._generation_version(name), "state": "READY", "reason": ""})
         return sorted(out, key=lambda m: (m["name"], m["version"]))
 
     def _entry(self, name: str, version: str | None) -> Any:
@@ -145,7 +171,14 @@ class ModelServing:
         return self._state == "ready" and (batcher is None or not batcher.closed)
 
     def model(self, name: str, version: str | None = None) -> ServedModel:
-        """The model's served metadata. Raises NotFoundError, UnavailableError."""
+        """The model's served metadata (a generation model: `text_input` -> `text_output`, served by
+        `.../generate`). Raises NotFoundError, UnavailableError."""
+        if name in self._engines:
+            self.require_ready()
+            served = self._generation_model(name)
+            if version is not None and not served.version.startswith(version):
+                raise NotFoundError(f"version of model {name!r}", version, [served.version])
+            return served
         entry = self._entry(name, version)
         inputs, outputs = _served_signature(entry)
         return ServedModel(
@@ -162,6 +195,8 @@ class ModelServing:
     def model_versions(self, name: str) -> list[str]:
         """Short versions (12 hex digits of the weights' hash) registered under `name`."""
         self.require_ready()
+        if name in self._engines:
+            return [self._generation_version(name)]
         versions = [e.short_version for e in self._model_entries() if e.name == name]
         if not versions:
             raise NotFoundError("model", name, self.model_names())
@@ -171,6 +206,8 @@ class ModelServing:
         """True when the model can take requests now. Raises NotFoundError for unknown names."""
         if self._state == "loading":
             return False
+        if name in self._engines:
+            return self.model(name, version).ready
         try:
             return self._entry_ready(self._entry(name, version))
         except UnavailableError:
@@ -191,6 +228,11 @@ class ModelServing:
             NotFoundError, BadInputError (names the input and expected shape), OverloadedError
             (queue full; nothing admitted), UnavailableError, DeadlineError, ExecutionError.
         """
+        if name in self._engines:
+            raise BadInputError(
+                f"model {name!r} is a generation model: POST /v2/models/{name}/generate or /v1/completions",
+                param="model",
+            )
         entry = self._entry(name, version)
         served = self.model(name, version)
         if timeout_s is None:
