@@ -196,21 +196,16 @@ class RunContext:
                 index.setdefault(self.key(f), fid)
         return index.get(key)
 
-    def asserting_firing(self, node_id: str, fid: int, before: int | None = None) -> dict[str, Any] | None:
+    def asserting_firing(self, node_id: str, fid: int) -> dict[str, Any] | None:
         """The last firing of forward node `node_id` that asserted fact `fid` (what made the fact as
-        it is now), or with `before` the last one before firing number `before` (what made the version
-        that firing matched: `modify` keeps the fact index); None if no firing did. An index per node,
-        built once per run."""
+        it is now), None if no firing did; an index per node, built once per run."""
         index = self._asserted_by.get(node_id)
         if index is None:
             index = self._asserted_by[node_id] = {}
             for fr in self.states[node_id].record.get("firings", []):
                 for x in fr["asserted"]:
-                    index.setdefault(x, []).append(fr)  # in firing order
-        firings = index.get(fid, ())
-        if before is not None:
-            firings = [fr for fr in firings if fr["index"] < before]
-        return firings[-1] if firings else None
+                    index[x] = fr  # a later firing replaces an earlier one
+        return index.get(fid)
 
     def text(self, f: Fact) -> str:
         """The fact's CLIPS text (`str(f)`), rendered once per run (explanations show a fact many

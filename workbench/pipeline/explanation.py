@@ -171,42 +171,27 @@ def _origin(ctx: RunContext, node_id: str, f: Fact, depth: int, seen: set) -> di
     return {"fact": ctx.text(f), "node": node_id, "source": "unknown"}
 
 
-def _derive(
-    ctx: RunContext, node_id: str, fid: int, depth: int, seen: set, before: int | None = None
-) -> dict[str, Any]:
-    """Derivation of fact `fid` in the working memory of forward node `node_id`; with `before`, of the
-    version of it that firing number `before` matched (a fact `modify` changed keeps its index, so the
-    firing that modified it has the earlier version among its premises)."""
+def _derive(ctx: RunContext, node_id: str, fid: int, depth: int, seen: set) -> dict[str, Any]:
+    """Derivation of fact `fid` in the working memory of forward node `node_id`."""
     st = ctx.states[node_id]
     rec = st.record
     f = st.wm.get(fid)
     text = ctx.text(f) if f is not None else f"f-{fid}"
     out: dict[str, Any] = {"fact": text, "fact_id": fid, "node": node_id, "knowledge_base": rec.get("knowledge_base")}
-    firing = ctx.asserting_firing(node_id, fid, before)  # the last assert of this id (before `before`)
-    latest = ctx.asserting_firing(node_id, fid) if before is not None else firing
-    if latest is not firing:  # changed later: its content at this point is not recorded
-        f = None
-        out["fact"] = None  # rendered "(content not recorded)", as chaining.explain.forward_derivation
-        out["note"] = f"an earlier version of f-{fid}, as firing #{before} matched it (modified since)"
-    key = (node_id, fid, firing["index"] if firing is not None else None)
-    if key in seen or depth >= MAX_DEPTH:
+    firing = ctx.asserting_firing(node_id, fid)  # the last assert of this id made the fact as it is now
+    if (node_id, fid) in seen or depth >= MAX_DEPTH:
         out["source"] = "rule" if firing is not None else "given"
-        if firing is not None:
-            out["rule"], out["firing"] = firing["rule"], firing["index"]
-        out["note"] = "derivation shown above" if key in seen else "derivation too deep to show"
+        out["note"] = "derivation shown above" if (node_id, fid) in seen else "derivation too deep to show"
         return out
-    seen = seen | {key}
+    seen = seen | {(node_id, fid)}
     if firing is not None:
         out["source"] = "rule"
         out["rule"] = firing["rule"]
         out["firing"] = firing["index"]
-        out["premises"] = [_derive(ctx, node_id, x, depth + 1, seen, firing["index"]) for x in firing["facts"]]
+        out["premises"] = [_derive(ctx, node_id, x, depth + 1, seen) for x in firing["facts"]]
         return out
-    if fid in rec.get("input_ids", ()):
-        given = rec.get("given", {}).get(fid, f)  # as given (a later `modify` changed the working-memory copy)
-        if given is not None:
-            note = {"note": out["note"]} if "note" in out else {}
-            return {**_origin(ctx, node_id, given, depth + 1, seen), **note, "fact": ctx.text(given)}
+    if fid in rec.get("input_ids", ()) and f is not None:
+        return {**_origin(ctx, node_id, f, depth + 1, seen), "fact": text}
     out["source"] = "deffacts" if f is not None else "given"
     return out
 

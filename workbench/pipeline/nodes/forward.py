@@ -49,9 +49,8 @@ def _record(ctx: RunContext, state: NodeState, kb: Any, facts_in: list[Fact], re
     # Given facts are asserted before the trace starts: deffacts first, then the inputs in order.
     n_deffacts = sum(len(d.facts) for d in kb.facts.values())
     given_ids = {n_deffacts + i + 1: f for i, f in enumerate(facts_in)}
-    modified = {ev.fact for ev in result.events if ev.kind == "assert" and ev.firing is not None}
-    if all(fid not in final or fid in modified or ctx.same(final[fid], f) for fid, f in given_ids.items()):
-        input_ids = set(given_ids)  # (a fact `modify` changed keeps its id: its final content differs)
+    if all(fid not in final or ctx.same(final[fid], f) for fid, f in given_ids.items()):
+        input_ids = set(given_ids)
         state.wm.update({fid: f for fid, f in given_ids.items() if fid not in final})
     else:  # a duplicate shifted the ids: keep only what the final working memory proves
         keys = {ctx.key(f) for f in facts_in}
@@ -69,7 +68,6 @@ def _record(ctx: RunContext, state: NodeState, kb: Any, facts_in: list[Fact], re
         "knowledge_base": kb.name,
         "version": kb.version,
         "input_ids": input_ids,
-        "given": {fid: f for fid, f in given_ids.items() if fid in input_ids},  # as given, before any modify
         "final": sorted(final),
         "firings": firings,
         "output": result.output,
