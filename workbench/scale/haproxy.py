@@ -42,7 +42,7 @@ import re
 import sys
 from pathlib import Path
 
-from .proxy import RETRIES_ENV, TOKEN_ENV
+from .proxy import RETRIES_ENV, TOKEN_ENV, unavailable_doc
 
 MARK = "# workbench: request rules (workbench/scale/haproxy.py)"
 BINARY_ENV = "WORKBENCH_HAPROXY_BINARY"
@@ -185,17 +185,7 @@ def error_response(retries: int) -> bytes:
         f"another replica, up to {retries} time{'s' if retries != 1 else ''}) or none is up; a prediction is "
         "recorded at most once, other requests may or may not have taken effect; retry later"
     )
-    doc = {
-        "error": {
-            "code": "unavailable",
-            "message": message,
-            "type": "server_error",
-            "param": None,
-            "details": [],
-            "request_id": None,
-        }
-    }
-    body = json.dumps(doc).encode()
+    body = json.dumps(unavailable_doc(message, None)).encode()
     head = (
         "HTTP/1.1 503 Service Unavailable\r\n"
         "Content-Type: application/json\r\n"

@@ -143,6 +143,21 @@ class _Client:
         return msg
 
 
+def unavailable_doc(message: str, request_id: str | None) -> dict[str, Any]:
+    """The API's error document (api/errors.py's shape) for a request no replica answered: code
+    `unavailable`, type `server_error`; used by this middleware and by the HAProxy ingress's errorfile."""
+    return {
+        "error": {
+            "code": "unavailable",
+            "message": message,
+            "type": "server_error",
+            "param": None,
+            "details": [],
+            "request_id": request_id,
+        }
+    }
+
+
 async def _unavailable(send: Any, method: str, path: str, retried: bool, retries: int, request_id: str) -> None:
     """503 in the API's error shape (`/v2`: `{"error": "..."}`)."""
     if retried:
@@ -152,19 +167,7 @@ async def _unavailable(send: Any, method: str, path: str, retried: bool, retries
         why = "the replica serving it was lost before it answered"
         tail = "it may or may not have taken effect (not retried: it is not a prediction)"
     message = f"{method} {path}: {why}; {tail}"
-    if "/v2/" in path or path.endswith("/v2"):
-        doc: dict[str, Any] = {"error": message}
-    else:
-        doc = {
-            "error": {
-                "code": "unavailable",
-                "message": message,
-                "type": "server_error",
-                "param": None,
-                "details": [],
-                "request_id": request_id,
-            }
-        }
+    doc = {"error": message} if "/v2/" in path or path.endswith("/v2") else unavailable_doc(message, request_id)
     data = json.dumps(doc).encode()
     await send(
         {
