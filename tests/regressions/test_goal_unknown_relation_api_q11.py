@@ -12,9 +12,8 @@ import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
-from api_live import FIXTURES, LiveServer, make_settings  # noqa: E402
+from api_live import FIXTURES, make_settings, serve  # noqa: E402
 
-from api.app import create_app  # noqa: E402
 from workbench.serving import Serving  # noqa: E402
 
 WANT = "goal:1:2: the goal uses relation nosuch, which no rule, fact, template or askable defines"
@@ -29,9 +28,7 @@ def server(tmp_path_factory):
     shutil.copy(FIXTURES / "family.clp", tmp / "kb" / "family.clp")
     settings = make_settings(tmp, knowledge_base_dir=str(tmp / "kb"))
     wb = Workbench(settings)
-    live = LiveServer(
-        create_app(serving=Serving(wb, settings=settings, load_models=False, serve_demo_lm=False), settings=settings)
-    ).start()
+    live = serve(Serving(wb, settings=settings, load_models=False, serve_demo_lm=False), settings)
     try:
         yield live
     finally:

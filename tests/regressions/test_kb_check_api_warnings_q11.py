@@ -13,9 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
-from api_live import LiveServer, make_settings  # noqa: E402
+from api_live import make_settings, serve  # noqa: E402
 
-from api.app import create_app  # noqa: E402
 from cli.app import app  # noqa: E402
 from workbench.serving import Serving  # noqa: E402
 
@@ -28,9 +27,7 @@ def server(tmp_path_factory):
 
     settings = make_settings(tmp_path_factory.mktemp("kbcheck"))
     wb = Workbench(settings)
-    live = LiveServer(
-        create_app(serving=Serving(wb, settings=settings, load_models=False, serve_demo_lm=False), settings=settings)
-    ).start()
+    live = serve(Serving(wb, settings=settings, load_models=False, serve_demo_lm=False), settings)
     try:
         yield live
     finally:
