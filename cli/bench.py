@@ -49,6 +49,51 @@ def _make_command(name: str) -> None:
     app.command(name)(command)
 
 
+def _compare_command() -> None:
+    """`workbench bench api_compare REV [REV ...]` (also `api-compare`): the one benchmark that takes arguments."""
+
+    def command(
+        revs: Annotated[
+            list[str] | None,
+            typer.Argument(help="Git revisions to compare, the first is the reference ('.' = this checkout as it is)."),
+        ] = None,
+        out: Annotated[Path | None, typer.Option("--out", help="Write the rows as JSON to this file.")] = None,
+        quick: Annotated[bool, typer.Option("--quick", help="A short smoke run (not for reported numbers).")] = False,
+        rounds: Annotated[int | None, typer.Option("--rounds", min=1, help="Rounds per concurrency level.")] = None,
+        seconds: Annotated[
+            float | None, typer.Option("--seconds", min=0.5, help="Seconds per server per round.")
+        ] = None,
+        concurrency: Annotated[
+            str, typer.Option("--concurrency", help="Comma-separated concurrency levels, e.g. 1,64.")
+        ] = "1,64",
+    ) -> None:
+        from cli.benchmarks import api_compare
+
+        try:
+            levels = [int(x) for x in concurrency.split(",") if x.strip()]
+        except ValueError:
+            raise typer.BadParameter(f"--concurrency {concurrency!r}: integers separated by commas") from None
+        try:
+            rows = api_compare.run(
+                quick=quick,
+                revs=revs or list(api_compare.DEFAULT_REVS),
+                concurrency=levels,
+                rounds=rounds,
+                seconds=seconds,
+            )
+        except api_compare.CompareError as exc:
+            typer.echo(f"workbench bench api_compare: {exc}", err=True)
+            raise typer.Exit(2) from None
+        print_rows("api_compare", rows)
+        if out is not None:
+            write_json("api_compare", rows, out, api_compare.EXTRA)
+            typer.echo(f"wrote {out}", err=True)
+
+    command.__doc__ = "A/B: the workbench server of several git revisions, interleaved rounds, CPU per request."
+    app.command("api_compare")(command)
+    app.command("api-compare", hidden=True)(command)
+
+
 def _run_on_ray(name: str, address: str, quick: bool, module: object) -> list[dict]:
     """`cli.benchmarks._NAME_ray.run(address, quick, extra)`; exit 2 where there is none or Ray cannot start."""
     from workbench.scale import ScaleError
@@ -66,4 +111,7 @@ def _run_on_ray(name: str, address: str, quick: bool, module: object) -> list[di
 
 
 for _name in available():
-    _make_command(_name)
+    if _name == "api_compare":
+        _compare_command()
+    else:
+        _make_command(_name)
