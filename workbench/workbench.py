@@ -43,7 +43,7 @@ from workbench.pipeline.errors import (
     KnowledgeBaseNotFoundError,
 )
 from workbench.pipeline.executor import Executor, Runtime, default_workers
-from workbench.pipeline.identity import ContextThreadPool
+from workbench.pipeline.handoff import RunPool
 from workbench.pipeline.knowledge import KnowledgeBaseLibrary
 from workbench.pipeline.recorder import RunRecorder
 from workbench.pipeline.replay import ReplayResult
@@ -107,7 +107,7 @@ class Workbench(PipelinesMixin, RunsMixin, KnowledgeMixin, ModelsMixin):
         )
         self.recorder = RunRecorder(real_store)
         self.store = ConsistentStore(real_store, self.recorder)
-        self.pool = ContextThreadPool(  # carries RUN_IDENTITY (workbench.pipeline.identity) to the steps
+        self.pool = RunPool(  # carries RUN_IDENTITY (workbench.pipeline.identity) to the steps; later steps first
             self.settings.serving.run_workers or default_workers(), thread_name_prefix="workbench-run"
         )
         self.runtime = Runtime(self.library, self.catalog, real_store, self.recorder, durable, self.pool)

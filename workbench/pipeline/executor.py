@@ -28,7 +28,7 @@ from .catalog import ModelCatalog
 from .context import FAILED, SKIPPED, SUCCEEDED, Plan, RunContext
 from .errors import InputValidationError, ModelInputError, NodeExecutionError
 from .explanation import assemble
-from .handoff import run_steps
+from .handoff import RunPool, run_steps
 from .knowledge import KnowledgeBaseLibrary
 from .nodes import HANDLERS
 from .nodes.model import ModelCall
@@ -64,12 +64,12 @@ def default_workers() -> int:
     return max(8, 4 * (os.cpu_count() or 1))
 
 
-def default_pool() -> concurrent.futures.ThreadPoolExecutor:
+def default_pool() -> RunPool:
     """The process-wide pool that runs the CPU-bound steps of pipeline runs (created on first use)."""
     global _POOL
     with _POOL_LOCK:
         if _POOL is None:
-            _POOL = concurrent.futures.ThreadPoolExecutor(default_workers(), thread_name_prefix="workbench-run")
+            _POOL = RunPool(default_workers(), thread_name_prefix="workbench-run")
         return _POOL
 
 

@@ -16,6 +16,15 @@ hand the run on instead:
 - the loop is woken once, when the run is committed (or fails), or when the run's next calls need
   the loop (a model call with a deadline, a generation): those are returned to the caller.
 
+At most `STEP_SLOTS` steps run Python at once in the process (`StepGate`): a pool thread waits
+for a slot before its step (blocked on a lock, not competing for the GIL). Every runnable thread
+competes with the event loop for the GIL, and the loop gives it up at every system call; with the
+pool's 8 threads all runnable under a 3x overload, the loop waited ~0.2 s per iteration (p50; p99
+~2 s), where 2 threads gave 6 ms (docs/serving.md, "Sixth round"): requests sat unread in the
+kernel and their answers unwritten, where admission control cannot see them. A step that waits
+longer than `STEP_PATIENCE_S` runs without a slot, so a step that holds one for long (a rules
+evaluation running to its time limit) never stalls the others.
+
 Same outcomes as awaiting each request on the loop (`asyncio.gather(..., return_exceptions=True)`
 of `InferenceRequest.wait`): a result, the request's exception, or `asyncio.CancelledError` for a
 cancelled request. Cancelling the awaiting task cancels the requests still queued and the step if
@@ -26,15 +35,109 @@ it submitted are cancelled before they reach the batcher's worker.
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import contextvars
+import queue
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 from .identity import ContextThreadPool
 
 Advance = Callable[[list[Any] | None], list[Any]]
+
+STEP_SLOTS = 2  # steps running Python at once; the GIL lets ~1.2 cores work (docs/serving.md, threads or processes)
+STEP_PATIENCE_S = 0.05  # a step waits at most this long for a slot, then runs without one
+
+
+class StepGate:
+    """At most `slots` holders at once; `enter()` waits up to `patience_s` and then proceeds
+    without a slot (it returns False then, and `leave(False)` gives nothing back). Thread-safe; the
+    waiting is a lock wait, which does not hold the GIL."""
+
+    __slots__ = ("_sem", "patience_s", "slots")
+
+    def __init__(self, slots: int = STEP_SLOTS, patience_s: float = STEP_PATIENCE_S) -> None:
+        if slots < 1:
+            raise ValueError(f"slots must be >= 1, got {slots}")
+        self.slots, self.patience_s = slots, patience_s
+        self._sem = threading.BoundedSemaphore(slots)
+
+    def enter(self) -> bool:
+        """Take a slot (True), or give up after `patience_s` seconds (False)."""
+        return self._sem.acquire(True, self.patience_s)
+
+    def leave(self, held: bool) -> None:
+        if held:
+            self._sem.release()
+
+
+STEP_GATE = StepGate()  # one per process: the GIL is one per process
+
+# When set (a `time.monotonic()` instant), a run whose first step has not started by then is not
+# started: `run_steps` raises StartDeadlineError (Triton's queue policy, `timeout_action: REJECT`).
+# Set by the serving layer for admitted predictions (`serving.pipeline_max_wait_s` after admission).
+START_BY: contextvars.ContextVar[float | None] = contextvars.ContextVar("workbench_start_by", default=None)
+
+
+class StartDeadlineError(Exception):
+    """A run waited for a worker past its `START_BY` instant and was not started (nothing ran).
+    `late_s`: seconds past the deadline at which a worker picked the first step up."""
+
+    def __init__(self, late_s: float) -> None:
+        super().__init__(f"the run's first step was picked up {late_s:.3f} s after its start deadline")
+        self.late_s = late_s
+
+
+class _TwoLevelQueue:
+    """The work queue of `RunPool`: items put by `RunPool.submit_first` are taken before the others,
+    each level first in, first out. Has what `ThreadPoolExecutor` uses of `queue.SimpleQueue`."""
+
+    def __init__(self) -> None:
+        self._first: collections.deque[Any] = collections.deque()
+        self._rest: collections.deque[Any] = collections.deque()
+        self._cond = threading.Condition(threading.Lock())
+        self.local = threading.local()  # `first`: the calling thread's next put goes first
+
+    def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
+        with self._cond:
+            (self._first if getattr(self.local, "first", False) else self._rest).append(item)
+            self._cond.notify()
+
+    def get(self, block: bool = True, timeout: float | None = None) -> Any:
+        with self._cond:
+            while not self._first and not self._rest:
+                if not block:
+                    raise queue.Empty
+                self._cond.wait(timeout)
+                if timeout is not None and not self._first and not self._rest:
+                    raise queue.Empty
+            return (self._first or self._rest).popleft()
+
+    def get_nowait(self) -> Any:
+        return self.get(False)
+
+
+class RunPool(ContextThreadPool):
+    """The run pool: a `ContextThreadPool` whose `submit_first` tasks go before those already
+    queued by `submit`. `run_steps` submits a run's later steps (after its model calls) with
+    `submit_first`, so a run that has started finishes before new runs start: the time a run
+    takes once started does not grow with the queue of admitted runs behind it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._work_queue = _TwoLevelQueue()
+
+    def submit_first(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future:
+        """`submit`, ahead of every task queued by `submit`."""
+        local = self._work_queue.local
+        local.first = True
+        try:
+            return self.submit(fn, *args, **kwargs)
+        finally:
+            local.first = False
 
 
 async def run_steps(
@@ -67,6 +170,8 @@ async def run_steps(
     if isinstance(pool, ContextThreadPool):
         advance = _in_context(contextvars.copy_context(), advance)
     chain = _Chain(pool, advance, requests_of, commit_of)
+    chain.start_by = START_BY.get() if outcomes is None else None
+    chain.started = outcomes is not None  # a later step of the run: it goes first
     chain.submit(outcomes)
     try:
         return await asyncio.wrap_future(chain.out)
@@ -76,7 +181,20 @@ async def run_steps(
 
 
 class _Chain:
-    __slots__ = ("pool", "advance", "requests_of", "commit_of", "out", "lock", "cancelled", "step", "requests", "left")
+    __slots__ = (
+        "pool",
+        "advance",
+        "requests_of",
+        "commit_of",
+        "out",
+        "lock",
+        "cancelled",
+        "step",
+        "requests",
+        "left",
+        "start_by",
+        "started",
+    )
 
     def __init__(self, pool: Any, advance: Advance, requests_of: Any, commit_of: Any) -> None:
         self.pool, self.advance, self.requests_of, self.commit_of = pool, advance, requests_of, commit_of
@@ -86,6 +204,8 @@ class _Chain:
         self.step: concurrent.futures.Future | None = None  # the pool step submitted last
         self.requests: list[Any] = []  # the requests waited for
         self.left = 0
+        self.start_by: float | None = None  # START_BY of the run's first step
+        self.started = False  # a step has been submitted (later ones go first on a RunPool)
 
     def submit(self, outcomes: list[Any] | None) -> None:
         """Queue the next step on the pool (any thread)."""
@@ -93,7 +213,11 @@ class _Chain:
             if self.cancelled:
                 return
             try:
-                step = self.step = self.pool.submit(self.run, outcomes)
+                if self.started and isinstance(self.pool, RunPool):
+                    step = self.step = self.pool.submit_first(self.run, outcomes)
+                else:
+                    step = self.step = self.pool.submit(self.run, outcomes)
+                self.started = True
             except RuntimeError as exc:  # the pool is shut down
                 _settle(self.out, exc=exc)
                 return
@@ -118,7 +242,21 @@ class _Chain:
             step.cancel()  # never starts if it has not yet
 
     def run(self, outcomes: list[Any] | None) -> None:
-        """Steps on this pool thread for as long as nothing has to be waited for."""
+        """Steps on this pool thread for as long as nothing has to be waited for (holding a
+        `STEP_GATE` slot while they run)."""
+        held = STEP_GATE.enter()
+        try:
+            self._run(outcomes)
+        finally:
+            STEP_GATE.leave(held)
+
+    def _run(self, outcomes: list[Any] | None) -> None:
+        if self.start_by is not None:
+            late = time.monotonic() - self.start_by
+            self.start_by = None
+            if late > 0:
+                _settle(self.out, exc=StartDeadlineError(late))
+                return
         while True:
             try:
                 calls = self.advance(outcomes)

@@ -104,6 +104,14 @@ class AdmissionQueue:
         run of any kind; 0.0 before any answer). Call with the lock held."""
         return min(self._service.get(key) or self._durations.get(key) or (0.0,))
 
+    def retry_after_s(self, key: str) -> float:
+        """Whole seconds until the requests admitted now for `key` are expected to be answered
+        (admitted / throughput), at least 1: the Retry-After of a request refused after admission."""
+        with self._lock:
+            rate = self.throughput(key)
+            used = self._admitted.get(key, 0)
+        return float(max(1, math.ceil(used / rate))) if rate else 1.0
+
     def admitted(self, key: str) -> int:
         """Requests holding slots of `key` now."""
         return self._admitted.get(key, 0)
@@ -210,6 +218,11 @@ class _Ticket:
     def __init__(self, q: AdmissionQueue, key: str, n: int, unqueued: bool):
         self._q, self._key, self._n, self._t0, self._done = q, key, n, time.monotonic(), False
         self._unqueued = unqueued  # admitted while fewer than MIN_ADMITTED were in: its duration is a service time
+
+    @property
+    def admitted_at(self) -> float:
+        """`time.monotonic()` when the slots were taken."""
+        return self._t0
 
     def release(self, counted: bool = True) -> None:
         """Give the slots back. `counted=False`: the request was refused without a run (its input

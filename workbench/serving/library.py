@@ -13,12 +13,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from rules.facts import to_json
+from workbench.pipeline.handoff import START_BY, StartDeadlineError
 
 from .admission import AdmissionQueue, with_deadline
 from .errors import (
     BadInputError,
     InvalidDocumentError,
     NotFoundError,
+    OverloadedError,
     UnavailableError,
     acall,
     call,
@@ -107,19 +109,19 @@ class LibraryServing:
         return q
 
     @contextlib.contextmanager
-    def _admitted(self, name: str, n: int = 1) -> Iterator[None]:
+    def _admitted(self, name: str, n: int = 1) -> Iterator[Any]:
         """Hold `n` admission slots of pipeline `name` (OverloadedError when they are not free). When
         the pipeline turns out not to exist, the slots are discarded (`AdmissionQueue.discard`):
         admission is taken before the pipeline is looked up, and made-up names must leave no state."""
         queue = self._admission()
         ticket = queue.admit(name, n)
         try:
-            yield
+            yield ticket
         except NotFoundError as exc:
             if _no_such_pipeline(exc):
                 queue.discard(ticket)
             raise
-        except (BadInputError, InvalidDocumentError):
+        except (BadInputError, InvalidDocumentError, OverloadedError):
             ticket.release(counted=False)  # refused before any run: not a service time
             raise
         finally:
@@ -150,13 +152,32 @@ class LibraryServing:
         queue is full; nothing ran), DeadlineError (timeout_s passed; the run was cancelled).
         """
         wb = self._wb()
-        with self._admitted(name):
-            result = await with_deadline(
-                acall(wb.run(name, inputs, version=version, explain=explain)),
-                self._deadline(timeout_s),
-                f"pipeline {name!r}",
-            )
+        max_wait = self.settings.serving.pipeline_max_wait_s
+        with self._admitted(name) as ticket:
+            # Triton's queue policy (timeout_action REJECT): an admitted run that no worker has
+            # started within pipeline_max_wait_s is answered 429 and never started (docs/serving.md)
+            token = START_BY.set(None if max_wait is None else ticket.admitted_at + max_wait)
+            try:
+                result = await with_deadline(
+                    acall(self._run_or_refuse(wb, name, inputs, version, explain)),
+                    self._deadline(timeout_s),
+                    f"pipeline {name!r}",
+                )
+            finally:
+                START_BY.reset(token)
         return result.to_dict()
+
+    async def _run_or_refuse(self, wb: Any, name: str, inputs: Any, version: str | None, explain: bool) -> Any:
+        """`wb.run(...)`; a run not started by its START_BY instant raises OverloadedError (429)."""
+        try:
+            return await wb.run(name, inputs, version=version, explain=explain)
+        except StartDeadlineError as exc:
+            wait = self.settings.serving.pipeline_max_wait_s or 0.0
+            raise OverloadedError(
+                f"pipeline {name!r}: no worker started the run within serving.pipeline_max_wait_s={wait:g} s "
+                f"of its admission ({exc.late_s:.2f} s late); it was not run; retry later",
+                self._admission().retry_after_s(name),
+            ) from None
 
     async def predict_stream(
         self, name: str, inputs: dict[str, Any], *, version: str | None = None, explain: bool = False

@@ -250,3 +250,76 @@ async def test_a_step_the_pool_drops_at_shutdown_ends_the_wait():
         await asyncio.wait_for(waiting, 5)
     closer.join(5)
     assert steps.seen == []
+
+
+def test_a_run_pool_takes_later_steps_of_started_runs_before_new_runs():
+    from workbench.pipeline.handoff import RunPool
+
+    pool = RunPool(1, thread_name_prefix="order")
+    release = threading.Event()
+    order: list[str] = []
+    pool.submit(release.wait, 10)  # the only thread is busy
+    a_step1_done = threading.Event()
+    a_request = Request()
+
+    def a(outcomes):
+        order.append("a1" if outcomes is None else "a2")
+        if outcomes is None:
+            a_step1_done.set()
+            return [a_request]
+        return []
+
+    def b(outcomes):
+        order.append("b1")
+        return []
+
+    async def main():
+        ta = asyncio.ensure_future(run_steps(pool, a, None, lambda c: c, lambda: None))
+        release.set()
+        await asyncio.sleep(0)
+        await asyncio.get_running_loop().run_in_executor(None, a_step1_done.wait, 10)
+        blocker = threading.Event()
+        pool.submit(blocker.wait, 10)  # busy again while b's first step and a's second are queued
+        tb = asyncio.ensure_future(run_steps(pool, b, None, lambda c: c, lambda: None))
+        await asyncio.sleep(0.05)
+        a_request.future.set_result(1)  # a's next step is queued after b's first
+        await asyncio.sleep(0.05)
+        blocker.set()
+        await asyncio.gather(ta, tb)
+
+    asyncio.run(main())
+    pool.shutdown()
+    assert order == ["a1", "a2", "b1"]  # a started first, so it finishes first
+
+
+def test_step_gate_lets_two_steps_run_at_once_and_a_long_holder_stalls_no_one():
+    from workbench.pipeline.handoff import StepGate
+
+    gate = StepGate(2, patience_s=0.2)
+    inside, most = [0], [0]
+    lock = threading.Lock()
+
+    def step() -> None:
+        held = gate.enter()
+        assert held
+        with lock:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        time.sleep(0.01)
+        with lock:
+            inside[0] -= 1
+        gate.leave(held)
+
+    threads = [threading.Thread(target=step) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == 2
+    assert gate.enter() and gate.enter()  # two long holders (rules at their time limit)
+    t0 = time.monotonic()
+    assert gate.enter() is False  # a third step waits its patience, then runs without a slot
+    assert 0.15 < time.monotonic() - t0 < 2.0
+    gate.leave(False)
+    gate.leave(True)
+    assert gate.enter() is True
