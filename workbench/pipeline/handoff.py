@@ -49,29 +49,35 @@ from .identity import ContextThreadPool
 Advance = Callable[[list[Any] | None], list[Any]]
 
 STEP_SLOTS = 2  # steps running Python at once; the GIL lets ~1.2 cores work (docs/serving.md, threads or processes)
-STEP_PATIENCE_S = 0.05  # a step waits at most this long for a slot, then runs without one
+STEP_PATIENCE_S = 0.2  # a step waits at most this long for a slot, then runs without one
 
 
 class StepGate:
     """At most `slots` holders at once; `enter()` waits up to `patience_s` and then proceeds
     without a slot (it returns False then, and `leave(False)` gives nothing back). Thread-safe; the
-    waiting is a lock wait, which does not hold the GIL."""
+    waiting is a lock wait in C (a `queue.SimpleQueue` of tokens), which does not hold the GIL."""
 
-    __slots__ = ("_sem", "patience_s", "slots")
+    __slots__ = ("_tokens", "patience_s", "slots")
 
     def __init__(self, slots: int = STEP_SLOTS, patience_s: float = STEP_PATIENCE_S) -> None:
         if slots < 1:
             raise ValueError(f"slots must be >= 1, got {slots}")
         self.slots, self.patience_s = slots, patience_s
-        self._sem = threading.BoundedSemaphore(slots)
+        self._tokens: queue.SimpleQueue[None] = queue.SimpleQueue()
+        for _ in range(slots):
+            self._tokens.put(None)
 
     def enter(self) -> bool:
         """Take a slot (True), or give up after `patience_s` seconds (False)."""
-        return self._sem.acquire(True, self.patience_s)
+        try:
+            self._tokens.get(True, self.patience_s)
+        except queue.Empty:
+            return False
+        return True
 
     def leave(self, held: bool) -> None:
         if held:
-            self._sem.release()
+            self._tokens.put(None)
 
 
 STEP_GATE = StepGate()  # one per process: the GIL is one per process
@@ -93,28 +99,32 @@ class StartDeadlineError(Exception):
 
 class _TwoLevelQueue:
     """The work queue of `RunPool`: items put by `RunPool.submit_first` are taken before the others,
-    each level first in, first out. Has what `ThreadPoolExecutor` uses of `queue.SimpleQueue`."""
+    each level first in, first out. Has what `ThreadPoolExecutor` uses of `queue.SimpleQueue`.
+
+    Items live in two deques; a `queue.SimpleQueue` holds one token per item, put after the item, so
+    a getter holding a token always finds an item (the wait is in C, without the GIL)."""
 
     def __init__(self) -> None:
         self._first: collections.deque[Any] = collections.deque()
         self._rest: collections.deque[Any] = collections.deque()
-        self._cond = threading.Condition(threading.Lock())
+        self._tokens: queue.SimpleQueue[None] = queue.SimpleQueue()
         self.local = threading.local()  # `first`: the calling thread's next put goes first
 
     def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
-        with self._cond:
-            (self._first if getattr(self.local, "first", False) else self._rest).append(item)
-            self._cond.notify()
+        (self._first if getattr(self.local, "first", False) else self._rest).append(item)
+        self._tokens.put(None)
 
     def get(self, block: bool = True, timeout: float | None = None) -> Any:
-        with self._cond:
-            while not self._first and not self._rest:
-                if not block:
-                    raise queue.Empty
-                self._cond.wait(timeout)
-                if timeout is not None and not self._first and not self._rest:
-                    raise queue.Empty
-            return (self._first or self._rest).popleft()
+        self._tokens.get(block, timeout)  # raises queue.Empty
+        while True:  # an item is there; another getter may move between the two deques first
+            try:
+                return self._first.popleft()
+            except IndexError:
+                pass
+            try:
+                return self._rest.popleft()
+            except IndexError:
+                time.sleep(0)
 
     def get_nowait(self) -> Any:
         return self.get(False)
