@@ -24,6 +24,7 @@ removed when the run ends, whatever happened.
 from __future__ import annotations
 
 import asyncio
+import collections
 import os
 import statistics
 import subprocess
@@ -136,6 +137,7 @@ def _round(tree: _Tree, requests: list[bytes], concurrency: int, seconds: float)
         "p99_ms": percentile_ms(ok, 99),
         "cpu_ms_per_request": round(cpu / len(ok) * 1000, 3) if ok else float("nan"),
         "errors": len(samples) - len(ok),
+        "error_statuses": dict(collections.Counter(s.status for s in samples if not 200 <= s.status < 300)),
         "load_1m": [round(load0, 2), round(os.getloadavg()[0], 2)],
     }
 

@@ -16,12 +16,15 @@ hand the run on instead:
 - the loop is woken once, when the run is committed (or fails), or when the run's next calls need
   the loop (a model call with a deadline, a generation): those are returned to the caller.
 
-At most `STEP_SLOTS` steps run Python at once in the process (`StepGate`): a pool thread waits
-for a slot before its step (blocked on a lock, not competing for the GIL). Every runnable thread
+Under overload (the admission queue refused a request within the last `GATE_ENGAGED_S`), at most
+`STEP_SLOTS` steps run Python at once in the process (`StepGate`): a pool thread waits for a slot
+before its step (blocked on a lock, not competing for the GIL). Every runnable thread
 competes with the event loop for the GIL, and the loop gives it up at every system call; with the
 pool's 8 threads all runnable under a 3x overload, the loop waited ~0.2 s per iteration (p50; p99
 ~2 s), where 2 threads gave 6 ms (docs/serving.md, "Sixth round"): requests sat unread in the
-kernel and their answers unwritten, where admission control cannot see them. A step that waits
+kernel and their answers unwritten, where admission control cannot see them. Engaged always, the
+gate cost ~10% more CPU per request at concurrency 64 and refused a few requests there (runs
+started late), so it limits steps only while the server refuses work anyway. A step that waits
 longer than `STEP_PATIENCE_S` runs without a slot, so a step that holds one for long (a rules
 evaluation running to its time limit) never stalls the others.
 
@@ -53,22 +56,32 @@ STEP_PATIENCE_S = 0.2  # a step waits at most this long for a slot, then runs wi
 
 
 class StepGate:
-    """At most `slots` holders at once; `enter()` waits up to `patience_s` and then proceeds
-    without a slot (it returns False then, and `leave(False)` gives nothing back). Thread-safe; the
-    waiting is a lock wait in C (a `queue.SimpleQueue` of tokens), which does not hold the GIL."""
+    """While engaged, at most `slots` holders at once: `enter()` waits up to `patience_s` and then
+    proceeds without a slot (it returns False then, and `leave(False)` gives nothing back). Not
+    engaged, `enter()` returns False at once. `engage(s)` engages it for the next `s` seconds (the
+    admission queue does so at every refusal: the server is overloaded). Thread-safe; the waiting is
+    a lock wait in C (a `queue.SimpleQueue` of tokens), which does not hold the GIL."""
 
-    __slots__ = ("_tokens", "patience_s", "slots")
+    __slots__ = ("_tokens", "patience_s", "slots", "engaged_until")
 
     def __init__(self, slots: int = STEP_SLOTS, patience_s: float = STEP_PATIENCE_S) -> None:
         if slots < 1:
             raise ValueError(f"slots must be >= 1, got {slots}")
         self.slots, self.patience_s = slots, patience_s
+        self.engaged_until = 0.0  # time.monotonic() until which the gate limits steps
         self._tokens: queue.SimpleQueue[None] = queue.SimpleQueue()
         for _ in range(slots):
             self._tokens.put(None)
 
+    def engage(self, seconds: float) -> None:
+        """Limit steps for the next `seconds` seconds (from now; a later call extends it)."""
+        self.engaged_until = max(self.engaged_until, time.monotonic() + seconds)
+
     def enter(self) -> bool:
-        """Take a slot (True), or give up after `patience_s` seconds (False)."""
+        """Take a slot (True), or go on without one (False): the gate is not engaged, or no slot
+        came free within `patience_s` seconds."""
+        if time.monotonic() >= self.engaged_until:
+            return False
         try:
             self._tokens.get(True, self.patience_s)
         except queue.Empty:
@@ -81,6 +94,7 @@ class StepGate:
 
 
 STEP_GATE = StepGate()  # one per process: the GIL is one per process
+GATE_ENGAGED_S = 1.0  # after a refusal, how long the gate stays engaged
 
 # When set (a `time.monotonic()` instant), a run whose first step has not started by then is not
 # started: `run_steps` raises StartDeadlineError (Triton's queue policy, `timeout_action: REJECT`).

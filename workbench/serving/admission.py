@@ -35,6 +35,7 @@ from typing import Any, TypeVar
 from prometheus_client import Gauge
 
 from neural.metrics import METRICS_REGISTRY
+from workbench.pipeline.handoff import GATE_ENGAGED_S, STEP_GATE
 
 from .errors import DeadlineError, OverloadedError
 
@@ -106,7 +107,9 @@ class AdmissionQueue:
 
     def retry_after_s(self, key: str) -> float:
         """Whole seconds until the requests admitted now for `key` are expected to be answered
-        (admitted / throughput), at least 1: the Retry-After of a request refused after admission."""
+        (admitted / throughput), at least 1: the Retry-After of a request refused after admission
+        (this engages the step gate, as a refusal at admission does)."""
+        STEP_GATE.engage(GATE_ENGAGED_S)
         with self._lock:
             rate = self.throughput(key)
             used = self._admitted.get(key, 0)
@@ -127,7 +130,17 @@ class AdmissionQueue:
         return None
 
     def _check(self, key: str, n: int, used: int) -> None:
-        """Raise OverloadedError when `n` more slots of `key` (with `used` taken) pass a bound."""
+        """Raise OverloadedError when `n` more slots of `key` (with `used` taken) pass a bound; a
+        refusal engages the run pool's step gate (`workbench.pipeline.handoff.StepGate`): the server
+        is overloaded, and the event loop that refuses the excess needs the GIL more than more pool
+        threads do."""
+        try:
+            self._bounds(key, n, used)
+        except OverloadedError:
+            STEP_GATE.engage(GATE_ENGAGED_S)
+            raise
+
+    def _bounds(self, key: str, n: int, used: int) -> None:
         rate = self.throughput(key)
         if used + n > self.limit:
             mean = self._mean_s.get(key, 0.05)

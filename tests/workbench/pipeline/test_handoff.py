@@ -296,6 +296,8 @@ def test_step_gate_lets_two_steps_run_at_once_and_a_long_holder_stalls_no_one():
     from workbench.pipeline.handoff import StepGate
 
     gate = StepGate(2, patience_s=0.2)
+    assert [gate.enter() for _ in range(4)] == [False] * 4  # not engaged: no slots taken, no waiting
+    gate.engage(30.0)
     inside, most = [0], [0]
     lock = threading.Lock()
 
@@ -323,3 +325,18 @@ def test_step_gate_lets_two_steps_run_at_once_and_a_long_holder_stalls_no_one():
     gate.leave(False)
     gate.leave(True)
     assert gate.enter() is True
+
+
+def test_an_admission_refusal_engages_the_step_gate():
+    from workbench.pipeline.handoff import STEP_GATE
+    from workbench.serving.admission import AdmissionQueue
+    from workbench.serving.errors import OverloadedError
+
+    STEP_GATE.engaged_until = 0.0
+    q = AdmissionQueue(1)
+    with q.admit("p"):
+        assert time.monotonic() >= STEP_GATE.engaged_until
+        with pytest.raises(OverloadedError):
+            q.admit("p")
+        assert STEP_GATE.engaged_until > time.monotonic()
+    STEP_GATE.engaged_until = 0.0
