@@ -20,9 +20,9 @@ Under overload (the admission queue refused a request within the last `GATE_ENGA
 `STEP_SLOTS` steps run Python at once in the process (`StepGate`): a pool thread waits for a slot
 before its step (blocked on a lock, not competing for the GIL). Every runnable thread
 competes with the event loop for the GIL, and the loop gives it up at every system call; with the
-pool's 8 threads all runnable under a 3x overload, the loop waited ~0.2 s per iteration (p50; p99
-~2 s), where 2 threads gave 6 ms (docs/serving.md, "Sixth round"): requests sat unread in the
-kernel and their answers unwritten, where admission control cannot see them. Engaged always, the
+pool's 8 threads all runnable under a 3x overload, the loop's lag was p99 ~1-2 s, about half that
+with the gate or 2 threads (docs/serving.md, "Sixth round"): requests sat unread in the kernel
+and their answers unwritten, where admission control cannot see them. Engaged always, the
 gate cost ~10% more CPU per request at concurrency 64 and refused a few requests there (runs
 started late), so it limits steps only while the server refuses work anyway. A step that waits
 longer than `STEP_PATIENCE_S` runs without a slot, so a step that holds one for long (a rules
