@@ -13,6 +13,7 @@ from pathlib import Path
 import clips
 
 CASES = Path(__file__).resolve().parent / "cases" / "explain_q12"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _walk(d: dict, parent: dict | None = None):
@@ -89,7 +90,12 @@ def test_demo_digits_reading_is_not_its_own_premise(tmp_path) -> None:
 
     (seq,) = heldout_sequences(limit=1)  # read right: accepted
     settings = load_settings(database_url=f"sqlite:///{tmp_path / 'wb.sqlite3'}")
-    with Workbench(settings) as wb:
+    with Workbench(
+        settings,
+        knowledge_base_dir=ROOT / "knowledge_bases",
+        pipeline_dir=ROOT / "pipelines",
+        model_catalog=ROOT / "models" / "catalog.yaml",
+    ) as wb:
         r = wb.run_sync("demo_digits", seq.to_input(), explain=True)
         assert r.ok and r.outputs["action"] == "accept", (r.error, r.outputs)
         (decision,) = r.explanation["explain_nodes"]["why"]["derivations"]
