@@ -40,6 +40,7 @@ async def get_knowledge_base(name: KnowledgeBaseName, serving: ServingDep) -> Kn
     responses={
         200: {"model": KnowledgeBaseStored, "description": "Replaced an existing knowledge base."},
         201: {"description": "Created."},
+        409: {"description": "NAME is a folder knowledge base (`knowledge_bases/NAME/*.clp`): nothing written."},
     },
 )
 async def put_knowledge_base(
