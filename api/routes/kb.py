@@ -69,7 +69,8 @@ async def run_knowledge_base(name: KnowledgeBaseName, body: RunKnowledgeBaseRequ
     result = await serving.run_knowledge_base(
         name, facts_as_dicts(body.facts), strategy=body.strategy, max_firings=body.max_firings, timeout_s=body.timeout_s
     )
-    return ForwardRun.model_validate(result)
+    # sent as JSON text: a slot's (exp 1000) as "Infinity", as every answer writes it (FastAPI writes null)
+    return Response(ForwardRun.model_validate(result).model_dump_json(), media_type="application/json")
 
 
 @router.post(

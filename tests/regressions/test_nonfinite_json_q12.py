@@ -119,3 +119,10 @@ def test_forward_json_writes_the_strings(tmp_path) -> None:
     slots = {f["template"]: f["slots"] for f in _strict(r.stdout)["facts"]}
     assert slots["r"] == {"pos": "Infinity", "neg": "-Infinity", "nan": "NaN", "ok": 3.0}
     assert slots["limit"] == {"implied": ["Infinity", "-Infinity"]}
+
+
+def test_forward_json_over_http_writes_the_strings(server) -> None:
+    r = httpx.post(server.url + "/v1/kb/nonfinite/run", json={"facts": [{"template": "in", "slots": {"x": 2}}]})
+    assert r.status_code == 200, r.text
+    slots = {f["template"]: f["slots"] for f in _strict(r.text)["facts"]}
+    assert slots["r"] == {"pos": "Infinity", "neg": "-Infinity", "nan": "NaN", "ok": 3.0}
