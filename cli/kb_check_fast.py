@@ -48,13 +48,25 @@ def run_check(files: list[Path], allow_unsafe: bool, as_json: bool, strict: bool
         return 2
     try:
         kb = load_knowledge_base(files, allow_unsafe=allow_unsafe, strict=strict)
-    except RuleError as exc:
+    except RuleError as exc:  # every file's errors: a file that cannot be read or parsed stops none of the others
+        checked_without = exc.unchecked if any(d.file not in exc.unchecked for d in exc.diagnostics) else []
         if as_json:
-            print(jsonlib.dumps({"ok": False, "diagnostics": [d.to_dict() for d in exc.diagnostics]}))
+            doc = {"ok": False, "diagnostics": [d.to_dict() for d in exc.diagnostics]}
+            if checked_without:
+                doc["checked_without"] = checked_without
+            print(jsonlib.dumps(doc))
         else:
             for d in exc.diagnostics:
                 print(str(d))
-            print(f"{len(exc.diagnostics)} error(s)", file=sys.stderr)
+            files_with = len({d.file for d in exc.diagnostics})
+            where = f" in {files_with} files" if files_with > 1 else ""
+            print(f"{len(exc.diagnostics)} error(s){where}", file=sys.stderr)
+            if checked_without:
+                print(
+                    f"note: the other files were checked without {', '.join(checked_without)} (not read or not "
+                    "parsed): a name defined only there reads as undefined",
+                    file=sys.stderr,
+                )
         return 1
     bad_models = _model_bindings(kb)
     if bad_models:

@@ -128,7 +128,9 @@ def run(
         doc["knowledge_base"] = {"name": kb.name, "version": kb.version}
         if error:
             doc["error"] = error
-        typer.echo(jsonlib.dumps(doc))
+        typer.echo(
+            jsonlib.dumps(rules.facts.finite_json(doc), allow_nan=False)
+        )  # (exp 1000): "Infinity", as everywhere
     else:  # the output went to stdout as it was printed (the console)
         sys.stdout.flush()
         if result.messages:

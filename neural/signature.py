@@ -29,6 +29,37 @@ _DTYPES = {
     "float64",
     "string",
 }
+# KServe v2 / Open Inference Protocol datatypes of the numpy names, the API's spelling (api.kserve_codec
+# keeps its own copy: front ends may not import neural). Messages name both, "FP32 (float32)": config
+# files use the numpy names.
+V2_DATATYPES = {
+    "bool": "BOOL",
+    "uint8": "UINT8",
+    "uint16": "UINT16",
+    "uint32": "UINT32",
+    "uint64": "UINT64",
+    "int8": "INT8",
+    "int16": "INT16",
+    "int32": "INT32",
+    "int64": "INT64",
+    "float16": "FP16",
+    "float32": "FP32",
+    "float64": "FP64",
+    "bfloat16": "BF16",
+    "string": "BYTES",
+}
+
+
+def dtype_label(dtype: Any) -> str:
+    """A dtype as messages name it: the KServe v2 datatype and the numpy name, `"FP32 (float32)"`;
+    numpy's strings and objects (`<U1`, `object`) are `"BYTES (<U1)"`."""
+    name = str(dtype)
+    v2 = V2_DATATYPES.get(name)
+    if v2 is None and getattr(dtype, "kind", None) in ("U", "S", "O"):
+        v2 = "BYTES"
+    return f"{v2} ({name})" if v2 is not None else name
+
+
 _ONNX_TYPES = {
     "tensor(bool)": "bool",
     "tensor(int8)": "int8",
@@ -65,8 +96,8 @@ class TensorSpec:
             raise ValueError(f"TensorSpec {self.name!r}: {len(self.dims)} axis names for rank {len(self.shape)}")
 
     def describe(self) -> str:
-        """`"int64 [-1, -1]"`: the dtype and shape as error messages print them."""
-        return f"{self.dtype} [{', '.join(str(d) for d in self.shape)}]"
+        """`"INT64 (int64) [-1, -1]"`: the dtype (`dtype_label`) and shape as error messages print them."""
+        return f"{dtype_label(self.dtype)} [{', '.join(str(d) for d in self.shape)}]"
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "datatype": self.dtype, "shape": list(self.shape)}
@@ -133,14 +164,14 @@ class Signature:
 
 def _check(model: str, spec: TensorSpec, value: Any, batched: bool) -> np.ndarray:
     expected_shape = spec.shape if batched else spec.shape[1:]
-    expected = f"{spec.dtype} [{', '.join(str(d) for d in expected_shape)}]"
+    expected = f"{dtype_label(spec.dtype)} [{', '.join(str(d) for d in expected_shape)}]"
     try:
         arr = np.asarray(value) if spec.dtype != "string" else np.asarray(value, dtype=object)
     except Exception as exc:
         raise InputValidationError(
             model, spec.name, f"cannot be read as an array ({exc}); expected {expected}", expected
         ) from exc
-    got = f"{arr.dtype} {list(arr.shape)}"
+    got = f"{dtype_label(arr.dtype)} {list(arr.shape)}"
     if arr.ndim != len(expected_shape):
         raise InputValidationError(
             model,
@@ -167,13 +198,21 @@ def _check(model: str, spec: TensorSpec, value: Any, batched: bool) -> np.ndarra
             elif want.kind in "iu" and arr.dtype.kind == "f":
                 if not (np.isfinite(arr).all() and (arr == np.trunc(arr)).all()):
                     raise InputValidationError(
-                        model, spec.name, f"values are not whole numbers; expected {spec.dtype}", expected, got
+                        model,
+                        spec.name,
+                        f"values are not whole numbers; expected {dtype_label(spec.dtype)}",
+                        expected,
+                        got,
                     )
                 same_kind = True
         if not same_kind:
-            raise InputValidationError(model, spec.name, f"dtype {arr.dtype}; expected {spec.dtype}", expected, got)
+            raise InputValidationError(
+                model, spec.name, f"dtype {dtype_label(arr.dtype)}; expected {dtype_label(spec.dtype)}", expected, got
+            )
         if want.kind in "iu" and arr.size and (arr.min() < np.iinfo(want).min or arr.max() > np.iinfo(want).max):
-            raise InputValidationError(model, spec.name, f"values out of range for {spec.dtype}", expected, got)
+            raise InputValidationError(
+                model, spec.name, f"values out of range for {dtype_label(spec.dtype)}", expected, got
+            )
         if want.kind == "f" and arr.dtype.kind in "fiu":
             _check_float_range(model, spec, arr, want, expected, got)
         arr = arr.astype(want)
@@ -201,7 +240,7 @@ def _check_float_range(model: str, spec: TensorSpec, arr: np.ndarray, want: np.d
     raise InputValidationError(
         model,
         spec.name,
-        f"element [{', '.join(str(int(i)) for i in index)}] = {value!r} does not fit {spec.dtype} "
+        f"element [{', '.join(str(int(i)) for i in index)}] = {value!r} does not fit {dtype_label(spec.dtype)} "
         f"(largest {limit:.8g})",
         expected,
         got,

@@ -35,10 +35,14 @@ class Diagnostic:
 
 
 class RuleError(Exception):
-    """A rule file (or several) could not be accepted; `.diagnostics` lists every located problem."""
+    """A rule file (or several) could not be accepted; `.diagnostics` lists every located problem.
 
-    def __init__(self, diagnostics: list[Diagnostic]):
+    `unchecked`: files that could not be read or parsed; the other files of the same knowledge base
+    were checked without them (a name defined only there reads as undefined)."""
+
+    def __init__(self, diagnostics: list[Diagnostic], unchecked: list[str] | tuple[str, ...] = ()):
         self.diagnostics = list(diagnostics)
+        self.unchecked = list(unchecked)
         super().__init__("\n".join(str(d) for d in self.diagnostics) or "rule error")
 
 

@@ -305,6 +305,30 @@ def fact_key(fact: Fact, string_slots: Iterable[str] = ()) -> tuple:
     return (fact.template, tuple((k, value_key(v)) for k, v in sorted(fact.slots.items())))
 
 
+#: A float that is not finite in JSON: protobuf's JSON mapping of floats, the strings "NaN", "Infinity" and
+#: "-Infinity" (JSON has no such numbers). The one spelling of every surface: stored runs, KServe and predict
+#: answers (pydantic-core's `inf_nan_mode="strings"` writes the same), backward-chaining JSON.
+NON_FINITE_JSON = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+
+
+def json_float(x: float) -> float | str:
+    """`x` if finite, else its `NON_FINITE_JSON` string ("NaN", "Infinity", "-Infinity")."""
+    return x if math.isfinite(x) else NON_FINITE_JSON[repr(x)]
+
+
+def finite_json(value: Any) -> Any:
+    """JSON-ready data (dicts, lists, scalars) with every float that is not finite as its `NON_FINITE_JSON`
+    string, so that `json.dumps(..., allow_nan=False)` writes standard JSON."""
+    t = type(value)
+    if t is float:
+        return json_float(value)
+    if t is dict:
+        return {k: finite_json(v) for k, v in value.items()}
+    if t is list or t is tuple:
+        return [finite_json(v) for v in value]
+    return value
+
+
 def to_json(value: Any) -> Any:
     """Plain JSON-ready Python: `Symbol`/`String` -> `str`, tuples and lists -> lists, mappings ->
     dicts with `str` keys, objects with `to_dict()` (facts, proofs) through it, numpy arrays and

@@ -124,6 +124,14 @@ def _analyse(sources: list[tuple[str, str]], allow_unsafe: bool, functions: Iter
         except RuleSyntaxError as exc:
             syntax.extend(exc.diagnostics)
     if syntax:
+        if modules:  # the files that parsed are checked too: every file's errors in one report
+            v = Validator(allow_unsafe=allow_unsafe, functions=functions)
+            v.run(modules)
+            order = {filename: i for i, (filename, _) in enumerate(sources)}
+            syntax = sorted(
+                syntax + [d for m in modules for d in m.diagnostics] + v.diagnostics,
+                key=lambda d: (order.get(d.file, len(order)), d.line, d.column),
+            )
         return modules, syntax, None, None
     v = Validator(allow_unsafe=allow_unsafe, functions=functions)
     v.run(modules)
@@ -251,8 +259,9 @@ def check_files(
     warnings: bool = False,
     strict: bool = False,
 ) -> list[Diagnostic]:
-    """Located diagnostics for rule files (syntax first; validation only when every file parses),
-    as `check_sources`. Never raises on bad rule text or unreadable files: they become diagnostics.
+    """Located diagnostics for rule files (every file's: what cannot be read or parsed, and the
+    validation of the files that parse), as `check_sources`. Never raises on bad rule text or
+    unreadable files: they become diagnostics.
     """
     sources, read_diags, line_rows = _read(paths)
     return read_diags + _locate_in_tables(
@@ -282,7 +291,9 @@ def knowledge_base_from_sources(
     functions = frozenset(functions)
     modules, diags, v, notes_obj = _analyse(sources, allow_unsafe, functions)
     if v is None:
-        raise RuleSyntaxError(diags)
+        parsed = {m.filename for m in modules}
+        errors = [_as_error(d) for d in diags] if strict else [d for d in diags if d.severity == "error"]
+        raise RuleSyntaxError(errors, [f for f, _ in sources if f not in parsed])
     errors = [_as_error(d) for d in diags] if strict else [d for d in diags if d.severity == "error"]
     if v.unsafe:
         raise UnsafeConstructError(errors)
@@ -344,16 +355,18 @@ def load_knowledge_base(
     if not paths:
         raise RuleError([Diagnostic("<none>", 1, 1, "no rule files given")])
     sources, read_diags, line_rows = _read(paths)
-    if read_diags:
-        raise RuleError(read_diags)
+    unread = list(dict.fromkeys(d.file for d in read_diags))
+    if read_diags and not sources:
+        raise RuleError(read_diags, unread)
     try:
         kb = knowledge_base_from_sources(
             name or Path(paths[0]).stem, sources, allow_unsafe=allow_unsafe, functions=functions, strict=strict
         )
-    except RuleError as exc:
-        if not line_rows:
-            raise
-        raise type(exc)(_locate_in_tables(exc.diagnostics, line_rows)) from None
+    except RuleError as exc:  # with the files that could not be read: every file's errors in one report
+        diags = _locate_in_tables(exc.diagnostics, line_rows) if line_rows else exc.diagnostics
+        raise type(exc)(read_diags + diags, unread + exc.unchecked) from None
+    if read_diags:
+        raise RuleError(read_diags, unread)
     kb.warnings = _locate_in_tables(kb.warnings, line_rows)
     return kb
 

@@ -40,6 +40,7 @@ async def get_knowledge_base(name: KnowledgeBaseName, serving: ServingDep) -> Kn
     responses={
         200: {"model": KnowledgeBaseStored, "description": "Replaced an existing knowledge base."},
         201: {"description": "Created."},
+        409: {"description": "NAME is a folder knowledge base (`knowledge_bases/NAME/*.clp`): nothing written."},
     },
 )
 async def put_knowledge_base(
@@ -68,7 +69,8 @@ async def run_knowledge_base(name: KnowledgeBaseName, body: RunKnowledgeBaseRequ
     result = await serving.run_knowledge_base(
         name, facts_as_dicts(body.facts), strategy=body.strategy, max_firings=body.max_firings, timeout_s=body.timeout_s
     )
-    return ForwardRun.model_validate(result)
+    # sent as JSON text: a slot's (exp 1000) as "Infinity", as every answer writes it (FastAPI writes null)
+    return Response(ForwardRun.model_validate(result).model_dump_json(), media_type="application/json")
 
 
 @router.post(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import pydantic_core
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 
@@ -156,7 +157,10 @@ async def predict(
                 err["param"], err["message"] = in_body_terms(
                     err["param"], err.get("message") or "", f"body.inputs[{i}]"
                 )
-        return PredictBatch.model_validate({"results": results})
+        # sent as JSON text like `predict_one`: non-finite outputs as "NaN"/"Infinity" strings (FastAPI writes null)
+        return Response(
+            PredictBatch.model_validate({"results": results}).model_dump_json(), media_type="application/json"
+        )
     return await predict_one(serving, name, body, request, want_explain)
 
 
@@ -205,8 +209,6 @@ def _input_error_in_body_terms(exc: Exception) -> None:
 async def _stream(serving: Any, name: str, body: PredictRequest, explain: bool) -> StreamingResponse:
     """Server-sent events `event: KIND` / `data: {...}` (see `Workbench.stream`); errors that happen
     before the run starts answer as usual, a failure later is an `event: error`."""
-    import json
-
     events = serving.predict_stream(name, body.input or {}, version=body.version, explain=explain)
     first = await events.__anext__()
 
@@ -214,15 +216,20 @@ async def _stream(serving: Any, name: str, body: PredictRequest, explain: bool) 
         try:
             event = first
             while True:
-                yield f"event: {event['event']}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n".encode()
+                yield f"event: {event['event']}\ndata: {_json(event)}\n\n".encode()
                 try:
                     event = await events.__anext__()
                 except StopAsyncIteration:
                     return
         except Exception as exc:  # after the 200 header: report in-band
             message = getattr(exc, "message", None) or f"{type(exc).__name__}"
-            yield f"event: error\ndata: {json.dumps({'event': 'error', 'message': message})}\n\n".encode()
+            yield f"event: error\ndata: {_json({'event': 'error', 'message': message})}\n\n".encode()
         finally:
             await events.aclose()
 
     return StreamingResponse(sse(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+
+def _json(doc: Any) -> str:
+    """JSON text of an event: a float that is not finite as "NaN"/"Infinity"/"-Infinity" (as the answers)."""
+    return pydantic_core.to_json(doc, inf_nan_mode="strings").decode()

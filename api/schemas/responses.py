@@ -16,7 +16,9 @@ JsonObject = dict[str, Any]
 
 
 class _Open(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    # `model_dump_json` (the predict answers) writes a float that is not finite as "NaN", "Infinity" or
+    # "-Infinity" (protobuf's JSON mapping, as stored runs, KServe answers and backward JSON), not null
+    model_config = ConfigDict(extra="allow", ser_json_inf_nan="strings")
 
 
 # ---- health ----------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from rules.facts import IMPLIED, Fact, String, Symbol, is_symbol_token, quote_string, to_json, typed_value
+from rules.facts import IMPLIED, Fact, String, Symbol, is_symbol_token, json_float, quote_string, to_json, typed_value
 
 # The typed identity lives in rules.facts (shared with the pipeline); re-exported for the prover.
 from rules.facts import fact_key as fact_key
@@ -84,10 +84,11 @@ def fact_text(f: Fact) -> str:
 def json_value(v: Value) -> Any:
     """`rules.facts.to_json` of a value, except a float that is not finite (`(exp 1000)`), which JSON
     cannot hold (`json.dumps` writes `Infinity`/`NaN`, which `json.loads` of other languages and `jq`
-    refuse): it becomes the string CLIPS prints, "inf", "-inf" or "nan" (also inside a multifield)."""
+    refuse): it becomes the string "Infinity", "-Infinity" or "NaN" (`rules.facts.NON_FINITE_JSON`,
+    protobuf's JSON mapping, as stored runs and predict answers write it; also inside a multifield)."""
     t = type(v)
     if t is float and not math.isfinite(v):
-        return repr(v)
+        return json_float(v)
     if t is tuple:
         return [json_value(x) for x in v]
     return to_json(v)

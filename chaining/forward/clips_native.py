@@ -88,6 +88,8 @@ void SetHaltRules(void *env, _Bool value);
 void SetEvaluationError(void *env, _Bool value);
 void ActivationPPForm(void *activation, void *sb);
 const char *ActivationRuleName(void *activation);
+void *GetFocus(void *env);
+const char *DefmoduleName(void *module);
 long long FactIndex(void *fact);
 """)
 lib = abi.dlopen(_clips.__file__)

@@ -5,6 +5,11 @@ at each firing CLIPS writes the activation (`<salience> <rule>: f-1,*,f-3`, `Act
 into a string builder; the assert and retract callbacks (a `modify` calls both) record
 `(kind, fact id, firing index)`.
 
+A firing names its rule as the knowledge base keys it (`rules.knowledge_base`): the bare name, or
+`MODULE::name` when rules of several modules share the name (CLIPS's own `(watch rules)` prints the
+bare name even then, so two rules would read as one). The module is the focus while the rule fires
+(CLIPS fires the agenda of the focus module only).
+
     NativeRecorder   the callbacks are C functions (`native_trace.c`, built by the bootstrap
                      when a C compiler is present): no Python call during the run. The C
                      callback keeps the rule's name id (names are copied once per recorder) and
@@ -25,6 +30,7 @@ from __future__ import annotations
 import functools
 import re
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from . import clips_native as native
@@ -34,8 +40,9 @@ from .result import FactEvent, Firing
 # the buffer is full): the Python recorder moves the lines out before the buffer fills.
 _FIRE_BUFFER = 1 << 16
 _FIRE_DRAIN = _FIRE_BUFFER // 2
-# One line of `ActivationPPForm`: "<salience> <rule>: <basis>", the basis e.g. "f-1,*,f-3".
-_ACTIVATION_LINE = re.compile(r"^\S+ +(\S+): ?(.*)$", re.M)
+# One line of the Python recorder: the module, a space and `ActivationPPForm`'s "<salience> <rule>: <basis>",
+# the basis e.g. "f-1,*,f-3".
+_ACTIVATION_LINE = re.compile(r"^(\S+) \S+ +(\S+): ?(.*)$", re.M)
 # The items of a basis, separated by commas: a fact "f-<id>" (the group), "*" (not/exists/test)
 # or an instance "[name]", whose name may hold commas or "f-7" (it ends at "]," or "]" at the end).
 _BASIS_ITEM = re.compile(r"\[.*?\](?=,|$)|f-(\d+)(?=,|$)|[^,]*")
@@ -45,12 +52,15 @@ _NATIVE_KEEP_BYTES = 1 << 20  # the C buffers keep at most this much between run
 _KINDS = ("assert", "retract")
 
 
-def parse_activations(text: str, count: int, cache: dict[str, tuple[int, ...]]) -> list[Firing]:
-    """Parse `count` lines of `ActivationPPForm` text into `Firing`s, in order.
+def parse_activations(
+    text: str, count: int, cache: dict[str, tuple[int, ...]], shown: Callable[[str], str] | None = None
+) -> list[Firing]:
+    """Parse `count` lines of "<module> " + `ActivationPPForm` text into `Firing`s, in order.
 
     `cache` maps a basis text ("f-1,*,f-3") to its fact ids and is reused across calls (a
     serving loop sees the same few bases again and again: fact ids restart at each reset); it is
-    cleared when it grows past a bound.
+    cleared when it grows past a bound. `shown` turns "MODULE::name" into the name a firing
+    shows (`RuleNames`; default: "MODULE::name").
 
     Raises:
         RuntimeError: the text does not have `count` activation lines (a CLIPS format change).
@@ -65,12 +75,43 @@ def parse_activations(text: str, count: int, cache: dict[str, tuple[int, ...]]) 
     out = []
     append = out.append
     get = cache.get
-    for rule, basis in found:
+    for module, rule, basis in found:
         facts = get(basis)
         if facts is None:
             facts = cache[basis] = tuple([int(i) for i in items(basis) if i])
-        append(new(Firing, (rule, facts)))
+        rule = f"{module}::{rule}"
+        append(new(Firing, (shown(rule) if shown is not None else rule, facts)))
     return out
+
+
+class RuleNames:
+    """ "MODULE::name" (a rule as the recorders see it fire) -> the name firings show: the bare name,
+    or "MODULE::name" when rules of several modules share it, as `rules.knowledge_base` keys them.
+    Read from the environment's rules (`get-defrule-list *`) when a rule not seen before fires
+    (once per rule and recorder: the hot path is a dict lookup)."""
+
+    __slots__ = ("_env", "_shown")
+
+    def __init__(self, env: Any):
+        self._env = env
+        self._shown: dict[str, str] = {}
+
+    def __call__(self, qualified: str) -> str:
+        shown = self._shown.get(qualified)
+        if shown is None:
+            self._read()
+            shown = self._shown.get(qualified)
+            if shown is None:  # not a rule of the environment now (removed since it fired): as it fired
+                shown = self._shown[qualified] = qualified.split("::", 1)[1] if "::" in qualified else qualified
+        return shown
+
+    def _read(self) -> None:
+        names = [str(n) for n in self._env.eval("(get-defrule-list *)")]  # each "MODULE::name"
+        modules_of: dict[str, int] = {}
+        for q in names:
+            bare = q.split("::", 1)[1]
+            modules_of[bare] = modules_of.get(bare, 0) + 1
+        self._shown = {q: (q if modules_of[q.split("::", 1)[1]] > 1 else q.split("::", 1)[1]) for q in names}
 
 
 def _release(env_pointer: Any, env: Any, installed: list, keep: list, free_native: Any, sb: Any) -> None:
@@ -96,6 +137,7 @@ class _Recorder:
         self._ep = env_pointer
         self._sb = native.lib.CreateStringBuilder(env_pointer, _FIRE_BUFFER)
         self._basis_cache: dict[str, tuple[int, ...]] = {}
+        self._rule_names = RuleNames(env)
         self._installed: list[tuple[Any, bytes]] = []
         self._keep: list[Any] = []  # the C context (first, if any) and callbacks CLIPS points to
         # Undone even without `close` (a runner dropped by a failed build or an engine never
@@ -149,21 +191,26 @@ class PythonRecorder(_Recorder):
     def _install(self) -> None:
         nl = native.lib
         sb, view, text = self._sb, self._view, self._text
-        pp_form, sb_append, sb_reset, fact_index, string = (
+        pp_form, sb_append, sb_reset, fact_index, string, focus, module_name = (
             nl.ActivationPPForm,
             nl.SBAppend,
             nl.SBReset,
             nl.FactIndex,
             native.abi.string,
+            nl.GetFocus,
+            nl.DefmoduleName,
         )
         events = self._events
-        newline = b"\n"
+        newline, space = b"\n", b" "
         new = tuple.__new__
 
         def count_firing(env, activation, context):
             self.fired += 1
 
         def on_fire(env, activation, context):
+            m = focus(env)  # the rule's module: the focus, whose agenda fires
+            sb_append(sb, module_name(m) if m else b"?")
+            sb_append(sb, space)
             pp_form(activation, sb)
             sb_append(sb, newline)
             self.fired += 1
@@ -216,7 +263,7 @@ class PythonRecorder(_Recorder):
             return []
         if skip > 0:
             text = "\n".join(text.split("\n")[skip:])
-        return parse_activations(text, self.fired - skip, self._basis_cache)
+        return parse_activations(text, self.fired - skip, self._basis_cache, self._rule_names)
 
     def take_events(self, skip: int = 0) -> list[FactEvent]:
         """The run's fact events; with `skip`, those of the firings after the first `skip`,
@@ -261,13 +308,15 @@ class NativeRecorder(_Recorder):
         t.rule_name = c_pointer(native.lib.ActivationRuleName, "const char *(*)(void *)")
         t.sb_reset = c_pointer(native.lib.SBReset, "void (*)(void *)")
         t.fact_index = c_pointer(native.lib.FactIndex, "long long (*)(void *)")
+        t.get_focus = c_pointer(native.lib.GetFocus, "void *(*)(void *)")
+        t.module_name = c_pointer(native.lib.DefmoduleName, "const char *(*)(void *)")
         t.sb = ffi.cast("void *", int(abi.cast("uintptr_t", self._sb)))
         # Read each firing's basis from CLIPS's structures once that agreed with CLIPS's text
         # (native_trace.c checks each rule's first firing): only on the clipspy releases whose
         # CLIPS layouts native_trace.c declares.
         t.direct = 1 if direct_layout_known() else 0
         t.lexeme_contents_offset = clips_ffi_offsetof("CLIPSLexeme", "contents")
-        self._names: list[str] = []  # rule names by the C recorder's id (ids are never reused)
+        self._names: list[str] = []  # rule names shown, by the C recorder's id (ids are never reused)
         from . import native_facts
 
         self._convert = native_facts.module  # records -> Python values in C, when built
@@ -315,8 +364,8 @@ class NativeRecorder(_Recorder):
             return []
         names = self._names
         if len(names) < t.n_names:  # names first seen in this run
-            string, name = self._nt.ffi.string, self._nt.lib.wb_name
-            names += [string(name(t, k)).decode("utf-8", "replace") for k in range(len(names), t.n_names)]
+            string, name, shown = self._nt.ffi.string, self._nt.lib.wb_name, self._rule_names
+            names += [shown(string(name(t, k)).decode("utf-8", "replace")) for k in range(len(names), t.n_names)]
         if self._convert is not None:  # in C (native_facts): a runaway run's trace is converted ~10x faster
             out = self._convert.firings(int(self._cast("uintptr_t", t.firings)), size, names, Firing, skip)
             t.firings_len = 0

@@ -54,6 +54,10 @@ typedef struct wb_trace {
     long long checked;                             /* rules whose direct reading agreed with the text */
     unsigned char *rule_checked;                   /* by rule name id: 1 once checked */
     size_t rule_checked_cap;
+    /* a rule's module: the focus while it fires (CLIPS fires the agenda of the focus module only) */
+    void *(*get_focus)(void *env);                 /* GetFocus (set by the caller) */
+    const char *(*module_name)(void *module);      /* DefmoduleName (set by the caller) */
+    const char **module_keys;                      /* hash table, beside name_keys: CLIPS's module name pointer */
 } wb_trace;
 
 /* CLIPS 6.4's PartialMatch (match.h), declared as there so that the compiler lays it out alike. */
@@ -95,57 +99,70 @@ static int grow(void **buffer, size_t *cap, size_t need, size_t item) {
     return 1;
 }
 
-static size_t slot_of(const char *key, size_t cap) {
-    size_t h = (size_t)key;
+static size_t slot_of(const char *key, const char *module, size_t cap) {
+    size_t h = (size_t)key ^ ((size_t)module * (size_t)0x2545F4914F6CDD1Dull);
     h ^= h >> 17;
     h *= (size_t)0x9E3779B97F4A7C15ull;
     return (h >> 7) & (cap - 1);
 }
 
-static int table_put(wb_trace *t, const char *key, size_t id) {
+static int table_put(wb_trace *t, const char *key, const char *module, size_t id) {
     size_t i;
     if (2 * (t->n_names + 1) > t->table_cap) {  /* keep the load under one half: rebuild twice as big */
         size_t cap = t->table_cap ? 2 * t->table_cap : 64, k;
         const char **keys = calloc(cap, sizeof *keys);
+        const char **modules = calloc(cap, sizeof *modules);
         size_t *ids = calloc(cap, sizeof *ids);
-        if (keys == NULL || ids == NULL) {
+        if (keys == NULL || modules == NULL || ids == NULL) {
             free(keys);
+            free(modules);
             free(ids);
             return 0;
         }
         for (k = 0; k < t->table_cap; k++) {
             if (t->name_ids[k]) {
-                i = slot_of(t->name_keys[k], cap);
+                i = slot_of(t->name_keys[k], t->module_keys[k], cap);
                 while (ids[i]) i = (i + 1) & (cap - 1);
                 keys[i] = t->name_keys[k];
+                modules[i] = t->module_keys[k];
                 ids[i] = t->name_ids[k];
             }
         }
         free(t->name_keys);
+        free(t->module_keys);
         free(t->name_ids);
         t->name_keys = keys;
+        t->module_keys = modules;
         t->name_ids = ids;
         t->table_cap = cap;
     }
-    i = slot_of(key, t->table_cap);
-    while (t->name_ids[i] && t->name_keys[i] != key) i = (i + 1) & (t->table_cap - 1);
+    i = slot_of(key, module, t->table_cap);
+    while (t->name_ids[i] && (t->name_keys[i] != key || t->module_keys[i] != module)) i = (i + 1) & (t->table_cap - 1);
     t->name_keys[i] = key;
+    t->module_keys[i] = module;
     t->name_ids[i] = id + 1;
     return 1;
 }
 
-/* The id of a rule name: looked up by CLIPS's pointer and checked against the copy (a pointer
- * CLIPS freed and reused for another rule's name gets a new id). -1: out of memory. */
-static long long name_id(wb_trace *t, const char *name) {
-    size_t i, len;
+/* Whether `copy` is "<module>::<name>". */
+static int same_name(const char *copy, const char *module, const char *name) {
+    size_t m = strlen(module);
+    return strncmp(copy, module, m) == 0 && copy[m] == ':' && copy[m + 1] == ':' && strcmp(copy + m + 2, name) == 0;
+}
+
+/* The id of a rule, "MODULE::name" (rules of one name in two modules are two rules): looked up by
+ * CLIPS's pointers to the two names and checked against the copy (a pointer CLIPS freed and reused
+ * for another name gets a new id). -1: out of memory. */
+static long long name_id(wb_trace *t, const char *name, const char *module) {
+    size_t i, len, m;
     char *copy;
     if (t->table_cap) {
-        i = slot_of(name, t->table_cap);
+        i = slot_of(name, module, t->table_cap);
         while (t->name_ids[i]) {
-            if (t->name_keys[i] == name) {
+            if (t->name_keys[i] == name && t->module_keys[i] == module) {
                 size_t id = t->name_ids[i] - 1;
-                if (strcmp(t->names[id], name) == 0) return (long long)id;
-                break;  /* same address, another name: a new id replaces this entry */
+                if (same_name(t->names[id], module, name)) return (long long)id;
+                break;  /* same addresses, other names: a new id replaces this entry */
             }
             i = (i + 1) & (t->table_cap - 1);
         }
@@ -153,10 +170,13 @@ static long long name_id(wb_trace *t, const char *name) {
     if (t->n_names + 1 > t->names_cap && !grow((void **)&t->names, &t->names_cap, t->n_names + 1, sizeof(char *)))
         return -1;
     len = strlen(name);
-    copy = malloc(len + 1);
+    m = strlen(module);
+    copy = malloc(m + 2 + len + 1);
     if (copy == NULL) return -1;
-    memcpy(copy, name, len + 1);
-    if (!table_put(t, name, t->n_names)) {
+    memcpy(copy, module, m);
+    copy[m] = copy[m + 1] = ':';
+    memcpy(copy + m + 2, name, len + 1);
+    if (!table_put(t, name, module, t->n_names)) {
         free(copy);
         return -1;
     }
@@ -241,7 +261,8 @@ static int mark_checked(wb_trace *t, long long id) {
     return 1;
 }
 
-/* One firing: the rule name's id (`name_id`) and the basis's fact ids are appended to `firings`.
+/* One firing: the rule's id (`name_id`: its module is the focus, whose agenda CLIPS fires) and the
+ * basis's fact ids are appended to `firings`.
  * The basis is read from CLIPS's structures once that reading has agreed with CLIPS's text on
  * this rule's first firing (`direct`); until then, and for a basis holding an instance, CLIPS
  * writes the activation ("<salience> <rule>: f-1,*,f-3", `ActivationPPForm`) into the string
@@ -251,14 +272,15 @@ void wb_on_fire(void *env, void *activation, void *context) {
     wb_trace *t = (wb_trace *)context;
     wb_sb_head *sb = (wb_sb_head *)t->sb;
     const char *name = t->rule_name(activation);
+    void *focus = t->get_focus(env);
+    const char *module = focus != NULL ? t->module_name(focus) : "";
     const char *p, *end, *basis;
     size_t start = t->firings_len, name_len;
     long long n = 0, items = 0, id;
-    (void)env;
     t->fired++;
     if (t->direct) {
         wb_partial_match *pm = (wb_partial_match *)((void **)activation)[1];
-        id = name_id(t, name);
+        id = name_id(t, name, module);
         if (id < 0) {
             t->out_of_memory = 1;
             return;
@@ -299,7 +321,7 @@ text:
         t->out_of_memory = 1;
         return;
     }
-    id = name_id(t, name);
+    id = name_id(t, name, module);
     if (id < 0) {
         t->out_of_memory = 1;
         return;
@@ -398,12 +420,14 @@ void wb_free(wb_trace *t) {
     for (i = 0; i < t->n_names; i++) free(t->names[i]);
     free(t->names);
     free(t->name_keys);
+    free(t->module_keys);
     free(t->name_ids);
     free(t->rule_checked);
     t->rule_checked = NULL;
     t->rule_checked_cap = 0;
     t->names = NULL;
     t->name_keys = NULL;
+    t->module_keys = NULL;
     t->name_ids = NULL;
     t->n_names = t->names_cap = t->table_cap = 0;
     free(t->firings);

@@ -52,6 +52,9 @@ typedef struct wb_trace {
     long long checked;
     unsigned char *rule_checked;
     size_t rule_checked_cap;
+    void *(*get_focus)(void *env);
+    const char *(*module_name)(void *module);
+    const char **module_keys;
 } wb_trace;
 
 const char *wb_source_digest(void);

@@ -423,6 +423,7 @@ class DynamicBatcher:
             self.stats.requests += len(live)
             self.stats.failed_batches += error is not None
             self.stats.batch_sizes.append(len(live))
+            self.stats.largest_batch = max(self.stats.largest_batch, len(live))
             self.batch_log.append(record)
         self.metrics.batch_size.observe(len(live))
         self.metrics.compute_time.observe(compute_s)

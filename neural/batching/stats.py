@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import collections
 from dataclasses import dataclass, field
+
+BATCH_SIZES_KEPT = 10_000  # `BatcherStats.batch_sizes` keeps the sizes of this many most recent calls
 
 
 @dataclass(slots=True, frozen=True)
@@ -23,7 +26,9 @@ class BatchRecord:
 class BatcherStats:
     """Totals since start (or the last `reset_stats()`): how many batches ran and their sizes.
 
-    `batches` counts model calls, successful or not; `batch_sizes` lists each call's size in order.
+    `batches` counts model calls, successful or not; `batch_sizes` holds the sizes of the last
+    `BATCH_SIZES_KEPT` calls in order (a list of every call's size grew by one entry per batch for as long as
+    the server ran); `mean_batch_size` and `max_batch_size` are over all calls.
     """
 
     batches: int = 0
@@ -32,7 +37,8 @@ class BatcherStats:
     rejected: int = 0
     timed_out: int = 0
     cancelled: int = 0
-    batch_sizes: list[int] = field(default_factory=list)
+    batch_sizes: collections.deque[int] = field(default_factory=lambda: collections.deque(maxlen=BATCH_SIZES_KEPT))
+    largest_batch: int = 0
 
     @property
     def calls(self) -> int:
@@ -41,8 +47,8 @@ class BatcherStats:
 
     @property
     def mean_batch_size(self) -> float:
-        return sum(self.batch_sizes) / len(self.batch_sizes) if self.batch_sizes else 0.0
+        return self.requests / self.batches if self.batches else 0.0
 
     @property
     def max_batch_size(self) -> int:
-        return max(self.batch_sizes, default=0)
+        return self.largest_batch

@@ -199,6 +199,23 @@ def test_knowledge_base_list_get_and_upload(http):
     assert [f["rule"] for f in out["firings"]] == ["go"]
 
 
+def test_upload_over_a_folder_knowledge_base_is_409_and_writes_nothing(http, pipeline_workbench):
+    """A PUT on a folder knowledge base wrote NAME.clp beside the folder, which from then on hid the
+    folder's files (runs failed with "template 'a' is not defined"). Now: 409, nothing written."""
+    kb_dir = pipeline_workbench.library.directory
+    folder = kb_dir / "folderkb"
+    folder.mkdir()
+    (folder / "1.clp").write_text("(deftemplate a (slot x))\n")
+    (folder / "2.clp").write_text("(defrule seen (a (x ?v)) => (assert (seen ?v)))\n")
+    r = http.put("/v1/kb/folderkb", json={"text": "(defrule other (b) => (assert (c)))\n"}, headers=AUTH)
+    assert r.status_code == 409, r.text
+    err = r.json()["error"]
+    assert err["code"] == "conflict" and "folder of 2 rule files (1.clp, 2.clp)" in err["message"]
+    assert not (kb_dir / "folderkb.clp").exists()
+    out = http.post("/v1/kb/folderkb/run", json={"facts": [{"template": "a", "slots": {"x": 1}}]})
+    assert out.status_code == 200 and [f["rule"] for f in out.json()["firings"]] == ["seen"]
+
+
 def test_invalid_rules_are_422_with_line_and_column(http):
     text = "(deftemplate light (slot colour))\n\n(defrule go\n  (light (color green))\n  =>\n  (assert (move)))\n"
     r = http.put("/v1/kb/broken_rules", json={"text": text}, headers=AUTH)

@@ -50,5 +50,5 @@ async def test_a_fraction_for_an_integer_input_is_bad_input_and_not_recorded(wb)
     with pytest.raises(InputValidationError) as err:
         await wb.run(_pipeline(), {"counts": [1.5, 2, 3]})
     assert err.value.node == "m" and err.value.field == "inputs.counts"
-    assert "input 'counts': values are not whole numbers; expected int64" in str(err.value)
+    assert "input 'counts': values are not whole numbers; expected INT64 (int64)" in str(err.value)
     assert len(wb.list_runs()) == before

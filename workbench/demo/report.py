@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.console import Console
@@ -9,6 +10,21 @@ from rich.table import Table
 
 from .runner import DemoReport
 from .summary import PipelineSummary
+
+# A decimal number written with 5+ digits after the point (CLIPS's str-cat of a float: 0.130966699857469).
+_LONG_NUMBER = re.compile(r"(?<![\w.])-?\d+\.\d{5,}(?:e[-+]?\d+)?(?![\w.])")
+
+
+def short_numbers(text: str) -> str:
+    """`text` with each long decimal number rounded for display: 3 significant digits below 1
+    (0.000228942991953923 -> 0.000229), 3 decimals from 1 up. The recorded reasons keep every digit;
+    only the demo's printout rounds (the margin 0.00121971964836121 reads 0.00122)."""
+
+    def short(m: re.Match[str]) -> str:
+        x = float(m.group())
+        return f"{x:.3g}" if abs(x) < 1 else f"{x:.3f}"
+
+    return _LONG_NUMBER.sub(short, text)
 
 
 def _fmt_ms(x: float | None) -> str:
@@ -99,7 +115,7 @@ def print_report(report: DemoReport, console: Console | None = None, examples: i
         for e in s.examples[:examples]:
             console.print(f"  [cyan]{e['kind']}[/cyan]: {e['title']}", highlight=False)
             for line in e["lines"]:
-                console.print(f"      {line}", highlight=False, markup=False)
+                console.print(f"      {short_numbers(line)}", highlight=False, markup=False)
             if e.get("run_id"):
                 console.print(f"      [dim]run {e['run_id']} -- workbench runs show {e['run_id'][:8]}[/dim]")
         for err in s.errors[:5]:

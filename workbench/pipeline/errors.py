@@ -159,3 +159,12 @@ class KnowledgeBaseError(WorkbenchError, ValueError):
         self.name = name
         self.diagnostics = list(diagnostics)
         super().__init__(f"knowledge base {name!r} is invalid:\n  " + "\n  ".join(str(d) for d in self.diagnostics))
+
+
+class KnowledgeBaseConflictError(WorkbenchError):
+    """An upload would not replace the knowledge base of that name: `NAME` is a folder of rule files,
+    which a single uploaded text cannot stand for (HTTP 409)."""
+
+    def __init__(self, name: str, message: str):
+        self.name = name
+        super().__init__(message)

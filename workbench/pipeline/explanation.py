@@ -188,11 +188,46 @@ def _derive(ctx: RunContext, node_id: str, fid: int, depth: int, seen: set) -> d
         out["source"] = "rule"
         out["rule"] = firing["rule"]
         out["firing"] = firing["index"]
-        out["premises"] = [_derive(ctx, node_id, x, depth + 1, seen) for x in firing["facts"]]
+        k = firing["index"]
+        premises = out["premises"] = []
+        for x in firing["facts"]:
+            latest = ctx.asserting_firing(node_id, x)
+            if latest is not None and latest["index"] >= k:  # modified by firing k or later: it matched
+                premises.append(_earlier_version(ctx, node_id, x, firing, latest, depth + 1, seen))
+            else:
+                premises.append(_derive(ctx, node_id, x, depth + 1, seen))
         return out
     if fid in rec.get("input_ids", ()) and f is not None:
         return {**_origin(ctx, node_id, f, depth + 1, seen), "fact": text}
     out["source"] = "deffacts" if f is not None else "given"
+    return out
+
+
+def _earlier_version(
+    ctx: RunContext, node_id: str, fid: int, matched_by: dict[str, Any], latest: dict[str, Any], depth: int, seen: set
+) -> dict[str, Any]:
+    """Fact `fid` as firing `matched_by` matched it, when that firing or a later one modified it (a CLIPS
+    `modify` keeps the fact index, so the modifying firing has the fact's earlier version among its
+    premises). Says what made that version (the last firing before, or the fact as given) and stops
+    there: a version's own history is not expanded (it would repeat for every version of the fact).
+    Its content is not recorded (the trace keeps fact ids) unless it is the fact as given."""
+    st = ctx.states[node_id]
+    rec = st.record
+    k = matched_by["index"]
+    if fid in matched_by["asserted"]:
+        note = f"earlier version, matched and modified by firing #{k}"
+    else:
+        note = f"earlier version, matched by firing #{k}, modified by firing #{latest['index']}"
+    firings = rec["firings"]
+    made = next((firings[i] for i in range(k - 1, -1, -1) if fid in firings[i]["asserted"]), None)
+    out: dict[str, Any] = {"fact": None, "fact_id": fid, "node": node_id, "knowledge_base": rec.get("knowledge_base")}
+    if made is not None:
+        out.update(source="rule", rule=made["rule"], firing=made["index"], note=f"{note}; its history not expanded")
+        return out
+    given = rec.get("given_modified", {}).get(fid)  # a given fact a firing modified: its content as given
+    if given is not None:
+        return {**_origin(ctx, node_id, given, depth, seen), "fact": ctx.text(given), "note": note}
+    out.update(source="given", note=note)
     return out
 
 

@@ -24,7 +24,7 @@ from chaining.forward import EngineConfig, ForwardEngine
 from rules.knowledge_base import folder_files
 from workbench.names import check_name
 
-from .errors import KnowledgeBaseError, KnowledgeBaseNotFoundError
+from .errors import KnowledgeBaseConflictError, KnowledgeBaseError, KnowledgeBaseNotFoundError
 
 KB_SUFFIX = ".clp"
 RECHECK_S = 1.0  # how long the files a reference resolves to are reused before resolving it again
@@ -167,11 +167,21 @@ class KnowledgeBaseLibrary:
         Raises:
             KnowledgeBaseError: invalid rules (nothing is written).
             ValueError: a bad name, or no knowledge-base directory configured.
+            KnowledgeBaseConflictError: `NAME` is a folder knowledge base (`knowledge_bases/NAME/*.clp`):
+                `NAME.clp` beside it would hide its files from then on (nothing is written).
         """
         check_name(name, "knowledge base")
         if self.directory is None:
             raise ValueError("no knowledge-base directory is configured (settings.knowledge_base_dir)")
         target = self.directory / f"{name}{KB_SUFFIX}"
+        folder = self.directory / name
+        if folder.is_dir() and any(folder.glob(f"*{KB_SUFFIX}")):
+            files = sorted(p.name for p in folder.glob(f"*{KB_SUFFIX}"))
+            raise KnowledgeBaseConflictError(
+                name,
+                f"knowledge base {name!r} is a folder of {len(files)} rule files ({', '.join(files)}); an upload "
+                "is one text and cannot replace it: edit the folder's files, or upload under another name",
+            )
         kb = self.from_text(name, text, filename=target.name)  # diagnostics name `NAME.clp`, never the server's path
         self.directory.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")  # its own: another caller may be saving too

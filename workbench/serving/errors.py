@@ -113,6 +113,8 @@ def translate(exc: BaseException) -> ServingError:
         return exc
     if isinstance(exc, pe.AmbiguousRunIdError):
         return AmbiguousIdError(str(exc), param="run_id", details=[{"run_id": m} for m in exc.matches])
+    if isinstance(exc, pe.KnowledgeBaseConflictError):
+        return ConflictError(str(exc), param="name")
     if isinstance(exc, pe.NotFoundError):
         return NotFoundError(exc.kind, exc.name)._with(str(exc))
     if isinstance(exc, ne.ModelNotFoundError):

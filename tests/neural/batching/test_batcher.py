@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import threading
 import time
@@ -100,7 +101,7 @@ async def test_full_batch_does_not_wait_for_the_delay():
     t0 = time.monotonic()
     out = await b.infer_many(["a", "b", "c", "d"])
     assert time.monotonic() - t0 < 2.0
-    assert [o[0] for o in out] == ["a", "b", "c", "d"] and b.stats.batch_sizes == [4]
+    assert [o[0] for o in out] == ["a", "b", "c", "d"] and list(b.stats.batch_sizes) == [4]
     b.close()
 
 
@@ -347,4 +348,20 @@ async def test_answered_requests_with_a_deadline_are_not_kept_until_it_passes():
     gc.collect()
     assert gone() is None
     assert len(b._deadlines) <= 2 * b._queued + 64
+    b.close()
+
+
+async def test_batch_sizes_are_bounded_and_the_totals_cover_every_call():
+    """`stats.batch_sizes` was a list growing by one entry per model call for as long as the server ran;
+    it keeps the last `BATCH_SIZES_KEPT` sizes, while mean and max cover every call."""
+    from neural.batching import stats as stats_mod
+
+    b = make(lambda items, pad_to: [None] * len(items), "sizes-kept", max_batch_size=4, max_queue_delay_ms=0)
+    b.stats = stats_mod.BatcherStats(batch_sizes=collections.deque(maxlen=5))  # a small bound to reach
+    await b.infer_many([1, 2, 3])
+    for i in range(9):
+        await b.infer(i)
+    assert list(b.stats.batch_sizes) == [1] * 5 and b.stats.batches == 10
+    assert b.stats.max_batch_size == 3 and b.stats.mean_batch_size == 12 / 10
+    assert stats_mod.BatcherStats().batch_sizes.maxlen == stats_mod.BATCH_SIZES_KEPT
     b.close()

@@ -77,7 +77,7 @@ def test_model_inputs_and_outputs_checked_against_the_signature(wb):
     p.nodes["classify"].config["facts"][0]["slots"]["score"] = "max(probs)"
     got = _issues(wb, p)
     assert "has no input 'image'" in got[("classify", "inputs.image")]
-    assert "'pixels' (float32 [-1, 64]) is not given" in got[("classify", "inputs")]
+    assert "'pixels' (FP32 (float32) [-1, 64]) is not given" in got[("classify", "inputs")]
     assert "unknown name 'probs'" in got[("classify", "facts[0].slots.score")]
 
 

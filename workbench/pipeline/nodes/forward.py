@@ -49,7 +49,14 @@ def _record(ctx: RunContext, state: NodeState, kb: Any, facts_in: list[Fact], re
     # Given facts are asserted before the trace starts: deffacts first, then the inputs in order.
     n_deffacts = sum(len(d.facts) for d in kb.facts.values())
     given_ids = {n_deffacts + i + 1: f for i, f in enumerate(facts_in)}
-    if all(fid not in final or ctx.same(final[fid], f) for fid, f in given_ids.items()):
+    given_modified: dict[int, Fact] = {}
+    kept = all(fid not in final or ctx.same(final[fid], f) for fid, f in given_ids.items())
+    if not kept:  # a `modify` keeps the fact id and changes the content (only then the events are read)
+        modified = {ev.fact for ev in result.events if ev.kind == "assert" and ev.firing is not None}
+        kept = all(fid not in final or fid in modified or ctx.same(final[fid], f) for fid, f in given_ids.items())
+        if kept:  # explanations show such a fact's earlier version as given
+            given_modified = {fid: f for fid, f in given_ids.items() if fid in modified}
+    if kept:
         input_ids = set(given_ids)
         state.wm.update({fid: f for fid, f in given_ids.items() if fid not in final})
     else:  # a duplicate shifted the ids: keep only what the final working memory proves
@@ -69,6 +76,7 @@ def _record(ctx: RunContext, state: NodeState, kb: Any, facts_in: list[Fact], re
         "version": kb.version,
         "input_ids": input_ids,
         "final": sorted(final),
+        "given_modified": given_modified,
         "firings": firings,
         "output": result.output,
     }

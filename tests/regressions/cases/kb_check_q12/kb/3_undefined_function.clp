@@ -1,0 +1,3 @@
+;;; parses; calls a function nothing defines
+(deftemplate e (slot z))
+(defrule r3 (e (z ?z)) => (no-such-function ?z))
