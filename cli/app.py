@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from workbench import __version__
@@ -46,6 +48,29 @@ def version() -> None:
     typer.echo(__version__)
 
 
+# Exceptions whose message is the whole story for a person at a terminal (the setting or the
+# database and the reason): printed as one line, exit status 1, instead of a traceback.
+USER_ERRORS = (("workbench.config", "ConfigError"), ("workbench.store.database", "StoreError"))
+
+
+def _user_error(exc: BaseException) -> bool:
+    """True when `exc` is one of USER_ERRORS. Looked up in sys.modules, not imported: a command that
+    raised one has imported its module, and `workbench kb check` must not pay for the store's imports."""
+    kinds = tuple(
+        kind
+        for module, name in USER_ERRORS
+        if (kind := getattr(sys.modules.get(module), name, None)) is not None and isinstance(kind, type)
+    )
+    return bool(kinds) and isinstance(exc, kinds)
+
+
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point. An invalid setting (`ConfigError`) or a database that cannot be
+    used (`StoreError`) ends the command with `workbench: MESSAGE` on stderr and exit status 1."""
+    try:
+        app()
+    except Exception as exc:
+        if not _user_error(exc):
+            raise
+        typer.echo(f"workbench: {exc}", err=True)
+        raise SystemExit(1) from None

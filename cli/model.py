@@ -172,15 +172,36 @@ def export(
 ) -> None:
     """Export a torch model to ONNX; the file is written only if ONNX Runtime matches torch within --atol."""
     from neural import NeuralError, export_entry
+    from neural.errors import ModelNotFoundError
 
     try:
-        entry = _load(name, "cpu")
+        try:
+            entry = _load(name, "cpu")
+        except ModelNotFoundError as exc:
+            entry = _load_catalogue_file(name, exc)
         report = export_entry(entry, onnx, atol=atol)
     except (NeuralError, ValueError) as exc:
         _fail(exc)
     entry.close()
     diffs = ", ".join(f"{k} {v:.2e}" for k, v in report.max_abs_diff.items())
     typer.echo(f"wrote {report.path} ({report.exporter} exporter); max |onnx - torch|: {diffs} <= {atol:g}")
+
+
+def _load_catalogue_file(name: str, not_found: Exception):
+    """A model of the pipelines' catalogue (models/catalog.yaml and the repositories beside it),
+    registered from its file or folder under its catalogue name, as `model list` shows it. Raises
+    ValueError naming every model that loads by name when `name` is none of them."""
+    from neural import ModelRegistry, catalog
+    from workbench.pipeline.catalog import ModelCatalog
+    from workbench.workbench import default_model_catalog
+
+    specs = ModelCatalog(default_model_catalog(), builtin_minilm=False).specs()
+    if name not in specs:
+        known = sorted({item.name for item in catalog()} | set(specs))
+        raise ValueError(f"no model named {name!r}; known models: {', '.join(known)} (or give a model path)") from (
+            not_found
+        )
+    return ModelRegistry().register_path(specs[name].path, name=name, device="cpu")
 
 
 @app.command("add")

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -77,8 +78,19 @@ def show(
             raise typer.Exit(1) from None
         if as_json:
             typer.echo(json.dumps(p.to_data(), indent=2))
-        else:
-            console.print(draw_pipeline(p))
+            return
+        try:
+            drawing = draw_pipeline(p)
+        except Exception:
+            # A graph that cannot be laid out (a cycle, an edge to a node that does not exist) is
+            # invalid: say where, as `pipeline check` does, instead of the layout's traceback.
+            issues = wb.validate(p)
+            if not issues:
+                raise
+            for i in issues:
+                typer.echo(str(i) if i.file else f"{ref}: {i}", err=True)
+            raise typer.Exit(1) from None
+        console.print(drawing)
 
 
 @app.command()
@@ -110,19 +122,52 @@ def list_(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     if as_json:
         typer.echo(json.dumps([i.to_dict() for i in infos], indent=2))
         return
-    t = Table(title="pipelines")
-    for c in ("name", "versions", "production", "staging", "file", "description"):
-        t.add_column(c)
-    for i in infos:
-        t.add_row(
+    # One line per pipeline: a description is cut to the width left (`--json` has it whole), the
+    # file is shown relative to the current folder when it lies below it.
+    rows = [
+        (
             i.name,
             str(i.versions),
             (i.stages.get("production") or "-")[:12],
             (i.stages.get("staging") or "-")[:12],
-            i.file or "-",
-            i.description or "",
+            _shown_path(i.file) if i.file else "-",
+            " ".join((i.description or "").split()),
         )
+        for i in infos
+    ]
+    heads = ["name", "versions", "production", "staging", "file", "description"]
+    widths = [max([len(h), *(len(r[k]) for r in rows)]) for k, h in enumerate(heads)]
+    # Every pipeline on one line: the file, then the description, give way (`--json` has them whole);
+    # where a long name leaves too little room the file column is left out.
+    room = console.width - sum(widths[:4]) - 3 * 5  # padding and rule: three columns between cells
+    if room < 2 * len("description"):
+        heads.pop(4), widths.pop(4)
+        rows = [r[:4] + r[5:] for r in rows]
+        widths[4] = max(len(heads[4]), room + 3)
+    else:
+        widths[4] = min(widths[4], max(len(heads[4]), room // 2))
+        widths[5] = max(len(heads[5]), room - widths[4])
+    t = Table(title="pipelines", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1))
+    for h, w in zip(heads, widths, strict=True):
+        t.add_column(h, no_wrap=True, width=w)
+    for r in rows:
+        t.add_row(*(_cut(v, w, keep_end=h == "file") for h, v, w in zip(heads, r, widths, strict=True)))
     console.print(t)
+
+
+def _cut(text: str, width: int, keep_end: bool = False) -> str:
+    """`text` in at most `width` characters, "…" marking the cut (at the start for a path's tail)."""
+    if len(text) <= width:
+        return text
+    return "…" + text[len(text) - width + 1 :] if keep_end else text[: max(width - 1, 0)] + "…"
+
+
+def _shown_path(file: str) -> str:
+    """`file` relative to the current folder when it lies below it, else as given."""
+    try:
+        return str(Path(file).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return file
 
 
 @app.command()

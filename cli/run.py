@@ -29,7 +29,9 @@ def run(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the whole run record as JSON (one line per input for files).")
     ] = False,
-    concurrency: Annotated[int, typer.Option("--concurrency", help="Runs in flight at once for --input-file.")] = 32,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", min=1, help="Runs in flight at once for --input-file (1 or more).")
+    ] = 32,
     ray: Annotated[
         str | None,
         typer.Option("--ray", help="Run --input-file with Ray Data on a cluster: local, auto or ray://HOST:PORT."),
@@ -64,6 +66,21 @@ def run(
         raise typer.Exit(run_on_ray(ray, pipeline, items, where, version, explain))
     code = asyncio.run(_main(pipeline, items, where, version, explain, as_json, concurrency, single=input is not None))
     raise typer.Exit(code)
+
+
+async def _load_models(wb, p, err: Console) -> None:
+    """Load the models of the pipeline's model and generate nodes before the first run, as `serve`
+    and `demo` do: loaded inside a run, a model's load time (seconds) was recorded as that run's
+    latency. A model that cannot load is left to the runs, which record the reason."""
+    names = sorted({n.get("model") for n in p.nodes.values() if n.type in ("model", "generate")} - {None})
+    if not names:
+        return
+    with err.status(f"loading {', '.join(map(str, names))}"):
+        for name in names:
+            try:
+                await asyncio.to_thread(wb.get_model, name)
+            except Exception:  # noqa: BLE001 - the runs that need it fail with the reason
+                pass
 
 
 def _read_jsonl(path: Path) -> tuple[list, list[str]]:
@@ -112,6 +129,7 @@ async def _main(
         except (PipelineValidationError, NotFoundError) as exc:
             err.print(str(exc), markup=False)
             return 1
+        await _load_models(wb, p, err)
         if single:
             results = await wb.run_many(p, items, explain=explain)
         else:

@@ -104,6 +104,10 @@ def serve(
     if problem:  # before the banner and before uvicorn (whose failed start prints the libraries' exit noise)
         typer.echo(f"workbench serve: cannot listen on {host}:{port}: {problem}", err=True)
         raise typer.Exit(3)
+    problem = store_problem(settings.database_url)
+    if problem:  # else the server starts, logs the start-up failure and answers 503 to everything
+        typer.echo(f"workbench serve: {problem}", err=True)
+        raise typer.Exit(2)
     made = setup_multiprocess_metrics() if workers > 1 else None
     typer.echo(
         f"workbench serve: http://{host}:{port} ({workers} worker{'s' if workers > 1 else ''}); docs at /docs", err=True
@@ -145,6 +149,26 @@ def port_problem(host: str, port: int) -> str | None:
             if exc.errno == errno.EADDRINUSE:
                 return "address already in use (another server is listening there; choose another --port)"
             return exc.strerror or str(exc)
+    return None
+
+
+def store_problem(url: str) -> str | None:
+    """Why the store at `url` cannot be used (not a database, unreachable, a folder that cannot be
+    made), or None. Reads the schema revision only: migrations run when the server starts, as before."""
+    from workbench.store.database import StoreError, create_store_engine, current_revision
+
+    try:
+        engine = create_store_engine(url)
+    except StoreError as exc:
+        return str(exc)
+    except Exception as exc:  # a URL SQLAlchemy cannot use (unknown dialect, missing driver)
+        return f"database {url}: {type(exc).__name__}: {exc}"
+    try:
+        current_revision(engine)
+    except StoreError as exc:
+        return str(exc)
+    finally:
+        engine.dispose()
     return None
 
 

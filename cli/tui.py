@@ -39,7 +39,7 @@ def register(app: typer.Typer) -> None:
                 from tui.http_backend import HttpBackend
 
                 backend = HttpBackend(url, api_key=api_key)
-                backend.ping()
+                backend.ping(starting=True)
             else:
                 from tui.inprocess_backend import InProcessBackend
 

@@ -29,6 +29,7 @@ from .metric_samples import metric_samples
 
 #: after this many seconds without an answer the banner says "disconnected" (before: "reconnecting")
 DISCONNECTED_AFTER_S = 10.0
+RECONNECT_HINT = "; the TUI reconnects by itself when it answers."
 
 
 class HttpBackend(Backend):
@@ -75,7 +76,7 @@ class HttpBackend(Backend):
             self._detail = reason
         return (
             f"cannot reach the server at {self.base_url} ({reason}). Start it with `workbench serve` "
-            "or check --url; the TUI reconnects by itself when it answers."
+            f"or check --url{RECONNECT_HINT}"
         )
 
     def _request(self, method: str, path: str, **kwargs: Any) -> Any:
@@ -115,9 +116,16 @@ class HttpBackend(Backend):
         error.status = response.status_code  # type: ignore[attr-defined]
         return error
 
-    def ping(self) -> None:
-        """Check the server answers (`/healthz`); raises BackendError naming the URL and what to do."""
-        self._request("GET", "/healthz")
+    def ping(self, *, starting: bool = False) -> None:
+        """Check the server answers (`/healthz`); raises BackendError naming the URL and what to do.
+        `starting`: the check before the TUI opens, which then does not open (so the message does
+        not promise a reconnection)."""
+        try:
+            self._request("GET", "/healthz")
+        except BackendError as exc:
+            if not starting or not str(exc).endswith(RECONNECT_HINT):
+                raise
+            raise BackendError(str(exc)[: -len(RECONNECT_HINT)] + ".") from exc.__cause__
 
     # ---- knowledge bases -------------------------------------------------------------------
     def list_kb_files(self) -> list[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Query
 
 from workbench import rule_files
-from workbench.serving.errors import call
+from workbench.serving.errors import BadInputError, call
 
 from ..deps import PREDICT_KEY, ServingDep
 from ..errors import V1_ERRORS
@@ -26,6 +26,17 @@ tables = APIRouter(prefix="/v1/decision-tables", tags=["knowledge bases"], respo
 FILE = Query(..., min_length=1, max_length=1000, description="Path relative to the knowledge-base folder.")
 
 
+async def _file_call(param: str, fn, *args, **kwargs):
+    """`call(fn, ...)`; a refused path (outside the folder, the wrong kind of file: 422) names the
+    request field that holds it (`query.file`, `body.file`), as the API's other 422 answers do."""
+    try:
+        return await call(fn, *args, **kwargs)
+    except BadInputError as exc:
+        if exc.param is None:
+            exc.param = param
+        raise
+
+
 @scenarios.get("", operation_id="list_scenario_files", summary="Scenario files of the knowledge-base folder.")
 async def list_scenario_files(serving: ServingDep) -> FileList:
     wb = workbench_of(serving)
@@ -35,7 +46,8 @@ async def list_scenario_files(serving: ServingDep) -> FileList:
 @scenarios.get("/file", operation_id="get_scenario_file", summary="The text of one scenario file.")
 async def get_scenario_file(serving: ServingDep, file: str = FILE) -> ScenarioFileText:
     wb = workbench_of(serving)
-    return ScenarioFileText(file=file, text=await call(rule_files.read_scenario_file, wb.knowledge_base_dir, file))
+    text = await _file_call("query.file", rule_files.read_scenario_file, wb.knowledge_base_dir, file)
+    return ScenarioFileText(file=file, text=text)
 
 
 @scenarios.post(
@@ -49,8 +61,12 @@ async def run_scenarios(body: RunScenariosRequest, serving: ServingDep) -> Scena
     not load is `error` (with located `diagnostics`) in a 200 answer, as `kb test --json` prints it.
     404 for a missing file, 422 for a path outside the folder."""
     wb = workbench_of(serving)
-    doc = await call(
-        rule_files.run_scenario_file, wb.knowledge_base_dir, body.file, allow_unsafe=wb.library.allow_unsafe
+    doc = await _file_call(
+        "body.file",
+        rule_files.run_scenario_file,
+        wb.knowledge_base_dir,
+        body.file,
+        allow_unsafe=wb.library.allow_unsafe,
     )
     return ScenarioReport.model_validate(doc)
 
@@ -66,5 +82,7 @@ async def get_decision_table(serving: ServingDep, file: str = FILE) -> DecisionT
     """Loaded with the `.clp` files of its folder (its templates); errors are located as
     `file.csv:ROW:COL: message` and answered in `diagnostics` (200), not as an HTTP error."""
     wb = workbench_of(serving)
-    doc = await call(rule_files.decision_table, wb.knowledge_base_dir, file, allow_unsafe=wb.library.allow_unsafe)
+    doc = await _file_call(
+        "query.file", rule_files.decision_table, wb.knowledge_base_dir, file, allow_unsafe=wb.library.allow_unsafe
+    )
     return DecisionTable.model_validate(doc)
