@@ -222,10 +222,11 @@ class RayServing(Serving):
         from workbench.pipeline.result import RunResult
 
         store = self.workbench.store
-        if store.engine.dialect.name == "sqlite":  # a primary-key lookup: cheaper than a hop to a thread
-            if not _run_exists(store.engine, run_id):
-                return None
-        elif not await asyncio.to_thread(_run_exists, store.engine, run_id):
+        # Never on the event loop, SQLite included: a lookup that is ~0.05 ms alone waits (busy handler,
+        # WAL read retries, the connection pool) while another replica writes the same file, and the loop
+        # then stood still for every request of this replica (bursts over p99 from one replica at a time,
+        # 150+ ms each; docs/scaling.md, "The 2-replica tail").
+        if not await asyncio.to_thread(_run_exists, store.engine, run_id):
             return None
         row = await asyncio.to_thread(store.get_run, run_id)
         if row is None or row.id != run_id:
