@@ -6,9 +6,11 @@ tritonclient / openai / httpx over TCP and still look inside the runtime (batche
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +71,21 @@ def make_settings(tmp: Path, **overrides: Any):
 
 def serve(serving: Serving, settings) -> LiveServer:
     return LiveServer(create_app(serving=serving, settings=settings)).start()
+
+
+@contextlib.contextmanager
+def served_workbench(settings, **workbench_kwargs: Any) -> Iterator[LiveServer]:
+    """A `Workbench(settings, **workbench_kwargs)` served without loading models (rules, pipelines and the
+    store only) on a real uvicorn; stopped and closed afterwards."""
+    from workbench import Workbench
+
+    wb = Workbench(settings, **workbench_kwargs)
+    live = serve(Serving(wb, settings=settings, load_models=False, serve_demo_lm=False), settings)
+    try:
+        yield live
+    finally:
+        live.stop()
+        wb.close()
 
 
 # ---- models used by the tests ----------------------------------------------------------------

@@ -17,10 +17,9 @@ import pytest
 from typer.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
-from api_live import make_settings, serve  # noqa: E402
+from api_live import make_settings, served_workbench  # noqa: E402
 
 from workbench.names import NAME_RULE  # noqa: E402
-from workbench.serving import Serving  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 API_DOC = (ROOT / "docs" / "api.md").read_text()
@@ -36,17 +35,10 @@ def _examples() -> dict[str, tuple[str, dict]]:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    from workbench import Workbench
-
     tmp = tmp_path_factory.mktemp("docs_kb")
     settings = make_settings(tmp, knowledge_base_dir=str(ROOT / "knowledge_bases"))
-    wb = Workbench(settings)
-    live = serve(Serving(wb, settings=settings, load_models=False, serve_demo_lm=False), settings)
-    try:
+    with served_workbench(settings) as live:
         yield live
-    finally:
-        live.stop()
-        wb.close()
 
 
 def test_the_documented_run_example_runs(server) -> None:

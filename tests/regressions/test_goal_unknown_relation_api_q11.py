@@ -12,28 +12,19 @@ import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
-from api_live import FIXTURES, make_settings, serve  # noqa: E402
-
-from workbench.serving import Serving  # noqa: E402
+from api_live import FIXTURES, make_settings, served_workbench  # noqa: E402
 
 WANT = "goal:1:2: the goal uses relation nosuch, which no rule, fact, template or askable defines"
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    from workbench import Workbench
-
     tmp = tmp_path_factory.mktemp("goal")
     (tmp / "kb").mkdir()
     shutil.copy(FIXTURES / "family.clp", tmp / "kb" / "family.clp")
     settings = make_settings(tmp, knowledge_base_dir=str(tmp / "kb"))
-    wb = Workbench(settings)
-    live = serve(Serving(wb, settings=settings, load_models=False, serve_demo_lm=False), settings)
-    try:
+    with served_workbench(settings) as live:
         yield live
-    finally:
-        live.stop()
-        wb.close()
 
 
 @pytest.mark.parametrize(

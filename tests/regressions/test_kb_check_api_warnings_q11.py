@@ -13,26 +13,18 @@ import pytest
 from typer.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
-from api_live import make_settings, serve  # noqa: E402
+from api_live import make_settings, served_workbench  # noqa: E402
 
 from cli.app import app  # noqa: E402
-from workbench.serving import Serving  # noqa: E402
 
 CASES = Path(__file__).resolve().parent / "cases" / "kb_check_q11"
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    from workbench import Workbench
-
     settings = make_settings(tmp_path_factory.mktemp("kbcheck"))
-    wb = Workbench(settings)
-    live = serve(Serving(wb, settings=settings, load_models=False, serve_demo_lm=False), settings)
-    try:
+    with served_workbench(settings) as live:
         yield live
-    finally:
-        live.stop()
-        wb.close()
 
 
 def _key(d: dict) -> tuple:

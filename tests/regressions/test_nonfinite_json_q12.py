@@ -18,9 +18,7 @@ import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
-from api_live import make_settings, serve  # noqa: E402
-
-from workbench.serving import Serving  # noqa: E402
+from api_live import make_settings, served_workbench  # noqa: E402
 
 CASES = Path(__file__).resolve().parent / "cases" / "nonfinite_q12"
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,21 +44,14 @@ def test_clips_computes_inf_minus_inf_and_nan() -> None:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    from workbench import Workbench
-
     tmp = tmp_path_factory.mktemp("nonfinite")
     (tmp / "kb").mkdir()
     (tmp / "pipes").mkdir()
     shutil.copy(CASES / "nonfinite.clp", tmp / "kb")
     shutil.copy(CASES / "nonfinite.yaml", tmp / "pipes")
     settings = make_settings(tmp, knowledge_base_dir=str(tmp / "kb"), pipeline_dir=str(tmp / "pipes"))
-    wb = Workbench(settings)
-    live = serve(Serving(wb, settings=settings, load_models=False, serve_demo_lm=False), settings)
-    try:
+    with served_workbench(settings) as live:
         yield live
-    finally:
-        live.stop()
-        wb.close()
 
 
 def test_predict_answer_writes_the_strings(server) -> None:

@@ -17,10 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    from api_live import make_settings, serve
-
-    from workbench import Workbench
-    from workbench.serving import Serving
+    from api_live import make_settings, served_workbench
 
     tmp = tmp_path_factory.mktemp("rule-files")
     kbs = tmp / "knowledge_bases"
@@ -29,11 +26,8 @@ def server(tmp_path_factory):
     for f in ("animals.clp", "animals.test.yaml"):
         shutil.copy(root / "knowledge_bases" / f, kbs / f)
     settings = make_settings(tmp)
-    wb = Workbench(settings=settings, knowledge_base_dir=kbs, pipeline_dir=tmp / "pipelines")
-    live = serve(Serving(wb, settings=settings, load_models=False, serve_demo_lm=False), settings)
-    yield live
-    live.stop()
-    wb.close()
+    with served_workbench(settings, knowledge_base_dir=kbs, pipeline_dir=tmp / "pipelines") as live:
+        yield live
 
 
 @pytest.mark.parametrize(
