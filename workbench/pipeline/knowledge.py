@@ -175,8 +175,8 @@ class KnowledgeBaseLibrary:
             raise ValueError("no knowledge-base directory is configured (settings.knowledge_base_dir)")
         target = self.directory / f"{name}{KB_SUFFIX}"
         folder = self.directory / name
-        if folder.is_dir() and any(folder.glob(f"*{KB_SUFFIX}")):
-            files = sorted(p.name for p in folder.glob(f"*{KB_SUFFIX}"))
+        files = [p.name for p in folder_files(folder) if p.suffix == KB_SUFFIX] if folder.is_dir() else []
+        if files:
             raise KnowledgeBaseConflictError(
                 name,
                 f"knowledge base {name!r} is a folder of {len(files)} rule files ({', '.join(files)}); an upload "
