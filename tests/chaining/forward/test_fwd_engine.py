@@ -36,30 +36,33 @@ def _engine(text: str, name: str = "t", **config) -> ForwardEngine:
     )
 
 
-def _batches(fn, n_batches: int, size: int) -> list[float]:
-    out = []
-    for _ in range(n_batches):
-        t = time.process_time()
-        for _ in range(size):
-            fn()
-        out.append((time.process_time() - t) / size)
-    return out
-
-
-def test_time_per_evaluation_stays_flat():
+def test_evaluations_through_the_engine_leave_nothing_behind():
     """The issue's loop (reset, two asserts, run on a 6-rule KB) must not slow down with use.
 
-    With clipspy's fact objects the time per evaluation grows about 3x within 6,000
-    evaluations; ours must stay within 1.6x (late batches vs early batches, medians).
+    With clipspy's fact objects every retracted fact stayed in CLIPS memory and the time per
+    evaluation grew about 3x within 6,000 evaluations. The time itself is measured by
+    `workbench bench rules` (gating: flat from the first 10,000 evaluations to the last); here the
+    cause is checked without a clock: after warm-up, 3,000 more evaluations through the public
+    `evaluate` (one runner, reused) leave CLIPS's memory where it was.
     """
     engine = _engine(SIX_RULES)
     inputs = [[Fact("a", {"x": n % 10}), Fact("b", {"y": 2})] for n in range(10)]
-    counter = iter(range(10**9))
-    batches = _batches(lambda: engine.evaluate(inputs[next(counter) % 10]), 16, 400)
-    early = sorted(batches[1:5])[1:3]
-    late = sorted(batches[-4:])[1:3]
-    ratio = sum(late) / sum(early)
-    assert ratio < 1.6, f"time per evaluation grew {ratio:.2f}x: {[round(b * 1e6) for b in batches]} us"
+
+    def memory() -> int:
+        runner = engine._acquire()
+        try:
+            return runner.memory_in_use()
+        finally:
+            engine._release(runner)
+
+    for n in range(300):
+        engine.evaluate(inputs[n % 10])
+    before = memory()
+    for n in range(3000):
+        engine.evaluate(inputs[n % 10])
+    after = memory()
+    assert engine.environments == 1
+    assert after - before < 4096, f"CLIPS memory grew by {after - before} bytes over 3000 evaluations"
 
 
 def test_clips_memory_flat_across_evaluations():
