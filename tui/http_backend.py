@@ -228,10 +228,11 @@ class HttpBackend(Backend):
         params: dict[str, Any] = {} if after is None else {"after": after, "wait_s": wait_s}
         return self._request("GET", f"/v1/consultations/{consultation_id}", params=params)
 
-    def answer_consultation(self, consultation_id, answer):
-        return self._request(
-            "POST", f"/v1/consultations/{consultation_id}/answer", json={"answer": answer, "wait_s": 30.0}
-        )
+    def answer_consultation(self, consultation_id, answer, question=None):
+        body: dict[str, Any] = {"answer": answer, "wait_s": 30.0}
+        if question is not None:
+            body["question"] = question
+        return self._request("POST", f"/v1/consultations/{consultation_id}/answer", json=body)
 
     def consultation_why(self, consultation_id):
         return self._request("GET", f"/v1/consultations/{consultation_id}/why")

@@ -70,7 +70,7 @@ async def get(
     request: Request,
     serving: ServingDep,
     after: int | None = Query(None, description="Wait (up to wait_s) until the revision is newer than this."),
-    wait_s: float = Query(10.0, ge=0, le=60),
+    wait_s: float = Query(10.0, ge=0, le=60, allow_inf_nan=False),
 ) -> ConsultationOut:
     """State, the open question and the answers proven so far."""
     c = _get(request, serving, consultation_id)
@@ -96,10 +96,10 @@ async def question(consultation_id: str, request: Request, serving: ServingDep) 
     response_model=ConsultationOut,
 )
 async def answer(consultation_id: str, body: AnswerRequest, request: Request, serving: ServingDep) -> ConsultationOut:
-    """409 when no question is open or the answer is not one of its choices."""
+    """409 when no question is open, `question` names one that is not open, or the answer is not one of its choices."""
     c = _get(request, serving, consultation_id)
     try:
-        c.answer(body.answer)
+        c.answer(body.answer, body.question)
     except Exception as exc:  # noqa: BLE001 - mapped by type in serving_error
         raise serving_error(exc) from exc
     return ConsultationOut(**await c.wait_async(None, body.wait_s))
