@@ -145,6 +145,7 @@ def replay(
         edits[name] = file
     with Workbench.open() as wb:
         try:
+            _load_models(wb, run_id)
             res = asyncio.run(wb.replay(run_id, knowledge_bases=edits, record=record, regenerate=regenerate))
         except (NotFoundError, KnowledgeBaseError) as exc:
             typer.echo(str(exc), err=True)
@@ -152,7 +153,8 @@ def replay(
     if as_json:
         typer.echo(json.dumps(res.to_dict(), default=str, indent=2))
         return
-    console.print(f"replayed {res.original.run_id} as {res.replay.run_id}: {res.replay.status}")
+    as_run = f"as {res.replay.run_id}" if res.replay.run_id else "(not recorded)"
+    console.print(f"replayed {res.original.run_id} {as_run}: {res.replay.status}")
     if not res.changes:
         console.print("no change")
         return
@@ -172,6 +174,31 @@ def replay(
         console.print(f"  knowledge base {name}: {str(v['before'])[:12]} -> {str(v['after'])[:12]}", markup=False)
     if "skipped" in ch:
         console.print(f"  skipped nodes: {ch['skipped']['before']} -> {ch['skipped']['after']}", markup=False)
+
+
+def _load_models(wb, run_id: str) -> None:
+    """Load the models of the recorded run's pipeline version before the replay, as `workbench run`
+    does: loaded inside the replayed run, a model's load time (seconds) was recorded as its latency.
+    Raises NotFoundError for an unknown run; a model or pipeline that cannot load is left to the
+    replay, which reports the reason."""
+    original = wb.get_run(run_id)
+    try:
+        p = wb.get_pipeline(original.pipeline, original.version)
+    except Exception:  # noqa: BLE001 - the replay says why
+        return
+    names = sorted({n.get("model") for n in p.nodes.values() if n.type in ("model", "generate")} - {None})
+    with Console(stderr=True).status(f"loading {', '.join(map(str, names))}") if names else _nothing():
+        for name in names:
+            try:
+                wb.get_model(name)
+            except Exception:  # noqa: BLE001 - the replay fails with the reason
+                pass
+
+
+def _nothing():
+    import contextlib
+
+    return contextlib.nullcontext()
 
 
 def _trace_detail(kind: str, p: dict) -> str:
