@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Query, Request, Response
 
-from workbench.consultation import TERMINAL, Consultation
-from workbench.serving.errors import ConflictError, translate
+from workbench.consultation import TERMINAL, Consultation, ConsultationNotFoundError
+from workbench.serving.errors import ConflictError, NotFoundError, translate
 
 from ..deps import PREDICT_KEY, ServingDep
 from ..errors import V1_ERRORS
@@ -28,9 +28,21 @@ from .tools_common import consultations_of, serving_error
 router = APIRouter(prefix="/v1/consultations", tags=["knowledge bases"], responses=V1_ERRORS)
 
 
+#: added to a 404 when the server runs several worker processes, each with its own consultations
+ELSEWHERE = (
+    "; this server runs several worker processes (serve --workers N) and a consultation lives in the one "
+    "that started it, which this request did not reach: hold consultations on a server with one worker"
+)
+
+
 def _get(request: Request, serving, consultation_id: str) -> Consultation:
     try:
         return consultations_of(request, serving).get(consultation_id)
+    except ConsultationNotFoundError as exc:
+        error = serving_error(exc)
+        if serving.multiprocess:
+            error = NotFoundError("consultation", exc.name)._with(str(exc) + ELSEWHERE)
+        raise error from exc
     except Exception as exc:  # noqa: BLE001 - mapped by type in serving_error
         raise serving_error(exc) from exc
 

@@ -72,3 +72,19 @@ def test_non_finite_wait_s_is_named_as_such(server, value) -> None:
     assert r.status_code == 422, r.text
     assert r.json()["error"]["message"] == "query.wait_s: must be a finite number"
     httpx.delete(f"{server.url}/v1/consultations/{c['id']}")
+
+
+def test_an_unknown_id_on_a_multi_worker_server_says_where_consultations_live(server, monkeypatch) -> None:
+    """With `serve --workers 2` a consultation lives in the worker that started it: 1 request in 4
+    reached the other one and got "no consultation ... (finished ones expire after an hour)". The 404
+    now says why when the server runs several workers (`Serving.multiprocess`); docs/api.md, Limits."""
+    from workbench.serving import Serving
+
+    plain = httpx.get(f"{server.url}/v1/consultations/0123456789abcdef")
+    assert plain.status_code == 404 and "worker" not in plain.json()["error"]["message"]
+    monkeypatch.setattr(Serving, "multiprocess", property(lambda self: True))
+    many = httpx.get(f"{server.url}/v1/consultations/0123456789abcdef")
+    assert many.status_code == 404, many.text
+    message = many.json()["error"]["message"]
+    assert message.startswith("no consultation '0123456789abcdef' (finished ones expire after an hour); ")
+    assert "a consultation lives in the one that started it" in message
