@@ -274,6 +274,7 @@ def test_generate_node_of_a_pipeline_replica_streams_from_the_generation_deploym
     env = where["serve_env"]
     assert env["RAY_SERVE_WORKBENCH_TEST_SERVE"] == "1" and env["RAY_SERVE_WORKBENCH_TEST_PIPELINES"] == "1"
     assert env["RAY_SERVE_RUN_ROUTER_IN_SEPARATE_LOOP"] == "1"  # pipeline replicas call handles from threads
+    assert env["RAY_SERVE_PROXY_READY_CHECK_TIMEOUT_S"] == "30"  # the controller's default (CONTROLLER_DEFAULTS)
     # a rail stopped the first generation mid-decode: the cancellation reached the replica's engine, which
     # aborted the request and freed its KV-cache blocks
     assert runs[0].json()["outputs"]["finish_reason"] == "rail_stop"
