@@ -348,11 +348,16 @@ def test_replica_killed_under_load_loses_nothing_silently_and_records_nothing_tw
     assert killed, "the replica was not killed during the load"
     ok = [(x, r.json()) for x, r in zip(items, answers) if r.status_code == 200]
     refused = [r for r in answers if r.status_code != 200]
+    not_admitted = [x["id"] for x, r in zip(items, answers) if r.status_code == 429]
     for r in refused:  # not silent: a clear 503 naming the lost replica
+        if r.status_code == 429:  # or, on a busy machine, admission control's refusal before any work (CI, load 8+)
+            assert r.json()["error"]["code"] == "queue_full" and int(r.headers["retry-after"]) >= 1, r.text[:400]
+            continue
         assert r.status_code == 503 and "replica" in r.json()["error"]["message"], r.text[:400]
     assert len(ok) + len(refused) == len(items)
     assert len(ok) >= len(items) // 2
     stored = _runs_by_input_id(postgres_url, "kill")
+    assert not any(stored.get(i) for i in not_admitted), "a request refused with 429 was run"
     assert all(len(v) == 1 for v in stored.values()), {k: v for k, v in stored.items() if len(v) > 1}
     for item, run in ok:  # every answered run is recorded, once, as answered
         assert stored[item["id"]] == [(run["run_id"], run["served_by"])]
