@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -18,7 +18,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from ..names import check_name
-from .database import StoreError, create_store_engine, current_revision, upgrade
+from .database import StoreError, create_store_engine, current_revision, sqlite_write_queue, upgrade
 from .models import KnowledgeBaseRow, ModelRow, PipelineRow, PipelineStageRow, RunRow, TraceEventRow, utcnow
 
 STAGES = ("production", "staging")
@@ -45,6 +45,7 @@ class Store:
         self.engine = engine
         self._sessions = sessionmaker(engine, expire_on_commit=False)
         self._inserts: dict[tuple[str, tuple[str, ...], tuple[str, ...] | None], _Insert] = {}
+        self._write_queue = sqlite_write_queue(engine)
 
     @classmethod
     def open(cls, url: str | None = None) -> Store:
@@ -228,13 +229,14 @@ class Store:
             return []
         if self.engine.dialect.name == "sqlite":
             # every value bound (the columns' JSON included) before the transaction starts: SQLite's write lock,
-            # which other processes on the file wait for (Ray replicas), is held for the inserts and commit only
+            # which other processes on the file wait for (Ray replicas), is held for the inserts and commit only;
+            # writers of the file wait for it in its write queue (`SQLiteWriteQueue`), not in SQLite's busy handler
             statements = [self._prepared(RunRow.__table__, rows, ("id",) if skip_existing else None)]
             if events:
                 statements.append(
                     self._prepared(TraceEventRow.__table__, events, ("run_id", "seq") if skip_existing else None)
                 )
-            with self.engine.begin() as conn:
+            with self._write_queue or nullcontext(), self.engine.begin() as conn:
                 for sql, parameters in statements:
                     conn.exec_driver_sql(sql, parameters)
             return [r["id"] for r in rows]
