@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import os
 import threading
 from pathlib import Path
@@ -22,6 +21,8 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DatabaseError, OperationalError
+
+from rules.facts import finite_json
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 log = logging.getLogger(__name__)
@@ -43,34 +44,22 @@ def head_revision() -> str:
     return ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
 
 
-NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}  # protobuf's JSON mapping of floats
-
-
 def json_text(value: Any) -> str:
     """The text stored in JSON columns (runs: inputs, outputs, explanation, timings; trace
     payloads): pydantic-core's serializer (Rust), about 3x faster than `json.dumps` on a
     `demo_digits` run record (measured: 86 vs 266 µs for 43 kB), which the recorder thread pays for
     every run. Standard JSON (compact separators) that every database's JSON type takes: a float
     that is not finite (a model's NaN score, a rule's `(/ 0.0 0.0)`) is written as the string
-    `"NaN"`, `"Infinity"` or `"-Infinity"` (protobuf's JSON mapping), not as the `NaN` literal
-    PostgreSQL refuses; read back it is that string. A value pydantic-core cannot serialise goes to
-    `json.dumps` (non-finite floats mapped the same way), which raises as before. Difference: a few
-    Python types `json.dumps` refuses (bytes, sets, datetimes, dataclasses) are written instead of
+    `"NaN"`, `"Infinity"` or `"-Infinity"` (protobuf's JSON mapping, `rules.facts.NON_FINITE_JSON`),
+    not as the `NaN` literal PostgreSQL refuses; read back it is that string. A value pydantic-core
+    cannot serialise goes to `json.dumps` (non-finite floats mapped the same way, by
+    `rules.facts.finite_json`), which raises as before. Difference: a few Python types `json.dumps`
+    refuses (bytes, sets, datetimes, dataclasses) are written instead of
     failing the commit."""
     try:
         return pydantic_core.to_json(value, inf_nan_mode="strings").decode()
     except (pydantic_core.PydanticSerializationError, ValueError):
-        return json.dumps(_finite(value), allow_nan=False)
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return NON_FINITE[repr(value)]
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
+        return json.dumps(finite_json(value), allow_nan=False)
 
 
 def create_store_engine(url: str) -> Engine:
