@@ -231,6 +231,11 @@ def promote(
     """Point a stage label at a stored version (rollback = promote an earlier version)."""
     from workbench.pipeline import NotFoundError
 
+    if not version.strip():  # an empty prefix matches every stored version: the only one would be promoted
+        typer.echo(
+            "VERSION is empty: give a stored version or a unique prefix of it (pipeline versions NAME)", err=True
+        )
+        raise typer.Exit(2)
     with _wb() as wb:
         try:
             full = wb.promote(name, version, stage)
