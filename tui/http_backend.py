@@ -123,6 +123,11 @@ class HttpBackend(Backend):
         try:
             self._request("GET", "/healthz")
         except BackendError as exc:
+            if getattr(exc, "status", None) == 404:  # something answers, but not a workbench server's root
+                raise BackendError(
+                    f"{self.base_url} answers but has no /healthz: give the base URL of `workbench serve` "
+                    "(http://HOST:PORT, without a path such as /v1 or /docs)"
+                ) from exc
             if not starting or not str(exc).endswith(RECONNECT_HINT):
                 raise
             raise BackendError(str(exc)[: -len(RECONNECT_HINT)] + ".") from exc.__cause__
