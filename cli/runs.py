@@ -98,7 +98,7 @@ def show(
         console.print(f"  knowledge base {name} @ {v[:12]}")
     for name, v in r.model_versions.items():
         console.print(f"  model {name} @ {v[:12]}")
-    console.print("inputs:", json.dumps(r.inputs, default=str)[:400], markup=False)
+    console.print("inputs:", _cut(json.dumps(r.inputs, default=str), 400), markup=False)
     console.print(
         "outputs:" if r.ok else "error:", json.dumps(r.outputs, default=str) if r.ok else r.error, markup=False
     )
@@ -215,4 +215,11 @@ def _trace_detail(kind: str, p: dict) -> str:
     if kind == "proof":
         verdict = "proved" if p.get("proved") else "not proved"
         return f"{p.get('goal')}: {verdict} ({len(p.get('answers', []))} answers)"
-    return json.dumps(p, default=str)[:100]
+    return _cut(json.dumps(p, default=str), 100)
+
+
+def _cut(text: str, limit: int) -> str:
+    """`text` in at most `limit` characters; a longer one ends with how much was left out (`--json` has it all)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit:,} more characters: runs show --json)"
