@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 import pydantic_core
 
+from workbench.datatypes import V2_DATATYPES  # the one table of names (neural.signature), as api may import it
+
 # v2 datatype -> numpy dtype (BF16 is carried as float32; numpy has no bfloat16)
 V2_DTYPES: dict[str, Any] = {
     "BOOL": np.bool_,
@@ -42,23 +44,6 @@ V2_DTYPES: dict[str, Any] = {
     "BF16": np.float32,
     "BYTES": np.object_,
 }
-_NAME_TO_V2 = {
-    "bool": "BOOL",
-    "uint8": "UINT8",
-    "uint16": "UINT16",
-    "uint32": "UINT32",
-    "uint64": "UINT64",
-    "int8": "INT8",
-    "int16": "INT16",
-    "int32": "INT32",
-    "int64": "INT64",
-    "float16": "FP16",
-    "float32": "FP32",
-    "float64": "FP64",
-    "bfloat16": "BF16",
-    "string": "BYTES",
-    "object": "BYTES",
-}
 
 
 class TensorCodecError(ValueError):
@@ -68,7 +53,7 @@ class TensorCodecError(ValueError):
 def v2_datatype(dtype_name: str) -> str:
     """Numpy/signature dtype name (`"float32"`, `"string"`) -> v2 datatype (`"FP32"`, `"BYTES"`)."""
     try:
-        return _NAME_TO_V2[dtype_name]
+        return V2_DATATYPES[dtype_name]
     except KeyError:
         raise TensorCodecError(f"dtype {dtype_name!r} has no Open Inference Protocol datatype") from None
 

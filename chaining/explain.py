@@ -446,7 +446,7 @@ def forward_why_not(kb: KnowledgeBase, result, pattern: str) -> WhyNot:
     )
     for s in skipped:
         rule = kb.rules[s.rule]
-        if any(_asserts_relation(a, rel) for a in rule.rhs):
+        if any(_asserts_relation(a, rel) for a in rule.rhs) or rel in rule.modifies:  # as `why_not` does
             out.rules.append(RuleFailure(s.rule, "skipped", detail=s.reason))
     grouped: dict[str, tuple] = {}
     for br, h in by_rel.get(rel, ()):
@@ -467,6 +467,10 @@ def forward_why_not(kb: KnowledgeBase, result, pattern: str) -> WhyNot:
     for r in out.rules:
         if not holds and r.status == "concludes" and r.rule in fired:
             r.detail = (r.detail or "") + "; it fired, so the fact was later retracted or modified"
+        elif not holds and r.status == "skipped" and r.rule in fired and rel in kb.rules[r.rule].modifies:
+            r.detail = (
+                r.detail or ""
+            ) + f"; it fired and modified {rel} facts (a modified fact's earlier versions are not in working memory)"
     return out
 
 

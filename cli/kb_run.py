@@ -37,7 +37,12 @@ def run(
         str, typer.Option("--strategy", help="depth, breadth, simplicity, complexity, lex, mea or random.")
     ] = "depth",
     max_firings: Annotated[
-        int | None, typer.Option("--max-firings", min=0, help="Stop with exit code 2 when more rules would fire.")
+        int | None,
+        typer.Option(
+            "--max-firings",
+            help="Fire at most N rules, as CLIPS's (run N); exit code 2 when more would fire. 0 fires none (the "
+            "working memory after reset and --facts); negative: no limit.",
+        ),
     ] = None,
     timeout: Annotated[
         float | None,

@@ -165,10 +165,10 @@ async def _main(
                         **({"explanation": r.explanation} if explain else {}),
                     }
                 )
-                sys.stdout.write(json.dumps(d, default=str) + "\n")
+                sys.stdout.write(_json(d) + "\n")
             else:
                 if r.ok:
-                    out.print_json(json.dumps(r.outputs, default=str))
+                    out.print_json(_json(r.outputs))
                 else:
                     err.print(f"run failed: {r.error}", markup=False)
                 if explain and r.explanation:  # on stderr: stdout stays the outputs' JSON (`| jq` works)
@@ -179,3 +179,12 @@ async def _main(
         return 1 if failed else 0
     finally:
         wb.close()
+
+
+def _json(value: object) -> str:
+    """One JSON document as every other surface writes it: a float that is not finite as the string
+    "NaN", "Infinity" or "-Infinity" (`rules.facts.NON_FINITE_JSON`), never a bare `NaN` token;
+    values JSON has no type for as their `str`."""
+    from rules.facts import finite_json
+
+    return json.dumps(finite_json(value), default=str)

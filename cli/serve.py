@@ -14,6 +14,11 @@ temporary folder), empties it of old metric files before the workers start, and 
 writes its values there (prometheus-client's multiprocess mode). uvicorn imports the app by the
 name `cli.serve:create_app` (a factory: each worker process builds its own), which this module
 takes from `api.app`.
+
+A start-up loading failure (a catalogue model that does not load, a broken knowledge base) stops
+the server with one line naming the reason and exit status 1, as Triton's `--exit-on-error` does
+by default; `--no-exit-on-error` (setting `WORKBENCH_SERVER__EXIT_ON_ERROR=false`) keeps the
+process up with `/readyz` answering 503 `failed`, as before.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from typing import Annotated
 import typer
 
 MODELS_ENV = "WORKBENCH_SERVE_MODELS"  # JSON [[name, folder], ...] handed to each worker process
+# JSON {"pid": serve's process, "file": where a worker writes why start-up loading failed}
+STARTUP_REPORT_ENV = "WORKBENCH_SERVE_STARTUP_REPORT"
 
 
 def serve(
@@ -59,6 +66,14 @@ def serve(
     replicas: Annotated[
         int | None,
         typer.Option("--replicas", min=1, help="With --ray: pipeline replicas (default: settings, WORKBENCH_RAY__*)."),
+    ] = None,
+    exit_on_error: Annotated[
+        bool | None,
+        typer.Option(
+            "--exit-on-error/--no-exit-on-error",
+            help="Exit (status 1) when start-up loading fails, as Triton does; --no-exit-on-error keeps serving with "
+            "/readyz 'failed' (default: settings, WORKBENCH_SERVER__EXIT_ON_ERROR, true).",
+        ),
     ] = None,
 ) -> None:
     """Serve the REST API (pipelines, knowledge bases, KServe v2 inference, OpenAI-compatible generation).
@@ -109,23 +124,85 @@ def serve(
         typer.echo(f"workbench serve: {problem}", err=True)
         raise typer.Exit(2)
     made = setup_multiprocess_metrics() if workers > 1 else None
+    exit_on_error = settings.server.exit_on_error if exit_on_error is None else exit_on_error
+    os.environ.pop(STARTUP_REPORT_ENV, None)
+    report = startup_report_file() if exit_on_error else None
     typer.echo(
         f"workbench serve: http://{host}:{port} ({workers} worker{'s' if workers > 1 else ''}); docs at /docs", err=True
     )
-    uvicorn.run(
-        "cli.serve:create_app",  # this module's import of api.app (the composition root sees every room)
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        log_level=log_level,
-        timeout_graceful_shutdown=10,
-        **uvicorn_options(settings),
-    )
-    if made is not None:
-        import shutil
+    try:
+        uvicorn.run(
+            "cli.serve:create_app",  # this module's import of api.app (the composition root sees every room)
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            log_level=log_level,
+            timeout_graceful_shutdown=10,
+            **uvicorn_options(settings),
+        )
+    except KeyboardInterrupt:  # one worker: uvicorn re-raises the SIGINT the failed start-up sent after shutting down
+        if report is None or not report.read_text(encoding="utf-8"):
+            raise
+    finally:
+        if made is not None:
+            import shutil
 
-        shutil.rmtree(made, ignore_errors=True)
+            shutil.rmtree(made, ignore_errors=True)
+    if report is not None:
+        reason = report.read_text(encoding="utf-8")
+        report.unlink(missing_ok=True)
+        if reason:
+            typer.echo(
+                f"workbench serve: start-up loading failed, server stopped (--no-exit-on-error keeps it up): {reason}",
+                err=True,
+            )
+            raise typer.Exit(1)
+
+
+def startup_report_file() -> Path:
+    """An empty file where a worker whose start-up loading fails writes why; named, with this process's id
+    (the one to stop), by `WORKBENCH_SERVE_STARTUP_REPORT` for the worker processes."""
+    import tempfile
+
+    fd, path = tempfile.mkstemp(prefix="workbench-serve-", suffix=".startup")
+    os.close(fd)
+    os.environ[STARTUP_REPORT_ENV] = json.dumps({"pid": os.getpid(), "file": path})
+    return Path(path)
+
+
+def exit_on_startup_failure(app, pid: int, file: str) -> None:
+    """Wrap `app`'s lifespan: once start-up loading (`app.state.serving`, in the background) has
+    failed, write the reason (one line) to `file` and send SIGINT to `pid`, the `workbench serve`
+    process: uvicorn (one worker) or its supervisor (several) then shuts every worker down cleanly."""
+    import asyncio
+    import contextlib
+    import math
+    import signal
+
+    from workbench.serving.errors import UnavailableError
+
+    serving = app.state.serving
+    inner = app.router.lifespan_context
+
+    async def watch() -> None:
+        try:
+            await serving.wait_ready(timeout_s=math.inf)
+        except UnavailableError:
+            reason = " ".join(str(serving.readiness().get("error") or "unknown error").split())
+            Path(file).write_text(reason, encoding="utf-8")
+            os.kill(pid, signal.SIGINT)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app_):
+        async with inner(app_) as state:
+            task = asyncio.create_task(watch())
+            try:
+                yield state
+            finally:
+                task.cancel()
+
+    app.router.lifespan_context = lifespan
 
 
 def port_problem(host: str, port: int) -> str | None:
@@ -216,6 +293,15 @@ def create_app():
     Returns:
         fastapi.FastAPI: `api.app.create_app()` with the current settings.
     """
+    app = _build_app()
+    report = os.environ.get(STARTUP_REPORT_ENV)
+    if report:
+        spec = json.loads(report)
+        exit_on_startup_failure(app, int(spec["pid"]), spec["file"])
+    return app
+
+
+def _build_app():
     from api.app import create_app as build
 
     models = json.loads(os.environ.get(MODELS_ENV) or "[]")

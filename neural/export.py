@@ -4,7 +4,10 @@ The graph is exported to a temporary directory, loaded in ONNX Runtime (CPU prov
 on every example batch; the largest absolute difference from torch must be <= `atol` for every
 output. Only then is the file moved to its destination. Exporter: the TorchScript-based
 `torch.onnx.export(dynamo=False)` first (one self-contained file), then the `torch.export`-based
-one (`dynamo=True`) if that fails.
+one (`dynamo=True`) if that fails. A `torch.export` program (`ExportedProgram`, a `.pt2` file) goes
+to the `torch.export`-based exporter as it is (its dynamic dimensions are already in the program)
+and is checked against `program.module()`: it is not an `nn.Module`, and the module it unlifts to
+refuses `.eval()`/`.train()` (torch fixes a program's train/eval behaviour at export time).
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ class ExportReport:
 
 
 def export_onnx(
-    module: torch.nn.Module,
+    module: torch.nn.Module | torch.export.ExportedProgram,
     signature: Signature,
     examples: Sequence[dict[str, np.ndarray]],
     out: str | Path,
@@ -47,6 +50,9 @@ def export_onnx(
     opset: int = 17,
 ) -> ExportReport:
     """Export `module` (called as `module(*inputs in signature order)`) to the ONNX file `out`.
+
+    `module` may also be a `torch.export.ExportedProgram` (float32, CPU): it is exported with the
+    `torch.export`-based exporter only, and checked against `module.module()`.
 
     `examples`: one or more batches `{input name: array}` (batch axis first); the first is traced,
     all are checked, so give examples of different batch sizes and lengths to exercise dynamic axes
@@ -64,7 +70,13 @@ def export_onnx(
             if not parent.is_dir():
                 raise ExportError(f"{out}: cannot write there: {parent} is not a directory")
             break
-    module = module.eval().to("cpu", torch.float32)
+    program = module if isinstance(module, torch.export.ExportedProgram) else None
+    if program is not None:
+        reference = program.module()  # a GraphModule that refuses .eval(): the program fixed that at export
+        exporters: tuple[str, ...] = ("dynamo",)
+    else:
+        module = reference = module.eval().to("cpu", torch.float32)
+        exporters = ("torchscript", "dynamo")
     names = signature.input_names
     first = tuple(torch.from_numpy(np.ascontiguousarray(examples[0][n])) for n in names)
     dynamic_axes = _dynamic_axes(signature)
@@ -72,7 +84,7 @@ def export_onnx(
         tmp_file = Path(tmp) / out.name
         errors: list[str] = []
         exporter = ""
-        for exporter in ("torchscript", "dynamo"):
+        for exporter in exporters:
             try:
                 _export(module, first, tmp_file, signature, dynamic_axes, exporter, opset)
                 break
@@ -81,8 +93,9 @@ def export_onnx(
                 for p in Path(tmp).iterdir():
                     p.unlink()
         else:
-            raise ExportError("ONNX export failed with both exporters: " + " | ".join(errors))
-        diffs = _check(module, tmp_file, signature, examples, atol)
+            tried = "with both exporters" if len(errors) > 1 else "with the torch.export-based exporter"
+            raise ExportError(f"ONNX export failed {tried}: " + " | ".join(errors))
+        diffs = _check(reference, tmp_file, signature, examples, atol)
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
             for p in Path(tmp).iterdir():  # the .onnx file and, for the dynamo exporter, its external data
@@ -106,6 +119,17 @@ def _dynamic_axes(signature: Signature) -> dict[str, dict[int, str]]:
 
 
 def _export(module, args, path: Path, signature: Signature, dynamic_axes, exporter: str, opset: int) -> None:
+    # the torch.export-based exporter logs a warning per torchvision op it skips when torchvision is absent
+    registration = logging.getLogger("torch.onnx._internal.exporter._registration")
+    level = registration.level
+    registration.setLevel(logging.ERROR)
+    try:
+        _export_with(module, args, path, signature, dynamic_axes, exporter, opset)
+    finally:
+        registration.setLevel(level)
+
+
+def _export_with(module, args, path: Path, signature: Signature, dynamic_axes, exporter: str, opset: int) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if exporter == "torchscript":
@@ -133,7 +157,8 @@ def _export(module, args, path: Path, signature: Signature, dynamic_axes, export
                 str(path),
                 input_names=signature.input_names,
                 output_names=signature.output_names,
-                dynamic_shapes=shapes,
+                # a program carries its own dynamic dimensions; the exporter uses it as it is
+                dynamic_shapes=None if isinstance(module, torch.export.ExportedProgram) else shapes,
                 dynamo=True,
                 verbose=False,
             )
@@ -192,7 +217,9 @@ def export_entry(entry: Any, out: str | Path, *, atol: float = 1e-4) -> ExportRe
         examples = [tokenizer_examples(tokenizer, n) for n in (2, 3)]
     else:
         examples = [_random_inputs(entry.signature, b, n, seed) for seed, (b, n) in enumerate(((2, 5), (3, 7)))]
-    return export_onnx(backend.module, entry.signature, examples, out, atol=atol)
+    # a torch.export program is exported as the program, not as the GraphModule the backend runs
+    module = backend.program if backend.program is not None else backend.module
+    return export_onnx(module, entry.signature, examples, out, atol=atol)
 
 
 def _random_inputs(signature: Signature, batch: int, dyn: int, seed: int) -> dict[str, np.ndarray]:

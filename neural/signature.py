@@ -29,9 +29,9 @@ _DTYPES = {
     "float64",
     "string",
 }
-# KServe v2 / Open Inference Protocol datatypes of the numpy names, the API's spelling (api.kserve_codec
-# keeps its own copy: front ends may not import neural). Messages name both, "FP32 (float32)": config
-# files use the numpy names.
+# KServe v2 / Open Inference Protocol datatypes of the numpy names, the API's spelling: the one table
+# (api.kserve_codec reaches it through workbench.datatypes, as front ends may not import neural).
+# Messages name both, "FP32 (float32)": config files use the numpy names.
 V2_DATATYPES = {
     "bool": "BOOL",
     "uint8": "UINT8",
@@ -47,6 +47,7 @@ V2_DATATYPES = {
     "float64": "FP64",
     "bfloat16": "BF16",
     "string": "BYTES",
+    "object": "BYTES",  # numpy's dtype of arrays of str/bytes, as the KServe codec decodes BYTES
 }
 
 

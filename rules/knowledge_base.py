@@ -155,7 +155,14 @@ def _read(paths: Iterable[str | Path]) -> tuple[list[tuple[str, str]], list[Diag
     tables: list[str] = []
     expanded: list[str | Path] = []
     for p in paths:  # a folder knowledge base: its .clp files, then its decision tables
-        expanded.extend(folder_files(Path(p)) or [p] if Path(p).is_dir() else [p])
+        if not Path(p).is_dir():
+            expanded.append(p)
+        elif files := folder_files(Path(p)):
+            expanded.extend(files)
+        else:
+            diags.append(
+                Diagnostic(str(p), 1, 1, "no .clp files in this folder (a folder knowledge base is its .clp files)")
+            )
     for p in expanded:
         if is_table(p):
             tables.append(str(p))

@@ -27,6 +27,7 @@ APP_NAME = "workbench"
 OTHER_VARIABLES = frozenset(
     {"SETTINGS_FILE", "DEMO_LM", "TUI_API_KEY", "BENCH_THREADS", "ONNX_CACHE", "REQUIRE_NATIVE"}
     | {"SERVE_MODELS", "BENCH_GENERATE_ONLY"}  # `serve --model` to its workers; `bench generate` rows
+    | {"SERVE_STARTUP_REPORT"}  # `serve` (exit on a start-up error) to its workers
     | {"FUZZ_EXAMPLES", "FUZZ_REPORT"}  # tests/api/test_schema_fuzz.py
 )
 
@@ -65,6 +66,11 @@ class ServerSettings(BaseModel):
         "iteration; uvloop accepted one per iteration, so under overload (loop iterations of ~0.1 s while the "
         "run pool holds the GIL) connections waited tens of seconds in the kernel's accept queue, unseen by "
         "admission control (docs/serving.md, Overload)",
+    )
+    exit_on_error: bool = Field(
+        True,
+        description="stop the server (exit status 1, one line naming the reason) when start-up loading fails, as "
+        "Triton's --exit-on-error does; false keeps the process up with /readyz 'failed' (docs/serving.md)",
     )
 
 

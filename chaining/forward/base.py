@@ -19,7 +19,7 @@ class EngineConfig:
     """Limits and tracing of evaluations.
 
     Attributes:
-        max_firings: default firing limit per evaluation (None: unlimited).
+        max_firings: default firing limit per evaluation (None or negative: unlimited; see `firing_limit`).
         timeout: default time limit per evaluation, seconds (None: unlimited). Checked between
             batches of `run_chunk` firings, and enforced inside a right-hand side, a `test` or a
             deffacts/defglobal expression by CLIPS's halt flags (`clips_halt`), at most
@@ -62,8 +62,10 @@ class EngineConfig:
     native: bool | None = None
 
     def __post_init__(self) -> None:
-        if self.max_firings is not None and (not isinstance(self.max_firings, int) or self.max_firings < 0):
-            raise ValueError(f"EngineConfig.max_firings must be a non-negative int or None, got {self.max_firings!r}")
+        if self.max_firings is not None and (
+            not isinstance(self.max_firings, int) or isinstance(self.max_firings, bool)
+        ):
+            raise ValueError(f"EngineConfig.max_firings must be an int or None, got {self.max_firings!r}")
         if self.timeout is not None and not (isinstance(self.timeout, (int, float)) and self.timeout > 0):
             raise ValueError(f"EngineConfig.timeout must be positive seconds or None, got {self.timeout!r}")
         if self.load_timeout is not None and not (
@@ -84,6 +86,16 @@ class EngineConfig:
 
 
 FactsInput = Iterable[Fact | Mapping[str, Any]]
+
+
+def firing_limit(limit: int | None) -> int | None:
+    """A firing limit as CLIPS's `(run N)` reads it: None or a negative int -> None (no limit); 0 fires
+    no rule; N > 0 fires at most N. Raises ValueError for a value that is not an int."""
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise ValueError(f"max_firings must be an int or None, got {limit!r}")
+    return None if limit < 0 else limit
 
 
 def as_facts(facts: FactsInput | None, where: str = "facts") -> list[Fact]:
@@ -132,7 +144,9 @@ class ForwardChainer(ABC):
         Args:
             facts: `Fact` objects or dicts `{"template", "slots"|"values"}`.
             strategy: conflict-resolution strategy name (`Strategy`); None: the engine default.
-            max_firings: firing limit (None: the engine default; 0 is allowed and fires nothing).
+            max_firings: firing limit, as CLIPS's `(run N)` (None: the engine default; 0 fires no rule
+                and is not an error; negative: no limit). A run that reaches a positive limit with
+                activations still on the agenda raises FiringLimitError.
             timeout: time limit, seconds (None: the engine default).
             seed: seed for CLIPS's random generator (the `random` strategy), None: leave as is.
             templates: report only the final facts of these templates (None: all).

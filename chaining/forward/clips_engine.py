@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .base import EngineConfig, FactsInput, ForwardChainer, as_facts
+from .base import EngineConfig, FactsInput, ForwardChainer, as_facts, firing_limit
 from .clips_runner import ClipsRunner
 from .result import ForwardResult
 from .strategy import Strategy
@@ -200,9 +200,7 @@ class ForwardEngine(ForwardChainer):
         """
         strat = self._default_strategy if strategy is None else Strategy.parse(strategy, self._default_strategy)
         items = as_facts(facts)
-        limit = self.config.max_firings if max_firings is None else max_firings
-        if limit is not None and limit < 0:
-            raise ValueError(f"max_firings must be >= 0, got {limit}")
+        limit = firing_limit(self.config.max_firings if max_firings is None else max_firings)
         seconds = self.config.timeout if timeout is None else timeout
         if seconds is not None and seconds <= 0:
             raise ValueError(f"timeout must be positive seconds, got {seconds}")

@@ -355,7 +355,7 @@ class ClipsRunner:
             while True:
                 budget = run_chunk if max_firings is None else min(run_chunk, max_firings - fired)
                 if budget <= 0:
-                    if self._agenda_pending():
+                    if max_firings and self._agenda_pending():  # 0 fires nothing by request: not a runaway
                         stop = "firings"
                     break
                 n = lib.Run(e, budget)

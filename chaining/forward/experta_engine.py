@@ -43,7 +43,7 @@ from experta.fact import InitialFact
 
 from rules.facts import IMPLIED, Fact
 
-from .base import EngineConfig, FactsInput, ForwardChainer, as_facts
+from .base import EngineConfig, FactsInput, ForwardChainer, as_facts, firing_limit
 from .deadline import DeadlineExceeded, call_with_deadline
 from .errors import (
     EvaluationTimeout,
@@ -160,7 +160,7 @@ class ExpertaEngine(ForwardChainer):
             raise ValueError(f"experta supports only the 'depth' strategy, got {strat.label!r}")
         items = _facts_allowing_none(facts)
         converted = [self._to_experta(f, f"facts[{i}]") for i, f in enumerate(items)]
-        limit = self.config.max_firings if max_firings is None else max_firings
+        limit = firing_limit(self.config.max_firings if max_firings is None else max_firings)
         seconds = self.config.timeout if timeout is None else timeout
         with self._lock, _STDOUT_LOCK:
             buffer = io.StringIO()
@@ -231,8 +231,8 @@ def _run(
         while engine.running:
             added, removed = engine.get_activations()
             engine.strategy.update_agenda(engine.agenda, added, removed)
-            if limit is not None and len(firings) >= limit:
-                return ("firings" if engine.agenda.activations else None), None
+            if limit is not None and len(firings) >= limit:  # a limit of 0 fires nothing and is not a runaway
+                return ("firings" if limit and engine.agenda.activations else None), None
             if deadline is not None and time.perf_counter() > deadline and engine.agenda.activations:
                 return "timeout", None
             activation = engine.agenda.get_next()

@@ -41,7 +41,10 @@ class TorchBackend(Backend):
         self.device = resolve_device(device)
         self.precision: Precision = resolve_precision(dtype, self.device)
         self.dtype = self.precision.name
+        # the program as given (`.module()` below unlifts it to a GraphModule): ONNX export takes the program
+        self.program: torch.export.ExportedProgram | None = None
         if isinstance(module, torch.export.ExportedProgram):
+            self.program = module
             # an exported program is fixed: it may move device, but not change dtype or be quantised
             if self.precision.name != "float32":
                 raise ValueError(f"dtype {self.precision.name} is not supported for torch.export programs; use float32")

@@ -206,6 +206,20 @@ def test_kb_commands_take_a_folder_knowledge_base(tmp_path):
     assert kb.name == "loan" and [Path(f).name for f, _ in kb.sources] == ["loan.clp", "loan.csv"]
 
 
+def test_kb_check_of_a_folder_without_rule_files_says_so(tmp_path):
+    """n11 #2: `kb check EMPTY_DIR` (or a folder of decision tables only) said 'cannot read rule file: Is a
+    directory'; it names the folder and what is missing, located, exit 1."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    tables_only = tmp_path / "tables"
+    tables_only.mkdir()
+    shutil.copy(HERE / "loan.csv", tables_only / "loan.csv")
+    for folder in (empty, tables_only):
+        check = CliRunner().invoke(app, ["kb", "check", str(folder)])
+        assert check.exit_code == 1, check.output
+        assert f"{folder}:1:1: no .clp files in this folder" in check.output and "Is a directory" not in check.output
+
+
 def test_in_keeps_quoted_strings_whole(tmp_path):
     """Review finding: `in "a b" c` was split on spaces before the quotes were read."""
     (tmp_path / "t.clp").write_text(

@@ -52,3 +52,15 @@ def test_the_ingress_decides_the_controllers_environment():
     proxy = ingress_env(Settings(ray=RaySettings(ingress="serve_proxy", serve_env={"RAY_SERVE_X": "1"})), token)
     assert proxy["RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH"] == "workbench.scale.proxy:middlewares"
     assert "RAY_SERVE_ENABLE_HA_PROXY" not in proxy and proxy["RAY_SERVE_X"] == "1"
+
+
+def test_the_controller_waits_30_s_for_a_proxy_unless_serve_env_says_otherwise():
+    """Ray's 5 s readiness check killed the proxy of `deploy` on a busy machine until `serve.start` gave up
+    (ActorDiedError, 4 of 4 tries at load average 6-17); the controller gets 30 s, for either ingress, and a
+    value in `serve_env` wins."""
+    from workbench.scale.serve_app import ingress_env
+
+    key = "RAY_SERVE_PROXY_READY_CHECK_TIMEOUT_S"
+    for ingress in ("haproxy", "serve_proxy"):
+        assert ingress_env(Settings(ray=RaySettings(ingress=ingress)), "t0ken-of-it")[key] == "30"
+        assert ingress_env(Settings(ray=RaySettings(ingress=ingress, serve_env={key: "7"})), "t0ken-of-it")[key] == "7"

@@ -128,3 +128,61 @@ def test_a_value_its_column_cannot_take_fails_as_the_core_insert_does(tmp_path, 
             assert conn.exec_driver_sql("SELECT count(*) FROM trace_events").scalar() == 0
     finally:
         store.close()
+
+
+def test_idempotent_recording_stores_what_the_core_on_conflict_insert_stores(tmp_path):
+    """`skip_existing=True` (runs recorded by Ray replicas under the ingress's run id) goes through the
+    precompiled `INSERT ... ON CONFLICT DO NOTHING`: the same raw rows as SQLAlchemy's dialect insert, and a run
+    recorded again (a retried request) leaves the stored run and its trace events as they were."""
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    fast = Store.open(f"sqlite:///{tmp_path / 'fast.sqlite3'}")
+    core = Store.open(f"sqlite:///{tmp_path / 'core.sqlite3'}")
+    assert fast.record_runs([(dict(r), evs) for r, evs in RUNS], skip_existing=True) == ["run-1", "run-2"]
+    again = {**RUNS[0][0], "status": "succeeded", "error": None}
+    assert fast.record_runs([(again, [TraceEvent("other", None, {}, None)])], skip_existing=True) == ["run-1"]
+    rows = [run_columns(dict(r)) for r, _ in RUNS]
+    events = [
+        {"run_id": row["id"], "seq": i, "kind": e.kind, "node": e.node, "payload": e.payload, "at": e.at}
+        for row, (_, evs) in zip(rows, RUNS)
+        for i, e in enumerate(evs)
+    ]
+    with core.engine.begin() as conn:
+        conn.execute(sqlite_insert(RunRow.__table__).on_conflict_do_nothing(index_elements=["id"]), rows)
+        conn.execute(
+            sqlite_insert(TraceEventRow.__table__).on_conflict_do_nothing(index_elements=["run_id", "seq"]), events
+        )
+    runs_fast, events_fast = _raw(tmp_path / "fast.sqlite3")
+    runs_core, events_core = _raw(tmp_path / "core.sqlite3")
+    assert [tuple(map(repr, r)) for r in runs_fast] == [tuple(map(repr, r)) for r in runs_core]
+    assert events_fast == events_core and [e[2] for e in events_fast] == ["rule_firing", "node"]
+    fast.close()
+    core.close()
+
+
+@pytest.mark.parametrize("skip_existing", [False, True])
+def test_values_are_bound_before_the_write_transaction_starts(tmp_path, skip_existing):
+    """The columns' JSON is written before SQLite's write lock is taken: while a trace payload is serialised,
+    another connection (another process's, in a Ray deployment) can still write to the file at once. Before,
+    the trace events were bound after the run row's insert had taken the lock: that write got "database is
+    locked", and a replica waiting for the lock waited for the other's serialisation too."""
+    path = tmp_path / "runs.sqlite3"
+    store = Store.open(f"sqlite:///{path}")
+    other_writes: list[str] = []
+
+    def payload():
+        with sqlite3.connect(path, timeout=0) as con:  # no waiting: fails if a write transaction is open
+            try:
+                con.execute("INSERT INTO pipelines_probe VALUES (1)")
+                other_writes.append("written")
+            except sqlite3.OperationalError as exc:
+                other_writes.append(str(exc))
+        yield 1
+
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE TABLE pipelines_probe (x INTEGER)")
+    run = {"id": "r", "pipeline_name": "p", "pipeline_version": "v", "inputs": {}, "status": "s"}
+    store.record_runs([(run, [TraceEvent("node", "n", {"values": payload()}, None)])], skip_existing=skip_existing)
+    assert other_writes == ["written"]
+    assert store.get_run("r").events[0].payload == {"values": [1]}
+    store.close()

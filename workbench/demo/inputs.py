@@ -14,8 +14,10 @@ from .prompts import PROMPTS
 def write_demo_inputs(folder: str | Path) -> dict[str, int]:
     """Write `demo_digits.jsonl` (one `{"id", "images"}` per line: 55 held-out ID numbers + 3 damaged),
     `demo_digits.labels.jsonl` (`{"id", "number", "damaged"}`), `demo_intents.jsonl` (`{"id", "text"}`),
-    `demo_intents.labels.jsonl` (`{"id", "intent", "action"}`) and `demo_generate.jsonl`
-    (`{"prompt", "expect"}`). Returns `{path: lines}`. Raises OSError when the folder cannot be written."""
+    `demo_intents.labels.jsonl` (`{"id", "intent", "action"}`), `demo_generate.jsonl` (`{"prompt"}`) and
+    `demo_generate.labels.jsonl` (`{"prompt", "expect"}`): the input files hold only the fields the
+    pipelines' input schemas accept (`additionalProperties: false`). Returns `{path: lines}`. Raises
+    OSError when the folder cannot be written."""
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     seqs = heldout_sequences()
@@ -28,7 +30,8 @@ def write_demo_inputs(folder: str | Path) -> dict[str, int]:
         "demo_intents.labels.jsonl": [
             {"id": f"heldout-{i:03d}", "intent": r["intent"], "action": r["action"]} for i, r in enumerate(rows)
         ],
-        "demo_generate.jsonl": PROMPTS,
+        "demo_generate.jsonl": [{"prompt": p["prompt"]} for p in PROMPTS],
+        "demo_generate.labels.jsonl": PROMPTS,
     }
     written: dict[str, int] = {}
     for name, items in files.items():

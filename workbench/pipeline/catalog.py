@@ -183,6 +183,7 @@ class ModelCatalog:
         self._loaded: dict[str, Any] = {}
         self._specs: dict[str, CatalogEntry] | None = None
         self._builtin_minilm = builtin_minilm
+        self._unloaded: set[str] = set()  # unloaded by request, until the next explicit load
 
     def specs(self) -> dict[str, CatalogEntry]:
         """Catalogue entries (file entries, then the built-in MiniLM), read once."""
@@ -209,6 +210,11 @@ class ModelCatalog:
 
     def is_loaded(self, name: str) -> bool:
         return name in self._loaded
+
+    def unloaded(self, name: str) -> bool:
+        """True from `unload(name)` until `name` is loaded again (`get`): Triton's explicit model
+        control, where an unloaded model stays unloaded until a load request."""
+        return name in self._unloaded
 
     @property
     def loaded(self) -> dict[str, Any]:
@@ -251,6 +257,7 @@ class ModelCatalog:
                 raise ModelNotFoundError(name, self.names())
             entry = self._load(spec)
             self._loaded[name] = entry
+            self._unloaded.discard(name)
         if self.on_load:
             self.on_load(entry)
         return entry
@@ -305,9 +312,12 @@ class ModelCatalog:
 
     def unload(self, name: str) -> bool:
         """Remove a loaded model and close it (drains its batcher); False if it was not loaded.
-        A catalogue entry loads again on next `get`; a model registered in code is gone."""
+        A catalogue entry loads again on next `get` (`unloaded(name)` is True until then); a model
+        registered in code is gone."""
         with self._lock:
             entry = self._loaded.pop(name, None)
+            if entry is not None and name in self.specs():
+                self._unloaded.add(name)
         if entry is None:
             return False
         entry.close()

@@ -153,9 +153,19 @@ def deploy(
     )
 
 
+#: Ray Serve settings of ours for the controller `deploy` starts (`settings.ray.serve_env` overrides them).
+CONTROLLER_DEFAULTS = {
+    # Ray's 5 s: the controller kills a proxy whose readiness check takes longer, three times in a row, and
+    # `serve.start` gives up after 60 s. On 2 cores at load average 6-17 (a test suite and three developers'
+    # work) the proxy's worker took longer than that to start in 4 of 4 tries (2026-12-01); 30 s started it.
+    "RAY_SERVE_PROXY_READY_CHECK_TIMEOUT_S": "30",
+}
+
+
 def ingress_env(settings: Settings, token: str) -> dict[str, str]:
     """Environment of the Serve controller that `deploy` starts (its proxies and replicas inherit it; ignored
-    when a Serve instance already runs): `settings.ray.serve_env` and the ingress's own variables.
+    when a Serve instance already runs): `CONTROLLER_DEFAULTS`, `settings.ray.serve_env` (which overrides them)
+    and the ingress's own variables.
 
     `serve_proxy`: Serve's Python HTTP proxy runs the middleware that names runs and retries requests whose
     replica was lost (`workbench.scale.proxy`). `haproxy`: Serve's HAProxy mode with the rules that do the same
@@ -166,8 +176,13 @@ def ingress_env(settings: Settings, token: str) -> dict[str, str]:
     if rs.ingress == "haproxy":
         from .haproxy import controller_env
 
-        return {**rs.serve_env, **controller_env(token, rs.retries)}
-    env = {**rs.serve_env, "RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH": CALLBACK, TOKEN_ENV: token}
+        return {**CONTROLLER_DEFAULTS, **rs.serve_env, **controller_env(token, rs.retries)}
+    env = {
+        **CONTROLLER_DEFAULTS,
+        **rs.serve_env,
+        "RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH": CALLBACK,
+        TOKEN_ENV: token,
+    }
     env[RETRIES_ENV] = str(rs.retries)
     return env
 

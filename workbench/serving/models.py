@@ -80,6 +80,14 @@ class ModelServing:
             names |= set(catalog.specs())
         return sorted(names - set(self._engines))
 
+    def _known_names(self) -> list[str]:
+        """Every name the inference protocol answers for (tensor and generation models), for 404 messages."""
+        return sorted({*self.model_names(), *self._engines})
+
+    def _unloaded(self, name: str) -> bool:
+        catalog = self._catalog()
+        return catalog is not None and name not in {e.name for e in self._model_entries()} and catalog.unloaded(name)
+
     def model_loading(self, name: str) -> bool:
         """True while a catalogue model is being loaded on first use."""
         with self._lock:
@@ -126,7 +134,11 @@ class ModelServing:
                         "name": name,
                         "version": "",
                         "state": "UNAVAILABLE",
-                        "reason": "loading" if self.model_loading(name) else "not loaded yet (loads on first use)",
+                        "reason": "loading"
+                        if self.model_loading(name)
+                        else "unloaded"
+                        if self._unloaded(name)
+                        else "not loaded yet (loads on first use)",
                     }
                 )
         for name in self._engines:
@@ -138,10 +150,15 @@ class ModelServing:
         entries = [e for e in self._model_entries() if e.name == name]
         if not entries:
             catalog = self._catalog()
+            if catalog is not None and catalog.unloaded(name):  # Triton (explicit model control): NOT_FOUND
+                raise NotFoundError("model", name)._with(
+                    f"model {name!r} has no available versions: it was unloaded; "
+                    f"POST /v2/repository/models/{name}/load loads it again"
+                )
             if catalog is not None and catalog.known(name):
                 self._load_later(name)
                 raise UnavailableError(f"model {name!r} is loading; retry shortly", 2.0)
-            raise NotFoundError("model", name, self.model_names())
+            raise NotFoundError("model", name, self._known_names())
         if version is None:
             return entries[-1]
         matches = [e for e in entries if e.version.startswith(version)]
@@ -199,7 +216,7 @@ class ModelServing:
             return [self._generation_version(name)]
         versions = [e.short_version for e in self._model_entries() if e.name == name]
         if not versions:
-            raise NotFoundError("model", name, self.model_names())
+            raise NotFoundError("model", name, self._known_names())
         return versions
 
     def model_ready(self, name: str, version: str | None = None) -> bool:
@@ -208,6 +225,8 @@ class ModelServing:
             return False
         if name in self._engines:
             return self.model(name, version).ready
+        if self._unloaded(name):
+            return False
         try:
             return self._entry_ready(self._entry(name, version))
         except UnavailableError:

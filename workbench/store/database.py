@@ -7,7 +7,9 @@ revision this code does not know (written by a newer Workbench) is refused, neve
 from __future__ import annotations
 
 import json
-import math
+import logging
+import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,10 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DatabaseError, OperationalError
 
+from rules.facts import finite_json
+
 MIGRATIONS = Path(__file__).parent / "migrations"
+log = logging.getLogger(__name__)
 
 
 class StoreError(Exception):
@@ -39,34 +44,22 @@ def head_revision() -> str:
     return ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
 
 
-NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}  # protobuf's JSON mapping of floats
-
-
 def json_text(value: Any) -> str:
     """The text stored in JSON columns (runs: inputs, outputs, explanation, timings; trace
     payloads): pydantic-core's serializer (Rust), about 3x faster than `json.dumps` on a
     `demo_digits` run record (measured: 86 vs 266 µs for 43 kB), which the recorder thread pays for
     every run. Standard JSON (compact separators) that every database's JSON type takes: a float
     that is not finite (a model's NaN score, a rule's `(/ 0.0 0.0)`) is written as the string
-    `"NaN"`, `"Infinity"` or `"-Infinity"` (protobuf's JSON mapping), not as the `NaN` literal
-    PostgreSQL refuses; read back it is that string. A value pydantic-core cannot serialise goes to
-    `json.dumps` (non-finite floats mapped the same way), which raises as before. Difference: a few
-    Python types `json.dumps` refuses (bytes, sets, datetimes, dataclasses) are written instead of
+    `"NaN"`, `"Infinity"` or `"-Infinity"` (protobuf's JSON mapping, `rules.facts.NON_FINITE_JSON`),
+    not as the `NaN` literal PostgreSQL refuses; read back it is that string. A value pydantic-core
+    cannot serialise goes to `json.dumps` (non-finite floats mapped the same way, by
+    `rules.facts.finite_json`), which raises as before. Difference: a few Python types `json.dumps`
+    refuses (bytes, sets, datetimes, dataclasses) are written instead of
     failing the commit."""
     try:
         return pydantic_core.to_json(value, inf_nan_mode="strings").decode()
     except (pydantic_core.PydanticSerializationError, ValueError):
-        return json.dumps(_finite(value), allow_nan=False)
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return NON_FINITE[repr(value)]
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
+        return json.dumps(finite_json(value), allow_nan=False)
 
 
 def create_store_engine(url: str) -> Engine:
@@ -137,3 +130,76 @@ def upgrade(engine: Engine) -> str:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "head")
     return script.get_current_head()
+
+
+class SQLiteWriteQueue:
+    """Writers of one SQLite file wait for each other in a queue instead of in SQLite's busy handler.
+
+    SQLite lets one connection write at a time; a connection that finds the file locked sleeps and
+    retries (its default busy handler: 1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100 ms, then 100 ms,
+    up to the 30 s timeout), so a writer can sleep tens of milliseconds after the lock was released,
+    and one process that writes again at once can keep another waiting. Several processes writing one
+    file (Ray Serve replicas on a node, `serve --workers N`) hold this instead around each write
+    transaction: a thread lock for the process's own threads, then an exclusive `flock` on
+    `FILE-wlock` beside the database, which the kernel grants as soon as it is released (the GIL is
+    released while waiting). SQLite's own locking is unchanged and still decides: a process that
+    does not take the queue (the sqlite3 shell) is waited for as before.
+
+    Where the lock file cannot be created (a read-only folder) or there is no `flock` (Windows), only the
+    thread lock is taken.
+    """
+
+    def __init__(self, database: str | Path) -> None:
+        self.path = f"{database}-wlock"
+        self._threads = threading.Lock()
+        self._fd: int | None = None
+        self._pid = 0
+        self._unavailable = False
+
+    def _file(self) -> int | None:
+        if self._fd is not None and self._pid == os.getpid():
+            return self._fd
+        if self._unavailable:
+            return None
+        try:
+            import fcntl  # noqa: F401  (POSIX only)
+        except ImportError:
+            self._unavailable = True
+            return None
+        try:  # a forked child opens its own: a flock belongs to the open file, which fork shares
+            self._fd, self._pid = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644), os.getpid()
+        except OSError as exc:
+            log.info("SQLite write queue %s not available (%s): SQLite's busy handler alone", self.path, exc.strerror)
+            self._unavailable = True
+            return None
+        return self._fd
+
+    def __enter__(self) -> SQLiteWriteQueue:
+        self._threads.acquire()
+        try:
+            fd = self._file()
+            if fd is not None:
+                import fcntl
+
+                fcntl.flock(fd, fcntl.LOCK_EX)
+        except BaseException:
+            self._threads.release()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if self._fd is not None and self._pid == os.getpid():
+                import fcntl
+
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+        finally:
+            self._threads.release()
+
+
+def sqlite_write_queue(engine: Engine) -> SQLiteWriteQueue | None:
+    """The `SQLiteWriteQueue` of a SQLite file engine; None for other databases and in-memory SQLite."""
+    url = engine.url
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return None
+    return SQLiteWriteQueue(Path(url.database).expanduser())

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -18,7 +18,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from ..names import check_name
-from .database import StoreError, create_store_engine, current_revision, upgrade
+from .database import StoreError, create_store_engine, current_revision, sqlite_write_queue, upgrade
 from .models import KnowledgeBaseRow, ModelRow, PipelineRow, PipelineStageRow, RunRow, TraceEventRow, utcnow
 
 STAGES = ("production", "staging")
@@ -44,7 +44,8 @@ class Store:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._sessions = sessionmaker(engine, expire_on_commit=False)
-        self._inserts: dict[tuple[str, tuple[str, ...]], _Insert] = {}
+        self._inserts: dict[tuple[str, tuple[str, ...], tuple[str, ...] | None], _Insert] = {}
+        self._write_queue = sqlite_write_queue(engine)
 
     @classmethod
     def open(cls, url: str | None = None) -> Store:
@@ -226,38 +227,53 @@ class Store:
             ]
         if not rows:
             return []
+        if self.engine.dialect.name == "sqlite":
+            # every value bound (the columns' JSON included) before the transaction starts: SQLite's write lock,
+            # which other processes on the file wait for (Ray replicas), is held for the inserts and commit only;
+            # writers of the file wait for it in its write queue (`SQLiteWriteQueue`), not in SQLite's busy handler
+            statements = [self._prepared(RunRow.__table__, rows, ("id",) if skip_existing else None)]
+            if events:
+                statements.append(
+                    self._prepared(TraceEventRow.__table__, events, ("run_id", "seq") if skip_existing else None)
+                )
+            with self._write_queue or nullcontext(), self.engine.begin() as conn:
+                for sql, parameters in statements:
+                    conn.exec_driver_sql(sql, parameters)
+            return [r["id"] for r in rows]
         with self.engine.begin() as conn:
             if skip_existing:
                 _insert_new(conn, RunRow.__table__, rows, ["id"])
                 if events:
                     _insert_new(conn, TraceEventRow.__table__, events, ["run_id", "seq"])
             else:
-                self._insert(conn, RunRow.__table__, rows)
+                conn.execute(insert(RunRow.__table__), rows)
                 if events:
-                    self._insert(conn, TraceEventRow.__table__, events)
+                    conn.execute(insert(TraceEventRow.__table__), events)
         return [r["id"] for r in rows]
 
-    def _insert(self, conn: Any, table: Any, rows: list[dict[str, Any]]) -> None:
-        """`conn.execute(insert(table), rows)` (rows: dicts with the same keys, in the same order). On
-        SQLite through the statement compiled once and the column types' own bind processors (the
-        values stored are those the Core insert stores; tests/workbench/test_store_insert.py compares
-        the raw rows): per run, SQLAlchemy's statement caching and per-execution set-up were a third
-        of the recorder's CPU (0.30 vs 0.19 ms with the DBAPI alone, docs/serving.md "Fourth round").
-        Other dialects take the Core insert."""
-        if conn.dialect.name != "sqlite":
-            conn.execute(insert(table), rows)
-            return
+    def _prepared(
+        self, table: Any, rows: list[dict[str, Any]], conflict_keys: tuple[str, ...] | None
+    ) -> tuple[str, list[tuple[Any, ...]]]:
+        """SQLite's INSERT of `rows` (dicts with the same keys, in the same order) into `table` and its
+        parameters, as `conn.execute(insert(table), rows)` would bind them (`conflict_keys`: `INSERT ...
+        ON CONFLICT (keys) DO NOTHING`): the statement compiled once per table, keys and conflict target, and
+        the column types' own bind processors applied (the values stored are those the Core insert stores;
+        tests/workbench/test_store_insert.py compares the raw rows). Per run, SQLAlchemy's statement caching
+        and per-execution set-up were a third of the recorder's CPU (0.30 vs 0.19 ms with the DBAPI alone,
+        docs/serving.md "Fourth round").
+
+        Raises:
+            sqlalchemy.exc.StatementError: a value its column type refuses, as SQLAlchemy's execute raises it.
+        """
         keys = tuple(rows[0])
-        plan = self._inserts.get((table.name, keys))
+        plan = self._inserts.get((table.name, keys, conflict_keys))
+        dialect = self.engine.dialect
         if plan is None:
-            plan = self._inserts[(table.name, keys)] = _Insert(table, keys, conn.dialect)
+            plan = self._inserts[(table.name, keys, conflict_keys)] = _Insert(table, keys, dialect, conflict_keys)
         try:
-            parameters = plan.parameters(rows)
+            return plan.sql, plan.parameters(rows)
         except Exception as exc:  # a value its column type refuses: raised as SQLAlchemy's execute raises it
-            raise DBAPIError.instance(
-                plan.sql, None, exc, conn.dialect.loaded_dbapi.Error, dialect=conn.dialect
-            ) from exc
-        conn.exec_driver_sql(plan.sql, parameters)
+            raise DBAPIError.instance(plan.sql, None, exc, dialect.loaded_dbapi.Error, dialect=dialect) from exc
 
     def get_run(self, run_id: str) -> RunRow | None:
         """A run with its trace events loaded (a unique id prefix of 4+ characters is accepted; `%` and `_`
@@ -374,13 +390,21 @@ __all__ = ["STAGES", "Store", "StoreError", "TraceEvent"]
 
 
 class _Insert:
-    """An INSERT of `keys` into `table` compiled for one dialect (positional parameters), with the
-    bind processors SQLAlchemy applies to those columns (JSON serialiser, DateTime, Boolean, Float)."""
+    """An INSERT of `keys` into `table` compiled for SQLite (positional parameters; `conflict_keys`: `ON CONFLICT
+    DO NOTHING` on them), with the bind processors SQLAlchemy applies to those columns (JSON serialiser,
+    DateTime, Boolean, Float)."""
 
     __slots__ = ("sql", "keys", "processors")
 
-    def __init__(self, table: Any, keys: tuple[str, ...], dialect: Any) -> None:
-        compiled = insert(table).compile(dialect=dialect, column_keys=list(keys))
+    def __init__(
+        self, table: Any, keys: tuple[str, ...], dialect: Any, conflict_keys: tuple[str, ...] | None = None
+    ) -> None:
+        statement = insert(table)
+        if conflict_keys is not None:
+            from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+            statement = sqlite_insert(table).on_conflict_do_nothing(index_elements=list(conflict_keys))
+        compiled = statement.compile(dialect=dialect, column_keys=list(keys))
         if compiled.positiontup is None or list(compiled.positiontup) != list(keys) or compiled.insert_prefetch:
             raise ValueError(f"cannot precompile an insert of {keys} into {table.name}")  # never for our tables
         self.sql = str(compiled)
@@ -402,12 +426,9 @@ class _Insert:
 def _insert_new(conn: Any, table: Any, rows: list[dict[str, Any]], keys: list[str]) -> None:
     """Insert the rows whose `keys` are not stored yet (`ON CONFLICT DO NOTHING`); other dialects
     fall back to reading the stored keys first."""
-    dialect = conn.dialect.name
-    if dialect in ("sqlite", "postgresql"):
-        if dialect == "sqlite":
-            from sqlalchemy.dialects.sqlite import insert as dialect_insert
-        else:
-            from sqlalchemy.dialects.postgresql import insert as dialect_insert
+    if conn.dialect.name == "postgresql":  # SQLite's goes through `Store._prepared`
+        from sqlalchemy.dialects.postgresql import insert as dialect_insert
+
         conn.execute(dialect_insert(table).on_conflict_do_nothing(index_elements=keys), rows)
         return
     cols = [table.c[k] for k in keys]

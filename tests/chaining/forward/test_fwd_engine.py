@@ -195,7 +195,9 @@ def test_limit_exactly_at_quiescence_is_not_an_error():
     engine = _engine(RUNAWAY)
     assert len(engine.evaluate([Fact("job", {"limit": 3})], max_firings=4).firings) == 4
     with pytest.raises(FiringLimitError):
-        engine.evaluate([Fact("job", {"limit": 3})], max_firings=0)
+        engine.evaluate([Fact("job", {"limit": 3})], max_firings=3)
+    # as CLIPS's (run 0): no rule fires and that is not a runaway (n10 #12)
+    assert engine.evaluate([Fact("job", {"limit": 3})], max_firings=0).firings == []
 
 
 def test_string_symbol_mapping():
