@@ -314,7 +314,28 @@ async def _http_handler(request: Request, exc: StarletteHTTPException) -> JSONRe
         message = f"method {request.method} is not allowed on {request.url.path}"
     else:
         message = str(exc.detail)
-    return error_response(request, ApiError(status, message, headers=dict(exc.headers or {})))
+    headers = dict(exc.headers or {})
+    if status == 405:
+        headers["Allow"] = allowed_methods(request)
+    return error_response(request, ApiError(status, message, headers=headers))
+
+
+def allowed_methods(request: Request) -> str:
+    """The `Allow` header of a 405 (RFC 9110 section 15.5.6): every method some route of the app fully matches
+    on the request's path (Starlette's `BaseRoute.matches`), HEAD wherever GET is (`api.head`). Starlette names
+    only the first partly matching route's (`DELETE /v1/kb/NAME` answered `allow: GET` where PUT is served too)."""
+    from starlette.routing import Match
+
+    order = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+    scope = {k: v for k, v in request.scope.items() if k not in ("endpoint", "path_params", "route")}
+    allowed = [
+        m
+        for m in order
+        if any(route.matches({**scope, "method": m})[0] == Match.FULL for route in request.app.router.routes)
+    ]
+    if "GET" in allowed and "HEAD" not in allowed:
+        allowed.insert(allowed.index("GET") + 1, "HEAD")
+    return ", ".join(allowed)
 
 
 async def _unhandled_handler(request: Request, exc: Exception) -> JSONResponse:

@@ -34,10 +34,20 @@ def _make_command(name: str) -> None:
             str | None,
             typer.Option("--ray", help="Benchmarks with a Ray variant (api): run it on this cluster (local, auto...)."),
         ] = None,
+        ray_store: Annotated[
+            str | None,
+            typer.Option(
+                "--ray-store",
+                help="With --ray: the replicas' run store (a database URL; default a temporary SQLite file with "
+                "--ray local, else WORKBENCH_DATABASE_URL). The benchmark records its runs there.",
+            ),
+        ] = None,
     ) -> None:
         module = importlib.import_module(f"cli.benchmarks.{name}")
+        if ray_store is not None and ray is None:
+            raise typer.BadParameter("--ray-store needs --ray", param_hint="--ray-store")
         if ray is not None:
-            rows = _run_on_ray(name, ray, quick, module)
+            rows = _run_on_ray(name, ray, quick, module, ray_store)
         else:
             rows = module.run(quick=quick)
         print_rows(name, rows)
@@ -94,8 +104,8 @@ def _compare_command() -> None:
     app.command("api-compare", hidden=True)(command)
 
 
-def _run_on_ray(name: str, address: str, quick: bool, module: object) -> list[dict]:
-    """`cli.benchmarks._NAME_ray.run(address, quick, extra)`; exit 2 where there is none or Ray cannot start."""
+def _run_on_ray(name: str, address: str, quick: bool, module: object, store: str | None = None) -> list[dict]:
+    """`cli.benchmarks._NAME_ray.run(address, quick, extra, store)`; exit 2 where there is none or Ray cannot start."""
     from workbench.scale import ScaleError
 
     try:
@@ -104,7 +114,7 @@ def _run_on_ray(name: str, address: str, quick: bool, module: object) -> list[di
         typer.echo(f"workbench bench {name}: no --ray variant (bench api has one)", err=True)
         raise typer.Exit(2) from None
     try:
-        return ray_module.run(address, quick=quick, extra=getattr(module, "EXTRA", None))
+        return ray_module.run(address, quick=quick, extra=getattr(module, "EXTRA", None), store=store)
     except ScaleError as exc:
         typer.echo(f"workbench bench {name} --ray: {exc}", err=True)
         raise typer.Exit(2) from None

@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.engine import make_url
+
 from . import _proc_cpu
 from . import api as bench_api
 
@@ -34,9 +36,13 @@ ROUNDS = 3
 APPS = {"ray_1_replica": ("r1", 1), "ray_2_replicas": ("r2", 2)}
 
 
-def run(address: str, quick: bool = False, extra: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def run(
+    address: str, quick: bool = False, extra: dict[str, Any] | None = None, store: str | None = None
+) -> list[dict[str, Any]]:
     """Deploy both applications, check outputs against the single-process server, drive the interleaved
-    rounds; return the rows. Raises what `workbench.scale.connect` / `deploy` raise."""
+    rounds; return the rows. `store`: the run store's URL (default: a temporary SQLite file for `local`, the
+    settings' database otherwise); e.g. a PostgreSQL database, to measure the replicas on a server store.
+    Raises what `workbench.scale.connect` / `deploy` raise."""
     from api.app import create_app
     from workbench.config import get_settings
     from workbench.scale import connect, deploy, require_ray
@@ -52,7 +58,7 @@ def run(address: str, quick: bool = False, extra: dict[str, Any] | None = None) 
         db = f"sqlite:///{Path(tmp) / 'bench.sqlite3'}"
         base = get_settings()
         url_env = os.environ.get("WORKBENCH_DATABASE_URL")
-        database_url = db if address == "local" or not url_env else url_env
+        database_url = store or (db if address == "local" or not url_env else url_env)
         ray_settings = base.ray.model_copy(
             update={"http_port": bench_api._free_port(), "replica_cpus": 0.5, "object_store_memory": 200 * 2**20}
         )
@@ -71,6 +77,7 @@ def run(address: str, quick: bool = False, extra: dict[str, Any] | None = None) 
                 for server, (prefix, n) in APPS.items()
             }
             extra["deploy_s"] = round(time.monotonic() - t0, 1)
+            extra["store"] = make_url(database_url).get_backend_name()  # sqlite / postgresql (never the URL)
             bench_api._wait_ready(single, proc, log_file)
             extra["outputs_identical"] = _identical({"single_process": single, **urls}, path, payloads[:16])
             for url in urls.values():  # warm-up

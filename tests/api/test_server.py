@@ -112,6 +112,12 @@ def test_error_shapes_and_no_stack_traces(tmp_path):
         r = httpx.delete(server.url + "/v1/runs/abc")
         assert r.headers.get_list("X-Request-Id") == [r.json()["error"]["request_id"]]
         assert r.status_code == 405 and r.json()["error"]["code"] == "method_not_allowed"
+        assert r.headers["Allow"] == "GET, HEAD"
+        # n11 #16: the methods of every route of the path, not only the first one's (was "allow: GET")
+        r = httpx.delete(server.url + "/v1/kb/family")
+        assert r.status_code == 405 and r.headers["Allow"] == "GET, HEAD, PUT", r.headers.get("Allow")
+        r = httpx.patch(server.url + "/v1/pipelines/x")
+        assert r.status_code == 405 and r.headers["Allow"] == "GET, HEAD, PUT, DELETE", r.headers.get("Allow")
         r = httpx.get(server.url + "/v2/models/x/nothing")
         assert r.status_code == 404 and set(r.json()) == {"error"}
         r = httpx.post(server.url + "/v1/kb/x/run", content=b"{not json", headers={"Content-Type": "application/json"})

@@ -94,3 +94,27 @@ def test_serve_ray_model_must_be_a_causal_lm_and_workers_is_refused(tmp_path):
     assert res.exit_code == 2 and "no config.json" in res.output
     res = CliRunner().invoke(app, ["serve", "--ray", "local", "--workers", "2"])
     assert res.exit_code == 2 and "--ray cannot be combined with --workers" in res.output
+
+
+def test_bench_ray_store_names_the_replicas_store(monkeypatch):
+    """`bench api --ray local --ray-store URL` deploys on that store (e.g. PostgreSQL, measured in
+    docs/scaling.md) instead of a temporary SQLite file; without --ray the option is refused."""
+    pytest.importorskip("ray", reason="the optional extra `ray` is not installed (uv sync --extra ray)")
+    import workbench.scale as scale
+
+    seen = []
+
+    def fake_connect(address, *, settings, log_dir=None, **kw):
+        seen.append((address, settings.database_url))
+        raise scale.ScaleError("stopped by the test")
+
+    monkeypatch.setattr(scale, "connect", fake_connect)
+    monkeypatch.setenv("WORKBENCH_DATABASE_URL", "sqlite:////tmp/not-this-one.sqlite3")  # restored after
+    url = "postgresql+psycopg://bench@127.0.0.1:5999/bench"
+    res = CliRunner().invoke(app, ["bench", "api", "--ray", "local", "--ray-store", url])
+    assert res.exit_code == 2 and "stopped by the test" in res.output, res.output
+    assert seen == [("local", url)]
+    res = CliRunner().invoke(app, ["bench", "api", "--ray", "local"])
+    assert seen[1][1].startswith("sqlite:///") and seen[1][1].endswith("/bench.sqlite3")  # a temporary file
+    res = CliRunner().invoke(app, ["bench", "api", "--ray-store", url])
+    assert res.exit_code == 2 and "--ray-store needs --ray" in res.output

@@ -285,5 +285,19 @@ class RunsMixin:
             if library is not self.library:
                 library.close()
         old_trace = self.get_trace(original.run_id) if original.run_id else []
-        new_trace = self.get_trace(new.run_id) if new.run_id else []
+        new_trace = self.get_trace(new.run_id) if new.run_id else _as_stored(new.trace or [])
         return ReplayResult(original, new, diff_runs(original, new, old_trace, new_trace))
+
+
+def _as_stored(events: list[Any]) -> list[dict[str, Any]]:
+    """Trace events of an unrecorded run as `get_trace` reads a recorded run's: `{"seq", "kind", "node", "at",
+    "payload"}` with the payload through the store's JSON (tuples as lists, non-finite floats as strings), so
+    that a replay's diff compares like with like."""
+    import json
+
+    from workbench.store.database import json_text
+
+    return [
+        {"seq": i, "kind": e.kind, "node": e.node, "at": e.at, "payload": json.loads(json_text(e.payload))}
+        for i, e in enumerate(events)
+    ]

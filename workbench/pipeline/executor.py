@@ -341,6 +341,8 @@ class Executor:
             # the only run in flight (its caller waits for the commit): written on this pool thread when
             # the recorder is idle; with others in flight the recorder's group commit is cheaper per run
             result.run_id, pending = self._record(row, ctx.events, here=self.rt.durable and self._running <= 1)
+        else:  # what fired and which branches were taken, for a caller that compares runs (replay)
+            result.trace = list(ctx.events)
         metrics.child(metrics.RUNS, pipeline.name, status).inc()
         metrics.child(metrics.RUN_LATENCY, pipeline.name).observe(time.perf_counter() - ctx.t0)
         return result, pending

@@ -45,6 +45,9 @@ class RunResult:
         knowledge_base_versions / model_versions: {name: content hash} of what was used.
         served_by: on a Ray cluster, the node and replica that ran it (`node ID replica ID`); None
             in one process.
+        trace: the run's trace events (`workbench.store.TraceEvent`: rule firings, gate decisions, model
+            calls...) when it was not recorded (`record=False`, or no store); a recorded run's are in the
+            store (`Workbench.get_trace`). Not shown, not compared.
     """
 
     run_id: str | None
@@ -66,6 +69,7 @@ class RunResult:
     duration_s: float = 0.0
     replay_of: str | None = None
     served_by: str | None = None
+    trace: list[Any] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if type(self.explanation) is dict:  # noqa: E721 (a plain dict from the executor, the store or the cache)

@@ -38,6 +38,21 @@ async def test_replay_with_an_edited_rule_changes_the_outcome(wb, tmp_path):
     assert (await wb.run("digits_review", {"pixels": digit_pixels(4)})).outputs["action"] == "accept"
 
 
+async def test_an_unrecorded_replay_compares_its_own_firings(wb, tmp_path):
+    """n11 #13: `runs replay RUN --no-record` (`record=False`) reported every gate and rule as changed (fired
+    [...] -> []): the new run's trace was read from the store, where an unrecorded run has none. It is the
+    run's own trace now: an unedited replay changes nothing, an edited one the rules that changed."""
+    original = await wb.run("digits_review", {"pixels": digit_pixels(4)})
+    same = await wb.replay(original.run_id, record=False)
+    assert same.replay.run_id is None and not same.changed, same.changes
+    assert [e.kind for e in same.replay.trace].count("rule_firing") >= 1
+    edited = tmp_path / "strict_review.clp"
+    edited.write_text(STRICT)
+    res = await wb.replay(original.run_id, knowledge_bases={"confidence_review": str(edited)}, record=False)
+    review = res.changes["rules"]["review"]
+    assert review["added"] == ["unsure"] and review["removed"] == ["confident"], res.changes
+
+
 async def test_versions_stages_and_rollback(wb):
     p = Pipeline.from_file(EXAMPLE / "digits_review.yaml")
     v1 = wb.save_pipeline(p, stage="production")
