@@ -149,8 +149,10 @@ class AdmissionQueue:
                 f"{self.what} {key!r}: {used} requests admitted, the limit is {self.limit}; retry later",
                 float(max(1, math.ceil(wait))),
             )
-        bound = None if self.max_wait_s is None else self.max_wait_s + self.service_s(key)
-        if bound is not None and rate and used >= MIN_ADMITTED and (used + n) / rate > bound:
+        if self.max_wait_s is None or not rate or used < MIN_ADMITTED:
+            return  # the wait bound does not apply (the service time, a min over the window, is not needed)
+        bound = self.max_wait_s + self.service_s(key)
+        if (used + n) / rate > bound:
             excess = (used + n) / rate - bound
             raise OverloadedError(
                 f"{self.what} {key!r}: {used} requests admitted would wait about {(used + n) / rate:.1f} s at "
