@@ -42,6 +42,9 @@ _TEXT_TYPES = ("text/", "application/yaml", "application/x-yaml")
 # KServe's binary-data extension (`Inference-Header-Content-Length`) is part of these operations only
 # (api/routes/kserve.py); on any other endpoint the header means nothing and the whole body is checked.
 BINARY_INFER_OPERATIONS = frozenset({"v2_model_infer", "v2_model_version_infer"})
+ROUTE_CACHE_SIZE = 1024
+ROUTE_CACHE_PATH = 512
+_UNSEEN = object()
 
 
 class RequestLimitsMiddleware:
@@ -52,6 +55,10 @@ class RequestLimitsMiddleware:
         self.limits = limits
         self.endpoints = endpoint_table(routers)
         self.budget = _Budget(limits.max_inflight_body_bytes)
+        # per (method, path): the route (a scan of every route's regex, ~40 of them, per request
+        # before); per operation: its limits (a pydantic model built per request before)
+        self._routes: dict[tuple[str, str], APIRoute | None] = {}
+        self._limits: dict[str | None, ResolvedLimits] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -65,9 +72,11 @@ class RequestLimitsMiddleware:
             err = ApiError(404, f"no route {request.method} {request.url.path}")
             await error_response(request, err)(scope, receive, send)
             return
-        route = _route(scope, self.endpoints)
+        route = self._route(scope)
         operation = None if route is None else route.operation_id or route.name
-        limits = self.limits.for_endpoint(operation)
+        limits = self._limits.get(operation)
+        if limits is None:
+            limits = self._limits[operation] = self.limits.for_endpoint(operation)
         headers = _headers(scope)
         held = _Held(self.budget)
         try:
@@ -75,6 +84,20 @@ class RequestLimitsMiddleware:
         finally:
             if held.release() >= TRIM_AFTER_BYTES:  # the body is freed once the route has answered
                 await asyncio.to_thread(_trim_heap)
+
+    def _route(self, scope: Scope) -> APIRoute | None:
+        """`_route(scope, self.endpoints)`, remembered for up to `ROUTE_CACHE_SIZE` method and path
+        pairs of at most `ROUTE_CACHE_PATH` characters (paths are the client's: the memory stays bounded)."""
+        key = (scope.get("method", ""), scope.get("path", ""))
+        route = self._routes.get(key, _UNSEEN)
+        if route is not _UNSEEN:
+            return route
+        route = _route(scope, self.endpoints)
+        if len(key[1]) <= ROUTE_CACHE_PATH:
+            if len(self._routes) >= ROUTE_CACHE_SIZE:
+                self._routes.clear()
+            self._routes[key] = route
+        return route
 
     async def _handle(
         self,
@@ -231,7 +254,6 @@ async def _read_body_inner(
     """The whole body, inflated; None if the client disconnected. Raises BodyError."""
     state["finished"] = False
     where = f" for {operation}" if operation else ""
-    size_setting = _setting("max_body_bytes", operation)
     declared = headers.get("content-length")
     if declared is not None:
         if not declared.isdigit():
@@ -239,7 +261,8 @@ async def _read_body_inner(
         if int(declared) > limits.max_body_bytes:
             raise BodyError(
                 413,
-                f"body of {declared} bytes exceeds the limit of {limits.max_body_bytes} bytes{where} ({size_setting})",
+                f"body of {declared} bytes exceeds the limit of {limits.max_body_bytes} bytes{where} "
+                f"({_setting('max_body_bytes', operation)})",
             )
     encoding = headers.get("content-encoding", "identity").strip().lower()
     inflater: Inflater | None = None
@@ -264,7 +287,11 @@ async def _read_body_inner(
         state["finished"] = not message.get("more_body", False)  # known before this chunk can fail
         size += len(chunk)
         if size > limits.max_body_bytes:
-            raise BodyError(413, f"body exceeds the limit of {limits.max_body_bytes} bytes{where} ({size_setting})")
+            raise BodyError(
+                413,
+                f"body exceeds the limit of {limits.max_body_bytes} bytes{where} "
+                f"({_setting('max_body_bytes', operation)})",
+            )
         if inflater is not None:
             await asyncio.to_thread(inflater.feed, chunk)  # CPU work; takes from the budget as it grows
         else:

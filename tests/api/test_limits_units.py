@@ -240,3 +240,32 @@ def test_bodies_held_at_once_are_bounded_and_released() -> None:
         assert mw.budget.used == 0
 
     asyncio.run(scenario())
+
+
+def test_the_route_of_a_request_is_remembered_within_bounds() -> None:
+    """The middleware finds a request's route as the route table scan does, remembers it per method
+    and path (so a predict does not try every route's regex again), and keeps that memory bounded:
+    at most `ROUTE_CACHE_SIZE` pairs, none for paths longer than `ROUTE_CACHE_PATH`."""
+    from api import limits as L
+    from api.routes import ROUTERS
+
+    mw = L.RequestLimitsMiddleware(None, load_settings().limits, ROUTERS)
+    cases = [
+        ("POST", "/v1/pipelines/demo_digits/predict"),
+        ("GET", "/v1/pipelines/demo_digits"),
+        ("POST", "/v2/models/m/infer"),
+        ("GET", "/nowhere"),
+        ("DELETE", "/v1/pipelines/demo_digits/predict"),
+    ]
+    for method, path in cases * 2:
+        scope = {"method": method, "path": path}
+        assert mw._route(scope) is L._route(scope, mw.endpoints)
+    assert mw._route({"method": "POST", "path": "/v1/pipelines/x/predict"}).operation_id == "predict"
+    assert mw._route({"method": "GET", "path": "/nowhere"}) is None
+    assert len(mw._routes) == len(cases) + 1
+    long_path = "/v1/pipelines/" + "x" * L.ROUTE_CACHE_PATH + "/predict"
+    assert mw._route({"method": "POST", "path": long_path}).operation_id == "predict"
+    assert ("POST", long_path) not in mw._routes
+    for i in range(2 * L.ROUTE_CACHE_SIZE):
+        mw._route({"method": "GET", "path": f"/v1/runs/{i}"})
+    assert len(mw._routes) <= L.ROUTE_CACHE_SIZE

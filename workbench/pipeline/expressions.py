@@ -117,6 +117,11 @@ PLAIN_RESULTS = frozenset(
     | {"float", "int", "str", "list", "exp", "log"}
 )
 
+# Built-ins memoised per scope when the scope holds a `CALL_MEMO` dict (fact mappings' rows): pure,
+# costly, and called twice with the same vector by `demo_digits` (`max(softmax(value))`, `softmax(value)`).
+MEMO_CALLS = frozenset({"softmax", "sigmoid"})
+CALL_MEMO = " calls"  # not a name an expression can read (names are identifiers)
+
 _BINOPS = {
     ast.Add: lambda a, b: a + b,
     ast.Sub: lambda a, b: a - b,
@@ -414,12 +419,39 @@ def _compare(node: ast.Compare, left: Compiled, comparators: list[Compiled]) -> 
 
 def _call(name: str, args: list[Compiled]) -> Compiled:
     builtin = FUNCTIONS.get(name)
+    if name in MEMO_CALLS:
+        return _memo_call(name, builtin, args)
 
     def call(scope: Any, funcs: Any) -> Any:
         fn = funcs.get(name) if funcs else None
         if fn is None:
             fn = builtin if builtin is not None else FUNCTIONS[name]  # KeyError: an unbound extra function
         return fn(*[a(scope, funcs) for a in args])
+
+    return call
+
+
+def _memo_call(name: str, builtin: Callable[..., Any], args: list[Compiled]) -> Compiled:
+    """A `MEMO_CALLS` built-in: when the scope has a `CALL_MEMO` dict, a call with the same argument
+    objects as an earlier one in that scope returns the earlier result (a fact mapping's row computes
+    `softmax(value)` for two slots once). Safe because the language cannot change a value in place;
+    the memo keeps the arguments, so the objects compared by identity stay alive."""
+
+    def call(scope: Any, funcs: Any) -> Any:
+        fn = funcs.get(name) if funcs else None
+        values = [a(scope, funcs) for a in args]
+        if fn is not None:  # the caller's own function of that name: never memoised
+            return fn(*values)
+        memo = scope.get(CALL_MEMO)
+        if memo is None:
+            return builtin(*values)
+        key = (name, *map(id, values))
+        hit = memo.get(key)
+        if hit is not None and all(x is y for x, y in zip(hit[0], values)):
+            return hit[1]
+        out = builtin(*values)
+        memo[key] = (values, out)
+        return out
 
     return call
 

@@ -149,8 +149,10 @@ class AdmissionQueue:
                 f"{self.what} {key!r}: {used} requests admitted, the limit is {self.limit}; retry later",
                 float(max(1, math.ceil(wait))),
             )
-        bound = None if self.max_wait_s is None else self.max_wait_s + self.service_s(key)
-        if bound is not None and rate and used >= MIN_ADMITTED and (used + n) / rate > bound:
+        if self.max_wait_s is None or not rate or used < MIN_ADMITTED:
+            return  # the wait bound does not apply (the service time, a min over the window, is not needed)
+        bound = self.max_wait_s + self.service_s(key)
+        if (used + n) / rate > bound:
             excess = (used + n) / rate - bound
             raise OverloadedError(
                 f"{self.what} {key!r}: {used} requests admitted would wait about {(used + n) / rate:.1f} s at "
@@ -255,8 +257,15 @@ class _Ticket:
 
 async def with_deadline(work: Awaitable[T], timeout_s: float, what: str) -> T:
     """Await `work` for at most `timeout_s` seconds; past it, cancel it (its queued steps and model
-    requests are dropped) and raise DeadlineError (HTTP 504)."""
+    requests are dropped) and raise DeadlineError (HTTP 504).
+
+    The work runs in the caller's task under `asyncio.timeout`: `asyncio.wait_for` would run it in a
+    task of its own, one task more per predict and two loop passes more between the run's result and
+    its answer (docs/serving.md, "Seventh round"). A `timeout_s` <= 0 never starts the work."""
     try:
-        return await asyncio.wait_for(work, timeout_s)
+        if timeout_s <= 0:  # as `wait_for` does: cancelled before it starts
+            return await asyncio.wait_for(work, timeout_s)
+        async with asyncio.timeout(timeout_s):
+            return await work
     except TimeoutError:
         raise DeadlineError(f"{what}: no answer within timeout_s={timeout_s:g} s; the work was cancelled") from None
