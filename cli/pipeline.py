@@ -145,7 +145,9 @@ def save(
 
 
 @app.command("list")
-def list_(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+def list_(
+    as_json: Annotated[bool, typer.Option("--json", help="The pipelines as JSON (descriptions whole).")] = False,
+) -> None:
     """Pipelines in the store and in the pipelines folder, with their stages."""
     with _wb() as wb:
         infos = wb.list_pipelines()
@@ -201,7 +203,7 @@ def _shown_path(file: str) -> str:
 
 
 @app.command()
-def versions(name: str, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+def versions(name: str, as_json: Annotated[bool, typer.Option("--json", help="The versions as JSON.")] = False) -> None:
     """Stored versions of a pipeline, oldest first, with their stage labels."""
     from workbench.pipeline import NotFoundError
 

@@ -25,10 +25,10 @@ class RunStatus(StrEnum):
 
 @app.command("list")
 def list_(
-    pipeline: Annotated[str | None, typer.Option("--pipeline", "-p")] = None,
+    pipeline: Annotated[str | None, typer.Option("--pipeline", "-p", help="Only the runs of this pipeline.")] = None,
     status: Annotated[RunStatus | None, typer.Option("--status", help="Only the runs with this status.")] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many runs (1 or more).")] = 20,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="The runs as a JSON list (summaries, as the API's).")] = False,
 ) -> None:
     """Recorded runs, newest first."""
     from workbench import Workbench
@@ -67,7 +67,10 @@ def list_(
     console.print(t)
 
 
-@app.command()
+@app.command(
+    help="A run's provenance: versions, inputs, outputs, timings, trace (rule firings, model calls, gates) and "
+    "explanation."
+)
 def show(
     run_id: Annotated[str, typer.Argument(help="Run id (a unique prefix of 4+ characters).")],
     as_json: Annotated[bool, typer.Option("--json", help="The run record with its trace as JSON.")] = False,
@@ -120,7 +123,7 @@ def replay(
     kb: Annotated[
         list[str] | None, typer.Option("--kb", help="NAME=FILE: use this rule file for knowledge base NAME.")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="The original, the replay and the changes as JSON.")] = False,
     record: Annotated[
         bool, typer.Option("--record/--no-record", help="Record the replay as a run (replay_of the original).")
     ] = True,
