@@ -256,10 +256,8 @@ class Consultation:
 
     # ---- the person's side -----------------------------------------------------------------
     def answer(self, text: str, question: int | None = None) -> None:
-        """Answer the open question. `question`: the number of the question the answer was given for
-        (as `snapshot()["question"]["number"]` showed it); when given and another question is open (a
-        repeated or late answer), nothing changes. Raises ConsultationError when none is open, the
-        open question is not `question`, or the answer is not one of its choices."""
+        """Answer the open question (`question`: its number, when given: a repeated or late answer changes
+        nothing). Raises ConsultationError when none or another is open, or the answer is not a choice."""
         text = str(text).strip()
         with self._cond:
             q, pending = self.question, self._pending
