@@ -208,3 +208,36 @@ async def test_a_pipeline_field_repeating_its_input_fails_located_without_buildi
     r = await wb.run(p, {"s": "abcd", "n": 50_000_000})
     assert r.status == "failed" and r.failed_node == "o" and "limit is 100,000" in r.error, r.error
     assert (await wb.run(p, {"s": "abcd", "n": 3})).outputs == {"v": 12}
+
+
+REF_PIPELINE = """name: reftest
+nodes:
+  - id: a
+    type: input
+    schema:
+      type: object
+      $defs: {word: {type: string}}
+      properties: {t: {$ref: "#/definitions/nope"}, w: {$ref: "#/$defs/word"}}
+  - id: o
+    type: output
+    fields: {v: input}
+edges:
+  - {from: a, to: o}
+"""
+
+
+def test_an_input_schema_ref_that_does_not_resolve_is_refused_at_load():
+    """n11 #24: `{"$ref": "#/definitions/nope"}` passed `pipeline check` and PUT (check_schema does not resolve
+    references), then every predict answered 500 (_WrappedReferencingError). Refused at the node and the $ref's
+    path, by jsonschema's own resolver; a reference that resolves (`#/$defs/word`) is fine, a remote one is not
+    fetched."""
+    with pytest.raises(PipelineValidationError) as ei:
+        Pipeline.from_yaml(REF_PIPELINE, filename="ref.yaml")
+    (issue,) = ei.value.issues
+    assert (issue.node, issue.field) == ("a", "schema.properties.t.$ref") and issue.line == 8, issue
+    assert "'#/definitions/nope' does not resolve: the schema has nothing at that JSON pointer" in issue.message
+    fixed = REF_PIPELINE.replace("#/definitions/nope", "#/$defs/word")
+    assert Pipeline.from_yaml(fixed).nodes["a"].config["schema"]["properties"]["t"] == {"$ref": "#/$defs/word"}
+    remote = REF_PIPELINE.replace("#/definitions/nope", "https://example.com/word.json")
+    with pytest.raises(PipelineValidationError, match="other documents are never fetched"):
+        Pipeline.from_yaml(remote)
