@@ -50,7 +50,11 @@ def version() -> None:
 
 # Exceptions whose message is the whole story for a person at a terminal (the setting or the
 # database and the reason): printed as one line, exit status 1, instead of a traceback.
-USER_ERRORS = (("workbench.config", "ConfigError"), ("workbench.store.database", "StoreError"))
+USER_ERRORS = (
+    ("workbench.config", "ConfigError"),
+    ("workbench.store.database", "StoreError"),
+    ("workbench.pipeline.catalog", "CatalogError"),  # a malformed models/catalog.yaml or NAME/config.yaml
+)
 
 
 def _user_error(exc: BaseException) -> bool:
@@ -65,8 +69,9 @@ def _user_error(exc: BaseException) -> bool:
 
 
 def main() -> None:
-    """Console-script entry point. An invalid setting (`ConfigError`) or a database that cannot be
-    used (`StoreError`) ends the command with `workbench: MESSAGE` on stderr and exit status 1."""
+    """Console-script entry point. An invalid setting (`ConfigError`), a database that cannot be
+    used (`StoreError`) or a model catalogue file that cannot be read (`CatalogError`, naming the
+    file) ends the command with `workbench: MESSAGE` on stderr and exit status 1."""
     try:
         app()
     except Exception as exc:

@@ -65,7 +65,10 @@ def _compare_command() -> None:
     def command(
         revs: Annotated[
             list[str] | None,
-            typer.Argument(help="Git revisions to compare, the first is the reference ('.' = this checkout as it is)."),
+            typer.Argument(
+                help="Git revisions to compare, the first is the reference ('.' = this checkout as it is); "
+                "none: HEAD~1 HEAD."
+            ),
         ] = None,
         out: Annotated[Path | None, typer.Option("--out", help="Write the rows as JSON to this file.")] = None,
         quick: Annotated[bool, typer.Option("--quick", help="A short smoke run (not for reported numbers).")] = False,
@@ -83,6 +86,8 @@ def _compare_command() -> None:
             levels = [int(x) for x in concurrency.split(",") if x.strip()]
         except ValueError:
             raise typer.BadParameter(f"--concurrency {concurrency!r}: integers separated by commas") from None
+        if not levels or min(levels) < 1:
+            raise typer.BadParameter(f"--concurrency {concurrency!r}: levels of 1 or more, separated by commas")
         try:
             rows = api_compare.run(
                 quick=quick,

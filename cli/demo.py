@@ -49,9 +49,17 @@ def demo(
     if write_inputs is not None:
         from workbench.demo.inputs import write_demo_inputs
 
-        for path, n in write_demo_inputs(write_inputs).items():
+        try:
+            written = write_demo_inputs(write_inputs)
+        except OSError as exc:
+            typer.echo(f"error: --write-inputs {write_inputs}: {exc.strerror or exc}", err=True)
+            raise typer.Exit(1) from None
+        for path, n in written.items():
             console.print(f"{n} inputs -> {path}")
         return
+    if json_out is not None and (problem := _unwritable(json_out)):  # before minutes of runs, not after
+        typer.echo(f"error: --json {json_out}: {problem}", err=True)
+        raise typer.Exit(2)
     try:
         options = DemoOptions(parts=tuple(only) if only else PARTS, quick=quick, concurrency=concurrency, stream=stream)
     except ValueError as exc:
@@ -60,7 +68,23 @@ def demo(
     report = run_demo_sync(options, console=console)
     print_report(report, console, examples)
     if json_out is not None:
-        json_out.write_text(json.dumps(report.to_dict(), indent=2, default=str) + "\n")
+        try:
+            json_out.write_text(json.dumps(report.to_dict(), indent=2, default=str) + "\n")
+        except OSError as exc:
+            typer.echo(f"error: --json {json_out}: cannot write it ({exc.strerror or exc})", err=True)
+            raise typer.Exit(1) from None
         console.print(f"report written to {json_out}")
     if not report.ok:
         raise typer.Exit(1)
+
+
+def _unwritable(path: Path) -> str | None:
+    """Why the report file `path` cannot be written (a folder, a missing or read-only folder), or None."""
+    if path.is_dir():
+        return "is a folder; give the path of the JSON file to write"
+    folder = path.parent
+    if not folder.is_dir():
+        return f"the folder {folder} does not exist"
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        return "not writable"
+    return None

@@ -34,7 +34,11 @@ def _fail(exc: Exception) -> None:
     raise typer.Exit(1)
 
 
-@app.command("list")
+@app.command(
+    "list",
+    help="List the models that load by name (name, task, format, version = SHA-256 of the weights, source): "
+    "the built-ins, then the model catalogue (`models/catalog.yaml` and the repositories beside it).",
+)
 def list_models(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
     """List the models that load by name (name, task, format, version = SHA-256 of the weights, source):
     the built-ins, then the model catalogue (`models/catalog.yaml` and the repositories beside it)."""
@@ -204,7 +208,12 @@ def _load_catalogue_file(name: str, not_found: Exception):
     return ModelRegistry().register_path(specs[name].path, name=name, device="cpu")
 
 
-@app.command("add")
+@app.command(
+    "add",
+    help="Register a folder in the model repository in Triton's layout: NAME/config.yaml and a new numbered "
+    "version NAME/N/ holding a copy of the folder. Pipelines, `serve` and the TUI then find the model by name "
+    "(the highest version is served unless config.yaml pins `version`).",
+)
 def add(
     folder: Annotated[Path, typer.Argument(help="A Hugging Face model folder (config.json + weights + tokenizer).")],
     name: Annotated[str | None, typer.Option("--name", help="Model name (default: the folder's name).")] = None,

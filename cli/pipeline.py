@@ -22,9 +22,25 @@ def _wb():
     return Workbench.open()
 
 
+def _looks_like_a_path(ref: str) -> bool:
+    """A reference that cannot be a pipeline name (names have no `/`, `\\` or `.`): a file path."""
+    return any(c in ref for c in "/\\.") and "@" not in ref
+
+
+def _unreadable(ref: str, exc: OSError) -> str:
+    """`FILE: cannot read it (reason)` for a file reference that is missing, a folder or unreadable."""
+    reason = "no such file" if isinstance(exc, FileNotFoundError) else exc.strerror or type(exc).__name__
+    if isinstance(exc, IsADirectoryError) or Path(ref).is_dir():
+        reason = "a folder, not a pipeline file"
+    return f"{ref}: cannot read it ({reason})"
+
+
 def _load(wb, ref: str):
-    """A file path, or a pipeline name (resolved as `Workbench.get_pipeline`), optionally NAME@VERSION."""
-    if Path(ref).is_file():
+    """A file path, or a pipeline name (resolved as `Workbench.get_pipeline`), optionally NAME@VERSION.
+
+    Raises OSError for a reference that is a path (it has `/`, `\\` or `.`, which no name has) but
+    not a readable file: it is not looked up as a name."""
+    if Path(ref).is_file() or _looks_like_a_path(ref):
         return wb.load_pipeline_file(ref)
     name, _, version = ref.partition("@")
     return wb.get_pipeline(name, version or None)
@@ -48,8 +64,12 @@ def check(
                 issues = wb.validate(p, load_models=load_models)
             except PipelineValidationError as exc:
                 issues = exc.issues
-            except (NotFoundError, OSError) as exc:
+            except NotFoundError as exc:
                 typer.echo(f"{f}: {exc}")
+                bad += 1
+                continue
+            except OSError as exc:
+                typer.echo(_unreadable(f, exc))
                 bad += 1
                 continue
             for i in issues:
@@ -75,6 +95,9 @@ def show(
             p = _load(wb, ref)
         except (PipelineValidationError, NotFoundError) as exc:
             typer.echo(str(exc), err=True)
+            raise typer.Exit(1) from None
+        except OSError as exc:
+            typer.echo(_unreadable(ref, exc), err=True)
             raise typer.Exit(1) from None
         if as_json:
             typer.echo(json.dumps(p.to_data(), indent=2))
@@ -102,7 +125,11 @@ def save(
 ) -> None:
     """Validate a pipeline file and store it as a version (content hash); prints the version."""
     from workbench.pipeline import PipelineValidationError
+    from workbench.store.store import STAGES
 
+    if stage is not None and stage not in STAGES:  # refused before anything is stored
+        typer.echo(f"--stage {stage!r}: expected one of {', '.join(STAGES)}", err=True)
+        raise typer.Exit(2)
     with _wb() as wb:
         try:
             p = wb.load_pipeline_file(file)
@@ -111,11 +138,16 @@ def save(
             for i in exc.issues:
                 typer.echo(str(i))
             raise typer.Exit(1) from None
+        except OSError as exc:
+            typer.echo(_unreadable(str(file), exc), err=True)
+            raise typer.Exit(1) from None
         typer.echo(version)
 
 
 @app.command("list")
-def list_(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+def list_(
+    as_json: Annotated[bool, typer.Option("--json", help="The pipelines as JSON (descriptions whole).")] = False,
+) -> None:
     """Pipelines in the store and in the pipelines folder, with their stages."""
     with _wb() as wb:
         infos = wb.list_pipelines()
@@ -171,7 +203,7 @@ def _shown_path(file: str) -> str:
 
 
 @app.command()
-def versions(name: str, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+def versions(name: str, as_json: Annotated[bool, typer.Option("--json", help="The versions as JSON.")] = False) -> None:
     """Stored versions of a pipeline, oldest first, with their stage labels."""
     from workbench.pipeline import NotFoundError
 
@@ -201,6 +233,11 @@ def promote(
     """Point a stage label at a stored version (rollback = promote an earlier version)."""
     from workbench.pipeline import NotFoundError
 
+    if not version.strip():  # an empty prefix matches every stored version: the only one would be promoted
+        typer.echo(
+            "VERSION is empty: give a stored version or a unique prefix of it (pipeline versions NAME)", err=True
+        )
+        raise typer.Exit(2)
     with _wb() as wb:
         try:
             full = wb.promote(name, version, stage)

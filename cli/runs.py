@@ -25,10 +25,10 @@ class RunStatus(StrEnum):
 
 @app.command("list")
 def list_(
-    pipeline: Annotated[str | None, typer.Option("--pipeline", "-p")] = None,
+    pipeline: Annotated[str | None, typer.Option("--pipeline", "-p", help="Only the runs of this pipeline.")] = None,
     status: Annotated[RunStatus | None, typer.Option("--status", help="Only the runs with this status.")] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many runs (1 or more).")] = 20,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="The runs as a JSON list (summaries, as the API's).")] = False,
 ) -> None:
     """Recorded runs, newest first."""
     from workbench import Workbench
@@ -67,7 +67,10 @@ def list_(
     console.print(t)
 
 
-@app.command()
+@app.command(
+    help="A run's provenance: versions, inputs, outputs, timings, trace (rule firings, model calls, gates) and "
+    "explanation."
+)
 def show(
     run_id: Annotated[str, typer.Argument(help="Run id (a unique prefix of 4+ characters).")],
     as_json: Annotated[bool, typer.Option("--json", help="The run record with its trace as JSON.")] = False,
@@ -98,7 +101,7 @@ def show(
         console.print(f"  knowledge base {name} @ {v[:12]}")
     for name, v in r.model_versions.items():
         console.print(f"  model {name} @ {v[:12]}")
-    console.print("inputs:", json.dumps(r.inputs, default=str)[:400], markup=False)
+    console.print("inputs:", _cut(json.dumps(r.inputs, default=str), 400), markup=False)
     console.print(
         "outputs:" if r.ok else "error:", json.dumps(r.outputs, default=str) if r.ok else r.error, markup=False
     )
@@ -120,7 +123,7 @@ def replay(
     kb: Annotated[
         list[str] | None, typer.Option("--kb", help="NAME=FILE: use this rule file for knowledge base NAME.")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="The original, the replay and the changes as JSON.")] = False,
     record: Annotated[
         bool, typer.Option("--record/--no-record", help="Record the replay as a run (replay_of the original).")
     ] = True,
@@ -145,6 +148,7 @@ def replay(
         edits[name] = file
     with Workbench.open() as wb:
         try:
+            _load_models(wb, run_id)
             res = asyncio.run(wb.replay(run_id, knowledge_bases=edits, record=record, regenerate=regenerate))
         except (NotFoundError, KnowledgeBaseError) as exc:
             typer.echo(str(exc), err=True)
@@ -152,7 +156,8 @@ def replay(
     if as_json:
         typer.echo(json.dumps(res.to_dict(), default=str, indent=2))
         return
-    console.print(f"replayed {res.original.run_id} as {res.replay.run_id}: {res.replay.status}")
+    as_run = f"as {res.replay.run_id}" if res.replay.run_id else "(not recorded)"
+    console.print(f"replayed {res.original.run_id} {as_run}: {res.replay.status}")
     if not res.changes:
         console.print("no change")
         return
@@ -174,6 +179,31 @@ def replay(
         console.print(f"  skipped nodes: {ch['skipped']['before']} -> {ch['skipped']['after']}", markup=False)
 
 
+def _load_models(wb, run_id: str) -> None:
+    """Load the models of the recorded run's pipeline version before the replay, as `workbench run`
+    does: loaded inside the replayed run, a model's load time (seconds) was recorded as its latency.
+    Raises NotFoundError for an unknown run; a model or pipeline that cannot load is left to the
+    replay, which reports the reason."""
+    original = wb.get_run(run_id)
+    try:
+        p = wb.get_pipeline(original.pipeline, original.version)
+    except Exception:  # noqa: BLE001 - the replay says why
+        return
+    names = sorted({n.get("model") for n in p.nodes.values() if n.type in ("model", "generate")} - {None})
+    with Console(stderr=True).status(f"loading {', '.join(map(str, names))}") if names else _nothing():
+        for name in names:
+            try:
+                wb.get_model(name)
+            except Exception:  # noqa: BLE001 - the replay fails with the reason
+                pass
+
+
+def _nothing():
+    import contextlib
+
+    return contextlib.nullcontext()
+
+
 def _trace_detail(kind: str, p: dict) -> str:
     """One line for a trace event's payload, by event kind."""
     if kind == "rule_firing":
@@ -188,4 +218,11 @@ def _trace_detail(kind: str, p: dict) -> str:
     if kind == "proof":
         verdict = "proved" if p.get("proved") else "not proved"
         return f"{p.get('goal')}: {verdict} ({len(p.get('answers', []))} answers)"
-    return json.dumps(p, default=str)[:100]
+    return _cut(json.dumps(p, default=str), 100)
+
+
+def _cut(text: str, limit: int) -> str:
+    """`text` in at most `limit` characters; a longer one ends with how much was left out (`--json` has it all)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit:,} more characters: runs show --json)"

@@ -155,9 +155,10 @@ class Backend(ABC):
         """The consultation document; with `after`, waits up to `wait_s` for a revision newer than it."""
 
     @abstractmethod
-    def answer_consultation(self, consultation_id: str, answer: str) -> JSON:
+    def answer_consultation(self, consultation_id: str, answer: str, question: int | None = None) -> JSON:
         """Answer the open question; returns at the next question or the end. An answer that is not
-        one of the question's choices raises BackendError (the question stays open)."""
+        one of the question's choices raises BackendError (the question stays open); so does one for
+        `question` (its number) when another question is open (nothing changes)."""
 
     @abstractmethod
     def consultation_why(self, consultation_id: str) -> JSON:

@@ -123,6 +123,11 @@ class HttpBackend(Backend):
         try:
             self._request("GET", "/healthz")
         except BackendError as exc:
+            if getattr(exc, "status", None) == 404:  # something answers, but not a workbench server's root
+                raise BackendError(
+                    f"{self.base_url} answers but has no /healthz: give the base URL of `workbench serve` "
+                    "(http://HOST:PORT, without a path such as /v1 or /docs)"
+                ) from exc
             if not starting or not str(exc).endswith(RECONNECT_HINT):
                 raise
             raise BackendError(str(exc)[: -len(RECONNECT_HINT)] + ".") from exc.__cause__
@@ -228,10 +233,11 @@ class HttpBackend(Backend):
         params: dict[str, Any] = {} if after is None else {"after": after, "wait_s": wait_s}
         return self._request("GET", f"/v1/consultations/{consultation_id}", params=params)
 
-    def answer_consultation(self, consultation_id, answer):
-        return self._request(
-            "POST", f"/v1/consultations/{consultation_id}/answer", json={"answer": answer, "wait_s": 30.0}
-        )
+    def answer_consultation(self, consultation_id, answer, question=None):
+        body: dict[str, Any] = {"answer": answer, "wait_s": 30.0}
+        if question is not None:
+            body["question"] = question
+        return self._request("POST", f"/v1/consultations/{consultation_id}/answer", json=body)
 
     def consultation_why(self, consultation_id):
         return self._request("GET", f"/v1/consultations/{consultation_id}/why")

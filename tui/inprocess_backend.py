@@ -138,9 +138,9 @@ class InProcessBackend(Backend):
         c = self._consultation(consultation_id)
         return c.snapshot() if after is None else c.wait(after, wait_s)
 
-    def answer_consultation(self, consultation_id, answer):
+    def answer_consultation(self, consultation_id, answer, question=None):
         c = self._consultation(consultation_id)
-        _call(c, "answer", answer)
+        _call(c, "answer", answer, question)
         return c.wait_for_person(30.0)
 
     def consultation_why(self, consultation_id):

@@ -255,12 +255,15 @@ class Consultation:
         }
 
     # ---- the person's side -----------------------------------------------------------------
-    def answer(self, text: str) -> None:
-        """Answer the open question. Raises ConsultationError when none is open or the answer is not
-        one of its choices."""
+    def answer(self, text: str, question: int | None = None) -> None:
+        """Answer the open question (`question`: its number, when given: a repeated or late answer changes
+        nothing). Raises ConsultationError when none or another is open, or the answer is not a choice."""
         text = str(text).strip()
         with self._cond:
             q, pending = self.question, self._pending
+            if question is not None and (q is None or q.number != question):
+                now = f"question {q.number} is open" if q is not None else f"no question is open ({self.state})"
+                raise ConsultationError(f"question {question} of consultation {self.id} is not open; {now}")
             if q is None or pending is None:
                 raise ConsultationError(f"consultation {self.id} has no open question ({self.state})")
             if q.choices and text not in q.choices:

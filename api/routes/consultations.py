@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Query, Request, Response
 
-from workbench.consultation import TERMINAL, Consultation
-from workbench.serving.errors import ConflictError, translate
+from workbench.consultation import TERMINAL, Consultation, ConsultationNotFoundError
+from workbench.serving.errors import ConflictError, NotFoundError, translate
 
 from ..deps import PREDICT_KEY, ServingDep
 from ..errors import V1_ERRORS
@@ -28,9 +28,21 @@ from .tools_common import consultations_of, serving_error
 router = APIRouter(prefix="/v1/consultations", tags=["knowledge bases"], responses=V1_ERRORS)
 
 
+#: added to a 404 when the server runs several worker processes, each with its own consultations
+ELSEWHERE = (
+    "; this server runs several worker processes (serve --workers N) and a consultation lives in the one "
+    "that started it, which this request did not reach: hold consultations on a server with one worker"
+)
+
+
 def _get(request: Request, serving, consultation_id: str) -> Consultation:
     try:
         return consultations_of(request, serving).get(consultation_id)
+    except ConsultationNotFoundError as exc:
+        error = serving_error(exc)
+        if serving.multiprocess:
+            error = NotFoundError("consultation", exc.name)._with(str(exc) + ELSEWHERE)
+        raise error from exc
     except Exception as exc:  # noqa: BLE001 - mapped by type in serving_error
         raise serving_error(exc) from exc
 
@@ -70,7 +82,7 @@ async def get(
     request: Request,
     serving: ServingDep,
     after: int | None = Query(None, description="Wait (up to wait_s) until the revision is newer than this."),
-    wait_s: float = Query(10.0, ge=0, le=60),
+    wait_s: float = Query(10.0, ge=0, le=60, allow_inf_nan=False),
 ) -> ConsultationOut:
     """State, the open question and the answers proven so far."""
     c = _get(request, serving, consultation_id)
@@ -96,10 +108,10 @@ async def question(consultation_id: str, request: Request, serving: ServingDep) 
     response_model=ConsultationOut,
 )
 async def answer(consultation_id: str, body: AnswerRequest, request: Request, serving: ServingDep) -> ConsultationOut:
-    """409 when no question is open or the answer is not one of its choices."""
+    """409 when no question is open, `question` names one that is not open, or the answer is not one of its choices."""
     c = _get(request, serving, consultation_id)
     try:
-        c.answer(body.answer)
+        c.answer(body.answer, body.question)
     except Exception as exc:  # noqa: BLE001 - mapped by type in serving_error
         raise serving_error(exc) from exc
     return ConsultationOut(**await c.wait_async(None, body.wait_s))

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 from fastapi import APIRouter, Query, Request, Response
+
+from workbench.serving.errors import InvalidDocumentError
 
 from .. import paging
 from ..deps import PREDICT_KEY, WRITE_KEY, KnowledgeBaseName, ServingDep
@@ -27,7 +32,42 @@ async def list_knowledge_bases(
 
 @router.get("/{name}", operation_id="get_knowledge_base", summary="One knowledge base: summary, version and rule text.")
 async def get_knowledge_base(name: KnowledgeBaseName, serving: ServingDep) -> KnowledgeBaseDetail:
-    return KnowledgeBaseDetail.model_validate(await serving.get_knowledge_base(name))
+    """A knowledge base whose files do not validate answers 200 as in the list: `errors`
+    (`file:line:col` messages), `files`, and its `.clp` files' text in `sources` (bytes that are not
+    UTF-8 shown as U+FFFD), so that a client (the TUI over `--url`) can open the files to fix them."""
+    try:
+        return KnowledgeBaseDetail.model_validate(await serving.get_knowledge_base(name))
+    except InvalidDocumentError:
+        doc = await asyncio.to_thread(_unvalidated, serving, name)
+        if doc is None:
+            raise
+        return KnowledgeBaseDetail.model_validate(doc)
+
+
+def _unvalidated(serving: Any, name: str) -> dict[str, Any] | None:
+    """`{"name", "errors", "files", "sources"}` of a knowledge base that does not load; None when it
+    loads after all (changed meanwhile: the caller answers the original error) or cannot be found."""
+    wb = getattr(serving, "workbench", None)
+    if wb is None:
+        return None
+    library = wb.library
+    files: list[Any] = []
+    try:
+        files = library.paths(name)
+        library.load(name)
+    except Exception as exc:  # noqa: BLE001 - the load's diagnostics are what this answer reports
+        diagnostics = getattr(exc, "diagnostics", None)
+        if not diagnostics or not files:
+            return None
+        errors = [library.relative_text(str(d)) for d in diagnostics]
+    else:
+        return None
+    sources = [
+        {"file": library.relative(f), "text": f.read_bytes().decode("utf-8", errors="replace")}
+        for f in files
+        if f.suffix == ".clp" and f.is_file()
+    ]
+    return {"name": name, "errors": errors, "files": [library.relative(f) for f in files], "sources": sources}
 
 
 @router.put(

@@ -57,7 +57,9 @@ class PredictRequest(_Strict):
 
 
 class PromoteRequest(_Strict):
-    version: str = Field(description="A stored version (a unique prefix is enough).")
+    version: str = Field(
+        min_length=1, description="A stored version (a unique prefix is enough; not empty: that would match every one)."
+    )
 
 
 class KnowledgeBaseText(_Strict):

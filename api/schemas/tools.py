@@ -11,7 +11,8 @@ from .pipelines import FactIn
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # NaN, Infinity and 1e400 (parsed as inf) are refused as numbers: "must be a finite number"
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 # ---- replay ----------------------------------------------------------------------------------
@@ -59,6 +60,11 @@ class ConsultationRequest(_Strict):
 
 class AnswerRequest(_Strict):
     answer: str = Field(description="One of the question's `choices` (any text when there are none), or `unknown`.")
+    question: Annotated[int, Field(ge=1)] | None = Field(
+        None,
+        description="The `number` of the question this answers; when another question is open (a repeated "
+        "or late answer), 409 and nothing changes. Without it the answer goes to whatever question is open.",
+    )
     wait_s: Annotated[float, Field(ge=0, le=60)] = Field(
         10.0, description="Wait at most this long for the next question or the end before answering."
     )

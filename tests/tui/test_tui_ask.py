@@ -63,3 +63,29 @@ async def test_answer_a_consultation_using_why_and_how(backend, helpers):
         how = transcript(screen).split("HOW answer 1 was proved:")[-1]
         assert "by rule mammal" in how
         assert "answered by person" in how and "fur" in how
+
+
+async def test_an_answer_given_twice_answers_one_question(backend, helpers):
+    """n11: "no" submitted twice before the next question appeared answered that next question too
+    (the second answer waited in the queue); now it carries its question's number and goes nowhere."""
+    app = RecordingApp(backend, mode="ask")
+    async with app.run_test(size=helpers.SIZE) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        dialog = app.screen
+        dialog.query_one("#facts-kb", Input).value = "zoo"
+        dialog.query_one("#facts-goal", Input).value = "(animal (kind ?k))"
+        await pilot.press("ctrl+r")
+        await helpers.wait_until(pilot, lambda: screen.question is not None, what="the first question")
+        assert screen.question.text == "Does the animal have feathers?"
+        screen.answer("no")
+        screen.answer("no")  # the same key again, before the worker took the first
+        await helpers.wait_until(
+            pilot, lambda: screen.question is not None and "fur" in screen.question.text, what="the question about fur"
+        )
+        await pilot.pause(0.3)
+        assert screen.question is not None and "fur" in screen.question.text  # still open: not answered "no"
+        state = backend.consultation(screen.consultation_id)
+        assert [t["answer"] for t in state["transcript"]] == ["no"]

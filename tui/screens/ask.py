@@ -37,6 +37,7 @@ class Question:
     why: list[str] = field(default_factory=list)
     relation: str = ""
     fact: str = ""
+    number: int | None = None  # the consultation's question number (answers carry it: no answer reaches a later one)
 
     @classmethod
     def from_dict(cls, q: dict[str, Any]) -> Question:
@@ -46,6 +47,7 @@ class Question:
             why=list(q.get("why") or []),
             relation=str(q.get("relation") or ""),
             fact=str(q.get("fact") or ""),
+            number=q.get("number") if isinstance(q.get("number"), int) else None,
         )
 
 
@@ -158,8 +160,11 @@ running consultation (or leaves the answer field).
                 self.result = state  # HOW works on answers proven so far
                 shown = self._show_new_answers(state, shown)
                 if state["state"] == "asking":
-                    self._set_question(Question.from_dict(state["question"]))
+                    asked = Question.from_dict(state["question"])
+                    self._set_question(asked)
                     answer = await self.answers.get()
+                    while isinstance(answer, tuple) and answer[0] != asked.number:
+                        answer = await self.answers.get()  # typed for an earlier question (a repeated key): dropped
                     if answer is _CANCEL:
                         await self.call("stop", self.backend.stop_consultation, cid)
                         self.consultation_id = None
@@ -167,7 +172,8 @@ running consultation (or leaves the answer field).
                         break
                     self._set_question(None)
                     try:
-                        state = await self.call("answer", self.backend.answer_consultation, cid, str(answer))
+                        number, text = answer if isinstance(answer, tuple) else (asked.number, answer)
+                        state = await self.call("answer", self.backend.answer_consultation, cid, str(text), number)
                     except CallFailed:  # refused (not a choice) or lost: read the state again
                         state = await self.call("consultation", self.backend.consultation, cid)
                 elif state["state"] == "proving":
@@ -251,7 +257,8 @@ running consultation (or leaves the answer field).
             self.notify(f"answer one of: {', '.join(q.choices)} (or 'why')", severity="warning")
             return
         self.log_line(f"  > {text}")
-        self.answers.put_nowait(text)
+        self.answers.put_nowait((q.number, text))
+        self.question = None  # a second answer typed before the next question appears goes nowhere
 
     @work(group="ask-why", exit_on_error=False)
     async def why(self) -> None:

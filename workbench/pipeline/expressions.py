@@ -125,11 +125,33 @@ CALL_MEMO = " calls"  # not a name an expression can read (names are identifiers
 _BINOPS = {
     ast.Add: lambda a, b: a + b,
     ast.Sub: lambda a, b: a - b,
-    ast.Mult: lambda a, b: a * b,
+    ast.Mult: lambda a, b: _times(a, b),
     ast.Div: lambda a, b: a / b,
     ast.FloorDiv: lambda a, b: a // b,
     ast.Mod: lambda a, b: a % b,
 }
+#: The most items (characters of a string, elements of a list) `*` may make by repetition ("ab" * 3): as
+#: simpleeval's MAX_STRING_LENGTH and CEL's size limits, so that a 40-byte request cannot build 200 MB.
+MAX_REPEAT_ITEMS = 100_000
+
+
+class RepeatLimitError(ValueError):
+    """`*` on a string or list would make more than `MAX_REPEAT_ITEMS` items."""
+
+
+def _times(a: Any, b: Any) -> Any:
+    """`a * b`, refusing a repetition of a string or list past `MAX_REPEAT_ITEMS` items (numbers and numpy
+    arrays multiply as in Python; an array times a number is element-wise, never a repetition)."""
+    seq, n = (a, b) if isinstance(a, (str, list, tuple)) else (b, a)
+    if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * n > MAX_REPEAT_ITEMS:
+        kind = "string" if isinstance(seq, str) else "list"
+        raise RepeatLimitError(
+            f"'*' would repeat a {kind} of {len(seq)} item(s) {n} times ({len(seq) * n} items); "
+            f"the limit is {MAX_REPEAT_ITEMS:,}"
+        )
+    return a * b
+
+
 _CMPOPS = {
     ast.Eq: lambda a, b: a == b,
     ast.NotEq: lambda a, b: a != b,
@@ -371,7 +393,10 @@ def _binop(node: ast.BinOp, left: Compiled, right: Compiled, text: str) -> Compi
         a, b = left(scope, funcs), right(scope, funcs)
         if a is None or b is None:
             raise ExpressionError(text, "arithmetic on a missing value", column)
-        return op(a, b)
+        try:
+            return op(a, b)
+        except RepeatLimitError as exc:
+            raise ExpressionError(text, str(exc), column) from None
 
     return binop
 

@@ -178,3 +178,33 @@ def test_calls_of_plain_built_ins_give_the_values_the_walk_gave():
     own = compile_expression("softmax(v)", {"softmax"})
     out = own.evaluate(scope, {"softmax": lambda x: np.asarray(x) * 2})
     assert out == [1.0, -2.5, 6.0, 4.0] and all(type(x) is float for x in out)
+
+
+def test_repetition_by_star_is_bounded():
+    """n11 #25: `len(input.s * input.n)` with {"s": "abcd", "n": 50000000} built 200 MB per request (and a field
+    `input.s * 100000000` answered and recorded it): `*` on a string or list makes at most MAX_REPEAT_ITEMS items,
+    past that a located error; numbers and numpy arrays multiply as before."""
+    import numpy as np
+
+    from workbench.pipeline.expressions import MAX_REPEAT_ITEMS
+
+    def ev(text, **scope):
+        return compile_expression(text).evaluate(scope)
+
+    with pytest.raises(ExpressionError, match=r"repeat a string of 4 item\(s\) 50000000 times.*limit is 100,000"):
+        ev("len(s * n)", s="abcd", n=50_000_000)
+    with pytest.raises(ExpressionError, match=r"repeat a list of 1 item\(s\) 20000000 times.*column 1"):
+        ev("n * s", s=[1], n=20_000_000)
+    assert ev("s * n", s="ab", n=MAX_REPEAT_ITEMS // 2) == "ab" * (MAX_REPEAT_ITEMS // 2)  # at the limit
+    assert ev("s * n", s=[0], n=3) == [0, 0, 0] and ev("a * b", a=10**12, b=10**12) == 10**24
+    assert list(ev("x * n", x=np.ones(3), n=10**9)) == [1e9] * 3  # element-wise, not a repetition
+
+
+async def test_a_pipeline_field_repeating_its_input_fails_located_without_building_it(wb):
+    p = Pipeline.from_yaml(
+        "name: eamp\nnodes:\n  - {id: a, type: input}\n  - id: o\n    type: output\n"
+        '    fields: {v: "len(input.s * input.n)"}\nedges:\n  - {from: a, to: o}\n'
+    )
+    r = await wb.run(p, {"s": "abcd", "n": 50_000_000})
+    assert r.status == "failed" and r.failed_node == "o" and "limit is 100,000" in r.error, r.error
+    assert (await wb.run(p, {"s": "abcd", "n": 3})).outputs == {"v": 12}
