@@ -99,6 +99,9 @@ def _compare_command() -> None:
         except api_compare.CompareError as exc:
             typer.echo(f"workbench bench api_compare: {exc}", err=True)
             raise typer.Exit(2) from None
+        except api_compare.Interrupted as exc:  # servers, worktrees and the temporary folder are gone
+            typer.echo(f"workbench bench api_compare: {exc}; servers and worktrees removed", err=True)
+            raise typer.Exit(128 + exc.signum) from None
         print_rows("api_compare", rows)
         if out is not None:
             write_json("api_compare", rows, out, api_compare.EXTRA)

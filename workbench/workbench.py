@@ -119,6 +119,8 @@ class Workbench(PipelinesMixin, RunsMixin, KnowledgeMixin, ModelsMixin):
         self._required_models: list[str] | None = None
         self._valid: set[str] = set()  # pipeline versions validated and stored by this workbench
         self._resolved: dict[tuple[str, str | None], tuple[float, Pipeline, tuple | None]] = {}
+        self._resolving: dict[tuple[str, str | None], tuple[int, asyncio.Task]] = {}  # refreshes in flight
+        self._resolve_generation = 0  # bumped when a stage changes or a version is stored or deleted
         self._shared_base_dirs: dict[int, tuple[Pipeline, str]] = {}  # id(shared pipeline) -> (it, its base dir)
         self._parsed: dict[str, tuple[tuple, Pipeline]] = {}
 

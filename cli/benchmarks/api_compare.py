@@ -18,19 +18,25 @@ Rows (one per revision and concurrency, medians over the rounds): `{"rev", "comm
 "concurrency", "rps", "p50_ms", "p99_ms", "cpu_ms_per_request", "cpu_vs_first", "errors",
 "rounds"}`; `cpu_vs_first` is the ratio to the first revision's CPU per request at that level.
 `EXTRA` keeps every round's values and the load average before and after it. The worktrees are
-removed when the run ends, whatever happened.
+removed when the run ends, whatever happened: SIGTERM (a timeout, a CI cancel, `kill`) and SIGINT
+(Ctrl-C) during the run raise `Interrupted`, so the servers are stopped, every worktree made under
+the run's temporary folder is removed (`git worktree remove --force`, then `prune`) and the folder
+deleted before the command exits with 128 + the signal's number (143, 130).
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import os
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +56,39 @@ class CompareError(RuntimeError):
     """A revision that git cannot resolve, a worktree that cannot be made, or a server that did not start."""
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGINT arrived during `run` (raised from the signal handler, after which the run's
+    clean-up still runs); `signum` is the signal's number, the command exits with 128 + it."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _signals_interrupt(state: dict[str, bool]) -> Iterator[None]:
+    """While the run is in this block, SIGTERM and SIGINT raise `Interrupted` (Python's default for
+    SIGTERM ends the process at once and skips every `finally`). Once `state["cleaning"]` is set, a
+    further signal is only noted: the clean-up is not cut short. Only the main thread can install
+    handlers; elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        if state.get("cleaning"):
+            print(f"bench api_compare: {signal.Signals(signum).name}: removing worktrees first", file=sys.stderr)
+            return
+        raise Interrupted(signum)
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
 @dataclass
 class _Tree:
     rev: str
@@ -63,8 +102,8 @@ class _Tree:
     rounds: dict[int, list[dict[str, float]]] = field(default_factory=dict)
 
 
-def _git(*args: str, cwd: Path = REPO) -> str:
-    out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+def _git(*args: str, cwd: Path | None = None) -> str:
+    out = subprocess.run(["git", *args], cwd=cwd or REPO, capture_output=True, text=True)
     if out.returncode != 0:
         raise CompareError(f"git {' '.join(args)}: {out.stderr.strip() or out.stdout.strip()}")
     return out.stdout.strip()
@@ -154,45 +193,61 @@ def run(
     `quick`: 2 rounds of 1 s (a smoke run, not for reported numbers).
 
     Raises CompareError for a revision git cannot resolve or a server that does not become ready
-    within 300 s (its log is quoted); worktrees made are removed in every case."""
+    within 300 s (its log is quoted), Interrupted on SIGTERM / SIGINT; worktrees, servers and the
+    temporary folder are removed in every case."""
     if not revs:
         raise CompareError("no revision to compare (give one or more git revisions, '.' for this checkout)")
     rounds = rounds if rounds is not None else (2 if quick else ROUNDS)
     seconds = seconds if seconds is not None else (1.0 if quick else SECONDS)
     payloads = [{"input": x} for x in api._pipeline_inputs()]
     trees: list[_Tree] = []
-    tmp = Path(tempfile.mkdtemp(prefix="bench-api-compare-"))
-    try:
-        for i, rev in enumerate(revs):
-            trees.append(_prepare(rev, i, tmp))
-        for i, tree in enumerate(trees):
-            _start(tree, i, tmp)
-        for tree in trees:
-            assert tree.proc is not None and tree.log is not None
-            api._wait_ready(tree.url, tree.proc, tree.log)
-        from ._http_load import encode_requests
+    state = {"cleaning": False}
+    with _signals_interrupt(state):
+        tmp = Path(tempfile.mkdtemp(prefix="bench-api-compare-"))
+        try:
+            return _run(trees, tmp, revs, concurrency, rounds, seconds, payloads)
+        finally:
+            state["cleaning"] = True
+            _clean_up(trees, tmp)
 
-        for c in concurrency:
-            for r in range(rounds):
-                for tree in trees if r % 2 == 0 else trees[::-1]:
-                    requests = encode_requests(tree.url, "POST", api.PATHS["workbench"], payloads)
-                    tree.rounds.setdefault(c, []).append(_round(tree, requests, c, seconds))
-        rows = _rows(trees, concurrency)
-        for tree in trees:
-            tree.native = f"{tree.native}; loaded from the tree: {_loads_from(tree)}"
-        EXTRA.clear()
-        EXTRA.update(
-            {
-                "trees": [{"rev": t.rev, "commit": t.commit, "native_parts": t.native} for t in trees],
-                "rounds": {f"{t.rev} c={c}": t.rounds[c] for t in trees for c in concurrency},
-                "seconds_per_server_per_round": seconds,
-                "python": sys.executable,
-                "cores": os.cpu_count(),
-            }
-        )
-        return rows
-    finally:
-        _clean_up(trees, tmp)
+
+def _run(
+    trees: list[_Tree],
+    tmp: Path,
+    revs: Sequence[str],
+    concurrency: Sequence[int],
+    rounds: int,
+    seconds: float,
+    payloads: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
+    for i, rev in enumerate(revs):
+        trees.append(_prepare(rev, i, tmp))
+    for i, tree in enumerate(trees):
+        _start(tree, i, tmp)
+    for tree in trees:
+        assert tree.proc is not None and tree.log is not None
+        api._wait_ready(tree.url, tree.proc, tree.log)
+    from ._http_load import encode_requests
+
+    for c in concurrency:
+        for r in range(rounds):
+            for tree in trees if r % 2 == 0 else trees[::-1]:
+                requests = encode_requests(tree.url, "POST", api.PATHS["workbench"], payloads)
+                tree.rounds.setdefault(c, []).append(_round(tree, requests, c, seconds))
+    rows = _rows(trees, concurrency)
+    for tree in trees:
+        tree.native = f"{tree.native}; loaded from the tree: {_loads_from(tree)}"
+    EXTRA.clear()
+    EXTRA.update(
+        {
+            "trees": [{"rev": t.rev, "commit": t.commit, "native_parts": t.native} for t in trees],
+            "rounds": {f"{t.rev} c={c}": t.rounds[c] for t in trees for c in concurrency},
+            "seconds_per_server_per_round": seconds,
+            "python": sys.executable,
+            "cores": os.cpu_count(),
+        }
+    )
+    return rows
 
 
 def _loads_from(tree: _Tree) -> bool:
@@ -232,11 +287,26 @@ def _rows(trees: list[_Tree], concurrency: Sequence[int]) -> list[dict[str, Any]
     return rows
 
 
+def _worktrees_under(tmp: Path) -> list[Path]:
+    """Worktrees of this repository registered under `tmp` (one `git worktree add` may have been cut
+    short by a signal before its tree was recorded)."""
+    try:
+        out = _git("worktree", "list", "--porcelain")
+    except CompareError:
+        return []
+    root = tmp.resolve()
+    paths = [Path(line[len("worktree ") :]) for line in out.splitlines() if line.startswith("worktree ")]
+    return [p for p in paths if p.resolve() == root or root in p.resolve().parents]
+
+
 def _clean_up(trees: list[_Tree], tmp: Path) -> None:
+    """Stop the servers (SIGTERM, SIGKILL after 30 s), remove the worktrees made under `tmp`
+    (`git worktree remove --force`), delete `tmp`, then `git worktree prune`. What cannot be removed
+    is named on stderr, never silently left."""
     import shutil
 
     for tree in trees:
-        if tree.proc is not None:
+        if tree.proc is not None and tree.proc.poll() is None:
             tree.proc.terminate()
     for tree in trees:
         if tree.proc is not None:
@@ -245,14 +315,19 @@ def _clean_up(trees: list[_Tree], tmp: Path) -> None:
             except subprocess.TimeoutExpired:
                 tree.proc.kill()
                 tree.proc.wait(10)
-    for tree in trees:
-        if tree.worktree:
-            try:
-                _git("worktree", "remove", "--force", str(tree.path))
-            except CompareError as exc:
-                print(f"bench api_compare: {exc}", file=sys.stderr)
+    made = [t.path for t in trees if t.worktree]
+    for path in made + [p for p in _worktrees_under(tmp) if p not in made]:
+        try:
+            _git("worktree", "remove", "--force", str(path))
+        except CompareError as exc:
+            print(f"bench api_compare: {exc}", file=sys.stderr)
+
+    def report(function: object, path: str, exc_info: object) -> None:
+        print(f"bench api_compare: cannot remove {path}: {exc_info[1]}", file=sys.stderr)  # type: ignore[index]
+
+    if tmp.exists():
+        shutil.rmtree(tmp, onerror=report)
     try:
-        _git("worktree", "prune")
-    except CompareError:
-        pass
-    shutil.rmtree(tmp, ignore_errors=True)
+        _git("worktree", "prune")  # after the folder is gone: drops an entry whose tree could not be removed
+    except CompareError as exc:
+        print(f"bench api_compare: {exc}", file=sys.stderr)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import stat
 import time
@@ -176,7 +177,7 @@ class PipelinesMixin:
             self.check(p)
         text = p.to_yaml()
         self.store.save_pipeline(p.name, p.version, text)
-        self._resolved.clear()
+        self._forget_resolutions()
         if stage is not None:
             self.promote(p.name, p.version, stage)
         if write_file:
@@ -213,14 +214,14 @@ class PipelinesMixin:
         except StoreError as exc:
             raise PipelineNotFoundError(name, str(exc)) from exc
         finally:
-            self._resolved.clear()
+            self._forget_resolutions()
 
     def delete_pipeline(self, name: str, *, delete_file: bool = False) -> int:
         """Delete every stored version and stage label (runs are kept); returns versions deleted.
 
         Raises PipelineNotFoundError when neither stored nor (with delete_file) a file."""
         n = self.store.delete_pipeline(name)
-        self._resolved.clear()
+        self._forget_resolutions()
         path = self.pipeline_files().get(name)
         if delete_file and path is not None:
             path.unlink()
@@ -249,20 +250,54 @@ class PipelinesMixin:
             return str(Path(p.source_file).resolve().parent)
         return str(self.pipeline_dir)
 
-    def _resolve(self, pipeline: Pipeline | str, version: str | None) -> Pipeline:
+    async def _resolve(self, pipeline: Pipeline | str, version: str | None) -> Pipeline:
         """`get_pipeline` for runs, cached: a name's resolution is reused for `RESOLVE_TTL_S` seconds
         (stage changes made by this Workbench apply at once; a pipeline file is re-read when it changes).
-        The cached Pipeline is shared by runs and never mutated."""
+        The cached Pipeline is shared by runs and never mutated.
+
+        The resolution itself (the store's stage and version queries, the pipeline folder, the file's
+        parse) runs on a worker thread, never on the event loop: on a replica sharing a SQLite file
+        with another, the stage query can wait for the file. A stale entry is not served: the runs
+        that find it stale wait (off the loop) for one shared refresh. A refresh that began before this
+        Workbench changed a stage or stored a version is neither joined nor cached afterwards.
+
+        Raises PipelineNotFoundError / PipelineValidationError as `get_pipeline`."""
         if not isinstance(pipeline, str):
             return pipeline
         key = (pipeline, version)
-        now = time.monotonic()
         hit = self._resolved.get(key)
-        if hit is not None and now - hit[0] < RESOLVE_TTL_S and hit[2] == self._file_stamp(hit[1]):
+        if hit is not None and time.monotonic() - hit[0] < RESOLVE_TTL_S and hit[2] == self._file_stamp(hit[1]):
             return hit[1]
-        p = self.get_pipeline(pipeline, version, shared=True).share()
-        self._resolved[key] = (now, p, self._file_stamp(p))
-        return p
+        loop = asyncio.get_running_loop()
+        pending = self._resolving.get(key)
+        if pending is None or pending[0] != self._resolve_generation or pending[1].get_loop() is not loop:
+            task = loop.create_task(self._refresh(key, self._resolve_generation))
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())  # all waiters may have left
+            self._resolving[key] = (self._resolve_generation, task)
+            pending = self._resolving[key]
+        return await asyncio.shield(pending[1])  # a waiter that is cancelled leaves the refresh to the others
+
+    async def _refresh(self, key: tuple[str, str | None], generation: int) -> Pipeline:
+        started = time.monotonic()  # the entry's age counts from before the store was read
+        try:
+            p, stamp = await asyncio.to_thread(self._resolve_now, *key)
+            if generation == self._resolve_generation:  # no stage change or new version meanwhile
+                self._resolved[key] = (started, p, stamp)
+            return p
+        finally:
+            if self._resolving.get(key, (None, None))[1] is asyncio.current_task():
+                del self._resolving[key]
+
+    def _resolve_now(self, name: str, version: str | None) -> tuple[Pipeline, tuple | None]:
+        """The resolution and its file's stamp; runs on a worker thread (`_resolve`)."""
+        p = self.get_pipeline(name, version, shared=True).share()
+        return p, self._file_stamp(p)
+
+    def _forget_resolutions(self) -> None:
+        """Drop the cached resolutions (a stage changed, a version was stored or deleted); a refresh
+        in flight is then neither joined nor cached."""
+        self._resolve_generation += 1
+        self._resolved.clear()
 
     @staticmethod
     def _file_stamp(p: Pipeline) -> tuple | None:

@@ -89,7 +89,7 @@ class RunsMixin:
             PipelineNotFoundError, PipelineValidationError, InputValidationError (bad input: node
             and JSON path), neural.errors.QueueFullError (retry later), RunFailedError.
         """
-        p = self._resolve(pipeline, version)
+        p = await self._resolve(pipeline, version)
         if validate:
             await self._ensure_valid(p)
         result = await self.executor.run(
@@ -159,7 +159,7 @@ class RunsMixin:
         raised (InputValidationError, QueueFullError) so one bad input loses nothing else.
         `on_result(index, item)` is called as each finishes (progress bars).
         """
-        p = self._resolve(pipeline, version)
+        p = await self._resolve(pipeline, version)
         await self._ensure_valid(p)
         items = list(inputs)
         sem = asyncio.Semaphore(max(1, concurrency))
