@@ -24,6 +24,11 @@ from sqlalchemy.exc import DatabaseError, OperationalError
 
 from rules.facts import finite_json
 
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; the write queue is then a thread lock only
+    fcntl = None  # type: ignore[assignment]
+
 MIGRATIONS = Path(__file__).parent / "migrations"
 log = logging.getLogger(__name__)
 
@@ -70,9 +75,9 @@ def create_store_engine(url: str) -> Engine:
     """
     parsed = make_url(url)
     kwargs = {}
+    db = _sqlite_file(parsed)
     if parsed.get_backend_name() == "sqlite":
-        db = parsed.database
-        if db and db != ":memory:":
+        if db:
             try:
                 Path(db).expanduser().parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
@@ -85,7 +90,7 @@ def create_store_engine(url: str) -> Engine:
         def _sqlite_pragmas(dbapi_conn, _record) -> None:  # pragma: no cover - trivial
             cur = dbapi_conn.cursor()
             cur.execute("PRAGMA foreign_keys=ON")
-            if parsed.database not in (None, "", ":memory:"):
+            if db:
                 cur.execute("PRAGMA journal_mode=WAL")
             cur.execute("PRAGMA synchronous=NORMAL")
             cur.close()
@@ -159,12 +164,7 @@ class SQLiteWriteQueue:
     def _file(self) -> int | None:
         if self._fd is not None and self._pid == os.getpid():
             return self._fd
-        if self._unavailable:
-            return None
-        try:
-            import fcntl  # noqa: F401  (POSIX only)
-        except ImportError:
-            self._unavailable = True
+        if self._unavailable or fcntl is None:
             return None
         try:  # a forked child opens its own: a flock belongs to the open file, which fork shares
             self._fd, self._pid = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644), os.getpid()
@@ -179,8 +179,6 @@ class SQLiteWriteQueue:
         try:
             fd = self._file()
             if fd is not None:
-                import fcntl
-
                 fcntl.flock(fd, fcntl.LOCK_EX)
         except BaseException:
             self._threads.release()
@@ -190,8 +188,6 @@ class SQLiteWriteQueue:
     def __exit__(self, *exc: object) -> None:
         try:
             if self._fd is not None and self._pid == os.getpid():
-                import fcntl
-
                 fcntl.flock(self._fd, fcntl.LOCK_UN)
         finally:
             self._threads.release()
@@ -199,7 +195,12 @@ class SQLiteWriteQueue:
 
 def sqlite_write_queue(engine: Engine) -> SQLiteWriteQueue | None:
     """The `SQLiteWriteQueue` of a SQLite file engine; None for other databases and in-memory SQLite."""
-    url = engine.url
+    db = _sqlite_file(engine.url)
+    return None if db is None else SQLiteWriteQueue(Path(db).expanduser())
+
+
+def _sqlite_file(url: Any) -> str | None:
+    """The file of a SQLite URL (`sqlalchemy.engine.URL`); None for other databases and in-memory SQLite."""
     if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
         return None
-    return SQLiteWriteQueue(Path(url.database).expanduser())
+    return url.database
