@@ -88,6 +88,18 @@ def served_workbench(settings, **workbench_kwargs: Any) -> Iterator[LiveServer]:
         wb.close()
 
 
+@contextlib.contextmanager
+def served_with_empty_folders(tmp: Path) -> Iterator[LiveServer]:
+    """`served_workbench` on settings of `tmp` with empty knowledge_bases/ and pipelines/ folders there: uploads
+    land in `tmp`, never in the repository."""
+    for folder in ("knowledge_bases", "pipelines"):
+        (tmp / folder).mkdir(exist_ok=True)
+    with served_workbench(
+        make_settings(tmp), knowledge_base_dir=tmp / "knowledge_bases", pipeline_dir=tmp / "pipelines"
+    ) as live:
+        yield live
+
+
 # ---- models used by the tests ----------------------------------------------------------------
 DIGITS_ONNX = ROOT / "models" / "digits" / "model.onnx"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

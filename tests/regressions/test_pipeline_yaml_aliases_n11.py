@@ -52,13 +52,9 @@ def test_a_few_aliases_still_load() -> None:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    from api_live import make_settings, served_workbench
+    from api_live import served_with_empty_folders
 
-    tmp = tmp_path_factory.mktemp("yaml-aliases")
-    (tmp / "knowledge_bases").mkdir()
-    (tmp / "pipelines").mkdir()
-    settings = make_settings(tmp)
-    with served_workbench(settings, knowledge_base_dir=tmp / "knowledge_bases", pipeline_dir=tmp / "pipelines") as live:
+    with served_with_empty_folders(tmp_path_factory.mktemp("yaml-aliases")) as live:
         yield live
 
 

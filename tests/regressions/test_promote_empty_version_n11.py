@@ -20,13 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    from api_live import make_settings, served_workbench
+    from api_live import served_with_empty_folders
 
-    tmp = tmp_path_factory.mktemp("promote")
-    (tmp / "knowledge_bases").mkdir()
-    (tmp / "pipelines").mkdir()
-    settings = make_settings(tmp)
-    with served_workbench(settings, knowledge_base_dir=tmp / "knowledge_bases", pipeline_dir=tmp / "pipelines") as live:
+    with served_with_empty_folders(tmp_path_factory.mktemp("promote")) as live:
         yield live
 
 

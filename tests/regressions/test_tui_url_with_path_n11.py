@@ -17,12 +17,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    from api_live import make_settings, served_workbench
+    from api_live import served_with_empty_folders
 
-    tmp = tmp_path_factory.mktemp("tui-url")
-    (tmp / "knowledge_bases").mkdir()
-    settings = make_settings(tmp)
-    with served_workbench(settings, knowledge_base_dir=tmp / "knowledge_bases", pipeline_dir=tmp / "pipelines") as live:
+    with served_with_empty_folders(tmp_path_factory.mktemp("tui-url")) as live:
         yield live
 
 
