@@ -6,7 +6,6 @@ real CLIPS through clipspy computes inf, -inf and nan for the knowledge base's e
 
 from __future__ import annotations
 
-import json
 import math
 import shutil
 import subprocess
@@ -19,17 +18,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
 from api_live import make_settings, served_workbench  # noqa: E402
+from nonfinite_cases import CASES, WANT, strict_json  # noqa: E402
 
-CASES = Path(__file__).resolve().parent / "cases" / "nonfinite_q12"
 ROOT = Path(__file__).resolve().parents[2]
-WANT = {"pos": "Infinity", "neg": "-Infinity", "nan": "NaN", "ok": 3.0, "all": ["Infinity", "-Infinity", "NaN"]}
-
-
-def _strict(text: str):
-    def refuse(name: str):
-        raise ValueError(f"not standard JSON: {name}")
-
-    return json.loads(text, parse_constant=refuse)
 
 
 def test_clips_computes_inf_minus_inf_and_nan() -> None:
@@ -57,22 +48,22 @@ def server(tmp_path_factory):
 def test_predict_answer_writes_the_strings(server) -> None:
     r = httpx.post(server.url + "/v1/pipelines/nonfinite/predict", json={"input": {"x": 2}}, timeout=60)
     assert r.status_code == 200, r.text
-    doc = _strict(r.text)
+    doc = strict_json(r.text)
     assert doc["outputs"] == WANT
-    stored = _strict(httpx.get(f"{server.url}/v1/runs/{doc['run_id']}", timeout=60).text)
+    stored = strict_json(httpx.get(f"{server.url}/v1/runs/{doc['run_id']}", timeout=60).text)
     assert stored["outputs"] == WANT  # as the store wrote it
 
 
 def test_batch_answer_writes_the_strings(server) -> None:
     r = httpx.post(server.url + "/v1/pipelines/nonfinite/predict", json={"inputs": [{"x": 2}, {"x": 2}]}, timeout=60)
     assert r.status_code == 200, r.text
-    assert [x["outputs"] for x in _strict(r.text)["results"]] == [WANT, WANT]
+    assert [x["outputs"] for x in strict_json(r.text)["results"]] == [WANT, WANT]
 
 
 def test_stream_events_write_the_strings(server) -> None:
     r = httpx.post(server.url + "/v1/pipelines/nonfinite/predict", json={"input": {"x": 2}, "stream": True}, timeout=60)
     assert r.status_code == 200, r.text
-    docs = [_strict(line[len("data: ") :]) for line in r.text.splitlines() if line.startswith("data: ")]
+    docs = [strict_json(line[len("data: ") :]) for line in r.text.splitlines() if line.startswith("data: ")]
     (result,) = [d for d in docs if d.get("event") == "result"]  # every event parsed as standard JSON
     assert result["run"]["outputs"] == WANT
 
@@ -92,14 +83,14 @@ def test_backward_json_writes_the_strings(tmp_path) -> None:
     facts.write_text('[{"template": "in", "slots": {"x": 2}}]')
     r = _workbench("kb", "ask", str(CASES / "nonfinite.clp"), GOAL, "--json", "--facts", str(facts))
     assert r.returncode == 0, r.stderr
-    assert [a["bindings"] for a in _strict(r.stdout)["answers"]] == [BINDINGS]
+    assert [a["bindings"] for a in strict_json(r.stdout)["answers"]] == [BINDINGS]
 
 
 def test_backward_json_over_http_writes_the_strings(server) -> None:
     body = {"goal": GOAL, "facts": [{"template": "in", "slots": {"x": 2}}]}
     r = httpx.post(server.url + "/v1/kb/nonfinite/ask", json=body, timeout=60)
     assert r.status_code == 200, r.text
-    assert [a["bindings"] for a in _strict(r.text)["answers"]] == [BINDINGS]
+    assert [a["bindings"] for a in strict_json(r.text)["answers"]] == [BINDINGS]
 
 
 def test_forward_json_writes_the_strings(tmp_path) -> None:
@@ -107,7 +98,7 @@ def test_forward_json_writes_the_strings(tmp_path) -> None:
     facts.write_text('[{"template": "in", "slots": {"x": 2}}]')
     r = _workbench("kb", "run", str(CASES / "nonfinite.clp"), "--facts", str(facts), "--json")
     assert r.returncode == 0, r.stderr
-    slots = {f["template"]: f["slots"] for f in _strict(r.stdout)["facts"]}
+    slots = {f["template"]: f["slots"] for f in strict_json(r.stdout)["facts"]}
     assert slots["r"] == {"pos": "Infinity", "neg": "-Infinity", "nan": "NaN", "ok": 3.0}
     assert slots["limit"] == {"implied": ["Infinity", "-Infinity"]}
 
@@ -115,5 +106,5 @@ def test_forward_json_writes_the_strings(tmp_path) -> None:
 def test_forward_json_over_http_writes_the_strings(server) -> None:
     r = httpx.post(server.url + "/v1/kb/nonfinite/run", json={"facts": [{"template": "in", "slots": {"x": 2}}]})
     assert r.status_code == 200, r.text
-    slots = {f["template"]: f["slots"] for f in _strict(r.text)["facts"]}
+    slots = {f["template"]: f["slots"] for f in strict_json(r.text)["facts"]}
     assert slots["r"] == {"pos": "Infinity", "neg": "-Infinity", "nan": "NaN", "ok": 3.0}

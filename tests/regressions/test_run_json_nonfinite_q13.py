@@ -6,7 +6,6 @@ Oracle for the values: tests/regressions/test_nonfinite_json_q12.py (real CLIPS 
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -14,19 +13,11 @@ import sys
 from pathlib import Path
 
 import pydantic_core
+from nonfinite_cases import CASES, WANT, strict_json  # noqa: E402
 
 from rules.facts import NON_FINITE_JSON
 
-CASES = Path(__file__).resolve().parent / "cases" / "nonfinite_q12"
 ROOT = Path(__file__).resolve().parents[2]
-WANT = {"pos": "Infinity", "neg": "-Infinity", "nan": "NaN", "ok": 3.0, "all": ["Infinity", "-Infinity", "NaN"]}
-
-
-def _strict(text: str):
-    def refuse(name: str):
-        raise ValueError(f"not standard JSON: {name}")
-
-    return json.loads(text, parse_constant=refuse)
 
 
 def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
@@ -52,18 +43,18 @@ def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
 def test_run_json_writes_the_strings(tmp_path):
     r = _run(tmp_path, "--input", '{"x": 2}', "--json")
     assert r.returncode == 0, r.stderr
-    doc = _strict(r.stdout)
+    doc = strict_json(r.stdout)
     assert doc["status"] == "succeeded" and doc["outputs"] == WANT
 
     (tmp_path / "in.jsonl").write_text('{"x": 2}\n{"x": 2}\n')
     r = _run(tmp_path, "--input-file", str(tmp_path / "in.jsonl"))
     assert r.returncode == 0, r.stderr
-    lines = [_strict(line) for line in r.stdout.splitlines()]
+    lines = [strict_json(line) for line in r.stdout.splitlines()]
     assert [line["outputs"] for line in lines] == [WANT, WANT]
 
     r = _run(tmp_path, "--input", '{"x": 2}')  # the outputs alone, pretty-printed
     assert r.returncode == 0, r.stderr
-    assert _strict(r.stdout) == WANT
+    assert strict_json(r.stdout) == WANT
 
 
 def test_the_store_writer_falls_back_to_the_same_mapping(monkeypatch):
@@ -76,4 +67,4 @@ def test_the_store_writer_falls_back_to_the_same_mapping(monkeypatch):
 
     monkeypatch.setattr(database.pydantic_core, "to_json", refuse)
     text = database.json_text({"a": [float("nan"), float("inf"), -float("inf"), 1.5]})
-    assert _strict(text) == {"a": [NON_FINITE_JSON["nan"], NON_FINITE_JSON["inf"], NON_FINITE_JSON["-inf"], 1.5]}
+    assert strict_json(text) == {"a": [NON_FINITE_JSON["nan"], NON_FINITE_JSON["inf"], NON_FINITE_JSON["-inf"], 1.5]}
