@@ -200,7 +200,7 @@ class RunsMixin:
         row = self.store.get_run(run_id)
         if row is None:
             raise self._not_found(run_id)
-        return [{"seq": e.seq, "kind": e.kind, "node": e.node, "at": e.at, "payload": e.payload} for e in row.events]
+        return [_trace_event(e.seq, e, e.payload) for e in row.events]
 
     async def replay(
         self,
@@ -297,7 +297,10 @@ def _as_stored(events: list[Any]) -> list[dict[str, Any]]:
 
     from workbench.store.database import json_text
 
-    return [
-        {"seq": i, "kind": e.kind, "node": e.node, "at": e.at, "payload": json.loads(json_text(e.payload))}
-        for i, e in enumerate(events)
-    ]
+    return [_trace_event(i, e, json.loads(json_text(e.payload))) for i, e in enumerate(events)]
+
+
+def _trace_event(seq: int, event: Any, payload: Any) -> dict[str, Any]:
+    """One trace event as `get_trace` answers it: `{"seq", "kind", "node", "at", "payload"}`; `event` a stored
+    event row or a run's in-memory event (both have `kind`, `node`, `at`)."""
+    return {"seq": seq, "kind": event.kind, "node": event.node, "at": event.at, "payload": payload}
