@@ -133,13 +133,20 @@ class RunsMixin:
                 await asyncio.gather(task, return_exceptions=True)
 
     async def _ensure_valid(self, p: Pipeline) -> None:
+        """Validate a pipeline version not run before and store it, on a worker thread: the validation, the
+        YAML and the store's write (which can wait for a shared SQLite file) never run on the event loop.
+        Raises PipelineValidationError."""
         key = p.version
         if key in self._valid:
             return
-        issues = await asyncio.to_thread(self.validate, p)
-        if issues:
-            raise PipelineValidationError(issues)
-        self.store.save_pipeline(p.name, key, p.to_yaml())
+
+        def validate_and_store() -> None:
+            issues = self.validate(p)
+            if issues:
+                raise PipelineValidationError(issues)
+            self.store.save_pipeline(p.name, key, p.to_yaml())
+
+        await asyncio.to_thread(validate_and_store)
         self._valid.add(key)
 
     async def run_many(
