@@ -57,19 +57,27 @@ def export_onnx(
     `examples`: one or more batches `{input name: array}` (batch axis first); the first is traced,
     all are checked, so give examples of different batch sizes and lengths to exercise dynamic axes
     (declared as -1 in `signature`). Runs in float32 on CPU.
-    Raises `ExportError` when export fails or any output differs by more than `atol`; `out` is then
-    not created.
+    `out`'s folder must exist: missing folders are not created (as the CLI's output options do not).
+    Raises `ExportError` when `out` is a directory or its folder is missing or not a directory (before
+    any export), when export fails, or when any output differs by more than `atol`; `out` is then not
+    created.
     """
     if not examples:
         raise ValueError("export_onnx needs at least one example batch")
     out = Path(out)
     if out.is_dir():  # checked first: the move below would put the file inside it, under another name
         raise ExportError(f"{out}: is a directory; give the path of the ONNX file to write, e.g. {out / 'model.onnx'}")
-    for parent in (out.parent, *out.parent.parents):
-        if parent.exists():
-            if not parent.is_dir():
-                raise ExportError(f"{out}: cannot write there: {parent} is not a directory")
-            break
+    # missing folders are never created (the CLI's rule for every output option, cli/outputs.py)
+    folder = out.parent
+    if not folder.is_dir():
+        if folder.exists():
+            raise ExportError(f"{out}: cannot write there: {folder} is not a directory")
+        for parent in folder.parents:  # a file above it makes the path impossible, not just missing
+            if parent.exists():
+                if not parent.is_dir():
+                    raise ExportError(f"{out}: cannot write there: {parent} is not a directory")
+                break
+        raise ExportError(f"{out}: the folder {folder} does not exist (missing folders are not created)")
     program = module if isinstance(module, torch.export.ExportedProgram) else None
     if program is not None:
         reference = program.module()  # a GraphModule that refuses .eval(): the program fixed that at export
@@ -97,7 +105,6 @@ def export_onnx(
             raise ExportError(f"ONNX export failed {tried}: " + " | ".join(errors))
         diffs = _check(reference, tmp_file, signature, examples, atol)
         try:
-            out.parent.mkdir(parents=True, exist_ok=True)
             for p in Path(tmp).iterdir():  # the .onnx file and, for the dynamo exporter, its external data
                 shutil.move(str(p), out.parent / p.name)
         except OSError as exc:

@@ -96,6 +96,7 @@ def load_hf_dir(
         cache = Path(onnx_cache_dir) if onnx_cache_dir else default_onnx_cache()
         onnx_file = cache / f"{name}-{version[:16]}-torch{torch.__version__.split('+')[0]}.onnx"
         if not onnx_file.is_file():
+            cache.mkdir(parents=True, exist_ok=True)  # the library's own cache folder, not an output the caller named
             examples = [tokenizer_examples(tokenizer, n) for n in (2, 3)]
             export_onnx(module, signature, examples, onnx_file, atol=1e-4)
         be = OnnxBackend(onnx_file, device=dev, intra_op_threads=intra_op_threads)

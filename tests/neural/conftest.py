@@ -12,8 +12,9 @@ torch.set_num_threads(2)
 
 @pytest.fixture(scope="session")
 def onnx_cache(tmp_path_factory):
-    """A fresh ONNX cache per session, so the export and its numerics check really run."""
-    return tmp_path_factory.mktemp("onnx-cache")
+    """A fresh ONNX cache per session, so the export and its numerics check really run. Not made
+    yet: the loader makes its own cache folder (export_onnx itself never creates folders)."""
+    return tmp_path_factory.mktemp("onnx-cache") / "onnx"
 
 
 @pytest.fixture(scope="session")

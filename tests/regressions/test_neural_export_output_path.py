@@ -28,3 +28,12 @@ def test_output_path_below_a_file(tmp_path) -> None:
     with pytest.raises(ExportError, match="is not a directory"):
         export_onnx(torch.nn.Linear(4, 4), SIG, EXAMPLES, blocker / "sub" / "m.onnx")
     assert blocker.read_text() == "x"
+
+
+def test_missing_folder_is_refused_not_created(tmp_path) -> None:
+    """r12: the library made the missing folders (and wrote the file) while `workbench model export
+    --onnx` refuses them (cli/outputs.py); now both follow the CLI's rule, before any export."""
+    target = tmp_path / "missing" / "deeper" / "m.onnx"
+    with pytest.raises(ExportError, match=r"the folder .*missing[/\\]deeper does not exist \(missing folders are not"):
+        export_onnx(torch.nn.Linear(4, 4), SIG, EXAMPLES, target)
+    assert list(tmp_path.iterdir()) == []
