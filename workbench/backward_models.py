@@ -20,12 +20,13 @@ from typing import Any
 import numpy as np
 
 from chaining.backward import AskError, Question, probability_to_certainty
+from neural.errors import QueueFullError
 from rules import KnowledgeBase
 from rules.annotations import ModelBinding
 from rules.errors import Diagnostic
 from rules.facts import IMPLIED
 
-from .pipeline.errors import ModelNotFoundError, ModelUnloadedError
+from .pipeline.errors import ModelNotFoundError
 
 
 def bindings(kb: KnowledgeBase) -> dict[str, ModelBinding]:
@@ -56,11 +57,10 @@ class CatalogModels:
         self._answers: dict[tuple, Any] = {}
 
     def entry(self, binding: ModelBinding) -> Any:
-        """The loaded model of `binding`. Raises AskError naming the annotation and the known models."""
+        """The loaded model of `binding`. Raises AskError naming the annotation and the known models, or
+        ModelUnloadedError unchanged (unloaded on request: the query is refused as a predict is, 503)."""
         try:
             return self.catalog.get(binding.model)
-        except ModelUnloadedError as exc:
-            raise AskError(f"{binding.where}: {exc}") from None
         except ModelNotFoundError:
             raise AskError(f"{binding.where}: {unknown_model_message(binding.model, self.catalog.names())}") from None
 
@@ -69,7 +69,8 @@ class CatalogModels:
 
         Returns per question `{"value", "certainty", "note"}` (value None: below the threshold,
         unknown). Raises AskError (unknown model, a slot value that does not fit the input, an
-        output that is not class scores), naming the annotation's file:line:col.
+        output that is not class scores), naming the annotation's file:line:col; ModelUnloadedError
+        and neural.errors.QueueFullError unchanged (refused, not failed: 503 / 429 with Retry-After).
         """
         by_model: dict[str, list[int]] = {}
         out: list[Any] = [None] * len(questions)
@@ -85,6 +86,8 @@ class CatalogModels:
             items = [model_input(entry, questions[i]) for i in idx]
             try:
                 results = await entry.infer_many(items, timeout_s=self.timeout_s)
+            except QueueFullError:  # back-pressure: the query is refused, as a predict is (429)
+                raise
             except Exception as exc:  # the model's own error, told where the relation is declared
                 binding = questions[idx[0]].model
                 raise AskError(f"{binding.where}: model {name!r} failed: {type(exc).__name__}: {exc}") from exc  # type: ignore[union-attr]

@@ -5,7 +5,8 @@ skipped when its incoming edges are inactive (see docs/pipelines.md, "Gates and 
 so a model behind a closed gate never reaches its batcher. Many runs may be in flight at once
 on one event loop: their model nodes submit to the same per-model batchers and are batched
 together. A failing node fails only its own run, which is recorded with the error naming the
-node; `neural.errors.QueueFullError` is re-raised unchanged (back-pressure: nothing recorded).
+node; `neural.errors.QueueFullError` (back-pressure) and `ModelUnloadedError` (a model node's or a
+goal node's model was unloaded on request) are re-raised unchanged: refused, nothing recorded.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from workbench.store.models import utcnow
 from . import metrics
 from .catalog import ModelCatalog
 from .context import FAILED, SKIPPED, SUCCEEDED, Plan, RunContext
-from .errors import InputValidationError, ModelInputError, NodeExecutionError
+from .errors import InputValidationError, ModelInputError, ModelUnloadedError, NodeExecutionError
 from .explanation import assemble
 from .handoff import RunPool, run_steps
 from .knowledge import KnowledgeBaseLibrary
@@ -151,6 +152,8 @@ class Executor:
             InputValidationError: the input does not match the input node's schema, or a model node's
                 input cannot be converted to the model's dtype and shape (nothing recorded).
             neural.errors.QueueFullError: a model's queue is full (nothing recorded; retry later).
+            ModelUnloadedError: a model node or a goal node's `;@model` relation needs a model that was
+                unloaded on request (naming pipeline, node and model; nothing recorded).
         """
         with self._running_lock:
             self._running += 1
@@ -241,7 +244,7 @@ class Executor:
             return self._failed(ctx, st, t, err)
         except InputValidationError as exc:
             return self._failed(ctx, st, t, NodeExecutionError(nid, st.node.type, str(exc)))
-        except neural_errors.QueueFullError:
+        except (neural_errors.QueueFullError, ModelUnloadedError):  # refused, not failed: nothing recorded
             raise
         except neural_errors.InputValidationError as exc:
             # a value that cannot become the model's dtype or shape is bad input: refused, nothing recorded

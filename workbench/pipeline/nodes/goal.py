@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from neural.errors import QueueFullError
+
 from ..context import NodeState, RunContext
-from ..errors import NodeExecutionError
+from ..errors import ModelUnloadedError, NodeExecutionError
 from .backward import prove_sync
 
 
@@ -29,8 +31,10 @@ def run_goal(ctx: RunContext, state: NodeState, rt: Any) -> None:
             functions=rt.library.functions,
             catalog=rt.catalog,  # model-backed relations (;@model) ask the run's models
         )
-    except NodeExecutionError:
+    except (NodeExecutionError, QueueFullError):  # back-pressure passes through unchanged, as for model nodes
         raise
+    except ModelUnloadedError as exc:  # refused, as a model node needing it is (nothing recorded)
+        raise exc.in_node(ctx.pipeline.name, node.id) from None
     except Exception as exc:
         raise NodeExecutionError(node.id, node.type, f"goal {node.get('goal')}: {type(exc).__name__}: {exc}") from exc
     for call in model_calls:  # the run records which model versions answered its model-backed relations
