@@ -64,8 +64,12 @@ def read_rows(path: str | Path) -> list[list[str]]:
             book.close()
         _refuse_uncomputed_formulas(path, rows)
         return rows
-    text = path.read_text(encoding="utf-8-sig")
-    return [list(r) for r in csv.reader(io.StringIO(text))]
+    return rows_of_csv(path.read_text(encoding="utf-8-sig"))
+
+
+def rows_of_csv(text: str) -> list[list[str]]:
+    """A `.csv` table's cells as text, row by row, from its text (a leading BOM is dropped)."""
+    return [list(r) for r in csv.reader(io.StringIO(text.removeprefix("\ufeff")))]
 
 
 class TableCellError(ValueError):

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import ast
 from .annotations import Annotations, AskableSpec, read_annotations
-from .decision_table import TableCellError, is_table, read_rows, table_to_clips
+from .decision_table import TableCellError, is_table, read_rows, rows_of_csv, table_to_clips
 from .errors import Diagnostic, RuleError, RuleSyntaxError, RuleValidationError, UnsafeConstructError
 from .parser import parse
 from .validate import Validator, bare
@@ -173,26 +173,49 @@ def _read(paths: Iterable[str | Path]) -> tuple[list[tuple[str, str]], list[Diag
             diags.append(
                 Diagnostic(str(p), 1, 1, f"cannot read rule file: {exc.strerror if isinstance(exc, OSError) else exc}")
             )
-    line_rows: dict[str, list[int]] = {}
-    if tables:
-        templates, rule_names = _templates_of(sources)
-        for t in tables:
-            try:
-                rows = read_rows(t)
-            except TableCellError as exc:
-                diags.append(Diagnostic(t, exc.row, exc.column, str(exc)))
-                continue
-            except (OSError, UnicodeDecodeError, ValueError) as exc:
-                why = exc.strerror if isinstance(exc, OSError) else str(exc)
-                diags.append(Diagnostic(t, 1, 1, f"cannot read decision table: {why}"))
-                continue
-            generated = table_to_clips(t, rows, templates, rule_names)
-            diags.extend(generated.diagnostics)
-            if not generated.diagnostics:
-                sources.append((t, generated.text))
-                line_rows[t] = generated.line_rows
-                rule_names |= {line.split()[1] for line in generated.text.splitlines() if line.startswith("(defrule ")}
+    line_rows = _add_tables(sources, diags, [(t, lambda t=t: read_rows(t)) for t in tables])
     return sources, diags, line_rows
+
+
+def table_sources(
+    sources: list[tuple[str, str]], tables: Iterable[str]
+) -> tuple[list[tuple[str, str]], list[Diagnostic], dict[str, list[int]]]:
+    """(filename, text) sources where the files named in `tables` hold a decision table's CSV text ->
+    (the sources with each table's generated CLIPS text after the others, the tables' problems as
+    located diagnostics, line_rows: a table's generated lines -> its rows). Never raises on bad cells."""
+    csv_files = set(tables)
+    clips = [(f, t) for f, t in sources if f not in csv_files]
+    diags: list[Diagnostic] = []
+    line_rows = _add_tables(clips, diags, [(f, lambda t=t: rows_of_csv(t)) for f, t in sources if f in csv_files])
+    return clips, diags, line_rows
+
+
+def _add_tables(
+    sources: list[tuple[str, str]], diags: list[Diagnostic], tables: list[tuple[str, Callable[[], list[list[str]]]]]
+) -> dict[str, list[int]]:
+    """Append each decision table's generated CLIPS text to `sources` (its problems to `diags`), after
+    the .clp sources whose templates it reads. `tables`: (file name, a reader of its rows). Returns line_rows."""
+    line_rows: dict[str, list[int]] = {}
+    if not tables:
+        return line_rows
+    templates, rule_names = _templates_of(sources)
+    for t, rows_of in tables:
+        try:
+            rows = rows_of()
+        except TableCellError as exc:
+            diags.append(Diagnostic(t, exc.row, exc.column, str(exc)))
+            continue
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else str(exc)
+            diags.append(Diagnostic(t, 1, 1, f"cannot read decision table: {why}"))
+            continue
+        generated = table_to_clips(t, rows, templates, rule_names)
+        diags.extend(generated.diagnostics)
+        if not generated.diagnostics:
+            sources.append((t, generated.text))
+            line_rows[t] = generated.line_rows
+            rule_names |= {line.split()[1] for line in generated.text.splitlines() if line.startswith("(defrule ")}
+    return line_rows
 
 
 def folder_files(folder: Path) -> list[Path]:
@@ -241,13 +264,20 @@ def check_sources(
     functions: Iterable[str] = (),
     warnings: bool = False,
     strict: bool = False,
+    tables: Iterable[str] = (),
 ) -> list[Diagnostic]:
     """Located diagnostics for (filename, text) sources; never raises on bad rule text.
 
     Errors only (empty when the sources load), unless `warnings` (also what CLIPS reports but
     loads past, `severity` "warning") or `strict` (warnings count as errors: returned with
-    severity "error").
+    severity "error"). `tables`: the file names whose text is a decision table's CSV (checked as
+    the rules generated from its rows, after the other sources; located as `file.csv:ROW:COL`);
+    every other text is CLIPS text.
     """
+    if set(tables) & {f for f, _ in sources}:
+        clips, read_diags, line_rows = table_sources(sources, tables)
+        found = check_sources(clips, allow_unsafe=allow_unsafe, functions=functions, warnings=warnings, strict=strict)
+        return read_diags + _locate_in_tables(found, line_rows)
     _, diags, _, _ = _analyse(sources, allow_unsafe, functions)
     if strict:
         return [_as_error(d) for d in diags]

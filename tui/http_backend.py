@@ -180,7 +180,10 @@ class HttpBackend(Backend):
             sources = []
             for s in self._sources(name):
                 file = s["file"].replace("\\", "/").rsplit("/", 1)[-1]
-                sources.append({"file": file, "text": text if file == base else s["text"]})
+                # each file as the server gives it: a decision table's CSV with format csv (a server
+                # older than r12 gives its generated rules and no format: clips)
+                fmt = "clips" if file == base else s.get("format", "clips")
+                sources.append({"file": file, "text": text if file == base else s["text"], "format": fmt})
             if not any(s["file"] == base for s in sources):
                 sources.append({"file": base, "text": text})
             body = {"sources": sources}

@@ -13,6 +13,7 @@ from fastapi import APIRouter
 from workbench.pipeline.errors import PipelineValidationError
 from workbench.pipeline.spec import COMMON_FIELDS, NODE_FIELDS, NODE_TYPES, REQUIRED_FIELDS, Pipeline
 from workbench.serving.errors import BadInputError, call
+from workbench.serving.library import source_format
 
 from ..deps import ServingDep
 from ..errors import V1_ERRORS
@@ -46,8 +47,9 @@ async def check_knowledge_base(
     sources = [(f"{name}.clp", body.text)] if body.text is not None else [(s.file, s.text) for s in body.sources or []]
     if not sources:
         raise BadInputError("'sources' is empty: give at least one file", param="sources")
+    tables = [s.file for s in body.sources or [] if (s.format or source_format(s.file)) == "csv"]
     wb = workbench_of(serving)
-    found = await call(wb.check_knowledge_base, sources, warnings=True)
+    found = await call(wb.check_knowledge_base, sources, warnings=True, tables=tables)
     diagnostics = [d.to_dict() if hasattr(d, "to_dict") else {"message": str(d)} for d in found]
     valid = not any(d.get("severity", "error") == "error" for d in diagnostics)
     return KnowledgeBaseCheckResponse(name=name, valid=valid, diagnostics=diagnostics)

@@ -55,7 +55,9 @@ class KnowledgeBasePage(_Open):
 
 class KnowledgeBaseSource(_Open):
     file: str
-    text: str
+    text: str = Field(description="The file's own source: rule text, or a decision table's cells as CSV.")
+    format: Literal["clips", "csv"] = Field("clips", description="How `text` reads: CLIPS rule text or CSV.")
+    rules: str | None = Field(None, description="A decision table's generated CLIPS rules; null for a .clp file.")
 
 
 class KnowledgeBaseDetail(KnowledgeBaseSummary):

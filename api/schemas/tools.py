@@ -122,6 +122,11 @@ class HowOut(BaseModel):
 class SourceIn(_Strict):
     file: str = Field(description="File name as it should appear in located errors, e.g. `zoo.clp`.")
     text: str
+    format: Literal["clips", "csv"] | None = Field(
+        None,
+        description="How `text` reads: CLIPS rule text, or a decision table's CSV (checked as its generated "
+        "rules). Default: csv for a `.csv` or `.xlsx` file name, else clips; GET /v1/kb/NAME gives it per source.",
+    )
 
 
 class KnowledgeBaseCheckRequest(_Strict):

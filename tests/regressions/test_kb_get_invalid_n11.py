@@ -37,7 +37,8 @@ def test_a_knowledge_base_that_does_not_validate_can_be_read(server):
         "brokenkb.clp:2:16: unexpected end of file: 1 unclosed '(' (defrule starting at line 2, column 1); expected ')'"
     ]
     assert doc["files"] == ["brokenkb.clp"]
-    assert doc["sources"] == [{"file": "brokenkb.clp", "text": "(deftemplate a (slot x))\n(defrule broken"}]
+    text = "(deftemplate a (slot x))\n(defrule broken"
+    assert doc["sources"] == [{"file": "brokenkb.clp", "text": text, "format": "clips", "rules": None}]  # r12: format
     assert doc["version"] is None
 
 

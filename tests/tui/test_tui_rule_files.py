@@ -383,3 +383,33 @@ async def test_a_waiting_program_ends_when_restarted_or_when_the_app_quits(rules
         waiting = screen.console
     # the app quit while the program waited: it got EOF (no thread left blocked)
     assert waiting.closed
+
+
+async def test_over_http_a_file_beside_a_table_checks_with_the_table_as_the_server_gives_it(
+    rules_workspace, live_server, helpers
+):
+    """r12: GET /v1/kb/NAME gives a decision table as its CSV (`format: csv`) and check reads it so; the
+    TUI over --url checks an edited .clp with it: a clean file has no problems, a broken one its error."""
+    from tui.http_backend import HttpBackend
+
+    app = RecordingApp(HttpBackend(live_server.url), mode="kb")
+    async with app.run_test(size=helpers.SIZE) as pilot:
+        await helpers.settle(pilot)
+        screen = app.screen
+        tree = screen.query_one(FileTree)
+        assert tree.select_path("loan_table/loan.clp")
+        await pilot.press("enter")
+        await helpers.settle(pilot)
+        await pilot.press("f5")
+        await helpers.settle(pilot)
+        problems = screen.query_one("#kb-problems")
+        assert problems.option_count == 0, [
+            str(problems.get_option_at_index(i).prompt) for i in range(problems.option_count)
+        ]
+        editor = screen.query_one(ClipsEditor)
+        editor.text = editor.text.replace("(slot income (type NUMBER))", "(slot income (type NUMBER)")
+        await pilot.press("f5")
+        await helpers.settle(pilot)
+        shown = [str(problems.get_option_at_index(i).prompt) for i in range(problems.option_count)]
+        # its own error, and (as `kb check DIR` says too) the table's templates then undefined
+        assert any(s.startswith("5:2 ") and "unexpected" in s for s in shown), shown

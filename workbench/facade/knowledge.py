@@ -135,23 +135,27 @@ class KnowledgeMixin:
         )
         return {"proved": bool(answers), "answers": answers, "skipped_rules": skipped, "model_calls": model_calls}
 
-    def check_knowledge_base(self, sources: list[tuple[str, str]], *, warnings: bool = False) -> list[Any]:
+    def check_knowledge_base(
+        self, sources: list[tuple[str, str]], *, warnings: bool = False, tables: list[str] | tuple[str, ...] = ()
+    ) -> list[Any]:
         """Located diagnostics (`rules.Diagnostic`: file, line, column, message, severity) for unsaved rule
         text given as `[(filename, text), ...]` in load order; empty when it validates. Never raises on bad text.
 
         With `warnings`, the checks of `workbench kb check`: also what CLIPS loads past (a construct
         redefined, ...) and premises over relations nothing defines (severity "warning"), and the
-        `;@model` annotations against the model catalogue (errors)."""
+        `;@model` annotations against the model catalogue (errors). `tables`: the file names whose text
+        is a decision table's CSV (checked as its generated rules, located as `file.csv:ROW:COL`)."""
         import rules
 
         kw: dict[str, Any] = {"allow_unsafe": self.library.allow_unsafe, "functions": self.library.functions}
-        found = rules.check_sources(list(sources), warnings=warnings, **kw)
+        found = rules.check_sources(list(sources), warnings=warnings, tables=tables, **kw)
         if not warnings or any(d.severity == "error" for d in found):
             return found
         from chaining.backward.check import unknown_premises
         from workbench.backward_models import check_bindings
 
-        kb = rules.knowledge_base_from_sources("check", list(sources), **kw)
+        sources = rules.knowledge_base.table_sources(list(sources), tables)[0] if tables else list(sources)
+        kb = rules.knowledge_base_from_sources("check", sources, **kw)
         if any(spec.model is not None for spec in kb.askable_specs.values()):
             found += check_bindings(kb, self.catalog)
         unknown = [rules.Diagnostic(u.file, u.line, u.column, u.message, "warning") for u in unknown_premises(kb)]

@@ -10,6 +10,7 @@ import contextlib
 import inspect
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from rules.facts import to_json
@@ -259,11 +260,13 @@ class LibraryServing:
         return await call(self._wb(wait_for_models=False).list_knowledge_bases)
 
     async def get_knowledge_base(self, name: str) -> dict[str, Any]:
-        """Summary plus `sources`: `[{"file", "text"}]`."""
+        """Summary plus `sources`: `[{"file", "text", "format"}]`, each file as its own source: `format`
+        "clips" for rule text, "csv" for a decision table (`text`: its CSV; an `.xlsx` table's first
+        worksheet written as CSV) with `rules`, the CLIPS text generated from its rows."""
         wb = self._wb(wait_for_models=False)
         kb = await call(wb.get_knowledge_base, name)
         doc = dict(wb.library.describe(kb))
-        doc["sources"] = [{"file": wb.library.relative(f), "text": t} for f, t in kb.sources]
+        doc["sources"] = await call(lambda: [_source_doc(wb.library.relative(f), f, t) for f, t in kb.sources])
         return doc
 
     async def upload_knowledge_base(self, name: str, text: str) -> dict[str, Any]:
@@ -320,3 +323,29 @@ def _no_such_pipeline(exc: NotFoundError) -> bool:
     from workbench.pipeline.errors import PipelineNotFoundError
 
     return isinstance(exc.__cause__, PipelineNotFoundError)
+
+
+def source_format(file: str) -> str:
+    """How a knowledge-base file's text reads by its name: "csv" for a decision table, else "clips"."""
+    from rules.decision_table import is_table
+
+    return "csv" if is_table(file) else "clips"
+
+
+def _source_doc(shown: str, path: str, text: str) -> dict[str, Any]:
+    """One entry of `sources`: a .clp file's text, or a decision table's own cells as CSV with `rules`
+    (its generated CLIPS text, `text` as loaded)."""
+    if source_format(path) == "clips":
+        return {"file": shown, "text": text, "format": "clips"}
+    import csv
+    import io
+
+    from rules.decision_table import read_rows
+
+    if str(path).lower().endswith(".csv"):
+        table = Path(path).read_bytes().decode("utf-8-sig", errors="replace")
+    else:  # .xlsx: its first worksheet's cells, as the table reads them
+        out = io.StringIO()
+        csv.writer(out, lineterminator="\n").writerows(read_rows(path))
+        table = out.getvalue()
+    return {"file": shown, "text": table, "format": "csv", "rules": text}
