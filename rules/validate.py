@@ -105,9 +105,13 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
         elif isinstance(c, ast.FunctionDef):
             self.function(c)
         elif isinstance(c, ast.GlobalDef):
+            if c.module:
+                self.defs.enter_module(c.module)  # CLIPS: (defglobal M ...) makes M the current module
             for a in c.assignments:
                 self.expr(a.value, set(), None)
-                self.defs.globals.add(a.name)
+                if self.import_conflict("defglobal", a.name, a.pos):
+                    continue
+                self.defs.define("defglobal", a.name, a)
         elif isinstance(c, ast.ModuleDef):
             self.module(c)
         else:
@@ -394,7 +398,9 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
             )
             self.skipped.append(fn)
             return
-        self.defs.functions[name] = fn  # visible in its own body: recursion
+        if self.import_conflict("deffunction", name, fn.pos):
+            return
+        self.defs.define("deffunction", name, fn)  # visible in its own body: recursion
         bound = set(fn.params) | ({fn.wildcard} if fn.wildcard else set()) | bind_targets(fn.body)
         for e in fn.body:
             self.expr(e, bound, None)
@@ -402,7 +408,9 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
     # -- opaque constructs: only the safety scan, plus generic function names
     def opaque(self, c: ast.OpaqueConstruct) -> None:
         if c.kind in ("defgeneric", "defmethod") and c.name:
-            self.defs.generics.add(bare(c.name))
+            name = bare(c.name)
+            if not self.import_conflict("defgeneric", name, c.pos):
+                self.defs.define("defgeneric", name, c)
 
         def scan(e: ast.Expr) -> None:
             if isinstance(e, ast.Call):
