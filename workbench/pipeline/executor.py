@@ -265,6 +265,9 @@ class Executor:
         st.seconds = time.perf_counter() - t
         st.status, st.reason = FAILED, str(err)
         ctx.event("node", st.node.id, {"type": st.node.type, "status": "failed", "error": str(err)})
+        if ctx.listener is not None:  # a stream shows the failing node as it shows every finished one
+            payload = {"type": st.node.type, "status": FAILED, "seconds": round(st.seconds, 6), "error": str(err)}
+            ctx.listener("node", st.node.id, payload)
         return err
 
     def _finish(
