@@ -271,6 +271,8 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
         if not p.ordered:
             if tmpl is None and name == "declare" and r is not None:  # CLIPS reads a later (declare ...) as a pattern
                 self.error(p.template_pos, "(declare ...) must be the first element of a rule's left-hand side")
+            elif tmpl is None and p.address and name in RESERVED_RELATIONS - {"object"}:  # ?f <- (not ...)
+                self.error(p.template_pos, f"a fact address (?{p.address} <-) binds a fact pattern, not a ({name} ...)")
             elif tmpl is None and name != "object":
                 self.error(p.template_pos, f"unknown template '{name}'{self._suggest(name, self.defs.templates)}")
             for sc in p.slots:
