@@ -152,8 +152,7 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
                         self.error(spec.pos, f"module '{source}' does not export the {kind} '{name}'")
                     elif name == "*" and not offered:
                         self.error(spec.pos, f"module '{source}' does not export any constructs")
-        self.defs.modules[m.name] = exports
-        self.defs.module_imports[m.name] = imports
+        self.defs.set_ports(m.name, exports, imports)
         if m.name == self.defs.module:  # (defmodule MAIN ...) redefining the current module
             self.defs.module = ""
         self.defs.enter_module(m.name)

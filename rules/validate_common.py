@@ -89,6 +89,14 @@ class Definitions:
     module_used: dict[str, set[str]] = field(default_factory=dict)
     # (kind, name) -> the module whose construct the current module sees under that name.
     homes: dict[tuple[str, str], str] = field(default_factory=dict)
+    # Each module's views are computed once per change of module ports (`ports_generation`) and then
+    # brought up to date from `log` (every construct defined, in order) when the module is entered again,
+    # so a file whose constructs switch modules at every step is checked in linear time.
+    log: list[tuple[str, str, str, object]] = field(default_factory=list)  # (kind, name, module, definition)
+    ports_generation: int = 0
+    views: dict[str, tuple[int, int, tuple]] = field(default_factory=dict)
+    memo: dict[tuple[str, str], dict[str, tuple[str, object]]] = field(default_factory=dict)  # `visible`'s
+    memo_stamp: tuple[int, int] = (0, 0)
 
     def enter_module(self, name: str) -> None:
         """Make `name` the current module (as CLIPS does on defmodule and on a construct named M::x):
@@ -100,26 +108,82 @@ class Definitions:
         self.used_templates = self.module_used.setdefault(name, set())
         self.refresh()
 
+    def set_ports(self, name: str, exports: set[tuple[str, str]], imports: list) -> None:
+        """Record a defmodule's export and import specifications."""
+        self.modules[name] = exports
+        self.module_imports[name] = imports
+        self.ports_generation += 1
+
     def refresh(self) -> None:
-        """Recompute the current module's views (a construct defined elsewhere may be imported here)."""
-        views = {kind: self.visible(self.module, kind) for kind in PORTED_KINDS}
-        self.homes = {(kind, n): home for kind, view in views.items() for n, (home, _) in view.items()}
-        self.templates = {n: v for n, (_, v) in views["deftemplate"].items()}  # type: ignore[misc]
-        self.functions = {n: v for n, (_, v) in views["deffunction"].items()}  # type: ignore[misc]
-        self.generics = set(views["defgeneric"])
-        self.globals = set(views["defglobal"])
+        """Bring the current module's views up to date (a construct defined elsewhere may be imported here)."""
+        cached = self.views.get(self.module)
+        if cached is None or cached[0] != self.ports_generation:
+            views = {kind: self.visible(self.module, kind) for kind in PORTED_KINDS}
+            homes = {(kind, n): home for kind, view in views.items() for n, (home, _) in view.items()}
+            state = (
+                homes,
+                {n: v for n, (_, v) in views["deftemplate"].items()},
+                {n: v for n, (_, v) in views["deffunction"].items()},
+                set(views["defgeneric"]),
+                set(views["defglobal"]),
+            )
+        else:
+            state = cached[2]
+            for kind, name, home, definition in self.log[cached[1] :]:
+                if home == self.module or (
+                    (kind, name) not in state[0] and self.reaches(self.module, home, kind, name, frozenset())
+                ):
+                    self._add(state, kind, name, home, definition)
+        self.views[self.module] = (self.ports_generation, len(self.log), state)
+        self.homes, self.templates, self.functions, self.generics, self.globals = state  # type: ignore[assignment]
+
+    @staticmethod
+    def _add(state: tuple, kind: str, name: str, home: str, definition: object) -> None:
+        homes, templates, functions, generics, globals_ = state
+        homes[(kind, name)] = home
+        if kind == "deftemplate":
+            templates[name] = definition
+        elif kind == "deffunction":
+            functions[name] = definition
+        elif kind == "defgeneric":
+            generics.add(name)
+        else:
+            globals_.add(name)
+
+    def reaches(self, module: str, source: str, kind: str, name: str, seen: frozenset[str]) -> bool:
+        """Whether `module` sees `source`'s construct `name` of `kind` through its imports."""
+        if module == source:
+            return True
+        if module in seen:
+            return False
+        for src, what in self.module_imports.get(module, ()):
+            if (
+                _ported(what, kind, name)
+                and _ported(self.modules.get(src, set()), kind, name)
+                and self.reaches(src, source, kind, name, seen | {module})
+            ):
+                return True
+        return False
 
     def visible(self, module: str, kind: str, seen: frozenset[str] = frozenset()) -> dict[str, tuple[str, object]]:
         """{name: (defining module, definition)} of the constructs of `kind` that `module` sees."""
         out: dict[str, tuple[str, object]] = {}
         if module in seen:
             return out
+        stamp = (self.ports_generation, len(self.log))
+        if self.memo_stamp != stamp:
+            self.memo.clear()
+            self.memo_stamp = stamp
+        hit = self.memo.get((module, kind))
+        if hit is not None:
+            return hit
         for source, what in self.module_imports.get(module, ()):
             offered = self.modules.get(source, set())
             for n, found in self.visible(source, kind, seen | {module}).items():
                 if _ported(offered, kind, n) and _ported(what, kind, n):
                     out.setdefault(n, found)
         out.update((n, (module, d)) for n, d in self.module_own.get(module, {}).get(kind, {}).items())
+        self.memo[(module, kind)] = out
         return out
 
     def imported_from(self, kind: str, name: str) -> str | None:
@@ -145,15 +209,14 @@ class Definitions:
     def define(self, kind: str, name: str, definition: object) -> None:
         """Record the current module's own construct and add it to the view."""
         self.module_own.setdefault(self.module, {}).setdefault(kind, {})[name] = definition
-        self.homes[(kind, name)] = self.module
-        if kind == "deftemplate":
-            self.templates[name] = definition  # type: ignore[assignment]
-        elif kind == "deffunction":
-            self.functions[name] = definition  # type: ignore[assignment]
-        elif kind == "defgeneric":
-            self.generics.add(name)
-        else:
-            self.globals.add(name)
+        self.log.append((kind, name, self.module, definition))  # other modules' views catch up on entry
+        self._add(
+            (self.homes, self.templates, self.functions, self.generics, self.globals),
+            kind,
+            name,
+            self.module,
+            definition,
+        )
 
     def add_template(self, name: str, t: ast.TemplateDef) -> None:
         self.define("deftemplate", name, t)
