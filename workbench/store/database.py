@@ -65,7 +65,7 @@ def json_text(value: Any) -> str:
         text = pydantic_core.to_json(value, inf_nan_mode="strings").decode()
     except (pydantic_core.PydanticSerializationError, ValueError):
         return json.dumps(finite_json(value), allow_nan=False)
-    if type(value) is dict and len(text) >= _RECENT_MIN_CHARS:
+    if isinstance(value, dict) and len(text) >= _RECENT_MIN_CHARS:
         if len(_RECENT) >= _RECENT_MAX:  # bounded; a miss only costs the caller its own serialisation
             _RECENT.clear()
         _RECENT[id(value)] = (value, text)
