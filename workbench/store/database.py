@@ -76,7 +76,7 @@ def json_text(value: Any) -> str:
 # answer carries the same objects right after their commit and reuses the text (`recent_json_text`).
 # Entries hold their object, so an id is not reused while its entry lives.
 _RECENT: dict[int, tuple[Any, str]] = {}
-_RECENT_MAX = 512
+_RECENT_MAX = 256  # two per run: room for every run of a full batch of 64 between its commit and its answer, twice
 _RECENT_MIN_CHARS = 1024
 
 
