@@ -1,5 +1,8 @@
 """`workbench bench NAME [--out FILE.json]`: run one benchmark, print its table, optionally write JSON.
 
+`--out`'s folder must exist; it is checked before the benchmark runs (cli/outputs.py: no output option
+creates missing folders).
+
 A benchmark is a module `cli.benchmarks.<NAME>` with `run(quick: bool = False) -> list[dict]`
 and optionally `EXTRA: dict` filled during the run (written beside the rows).
 """
@@ -15,6 +18,7 @@ import typer
 
 import cli.benchmarks as bench_pkg
 from cli.benchmarks.report import print_rows, write_json
+from cli.outputs import FILE_HELP, check_output_file
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -28,7 +32,9 @@ def available() -> list[str]:
 
 def _make_command(name: str) -> None:
     def command(
-        out: Annotated[Path | None, typer.Option("--out", help="Write the rows as JSON to this file.")] = None,
+        out: Annotated[
+            Path | None, typer.Option("--out", help=f"Write the rows as JSON to this file. {FILE_HELP}")
+        ] = None,
         quick: Annotated[bool, typer.Option("--quick", help="A short smoke run (not for reported numbers).")] = False,
         ray: Annotated[
             str | None,
@@ -43,6 +49,7 @@ def _make_command(name: str) -> None:
             ),
         ] = None,
     ) -> None:
+        check_output_file("--out", out, "JSON file")  # before a run of minutes, not after it
         module = importlib.import_module(f"cli.benchmarks.{name}")
         if ray_store is not None and ray is None:
             raise typer.BadParameter("--ray-store needs --ray", param_hint="--ray-store")
@@ -70,7 +77,9 @@ def _compare_command() -> None:
                 "none: HEAD~1 HEAD."
             ),
         ] = None,
-        out: Annotated[Path | None, typer.Option("--out", help="Write the rows as JSON to this file.")] = None,
+        out: Annotated[
+            Path | None, typer.Option("--out", help=f"Write the rows as JSON to this file. {FILE_HELP}")
+        ] = None,
         quick: Annotated[bool, typer.Option("--quick", help="A short smoke run (not for reported numbers).")] = False,
         rounds: Annotated[int | None, typer.Option("--rounds", min=1, help="Rounds per concurrency level.")] = None,
         seconds: Annotated[
@@ -82,6 +91,7 @@ def _compare_command() -> None:
     ) -> None:
         from cli.benchmarks import api_compare
 
+        check_output_file("--out", out, "JSON file")
         try:
             levels = [int(x) for x in concurrency.split(",") if x.strip()]
         except ValueError:

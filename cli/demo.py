@@ -8,6 +8,8 @@ from pathlib import Path
 
 import typer
 
+from .outputs import FILE_HELP, FOLDER_HELP, check_output_file, check_output_folder
+
 app = typer.Typer(
     help="Run the demo pipelines (digits, intents, generation) on real held-out data and print a summary.",
     invoke_without_command=True,
@@ -27,13 +29,15 @@ def demo(
     stream: bool = typer.Option(
         False, "--stream", help="Print the first generation's text as it streams through the rails."
     ),
-    json_out: Path | None = typer.Option(None, "--json", help="Also write the report as JSON to this file."),
+    json_out: Path | None = typer.Option(
+        None, "--json", help=f"Also write the report as JSON to this file. {FILE_HELP}"
+    ),
     examples: int = typer.Option(4, "--examples", min=0, help="Explained examples shown per pipeline."),
     write_inputs: Path | None = typer.Option(
         None,
         "--write-inputs",
         help="Write the held-out inputs as JSONL files "
-        "(for `workbench run PIPELINE --input-file`, the API, the TUI) into this folder and exit.",
+        f"(for `workbench run PIPELINE --input-file`, the API, the TUI) into this folder and exit. {FOLDER_HELP}",
     ),
 ) -> None:
     """Run the demo pipelines through the Workbench (every run recorded in the store), then print
@@ -49,6 +53,8 @@ def demo(
     if write_inputs is not None:
         from workbench.demo.inputs import write_demo_inputs
 
+        check_output_folder("--write-inputs", write_inputs)
+
         try:
             written = write_demo_inputs(write_inputs)
         except OSError as exc:
@@ -57,9 +63,7 @@ def demo(
         for path, n in written.items():
             console.print(f"{n} inputs -> {path}")
         return
-    if json_out is not None and (problem := _unwritable(json_out)):  # before minutes of runs, not after
-        typer.echo(f"error: --json {json_out}: {problem}", err=True)
-        raise typer.Exit(2)
+    check_output_file("--json", json_out, "JSON file")  # before minutes of runs, not after
     try:
         options = DemoOptions(parts=tuple(only) if only else PARTS, quick=quick, concurrency=concurrency, stream=stream)
     except ValueError as exc:
@@ -76,15 +80,3 @@ def demo(
         console.print(f"report written to {json_out}")
     if not report.ok:
         raise typer.Exit(1)
-
-
-def _unwritable(path: Path) -> str | None:
-    """Why the report file `path` cannot be written (a folder, a missing or read-only folder), or None."""
-    if path.is_dir():
-        return "is a folder; give the path of the JSON file to write"
-    folder = path.parent
-    if not folder.is_dir():
-        return f"the folder {folder} does not exist"
-    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        return "not writable"
-    return None

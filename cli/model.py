@@ -10,6 +10,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from .outputs import FILE_HELP, FOLDER_HELP, check_output_file, check_output_folder
+
 app = typer.Typer(
     no_args_is_help=True,
     help="Models: list the catalogue, describe one, add a folder to the repository, export to ONNX.",
@@ -171,13 +173,14 @@ def _describe_pipeline_model(name: str, device: str | None) -> dict:
 @app.command()
 def export(
     name: Annotated[str, typer.Argument(help="Catalogue name or a model path (a torch model).")],
-    onnx: Annotated[Path, typer.Option("--onnx", help="Write the ONNX file here.")],
+    onnx: Annotated[Path, typer.Option("--onnx", help=f"Write the ONNX file here. {FILE_HELP}")],
     atol: Annotated[float, typer.Option("--atol", help="Largest |onnx - torch| accepted.")] = 1e-4,
 ) -> None:
     """Export a torch model to ONNX; the file is written only if ONNX Runtime matches torch within --atol."""
     from neural import NeuralError, export_entry
     from neural.errors import ModelNotFoundError
 
+    check_output_file("--onnx", onnx, "ONNX file")  # before loading and exporting
     try:
         try:
             entry = _load(name, "cpu")
@@ -219,7 +222,9 @@ def add(
     name: Annotated[str | None, typer.Option("--name", help="Model name (default: the folder's name).")] = None,
     repository: Annotated[
         Path | None,
-        typer.Option("--repository", help="Model repository folder (default: beside the catalogue, models/)."),
+        typer.Option(
+            "--repository", help=f"Model repository folder (default: beside the catalogue, models/). {FOLDER_HELP}"
+        ),
     ] = None,
 ) -> None:
     """Register a folder in the model repository in Triton's layout: NAME/config.yaml and a new
@@ -238,8 +243,11 @@ def add(
     name = name or folder.resolve().name
     if not NAME_RE.match(name):
         _fail(ValueError(f"model name {name!r}: use letters, digits, '_', '-', '.' (not starting with a symbol)"))
-    root = (repository or default_model_catalog().parent) / name
-    root.mkdir(parents=True, exist_ok=True)
+    check_output_folder("--repository", repository)
+    repo = repository or default_model_catalog().parent
+    repo.mkdir(exist_ok=True)  # its parent exists (checked): missing folders above it are not created
+    root = repo / name
+    root.mkdir(exist_ok=True)
     versions = [int(d.name) for d in root.iterdir() if d.is_dir() and d.name.isdigit()]
     version = max(versions, default=0) + 1
     target = root / str(version)

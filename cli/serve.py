@@ -72,7 +72,8 @@ def serve(
         typer.Option(
             "--exit-on-error/--no-exit-on-error",
             help="Exit (status 1) when start-up loading fails, as Triton does; --no-exit-on-error keeps serving with "
-            "/readyz 'failed' (default: settings, WORKBENCH_SERVER__EXIT_ON_ERROR, true).",
+            "/readyz 'failed' (default: settings, WORKBENCH_SERVER__EXIT_ON_ERROR, true). With --ray the server "
+            "always exits on a start-up error; --no-exit-on-error is refused (exit 2).",
         ),
     ] = None,
 ) -> None:
@@ -86,7 +87,8 @@ def serve(
             raise typer.Exit(2)
         from .serve_ray import ray_generation_folders, serve_on_ray
 
-        serve_on_ray(ray, replicas, host, port, "serve", ray_generation_folders(model or [], model_name or []))
+        generation = ray_generation_folders(model or [], model_name or [])
+        serve_on_ray(ray, replicas, host, port, "serve", generation, exit_on_error=exit_on_error)
         return
     if replicas is not None:
         typer.echo("workbench serve: --replicas needs --ray ADDRESS", err=True)

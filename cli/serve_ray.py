@@ -46,10 +46,13 @@ def serve_on_ray(
     port: int | None,
     batching: str,
     generation: dict[str, str] | None = None,
+    exit_on_error: bool | None = None,
 ) -> None:
     """Deploy on Ray and block until interrupted. `generation`: `{name: folder}` of more causal LMs for the
-    generation deployment. Exits 2 on a bad address, a missing `ray` extra, or a store the cluster cannot
-    share."""
+    generation deployment. `exit_on_error`: `serve`'s `--exit-on-error/--no-exit-on-error` (None: the
+    setting). Exits 2 on a bad address, a missing `ray` extra, a store the cluster cannot share, or when
+    exit-on-error is off (`refuse_no_exit_on_error`); exits 1 naming the reason when the deployment fails to
+    start (start-up loading failed in a replica), as `serve` does."""
     from workbench.config import ConfigError, get_settings
     from workbench.scale import ScaleError
 
@@ -58,13 +61,14 @@ def serve_on_ray(
     except ConfigError as exc:
         typer.echo(f"workbench serve: {exc}", err=True)
         raise typer.Exit(2) from None
+    refuse_no_exit_on_error(exit_on_error, settings.server.exit_on_error)
     ray_settings = settings.ray.model_copy(
         update={"http_host": host or settings.server.host, "http_port": port or settings.server.port}
     )
     settings = settings.model_copy(update={"ray": ray_settings})
     try:
         from api.app import create_app
-        from workbench.scale import connect, deploy
+        from workbench.scale import StartupFailedError, connect, deploy
 
         cluster = connect(address, settings=settings)
     except ScaleError as exc:
@@ -81,6 +85,9 @@ def serve_on_ray(
         )
         try:
             dep = deploy(cluster, app=create_app, replicas=replicas, batching=batching, generation=generation)
+        except StartupFailedError as exc:
+            typer.echo(f"workbench serve --ray: start-up loading failed, server stopped: {exc}", err=True)
+            raise typer.Exit(1) from None
         except (ScaleError, RuntimeError, TimeoutError, ValueError) as exc:
             typer.echo(f"workbench serve --ray: {exc}", err=True)
             raise typer.Exit(1) from None
@@ -97,6 +104,26 @@ def serve_on_ray(
         typer.echo("workbench serve --ray: stopping", err=True)
     finally:
         cluster.shutdown()
+
+
+def refuse_no_exit_on_error(flag: bool | None, setting: bool) -> None:
+    """Exit 2 when `serve --ray` is asked to keep serving after a failed start-up (`--no-exit-on-error`, or
+    `WORKBENCH_SERVER__EXIT_ON_ERROR=false` without `--exit-on-error`): Ray Serve replaces a replica whose
+    start-up fails and, after its retries, marks the application failed and routes nothing to it, so there is
+    no server left to answer `/readyz` 'failed'. `serve --ray` always stops (exit 1) naming the reason."""
+    if flag is None and setting:
+        return
+    if flag:
+        return
+    source = "--no-exit-on-error" if flag is False else "WORKBENCH_SERVER__EXIT_ON_ERROR=false (the settings)"
+    typer.echo(
+        f"workbench serve --ray: {source} is not supported with --ray: Ray Serve retries a replica whose start-up "
+        "loading fails, then marks the application failed, so there is no server left to answer /readyz; "
+        "`serve --ray` stops with exit status 1 naming the reason"
+        + (" (pass --exit-on-error to override the setting)" if flag is None else ""),
+        err=True,
+    )
+    raise typer.Exit(2)
 
 
 def app_builder(args: dict) -> object:

@@ -25,7 +25,7 @@ from rules.annotations import ModelBinding
 from rules.errors import Diagnostic
 from rules.facts import IMPLIED
 
-from .pipeline.errors import ModelNotFoundError
+from .pipeline.errors import ModelNotFoundError, ModelUnloadedError
 
 
 def bindings(kb: KnowledgeBase) -> dict[str, ModelBinding]:
@@ -59,6 +59,8 @@ class CatalogModels:
         """The loaded model of `binding`. Raises AskError naming the annotation and the known models."""
         try:
             return self.catalog.get(binding.model)
+        except ModelUnloadedError as exc:
+            raise AskError(f"{binding.where}: {exc}") from None
         except ModelNotFoundError:
             raise AskError(f"{binding.where}: {unknown_model_message(binding.model, self.catalog.names())}") from None
 
@@ -235,7 +237,7 @@ def check_bindings(kb: KnowledgeBase, catalog: Any, *, load: bool = True) -> lis
         if not catalog.known(b.model):
             err(unknown_model_message(b.model, known))
             continue
-        if not load:
+        if not load or catalog.unloaded(b.model):  # checking never loads an unloaded model again
             continue
         try:
             entry = catalog.get(b.model)

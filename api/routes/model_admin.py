@@ -108,7 +108,7 @@ async def load_model(name: str, serving: ServingDep) -> ModelActionResponse:
 @router.post(
     "/v2/repository/models/{name}/unload",
     operation_id="v2_repository_model_unload",
-    summary="Drain a model's batcher and release it (it loads again on next use).",
+    summary="Drain a model's batcher and release it (it stays unloaded until a load request).",
     dependencies=[WRITE_KEY],
     response_model=ModelActionResponse,
     responses=V2_ERRORS,

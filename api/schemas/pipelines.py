@@ -87,8 +87,11 @@ MAX_PROOF_DEPTH = 1_000
 class RunKnowledgeBaseRequest(_Strict):
     facts: Annotated[list[FactIn], Field(max_length=MAX_FACTS)] = Field(default_factory=list)
     strategy: Literal["depth", "breadth", "simplicity", "complexity", "lex", "mea", "random"] | None = None
-    max_firings: Annotated[int, Field(ge=0, le=MAX_FIRINGS)] | None = Field(
-        None, description="Stop after this many rule firings (FiringLimitError: 422 `limit_exceeded`)."
+    max_firings: Annotated[int, Field(le=MAX_FIRINGS)] | None = Field(
+        None,
+        description="Fire at most this many rules, as CLIPS's `(run N)`: 422 `limit_exceeded` when more would fire; "
+        "0 fires none; negative: no firing limit, as `(run -1)` (the time limit still applies). Default: the "
+        "server's limit, 100,000.",
     )
     timeout_s: Annotated[float, Field(gt=0, le=300, strict=True)] | None = Field(
         None, description="Time limit in seconds (504 `timeout` when it passes)."

@@ -199,6 +199,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="write the rows as JSON (as `workbench bench ... --out`)")
     parser.add_argument("--json", action="store_true", help="print the rows as a JSON list only")
     args = parser.parse_args(argv)
+    if args.out is not None:
+        from cli.outputs import file_problem
+
+        if problem := file_problem(args.out, "JSON file"):
+            parser.error(f"--out {args.out}: {problem}")
     found = rows(args.quick)
     if args.json:
         print(json.dumps(found))

@@ -90,7 +90,8 @@ def print_rows(name: str, rows: list[dict[str, Any]], console: Console | None = 
 
 
 def write_json(name: str, rows: list[dict[str, Any]], out: Path, extra: dict[str, Any] | None = None) -> None:
-    """Write `{"bench": name, "machine": {...}, "rows": rows, ...extra}` to `out` (parents created)."""
+    """Write `{"bench": name, "machine": {...}, "rows": rows, ...extra}` to `out`, whose folder must exist
+    (`cli.outputs`: no output option creates missing folders). Raises OSError (e.g. FileNotFoundError)."""
     doc: dict[str, Any] = {
         "bench": name,
         "machine": machine_info(),
@@ -99,7 +100,6 @@ def write_json(name: str, rows: list[dict[str, Any]], out: Path, extra: dict[str
     }
     if extra:
         doc.update(extra)
-    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=2, default=str) + "\n")
 
 

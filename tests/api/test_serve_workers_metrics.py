@@ -1,6 +1,12 @@
 """`workbench serve --workers 2` (the real CLI in a subprocess, two real uvicorn worker processes):
 `/metrics` of whichever worker answers reports the whole server (prometheus-client's multiprocess
-mode), with the model's `version` label; metric files of an earlier server are removed at start."""
+mode), with the model's `version` label; metric files of an earlier server are removed at start.
+
+The case `tests/regressions/cases/serving/metrics_two_workers.sh` (../shared/cases/serving/): 20 `GET
+/healthz`, then six scrapes of `/metrics`, each expected to say
+`workbench_http_requests_total{method="GET",route="/healthz",status="200"} 20` (before the fix each
+scrape showed the count of the one worker that answered it). Reproduced here with the same counts, on
+a server that also serves a `--model` folder (so that two model labels are checked too)."""
 
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ import httpx
 from api_live import ROOT, free_port
 
 N = 24
+HEALTHZ = 20  # as metrics_two_workers.sh sends
 
 
 def _minilm_dir() -> Path:
@@ -79,6 +86,9 @@ def test_metrics_of_two_workers_are_one_server(tmp_path):
             time.sleep(0.3)
         version = meta.json()["versions"][0]
 
+        for _ in range(HEALTHZ):  # metrics_two_workers.sh: a new connection each, so both workers answer some
+            assert httpx.get(url + "/healthz", timeout=10).status_code == 200
+
         writers = {p.stem.rsplit("_", 1)[1] for p in prom.glob("*.db")}
         assert len(writers) >= 2, f"metric files of one process only: {sorted(p.name for p in prom.glob('*.db'))}"
         for _ in range(6):  # whichever worker answers, the totals are the server's
@@ -89,6 +99,8 @@ def test_metrics_of_two_workers_are_one_server(tmp_path):
             assert _value(text, "workbench_model_requests_total", model="demo-digits", version=version) == N
             assert _value(text, "workbench_model_queue_size", model="demo-digits", version=version) == 0
             assert text.count("# TYPE workbench_model_requests_total counter") == 1  # one family, not one per worker
+            healthz = _value(text, "workbench_http_requests_total", method="GET", route="/healthz", status="200")
+            assert healthz == HEALTHZ, healthz  # the case's expectation: every scrape says 20
     finally:
         proc.terminate()
         proc.wait(30)

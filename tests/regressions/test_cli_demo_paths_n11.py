@@ -36,6 +36,7 @@ def test_write_inputs_where_no_folder_can_be_made_is_one_line(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
     got = CliRunner().invoke(app, ["demo", "--write-inputs", str(blocker / "inputs")])
-    assert got.exit_code == 1, got.output
+    # exit 2 since q14: checked before anything is written, as every output option (cli/outputs.py)
+    assert got.exit_code == 2, got.output
     assert got.exception is None or isinstance(got.exception, SystemExit), got.exception
-    assert f"error: --write-inputs {blocker / 'inputs'}: Not a directory" in got.output
+    assert f"error: --write-inputs {blocker / 'inputs'}: {blocker} is not a folder" in got.output

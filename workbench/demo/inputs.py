@@ -17,9 +17,9 @@ def write_demo_inputs(folder: str | Path) -> dict[str, int]:
     `demo_intents.labels.jsonl` (`{"id", "intent", "action"}`), `demo_generate.jsonl` (`{"prompt"}`) and
     `demo_generate.labels.jsonl` (`{"prompt", "expect"}`): the input files hold only the fields the
     pipelines' input schemas accept (`additionalProperties: false`). Returns `{path: lines}`. Raises
-    OSError when the folder cannot be written."""
+    OSError when the folder cannot be written or made (its parent must exist: missing parents are not made)."""
     out = Path(folder)
-    out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(exist_ok=True)
     seqs = heldout_sequences()
     seqs += damaged_sequences(seqs)
     rows = intents_inputs()

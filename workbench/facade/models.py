@@ -24,8 +24,9 @@ class ModelsMixin:
         return out
 
     def get_model(self, name: str) -> Any:
-        """The loaded `neural.entry.ModelEntry` (loading it on first use). Raises ModelNotFoundError."""
-        return self.catalog.get(name)
+        """The loaded `neural.entry.ModelEntry`, loading it now if it is not (also after `unload_model`: this is
+        the explicit load). Raises ModelNotFoundError, neural.errors.ModelLoadError."""
+        return self.catalog.load(name)
 
     def register_model(self, name: str, module: Any, **kwargs: Any) -> Any:
         """Register an `nn.Module` for pipelines under `name`.
@@ -48,15 +49,16 @@ class ModelsMixin:
         `example_inputs` names its outputs `output_0`, `output_1`, ... unless `output_names=` is given.
         Raises ModelNotFoundError (naming the known models) or a neural load error.
         """
-        return self.catalog.get(name).info()
+        return self.catalog.load(name).info()
 
     def register_model_entry(self, entry: Any) -> Any:
         """Register an already loaded `ModelEntry` (e.g. from `neural.loaders.load_onnx`)."""
         return self.catalog.register(entry)
 
     def unload_model(self, name: str) -> bool:
-        """Drain and stop a loaded model's batcher and release it (it loads again on next use).
-        Returns False when it was not loaded."""
+        """Drain and stop a loaded model's batcher and release it. A catalogue model stays unloaded until
+        `get_model(name)` or `load_models` loads it: pipelines and `infer` that need it raise ModelUnloadedError
+        meanwhile. Returns False when it was not loaded."""
         return self.catalog.unload(name)
 
     def load_models(self, names: list[str] | None = None) -> list[str]:
@@ -73,7 +75,8 @@ class ModelsMixin:
     async def infer(self, name: str, item: Any, *, timeout_s: float | None = None) -> Any:
         """One request through the model's dynamic batcher (tensor models: `{input: array}`; text: a string).
 
-        Raises ModelNotFoundError, neural.errors.InputValidationError, QueueFullError, RequestTimeoutError."""
+        Raises ModelNotFoundError, ModelUnloadedError (unloaded by `unload_model`), neural.errors.InputValidationError,
+        QueueFullError, RequestTimeoutError."""
         return await self.catalog.get(name).infer(item, timeout_s=timeout_s)
 
     def _model_loaded(self, entry: Any) -> None:

@@ -133,13 +133,20 @@ class RunsMixin:
                 await asyncio.gather(task, return_exceptions=True)
 
     async def _ensure_valid(self, p: Pipeline) -> None:
+        """Validate a pipeline version not run before and store it, on a worker thread: the validation, the
+        YAML and the store's write (which can wait for a shared SQLite file) never run on the event loop.
+        Raises PipelineValidationError."""
         key = p.version
         if key in self._valid:
             return
-        issues = await asyncio.to_thread(self.validate, p)
-        if issues:
-            raise PipelineValidationError(issues)
-        self.store.save_pipeline(p.name, key, p.to_yaml())
+
+        def validate_and_store() -> None:
+            issues = self.validate(p)
+            if issues:
+                raise PipelineValidationError(issues)
+            self.store.save_pipeline(p.name, key, p.to_yaml())
+
+        await asyncio.to_thread(validate_and_store)
         self._valid.add(key)
 
     async def run_many(
@@ -200,7 +207,7 @@ class RunsMixin:
         row = self.store.get_run(run_id)
         if row is None:
             raise self._not_found(run_id)
-        return [{"seq": e.seq, "kind": e.kind, "node": e.node, "at": e.at, "payload": e.payload} for e in row.events]
+        return [_trace_event(e.seq, e, e.payload) for e in row.events]
 
     async def replay(
         self,
@@ -297,7 +304,10 @@ def _as_stored(events: list[Any]) -> list[dict[str, Any]]:
 
     from workbench.store.database import json_text
 
-    return [
-        {"seq": i, "kind": e.kind, "node": e.node, "at": e.at, "payload": json.loads(json_text(e.payload))}
-        for i, e in enumerate(events)
-    ]
+    return [_trace_event(i, e, json.loads(json_text(e.payload))) for i, e in enumerate(events)]
+
+
+def _trace_event(seq: int, event: Any, payload: Any) -> dict[str, Any]:
+    """One trace event as `get_trace` answers it: `{"seq", "kind", "node", "at", "payload"}`; `event` a stored
+    event row or a run's in-memory event (both have `kind`, `node`, `at`)."""
+    return {"seq": seq, "kind": event.kind, "node": event.node, "at": event.at, "payload": payload}

@@ -33,7 +33,7 @@ from typing import Any
 
 import yaml
 
-from .errors import ModelNotFoundError, WorkbenchError
+from .errors import ModelNotFoundError, ModelUnloadedError, WorkbenchError
 
 MINILM = "all-MiniLM-L6-v2"
 FORMATS = ("hf", "onnx", "torchscript", "torch_export")
@@ -212,7 +212,7 @@ class ModelCatalog:
         return name in self._loaded
 
     def unloaded(self, name: str) -> bool:
-        """True from `unload(name)` until `name` is loaded again (`get`): Triton's explicit model
+        """True from `unload(name)` until `name` is loaded again (`load`): Triton's explicit model
         control, where an unloaded model stays unloaded until a load request."""
         return name in self._unloaded
 
@@ -240,11 +240,27 @@ class ModelCatalog:
         return self.register(load_module(module, name, **kwargs))
 
     def get(self, name: str) -> Any:
-        """The loaded model `name` (loading it on first use).
+        """The loaded model `name` (loading it on first use). A model unloaded on request (`unload`) is not
+        loaded again here: only `load` does that.
 
         Raises:
-            ModelNotFoundError: no such name; neural.errors.ModelLoadError: the files cannot be loaded.
+            ModelNotFoundError: no such name; ModelUnloadedError: `unload(name)` and no `load(name)` since;
+            neural.errors.ModelLoadError: the files cannot be loaded.
         """
+        entry = self._loaded.get(name)
+        if entry is not None:
+            return entry
+        with self._lock:
+            entry = self._loaded.get(name)
+            if entry is not None:
+                return entry
+            if name in self._unloaded:
+                raise ModelUnloadedError(name)
+        return self.load(name)
+
+    def load(self, name: str) -> Any:
+        """Load the model `name` now, also one that was unloaded on request (the explicit load of Triton's
+        model control); the loaded entry when it already is. Raises as `get`, but never ModelUnloadedError."""
         entry = self._loaded.get(name)
         if entry is not None:
             return entry
@@ -305,15 +321,16 @@ class ModelCatalog:
         )
 
     def load_all(self, names: list[str] | None = None) -> list[str]:
-        """Load the named models (default: every catalogue entry); returns the names loaded."""
+        """Load the named models (default: every catalogue entry), also ones unloaded on request; returns the
+        names loaded."""
         for n in names if names is not None else list(self.specs()):
-            self.get(n)
+            self.load(n)
         return list(self._loaded)
 
     def unload(self, name: str) -> bool:
         """Remove a loaded model and close it (drains its batcher); False if it was not loaded.
-        A catalogue entry loads again on next `get` (`unloaded(name)` is True until then); a model
-        registered in code is gone."""
+        A catalogue entry stays unloaded until `load(name)` (`get` raises ModelUnloadedError, `unloaded(name)`
+        is True until then); a model registered in code is gone."""
         with self._lock:
             entry = self._loaded.pop(name, None)
             if entry is not None and name in self.specs():

@@ -57,6 +57,25 @@ class ModelNotFoundError(NotFoundError):
         super().__init__("model", name, f"known models: {', '.join(known or []) or '(none)'}")
 
 
+class ModelUnloadedError(WorkbenchError):
+    """A model that was unloaded on request (`ModelCatalog.unload`, `POST /v2/repository/models/NAME/unload`)
+    is needed: it stays unloaded until an explicit load (`ModelCatalog.load`, `Workbench.get_model`, `POST
+    .../load`), as in Triton's explicit model control, rather than loading again behind the operator's back.
+    `pipeline` and `node` name the pipeline node that needs it (None outside a pipeline run). HTTP 503."""
+
+    def __init__(self, name: str, pipeline: str | None = None, node: str | None = None):
+        self.name, self.pipeline, self.node = name, pipeline, node
+        where = f"pipeline {pipeline!r} needs model {name!r} (node {node!r}), which" if pipeline else f"model {name!r}"
+        super().__init__(
+            f"{where} was unloaded; load it again first (Workbench.get_model({name!r}), or POST "
+            f"/v2/repository/models/{name}/load on a server)"
+        )
+
+    def in_node(self, pipeline: str, node: str) -> ModelUnloadedError:
+        """The same error naming the pipeline node that needs the model."""
+        return ModelUnloadedError(self.name, pipeline, node)
+
+
 @dataclass(slots=True, frozen=True)
 class Issue:
     """One validation problem: the node (None for the pipeline itself), the field path within the

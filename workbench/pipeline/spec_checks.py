@@ -59,7 +59,9 @@ def check_node(pipe: Pipeline, n: Node) -> list[Issue]:
         if key in c and not (isinstance(c[key], list) and all(isinstance(t, str) for t in c[key])):
             bad(key, "expected a list of template names")
     for key in ("max_firings", "max_answers", "max_depth"):
-        if key in c and not (isinstance(c[key], int) and not isinstance(c[key], bool) and c[key] >= 0):
+        if key in c and not (isinstance(c[key], int) and not isinstance(c[key], bool)):
+            bad(key, f"expected an integer, got {c[key]!r}")
+        elif key in c and key != "max_firings" and c[key] < 0:  # max_firings: negative is no limit, as (run -1)
             bad(key, f"expected a non-negative integer, got {c[key]!r}")
     if "timeout_s" in c and not (
         isinstance(c["timeout_s"], (int, float)) and not isinstance(c["timeout_s"], bool) and c["timeout_s"] > 0

@@ -177,7 +177,7 @@ def _check_model(p: Pipeline, n: Node, catalog: ModelCatalog, load: bool, ancest
                 f"no model named {name!r} in the catalogue; known: {', '.join(catalog.names()) or '(none)'}",
             )
         ]
-    if not (catalog.is_loaded(name) or load):
+    if not (catalog.is_loaded(name) or load) or catalog.unloaded(name):  # validating never loads it again
         return []
     try:
         entry = catalog.get(name)

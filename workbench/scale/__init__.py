@@ -25,6 +25,12 @@ class ScaleError(Exception):
     """Scale-out cannot start (no Ray, a store the cluster cannot share, a bad address)."""
 
 
+class StartupFailedError(RuntimeError):
+    """A deployed application did not start: a replica's start-up loading failed (a catalogue model that
+    does not load, a broken knowledge base) and Ray Serve gave up after its retries. The message names
+    each failed deployment and the reason its replica gave, one line."""
+
+
 class RayNotInstalledError(ScaleError, ImportError):
     """`--ray` / `ray=` was asked for but the `ray` package (with its serve and data parts) is missing."""
 
@@ -65,4 +71,4 @@ def __getattr__(name: str) -> Any:  # the submodules import ray: only when used
     return getattr(importlib.import_module(module), name)
 
 
-__all__ = ["INSTALL_HINT", "RayNotInstalledError", "ScaleError", "require_ray", *_LAZY]
+__all__ = ["INSTALL_HINT", "RayNotInstalledError", "ScaleError", "StartupFailedError", "require_ray", *_LAZY]

@@ -40,7 +40,7 @@ from workbench.serving.errors import call, code_of, translate
 
 from .generation import RemoteEngine, remote_engines
 from .proxy import BODY_SCOPE_KEY
-from .replicas import error_from_wire, replica_name
+from .replicas import error_from_wire, replica_name, wait_started
 
 log = logging.getLogger("workbench.scale")
 
@@ -349,7 +349,7 @@ class Ingress:
         self._app_factory = app
         self._proxy_token = proxy_token
         await self.serving.start()
-        await self.serving.wait_ready(600.0)  # Serve routes requests here only once the models are loaded
+        await wait_started(self.serving)  # Serve routes requests here only once the models are loaded
 
     def __serve_build_asgi_app__(self) -> Any:
         return RunIdMiddleware(self._app_factory(serving=self.serving, settings=self.settings), self._proxy_token)

@@ -61,8 +61,23 @@ async def _start_serving(settings: Settings, load_models: bool | list[str]) -> A
     wb.recorder.skip_existing = True  # a retried request records its run once (id chosen at the ingress)
     serving = Serving(wb, settings=settings, serve_demo_lm=False, load_models=load_models)
     await serving.start()
-    await serving.wait_ready(600.0)
+    await wait_started(serving)
     return serving
+
+
+async def wait_started(serving: Any, timeout_s: float = 600.0) -> None:
+    """Wait for a replica's start-up loading (`Serving.wait_ready`). Raises StartupFailedError whose message is
+    the reason alone, one line (e.g. `ModelLoadError: models/x.onnx: not a loadable ONNX model`): the last line
+    of the traceback Ray Serve keeps for the failed deployment, which `serve --ray` prints (as `serve` does)."""
+    from workbench.serving.errors import UnavailableError
+
+    from . import StartupFailedError
+
+    try:
+        await serving.wait_ready(timeout_s)
+    except UnavailableError as exc:
+        reason = serving.readiness().get("error") or str(exc)
+        raise StartupFailedError(" ".join(str(reason).split())) from None
 
 
 class ModelReplica:

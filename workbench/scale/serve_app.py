@@ -109,7 +109,8 @@ def deploy(
     Raises:
         ScaleError (from `check_store`; the `haproxy` ingress without an HAProxy binary, or with a loopback
         host on a cluster of several machines), ValueError (bad `batching`),
-        TimeoutError (replicas did not start).
+        StartupFailedError (a replica's start-up loading failed and Ray Serve gave up: the message names each
+        failed deployment and its reason), TimeoutError (replicas did not start).
     """
     if batching not in ("workbench", "serve"):
         raise ValueError(f"batching={batching!r}: expected 'workbench' or 'serve'")
@@ -139,7 +140,11 @@ def deploy(
         generation=generation,
         proxy_token=cluster.proxy_token,
     )
-    serve.run(ingress, name=name, route_prefix=route_prefix, blocking=False)
+    try:  # waits until the application runs; Ray's RuntimeError on DEPLOY_FAILED does not say why
+        serve.run(ingress, name=name, route_prefix=route_prefix, blocking=False)
+    except RuntimeError:
+        _raise_if_failed(name, serve.status().applications.get(name))
+        raise
     t0 = time.monotonic()
     _wait_running(name, timeout_s)
     url = f"http://{rs.http_host}:{rs.http_port}{route_prefix.rstrip('/')}"
@@ -276,8 +281,11 @@ def _one_shot_models(settings: Settings) -> list[str]:
 
 
 def _wait_ready(url: str, timeout_s: float) -> None:
-    """Until the ingress's `/readyz` answers 200 (its own `Workbench` loaded, model metadata fetched)."""
+    """Until the ingress's `/readyz` answers 200 (its own `Workbench` loaded, model metadata fetched).
+    Raises StartupFailedError (`/readyz` says `failed`), TimeoutError."""
     import httpx
+
+    from . import StartupFailedError
 
     deadline = time.monotonic() + timeout_s
     last = "no answer"
@@ -288,7 +296,7 @@ def _wait_ready(url: str, timeout_s: float) -> None:
                 return
             last = f"{r.status_code} {r.text[:2000]}"
             if r.headers.get("content-type", "").startswith("application/json") and r.json().get("state") == "failed":
-                raise RuntimeError(f"the ingress at {url} failed to start: {r.json().get('error')}")
+                raise StartupFailedError(f"the ingress at {url} failed to start: {r.json().get('error')}")
         except httpx.HTTPError as exc:
             last = f"{type(exc).__name__}: {exc}"
         time.sleep(0.5)
@@ -296,14 +304,51 @@ def _wait_ready(url: str, timeout_s: float) -> None:
 
 
 def _wait_running(name: str, timeout_s: float) -> None:
+    """Until the application `name` runs. Raises StartupFailedError (a deployment failed to start: each one's
+    reason, `failure_reason`), TimeoutError."""
     deadline = time.monotonic() + timeout_s
     while True:
         status = serve.status().applications.get(name)
-        state = str(getattr(status, "status", ""))
-        if state.endswith("RUNNING"):
+        if str(getattr(status, "status", "")).endswith("RUNNING"):
             return
-        if state.endswith("DEPLOY_FAILED") or state.endswith("UNHEALTHY"):
-            raise RuntimeError(f"Ray Serve application {name!r}: {state}: {getattr(status, 'message', '')}")
+        _raise_if_failed(name, status)
         if time.monotonic() > deadline:
+            state = getattr(status, "status", None)
             raise TimeoutError(f"Ray Serve application {name!r} not running after {timeout_s:g} s ({state})")
         time.sleep(0.5)
+
+
+def _raise_if_failed(name: str, status: Any) -> None:
+    """Raise StartupFailedError naming why when the application's status (`ApplicationStatusOverview` or None)
+    is DEPLOY_FAILED or UNHEALTHY."""
+    from . import StartupFailedError
+
+    state = str(getattr(status, "status", ""))
+    if state.endswith(("DEPLOY_FAILED", "UNHEALTHY")):
+        raise StartupFailedError(f"Ray Serve application {name!r} {state.rsplit('.', 1)[-1]}: {failure_reason(status)}")
+
+
+def failure_reason(status: Any) -> str:
+    """Why an application (Ray Serve's `ApplicationStatusOverview`) failed, one line:
+    `deployment NAME: REASON; ...` for each failed deployment, REASON the last line of the error Ray kept (its
+    replica's traceback ends with the exception, e.g. `StartupFailedError: ModelLoadError: ...`; the module path
+    of the exception's name is dropped, and `StartupFailedError: `, whose message is the reason alone). The
+    application's own message when no deployment says more."""
+    parts = []
+    for dep_name, dep in (getattr(status, "deployments", None) or {}).items():
+        if str(getattr(dep, "status", "")).endswith(("DEPLOY_FAILED", "UNHEALTHY")):
+            parts.append(f"deployment {dep_name}: {_last_error_line(str(getattr(dep, 'message', '')))}")
+    return "; ".join(parts) or " ".join(str(getattr(status, "message", "")).split()) or "no reason given"
+
+
+def _last_error_line(message: str) -> str:
+    from . import StartupFailedError
+
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    if not lines:
+        return "no reason given"
+    head, sep, rest = lines[-1].partition(": ")
+    if not sep or " " in head:
+        return lines[-1]
+    name = head.rsplit(".", 1)[-1]  # `package.module.SomeError: text` -> `SomeError: text`
+    return rest if name == StartupFailedError.__name__ else f"{name}: {rest}"  # ours holds the reason alone

@@ -65,6 +65,10 @@ class OverloadedError(ServingError):
         self.retry_after_s = retry_after_s
 
 
+#: Retry-After of a request refused because a model it needs was unloaded: it comes back only when loaded.
+UNLOADED_RETRY_AFTER_S = 30.0
+
+
 class UnavailableError(ServingError):
     """Not ready yet, or shutting down (HTTP 503 with Retry-After)."""
 
@@ -111,6 +115,15 @@ def translate(exc: BaseException) -> ServingError:
 
     if isinstance(exc, ServingError):
         return exc
+    if isinstance(exc, pe.ModelUnloadedError):  # not ready until someone loads it (Triton: ensemble not ready)
+        where = (
+            f"pipeline {exc.pipeline!r} needs model {exc.name!r} (node {exc.node!r}), which"
+            if exc.pipeline
+            else f"model {exc.name!r}"
+        )
+        return UnavailableError(
+            f"{where} was unloaded; POST /v2/repository/models/{exc.name}/load loads it again", UNLOADED_RETRY_AFTER_S
+        )
     if isinstance(exc, pe.AmbiguousRunIdError):
         return AmbiguousIdError(str(exc), param="run_id", details=[{"run_id": m} for m in exc.matches])
     if isinstance(exc, pe.KnowledgeBaseConflictError):

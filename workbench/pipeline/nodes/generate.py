@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..context import FactScope, NodeState, OpenScope, RunContext
-from ..errors import NodeExecutionError
+from ..errors import ModelUnloadedError, NodeExecutionError
 from ..expressions import ExpressionError, compile_expression
 from ..spec import FACT_FUNCTIONS
 from ..spec_generate import SAMPLING_FIELDS, PromptTemplate, RailsSpec
@@ -129,7 +129,10 @@ def start_generate(ctx: RunContext, state: NodeState, rt: Any, t0: float) -> Gen
         params: dict[str, Any] = {"seed": recorded.get("seed")}
         source = _recorded_steps(recorded)
     else:
-        entry = rt.catalog.get(node.get("model"))
+        try:
+            entry = rt.catalog.get(node.get("model"))
+        except ModelUnloadedError as exc:  # refused, as a model node does
+            raise exc.in_node(ctx.pipeline.name, node.id) from None
         engine = getattr(entry, "backend", None)
         if getattr(entry, "task", None) != "causal-lm" or not hasattr(engine, "generate"):
             raise NodeExecutionError(

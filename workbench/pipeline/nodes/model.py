@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..context import FactScope, NodeState, OpenScope, RunContext
-from ..errors import NodeExecutionError
+from ..errors import ModelUnloadedError, NodeExecutionError
 from ..expressions import ExpressionError, compile_expression
 from ..spec import FACT_FUNCTIONS
 from .mapping import map_facts
@@ -79,9 +79,13 @@ class ModelCall:
 def start_model(ctx: RunContext, state: NodeState, rt: Any, t0: float) -> ModelCall:
     """Build the node's request from upstream values and submit it to the model's batcher.
 
-    Raises NodeExecutionError (an input expression failed), neural.errors.QueueFullError (unchanged)."""
+    Raises NodeExecutionError (an input expression failed), neural.errors.QueueFullError (unchanged),
+    ModelUnloadedError (the model was unloaded on request; naming the pipeline and node: the run is refused)."""
     node = state.node
-    entry = rt.catalog.get(node.get("model"))
+    try:
+        entry = rt.catalog.get(node.get("model"))
+    except ModelUnloadedError as exc:
+        raise exc.in_node(ctx.pipeline.name, node.id) from None
     ctx.model_versions[entry.name] = entry.version
     facts_in = ctx.incoming_facts(node.id)
     fs = FactScope(facts_in)
