@@ -33,7 +33,7 @@ from .knowledge import KnowledgeBaseLibrary
 from .nodes import HANDLERS
 from .nodes.model import ModelCall
 from .recorder import RunRecorder
-from .result import RunResult
+from .result import Explanation, RunResult
 from .spec import Pipeline
 from .steps import StepRun, check_input
 
@@ -294,6 +294,9 @@ class Executor:
         explain_nodes = [s for s in ctx.states.values() if s.node.type == "explain" and s.status == SUCCEEDED]
         if explain_nodes:
             explanation["explain_nodes"] = {s.node.id: s.value for s in explain_nodes}
+        # one object for the record and the result (`RunResult` would copy a plain dict into one): the
+        # predict answer then reuses the JSON the store wrote for it (`recent_json_text`)
+        explanation = Explanation(explanation)
         timings = {nid: round(s.seconds, 6) for nid, s in ctx.states.items() if s.status in (SUCCEEDED, FAILED)}
         timings["total"] = round(duration, 6)
         skipped = [nid for nid, s in ctx.states.items() if s.status == SKIPPED]
