@@ -48,6 +48,19 @@ class HttpMetricsMiddleware:
     def __init__(self, app: ASGIApp, metrics: HttpMetrics) -> None:
         self.app = app
         self.metrics = metrics
+        # (method, route, status) -> its (requests, duration) children: `labels` takes the metric's lock
+        # and builds its key on every call. Never removed from these metrics, so a cached child stays live.
+        self._children: dict[tuple[str, str, str], tuple[Any, Any]] = {}
+
+    def _series(self, method: str, route: str, status: str) -> tuple[Any, Any]:
+        key = (method, route, status)
+        c = self._children.get(key)
+        if c is None:
+            if len(self._children) > 4096:  # bounded: the method comes from the client
+                self._children.clear()
+            m = self.metrics
+            c = self._children[key] = (m.requests.labels(method, route, status), m.duration.labels(method, route))
+        return c
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -66,10 +79,9 @@ class HttpMetricsMiddleware:
             await self.app(scope, receive, send_wrapper)
         finally:
             self.metrics.in_flight.dec()
-            route = _route_of(scope)
-            method = scope.get("method", "")
-            self.metrics.requests.labels(method, route, str(status["code"])).inc()
-            self.metrics.duration.labels(method, route).observe(time.perf_counter() - start)
+            requests, duration = self._series(scope.get("method", ""), _route_of(scope), str(status["code"]))
+            requests.inc()
+            duration.observe(time.perf_counter() - start)
 
 
 def _route_of(scope: dict[str, Any]) -> str:

@@ -34,6 +34,7 @@ from .backward.session import Session
 from .backward.terms import bindings_json, fact_text, vkey
 from .backward.text import instantiated_ce
 from .derivation import derivation_label, derivation_tree
+from .explain_trace import lost_conclusions
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -235,7 +236,7 @@ class RuleFailure:
             out = f"rule {self.rule}: premise {self.index + 1} {self.premise} failed" + (f" (with {b})" if b else "")
             if self.answer:
                 out += f": answered {self.answer}"
-            return out
+            return out + (f" in the final working memory ({self.detail})" if self.detail else "")
         if self.status == "skipped":
             return f"rule {self.rule}: not used backwards: {self.detail}"
         if self.status == "concludes":
@@ -465,8 +466,9 @@ def forward_why_not(kb: KnowledgeBase, result, pattern: str) -> WhyNot:
     asyncio.run(run())
     fired = {f.rule for f in result.firings}
     for r in out.rules:
-        if not holds and r.status == "concludes" and r.rule in fired:
-            r.detail = (r.detail or "") + "; it fired, so the fact was later retracted or modified"
+        if not holds and r.status in ("concludes", "premise-failed") and r.rule in fired:
+            lost = lost_conclusions(result, r.rule, only_lost=r.status != "concludes")  # which firing took them
+            r.detail = f"{r.detail}; {lost}" if r.status == "concludes" else lost
         elif not holds and r.status == "skipped" and r.rule in fired and rel in kb.rules[r.rule].modifies:
             r.detail = (
                 r.detail or ""

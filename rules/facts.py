@@ -206,6 +206,11 @@ def _freeze(value: Any, where: str) -> Value:
 
 
 def _clips_text(value: Value) -> str:
+    t = type(value)
+    if t is float or t is int:  # fast path (a model's scores): `str`, as the last line, without the checks
+        return str(value)
+    if t is tuple:
+        return " ".join([str(v) if type(v) is float else _clips_text(v) for v in value])
     if isinstance(value, tuple):
         return " ".join(_clips_text(v) for v in value)
     if isinstance(value, String):

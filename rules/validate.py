@@ -105,9 +105,13 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
         elif isinstance(c, ast.FunctionDef):
             self.function(c)
         elif isinstance(c, ast.GlobalDef):
+            if c.module:
+                self.defs.enter_module(c.module)  # CLIPS: (defglobal M ...) makes M the current module
             for a in c.assignments:
                 self.expr(a.value, set(), None)
-                self.defs.globals.add(a.name)
+                if self.import_conflict("defglobal", a.name, a.pos):
+                    continue
+                self.defs.define("defglobal", a.name, a)
         elif isinstance(c, ast.ModuleDef):
             self.module(c)
         else:
@@ -148,8 +152,7 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
                         self.error(spec.pos, f"module '{source}' does not export the {kind} '{name}'")
                     elif name == "*" and not offered:
                         self.error(spec.pos, f"module '{source}' does not export any constructs")
-        self.defs.modules[m.name] = exports
-        self.defs.module_imports[m.name] = imports
+        self.defs.set_ports(m.name, exports, imports)
         if m.name == self.defs.module:  # (defmodule MAIN ...) redefining the current module
             self.defs.module = ""
         self.defs.enter_module(m.name)
@@ -267,6 +270,8 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
         if not p.ordered:
             if tmpl is None and name == "declare" and r is not None:  # CLIPS reads a later (declare ...) as a pattern
                 self.error(p.template_pos, "(declare ...) must be the first element of a rule's left-hand side")
+            elif tmpl is None and p.address and name in RESERVED_RELATIONS - {"object"}:  # ?f <- (not ...)
+                self.error(p.template_pos, f"a fact address (?{p.address} <-) binds a fact pattern, not a ({name} ...)")
             elif tmpl is None and name != "object":
                 self.error(p.template_pos, f"unknown template '{name}'{self._suggest(name, self.defs.templates)}")
             for sc in p.slots:
@@ -394,7 +399,9 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
             )
             self.skipped.append(fn)
             return
-        self.defs.functions[name] = fn  # visible in its own body: recursion
+        if self.import_conflict("deffunction", name, fn.pos):
+            return
+        self.defs.define("deffunction", name, fn)  # visible in its own body: recursion
         bound = set(fn.params) | ({fn.wildcard} if fn.wildcard else set()) | bind_targets(fn.body)
         for e in fn.body:
             self.expr(e, bound, None)
@@ -402,7 +409,9 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
     # -- opaque constructs: only the safety scan, plus generic function names
     def opaque(self, c: ast.OpaqueConstruct) -> None:
         if c.kind in ("defgeneric", "defmethod") and c.name:
-            self.defs.generics.add(bare(c.name))
+            name = bare(c.name)
+            if not self.import_conflict("defgeneric", name, c.pos):
+                self.defs.define("defgeneric", name, c)
 
         def scan(e: ast.Expr) -> None:
             if isinstance(e, ast.Call):

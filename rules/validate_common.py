@@ -62,9 +62,16 @@ SLOT_ATTRS = {"default", "default-dynamic", "type", "range", "cardinality", *ALL
 RESERVED_RELATIONS = {"test", "not", "and", "or", "exists", "forall", "logical", "declare", "object"}
 
 
+PORTED_KINDS = ("deftemplate", "deffunction", "defgeneric", "defglobal")
+
+
 @dataclass(slots=True)
 class Definitions:
-    """What is defined so far, in load order (CLIPS sees constructs one after another)."""
+    """What is defined so far, in load order (CLIPS sees constructs one after another).
+
+    Modules (CLIPS BPG 10): `templates`, `functions`, `generics` and `globals` are the current module's
+    view, its own constructs and those it imports; an import sees what the source module defines and
+    what it imports in turn, as far as each export and import specification lets it through."""
 
     templates: dict[str, ast.TemplateDef] = field(default_factory=dict)
     template_where: dict[str, str] = field(default_factory=dict)
@@ -75,38 +82,149 @@ class Definitions:
     python_functions: set[str] = field(default_factory=set)
     modules: dict[str, set[tuple[str, str]]] = field(default_factory=lambda: {"MAIN": set()})
     used_templates: set[str] = field(default_factory=set)  # referenced by a rule or a fact: cannot be redefined
-    # Modules: `templates` and `used_templates` are the current module's view (its own templates and
-    # those it imports); every module's own templates, its imports and its used names are kept here.
     module: str = "MAIN"
-    module_templates: dict[str, dict[str, ast.TemplateDef]] = field(default_factory=lambda: {"MAIN": {}})
+    # Every module's own constructs by kind (PORTED_KINDS), its imports and its used template names.
+    module_own: dict[str, dict[str, dict[str, object]]] = field(default_factory=dict)
     module_imports: dict[str, list[tuple[str, set[tuple[str, str]]]]] = field(default_factory=dict)
     module_used: dict[str, set[str]] = field(default_factory=dict)
+    # (kind, name) -> the module whose construct the current module sees under that name.
+    homes: dict[tuple[str, str], str] = field(default_factory=dict)
+    # Each module's views are computed once per change of module ports (`ports_generation`) and then
+    # brought up to date from `log` (every construct defined, in order) when the module is entered again,
+    # so a file whose constructs switch modules at every step is checked in linear time.
+    log: list[tuple[str, str, str, object]] = field(default_factory=list)  # (kind, name, module, definition)
+    ports_generation: int = 0
+    views: dict[str, tuple[int, int, tuple]] = field(default_factory=dict)
+    memo: dict[tuple[str, str], dict[str, tuple[str, object]]] = field(default_factory=dict)  # `visible`'s
+    memo_stamp: tuple[int, int] = (0, 0)
 
     def enter_module(self, name: str) -> None:
         """Make `name` the current module (as CLIPS does on defmodule and on a construct named M::x):
-        `templates` becomes what that module sees, `used_templates` its names in use."""
+        the views become what that module sees, `used_templates` its names in use."""
         if name == self.module or name not in self.modules:
             return
         self.module_used[self.module] = self.used_templates
         self.module = name
         self.used_templates = self.module_used.setdefault(name, set())
-        seen: dict[str, ast.TemplateDef] = {}
-        for source, what in self.module_imports.get(name, ()):
+        self.refresh()
+
+    def set_ports(self, name: str, exports: set[tuple[str, str]], imports: list) -> None:
+        """Record a defmodule's export and import specifications."""
+        self.modules[name] = exports
+        self.module_imports[name] = imports
+        self.ports_generation += 1
+
+    def refresh(self) -> None:
+        """Bring the current module's views up to date (a construct defined elsewhere may be imported here)."""
+        cached = self.views.get(self.module)
+        if cached is None or cached[0] != self.ports_generation:
+            views = {kind: self.visible(self.module, kind) for kind in PORTED_KINDS}
+            homes = {(kind, n): home for kind, view in views.items() for n, (home, _) in view.items()}
+            state = (
+                homes,
+                {n: v for n, (_, v) in views["deftemplate"].items()},
+                {n: v for n, (_, v) in views["deffunction"].items()},
+                set(views["defgeneric"]),
+                set(views["defglobal"]),
+            )
+        else:
+            state = cached[2]
+            for kind, name, home, definition in self.log[cached[1] :]:
+                if home == self.module or (
+                    (kind, name) not in state[0] and self.reaches(self.module, home, kind, name, frozenset())
+                ):
+                    self._add(state, kind, name, home, definition)
+        self.views[self.module] = (self.ports_generation, len(self.log), state)
+        self.homes, self.templates, self.functions, self.generics, self.globals = state  # type: ignore[assignment]
+
+    @staticmethod
+    def _add(state: tuple, kind: str, name: str, home: str, definition: object) -> None:
+        homes, templates, functions, generics, globals_ = state
+        homes[(kind, name)] = home
+        if kind == "deftemplate":
+            templates[name] = definition
+        elif kind == "deffunction":
+            functions[name] = definition
+        elif kind == "defgeneric":
+            generics.add(name)
+        else:
+            globals_.add(name)
+
+    def reaches(self, module: str, source: str, kind: str, name: str, seen: frozenset[str]) -> bool:
+        """Whether `module` sees `source`'s construct `name` of `kind` through its imports."""
+        if module == source:
+            return True
+        if module in seen:
+            return False
+        for src, what in self.module_imports.get(module, ()):
+            if (
+                _ported(what, kind, name)
+                and _ported(self.modules.get(src, set()), kind, name)
+                and self.reaches(src, source, kind, name, seen | {module})
+            ):
+                return True
+        return False
+
+    def visible(self, module: str, kind: str, seen: frozenset[str] = frozenset()) -> dict[str, tuple[str, object]]:
+        """{name: (defining module, definition)} of the constructs of `kind` that `module` sees."""
+        out: dict[str, tuple[str, object]] = {}
+        if module in seen:
+            return out
+        stamp = (self.ports_generation, len(self.log))
+        if self.memo_stamp != stamp:
+            self.memo.clear()
+            self.memo_stamp = stamp
+        hit = self.memo.get((module, kind))
+        if hit is not None:
+            return hit
+        for source, what in self.module_imports.get(module, ()):
             offered = self.modules.get(source, set())
-            for tname, t in self.module_templates.get(source, {}).items():
-                if _ported(offered, tname) and _ported(what, tname):
-                    seen.setdefault(tname, t)
-        seen.update(self.module_templates.setdefault(name, {}))
-        self.templates = seen
+            for n, found in self.visible(source, kind, seen | {module}).items():
+                if _ported(offered, kind, n) and _ported(what, kind, n):
+                    out.setdefault(n, found)
+        out.update((n, (module, d)) for n, d in self.module_own.get(module, {}).get(kind, {}).items())
+        self.memo[(module, kind)] = out
+        return out
+
+    def imported_from(self, kind: str, name: str) -> str | None:
+        """The other module whose `kind` construct `name` the current module imports (None: none)."""
+        home = self.homes.get((kind, name))
+        return home if home is not None and home != self.module else None
+
+    def sees(self, kind: str, qualified: str) -> bool:
+        """Whether `M::name` names a construct of module M that the current module sees."""
+        module, _, name = qualified.rpartition("::")
+        return self.homes.get((kind, name)) == module
+
+    def hidden(self, kind: str, name: str) -> str:
+        """For messages: where a `kind` construct `name` the current module cannot see is defined ('' if nowhere)."""
+        where = sorted(m for m, own in self.module_own.items() if name in own.get(kind, {}) and m != self.module)
+        if not where:
+            return ""
+        return (
+            f"; module {', '.join(where)} defines it, but module {self.module} does not see it (the {kind} must "
+            f"be exported by its module and imported by {self.module})"
+        )
+
+    def define(self, kind: str, name: str, definition: object) -> None:
+        """Record the current module's own construct and add it to the view."""
+        self.module_own.setdefault(self.module, {}).setdefault(kind, {})[name] = definition
+        self.log.append((kind, name, self.module, definition))  # other modules' views catch up on entry
+        self._add(
+            (self.homes, self.templates, self.functions, self.generics, self.globals),
+            kind,
+            name,
+            self.module,
+            definition,
+        )
 
     def add_template(self, name: str, t: ast.TemplateDef) -> None:
-        self.templates[name] = t
-        self.module_templates.setdefault(self.module, {})[name] = t
+        self.define("deftemplate", name, t)
 
 
-def _ported(spec: set[tuple[str, str]], name: str) -> bool:
-    """Whether an export/import specification ({(kind, name)}, "*" for ?ALL) covers deftemplate `name`."""
-    return any(k in ("deftemplate", "*") and n in (name, "*") for k, n in spec)
+def _ported(spec: set[tuple[str, str]], kind: str, name: str) -> bool:
+    """Whether an export/import specification ({(kind, name)}, "*" for ?ALL) covers construct `name`."""
+    return any(k in (kind, "*") and n in (name, "*") for k, n in spec)
 
 
 NUMBER = re.compile(r"[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)")
@@ -135,6 +253,18 @@ class Reporter:
     def warning(self, pos: ast.Pos, message: str) -> None:
         """A problem CLIPS reports but loads past (the file is accepted unless strict)."""
         self.diagnostics.append(Diagnostic(self.file, pos.line, pos.column, message, "warning"))
+
+    def import_conflict(self, kind: str, name: str, pos: ast.Pos) -> bool:
+        """Report a construct named like one the current module imports ([CSTRCPSR3]); True when so."""
+        source = self.defs.imported_from(kind, name)  # type: ignore[attr-defined]
+        if source is None:
+            return False
+        self.error(
+            pos,
+            f"[CSTRCPSR3] Cannot define {kind} '{name}' because of an import/export conflict: module "
+            f"{self.defs.module} imports the {kind} '{name}' of module {source}",  # type: ignore[attr-defined]
+        )
+        return True
 
     def _slot_hint(self, name: str, tmpl: ast.TemplateDef) -> str:
         return self._suggest(name, tmpl.slots) or " (slots: " + ", ".join(tmpl.slots) + ")"

@@ -138,13 +138,14 @@ class ExprChecks(FormChecks):
                     f"variable ?{var} is used but never bound"
                     + (" before this point" if lhs else (f" on the left-hand side of rule {r.name}" if r else "")),
                 )
-        elif e.kind == "global" and e.value not in self.defs.globals:
+        elif e.kind == "global" and not self.global_visible(str(e.value)):
             if self.in_deffacts:  # CLIPS evaluates deffacts at (reset): it loads them, reset fails
                 self.warning(
                     e.pos, f"global variable ?*{e.value}* is not defined by any defglobal; (reset) will fail here"
                 )
             else:
-                self.error(e.pos, f"global variable ?*{e.value}* is not defined by any defglobal")
+                hint = self.defs.hidden("defglobal", str(e.value))
+                self.error(e.pos, f"global variable ?*{e.value}* is not defined by any defglobal{hint}")
         elif e.kind in ("wildcard", "mf_wildcard"):
             self.error(e.pos, "a wildcard cannot be used as a value in an expression")
 
@@ -204,8 +205,14 @@ class ExprChecks(FormChecks):
                 f"64-bit range; CLIPS gives {wrapped} (it wraps around)",
             )
 
+    def global_visible(self, name: str) -> bool:
+        """Whether ?*name* (or ?*M::name*) is a defglobal the current module sees."""
+        return self.defs.sees("defglobal", name) if "::" in name else name in self.defs.globals
+
     def known_function(self, name: str) -> bool:
         n = bare(name)
+        if n != name and n not in BUILTIN_ARITY and n not in self.defs.python_functions:
+            return self.defs.sees("deffunction", name) or self.defs.sees("defgeneric", name)
         return (
             n in BUILTIN_ARITY or n in self.defs.functions or n in self.defs.generics or n in self.defs.python_functions
         )
@@ -213,6 +220,9 @@ class ExprChecks(FormChecks):
     def arity(self, head: str, n: int, pos: ast.Pos) -> None:
         name = bare(head)
         fn = self.defs.functions.get(name)
+        if name != head and not self.known_function(head):  # M::f: f of module M, visible here
+            self.error(pos, f"undefined function '{head}': module {self.defs.module} sees no {name} of that module")
+            return
         if fn is not None:
             lo, hi = len(fn.params), None if fn.wildcard else len(fn.params)
         elif name in self.defs.generics or name in self.defs.python_functions:
@@ -221,7 +231,8 @@ class ExprChecks(FormChecks):
             lo, hi = BUILTIN_ARITY[name]
         else:
             options = [*BUILTIN_ARITY, *self.defs.functions, *self.defs.python_functions]
-            self.error(pos, f"undefined function '{name}'{self._suggest(name, options)}")
+            hint = self.defs.hidden("deffunction", name) or self.defs.hidden("defgeneric", name)
+            self.error(pos, f"undefined function '{name}'{hint or self._suggest(name, options)}")
             return
         if n < lo or (hi is not None and n > hi):
             want = f"exactly {lo}" if lo == hi else (f"at least {lo}" if hi is None else f"{lo} to {hi}")

@@ -15,7 +15,8 @@ Steps = Iterator[tuple]
 
 
 class FormChecks(Reporter):
-    """Special forms and facts; expects `self.defs`, `self.arity`, `self.check_value`, `self.known_function`."""
+    """Special forms and facts; expects `self.defs`, `self.arity`, `self.check_value`, `self.known_function`,
+    `self.global_visible`."""
 
     def control(
         self, e: ast.Call, head: str, args: list[ast.Expr], bound: set[str], r: ast.RuleDef | None, addresses: dict
@@ -30,8 +31,10 @@ class FormChecks(Reporter):
             for a in args[1:]:
                 yield (a, bound, r, addresses)
             if args[0].kind == "global":
-                if args[0].value not in self.defs.globals:
-                    self.error(args[0].pos, f"global variable ?*{args[0].value}* is not defined by any defglobal")
+                if not self.global_visible(str(args[0].value)):
+                    name = str(args[0].value)
+                    hint = self.defs.hidden("defglobal", name)
+                    self.error(args[0].pos, f"global variable ?*{name}* is not defined by any defglobal{hint}")
             else:
                 bound.add(str(args[0].value))
             return

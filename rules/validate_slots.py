@@ -23,6 +23,8 @@ class SlotChecks(Reporter):
 
     def template(self, t: ast.TemplateDef) -> None:
         name = bare(t.name)
+        if self.import_conflict("deftemplate", name, t.pos):
+            return
         if name in self.defs.templates:
             where = self.defs.template_where[name]
             if name in self.defs.used_templates:

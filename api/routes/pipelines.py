@@ -13,6 +13,7 @@ from ..deps import PREDICT_KEY, WRITE_KEY, PipelineName, ServingDep
 from ..disconnect import ClientGone, cancel_on_disconnect
 from ..documents import document_body_doc, read_document, sse_content
 from ..errors import V1_ERRORS, ApiError, in_body_terms
+from ..run_answer import run_answer_json
 from ..schemas.pipelines import PipelineDocument, PredictRequest, PromoteRequest
 from ..schemas.responses import (
     PipelineDeleted,
@@ -191,7 +192,7 @@ async def predict_one(serving: Any, name: str, body: PredictRequest, request: Re
         )
     # Checked once and sent as is: returning the model would make FastAPI validate it again against
     # the declared union (RunOut | PredictBatch) before serialising it (the response model stays for OpenAPI).
-    return Response(RunOut.model_validate(result).model_dump_json(), media_type="application/json")
+    return Response(run_answer_json(result), media_type="application/json")
 
 
 def _input_error_in_body_terms(exc: Exception) -> None:

@@ -18,7 +18,7 @@ MAX_TOP_K = 1 << 20
 class StreamOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    include_usage: bool = False
+    include_usage: bool = Field(False, strict=True)
 
 
 class _SamplingFields(BaseModel):
@@ -31,19 +31,21 @@ class _SamplingFields(BaseModel):
     min_tokens: Annotated[int, Field(ge=0, le=MAX_TOKENS)] = Field(
         0, description="vLLM: fewest tokens before EOS, stop_token_ids or stop strings may end the generation."
     )
-    include_stop_str_in_output: bool = Field(False, description="vLLM: keep the matched stop string in the text.")
+    include_stop_str_in_output: bool = Field(
+        False, strict=True, description="vLLM: keep the matched stop string in the text."
+    )
     temperature: Annotated[float, Field(ge=0.0, le=2.0)] = 1.0
     top_p: Annotated[float, Field(gt=0.0, le=1.0)] = 1.0
     top_k: Annotated[int, Field(ge=-1, le=MAX_TOP_K)] = 0
     n: Literal[1] = Field(1, description="Only n=1 is served.")
-    stream: bool = False
+    stream: bool = Field(False, strict=True)  # JSON true or false, as OpenAI's API takes it
     stream_options: StreamOptions | None = None
     stop: str | list[str] | None = None
     stop_token_ids: Annotated[list[Annotated[int, Field(ge=0, le=2**31 - 1)]], Field(max_length=1024)] | None = None
     seed: Annotated[int, Field(ge=-(2**63), le=2**63 - 1)] | None = Field(
         None, description="Sampling seed (a signed 64-bit integer)."
     )
-    ignore_eos: bool = False
+    ignore_eos: bool = Field(False, strict=True)
     presence_penalty: Literal[0, 0.0] = 0.0
     frequency_penalty: Literal[0, 0.0] = 0.0
     logprobs: Any = None

@@ -31,7 +31,9 @@ class PredictRequest(_Strict):
     version: str | None = Field(
         None, description="A stored version (a unique prefix is enough); default: production, else latest."
     )
-    explain: bool = Field(False, description="Add the explanation (rule firings, model calls, gate decisions).")
+    explain: bool = Field(
+        False, strict=True, description="Add the explanation (rule firings, model calls, gate decisions)."
+    )
     timeout_s: float | None = Field(
         None,
         gt=0,
@@ -43,6 +45,7 @@ class PredictRequest(_Strict):
     )
     stream: bool = Field(
         False,
+        strict=True,  # JSON true or false, not "yes" or 1
         description="Answer server-sent events as the run goes (node finished, text delta, rail verdict, "
         "result); one `input` only.",
     )
@@ -101,7 +104,7 @@ class RunKnowledgeBaseRequest(_Strict):
 class AskRequest(_Strict):
     goal: str = Field(max_length=10_000, description="A fact pattern in CLIPS syntax, e.g. `(ancestor ?x otto)`.")
     facts: Annotated[list[FactIn], Field(max_length=MAX_FACTS)] = Field(default_factory=list)
-    all: bool = Field(False, description="All answers instead of the first.")
+    all: bool = Field(False, strict=True, description="All answers instead of the first.")
     max_answers: Annotated[int, Field(ge=1, le=MAX_ANSWERS)] | None = None
     max_depth: Annotated[int, Field(ge=1, le=MAX_PROOF_DEPTH)] | None = Field(
         None, description=f"Most nested subgoals (default 200, at most {MAX_PROOF_DEPTH})."

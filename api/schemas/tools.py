@@ -51,7 +51,9 @@ class ConsultationRequest(_Strict):
     knowledge_base: str = Field(description="The knowledge base to prove the goal over.")
     goal: str = Field(description="A fact pattern in CLIPS syntax, e.g. `(animal ?a)`.")
     facts: list[FactIn] = Field(default_factory=list, description="Working-memory facts given up front.")
-    all: bool = Field(False, description="Search for every answer; default: stop at the first, as `kb ask` does.")
+    all: bool = Field(
+        False, strict=True, description="Search for every answer; default: stop at the first, as `kb ask` does."
+    )
     max_answers: Annotated[int, Field(ge=1, le=1000)] = 50
     wait_s: Annotated[float, Field(ge=0, le=60)] = Field(
         10.0, description="Wait at most this long for the first question or the end before answering."

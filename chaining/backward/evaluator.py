@@ -11,6 +11,7 @@ reachable from its text; values substituted in are quoted constants.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from typing import TYPE_CHECKING
 
 from rules import KnowledgeBase, ast
@@ -160,15 +161,26 @@ class ClipsEvaluator:
         for i, f in enumerate(facts):
             self._check_fits(f, f"facts[{i}]")
             try:
-                self._assert_in_template_module(f)
+                self._in_template_module(f, partial(self.env.assert_string, _assert_text(f)))
             except clips.CLIPSError as exc:
-                raise EvaluationError(f"cannot assert {_assert_text(f)}: {exc}") from None
+                raise EvaluationError(self._located_failure(f, f"facts[{i}]", exc)) from None
         self._out.pieces.clear()
         return [(f, "deffacts" if i < n_deffacts else "working-memory") for i, f in enumerate(self.memory.facts())]
 
-    def _assert_in_template_module(self, f: Fact) -> None:
-        """Assert `f` with the module that defines its template current: a template of a module
-        that MAIN does not import cannot be named from MAIN. Ordered facts of a relation no
+    def _located_failure(self, f: Fact, where: str, exc: Exception) -> str:
+        """For a given fact CLIPS refused: the fact builder's located message (`facts[0].slots.value: the
+        symbol maybe is not allowed: slot value of feature allows only yes no`), as `kb run` words it."""
+        from chaining.forward.errors import FactAssertError
+
+        try:
+            self._in_template_module(f, lambda: self.memory.assert_fact(f, where))
+        except FactAssertError as located:
+            return str(located)
+        return f"{where}: cannot assert {_assert_text(f)}: {exc}"
+
+    def _in_template_module(self, f: Fact, do: Callable[[], object]) -> None:
+        """Run `do` (an assert of `f`) with the module that defines its template current: a template of
+        a module that MAIN does not import cannot be named from MAIN. Ordered facts of a relation no
         module defines are asserted in MAIN."""
         from clips._clips import lib
 
@@ -178,7 +190,7 @@ class ClipsEvaluator:
         if defined:
             lib.SetCurrentModule(env, lib.FindDefmodule(env, lib.DeftemplateModule(defined[0].ptr)))
         try:
-            self.env.assert_string(_assert_text(f))
+            do()
         finally:
             lib.SetCurrentModule(env, current)
 

@@ -17,6 +17,7 @@ from clips._clips import ffi, lib
 from rules.facts import IMPLIED, Fact, String, Symbol
 
 from .clips_fact_reader import FactReader
+from .clips_slot_errors import slot_error
 from .clips_values import STRING, SYMBOL, ValueWriter, is_symbol_token, read_value
 from .errors import FactAssertError
 
@@ -227,7 +228,9 @@ class WorkingMemory(FactReader):
                 ret = _put_slot(fb, slot_key[slot], cv)
             if ret:
                 lib.FBAbort(fb)
-                raise FactAssertError(f"{where}.slots.{slot}: {_PSE.get(ret, ret)} (value {v!r})")
+                if ret == lib.PSE_SLOT_NOT_FOUND_ERROR or info.ptr is None:
+                    raise FactAssertError(f"{where}.slots.{slot}: {_PSE.get(ret, ret)} (value {v!r})")
+                raise FactAssertError(slot_error(ret, where, info.ptr, slot, v, so))
         ptr = lib.FBAssert(fb)
         if ptr == ffi.NULL:
             err = lib.FBError(self._env)

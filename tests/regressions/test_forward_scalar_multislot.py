@@ -22,5 +22,8 @@ def test_one_value_for_a_multislot_is_a_multifield_of_one_like_clips():
     result = engine.evaluate([{"template": "t", "slots": {"m": "x", "s": 1}}])
     assert result.output == "1 (x)\n"
     assert result.facts[0].slots["m"] == ("x",)
-    with pytest.raises(FactAssertError, match=r"facts\[0\]\.slots\.s: wrong number of values"):
+    with pytest.raises(
+        FactAssertError,
+        match=r"facts\[0\]\.slots\.s: a multifield of 2 value\(s\) is not allowed: slot s of t is a single-field slot",
+    ):
         engine.evaluate([{"template": "t", "slots": {"s": [1, 2]}}])  # a list for a single slot is still an error

@@ -168,6 +168,9 @@ run in-process only; attached to a server the TUI says so.
 
     @on(ClipsEditor.Changed)
     def _edited(self) -> None:
+        if self.diagnostics and self.path is not None and not self.modified:
+            self._show_problems([])  # back to the text on disk (undo): the draft's problems are not its problems
+            return
         self._update_status()
 
     def update_status(self) -> None:

@@ -18,7 +18,18 @@ from workbench.derivation import derivation_label
 
 from .proof_format import proof_label, proof_premises
 
-KNOWN = ("summary", "gates", "model_calls", "skipped_models", "overrides", "proofs", "derivations", "nodes", "pipeline")
+KNOWN = (
+    "summary",
+    "gates",
+    "model_calls",
+    "skipped_models",
+    "overrides",
+    "proofs",
+    "derivations",
+    "nodes",
+    "pipeline",
+    "explain_nodes",
+)
 
 
 class ExplanationTree(Tree[Any]):
@@ -99,6 +110,13 @@ class ExplanationTree(Tree[Any]):
             for n in nodes:
                 reason = f" — {n['reason']}" if n.get("reason") else ""
                 node.add_leaf(f"{n.get('id')} · {n.get('type')} · {n.get('status')}{reason}")
+        for node_id, value in (explanation.get("explain_nodes") or {}).items():  # each explain node's targets
+            value = value if isinstance(value, dict) else {}
+            targets = ", ".join(str(t) for t in value.get("targets") or ()) or "every fact reaching it"
+            found = value.get("derivations") or []
+            node = root.add(f"Explain node {node_id}: {targets} ({len(found)})")
+            for d in found:
+                self._derivation(node, d)
         for key, value in explanation.items():
             if key not in KNOWN:
                 self._json(root.add(str(key)), value)

@@ -13,6 +13,7 @@ from typing import Any
 from workbench.pipeline.errors import (
     PipelineNotFoundError,
     PipelineValidationError,
+    PipelineVersionNotFoundError,
 )
 from workbench.pipeline.spec import Pipeline
 from workbench.pipeline.validate import validate as validate_pipeline
@@ -117,7 +118,7 @@ class PipelinesMixin:
             if version is not None:
                 row = self.store.get_pipeline(name, version)
                 if row is None:
-                    raise PipelineNotFoundError(name, f"no stored version {version!r}")
+                    raise PipelineVersionNotFoundError(name, version, self._stored_versions(name))
                 return self._from_row(row)
             stages = self.store.stages(name)
             if "production" in stages:
@@ -184,6 +185,10 @@ class PipelinesMixin:
             p.save(self.pipeline_dir / f"{p.name}.yaml")
         return p.version
 
+    def _stored_versions(self, name: str) -> list[str]:
+        """Full version hashes stored under `name`, newest first (for messages)."""
+        return [r.version for r in reversed(self.store.pipeline_versions(name))]
+
     def pipeline_versions(self, name: str) -> list[dict[str, Any]]:
         """Stored versions, oldest first: `{"version", "created_at", "stages": [...]}`.
 
@@ -212,7 +217,7 @@ class PipelinesMixin:
         try:
             return self.store.set_stage(name, version, stage)
         except StoreError as exc:
-            raise PipelineNotFoundError(name, str(exc)) from exc
+            raise PipelineVersionNotFoundError(name, version, self._stored_versions(name)) from exc
         finally:
             self._forget_resolutions()
 

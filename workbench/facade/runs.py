@@ -104,7 +104,8 @@ class RunsMixin:
     ) -> AsyncIterator[dict[str, Any]]:
         """Run a pipeline on one input, yielding events as they happen (arguments as `run`):
 
-        `{"event": "node", "node", "type", "status", "seconds"}` when a node finishes;
+        `{"event": "node", "node", "type", "status", "seconds"}` when a node finishes (`"error"` too when
+        it failed);
         `{"event": "text", "node", "delta"}` (or `"text"`: a rail replaced all shown text) as a
         generate node releases checked text; `{"event": "rail", "node", "action", "text", "reason",
         "tokens"}` for each rail verdict; last `{"event": "result", "run": RunResult.to_dict()}`.

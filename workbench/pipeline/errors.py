@@ -29,6 +29,20 @@ class PipelineNotFoundError(NotFoundError):
         super().__init__("pipeline", name, detail)
 
 
+class PipelineVersionNotFoundError(PipelineNotFoundError):
+    """A stored pipeline has no version `version` (nothing stored at all: `known` is empty)."""
+
+    def __init__(self, name: str, version: str, known: list[str]):
+        super().__init__(name)
+        self.version = version
+        listed = ", ".join(v[:12] for v in known[:10]) + (", ..." if len(known) > 10 else "")
+        self.args = (
+            f"pipeline {name!r} has no stored version {version!r}; stored versions: {listed}"
+            if known
+            else f"pipeline {name!r} has no stored versions (save one first)",
+        )
+
+
 class RunNotFoundError(NotFoundError):
     def __init__(self, run_id: str):
         super().__init__("run", run_id)

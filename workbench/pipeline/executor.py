@@ -34,7 +34,7 @@ from .knowledge import KnowledgeBaseLibrary
 from .nodes import HANDLERS
 from .nodes.model import ModelCall
 from .recorder import RunRecorder
-from .result import RunResult
+from .result import Explanation, RunResult
 from .spec import Pipeline
 from .steps import StepRun, check_input
 
@@ -268,6 +268,9 @@ class Executor:
         st.seconds = time.perf_counter() - t
         st.status, st.reason = FAILED, str(err)
         ctx.event("node", st.node.id, {"type": st.node.type, "status": "failed", "error": str(err)})
+        if ctx.listener is not None:  # a stream shows the failing node as it shows every finished one
+            payload = {"type": st.node.type, "status": FAILED, "seconds": round(st.seconds, 6), "error": str(err)}
+            ctx.listener("node", st.node.id, payload)
         return err
 
     def _finish(
@@ -294,6 +297,9 @@ class Executor:
         explain_nodes = [s for s in ctx.states.values() if s.node.type == "explain" and s.status == SUCCEEDED]
         if explain_nodes:
             explanation["explain_nodes"] = {s.node.id: s.value for s in explain_nodes}
+        # one object for the record and the result (`RunResult` would copy a plain dict into one): the
+        # predict answer then reuses the JSON the store wrote for it (`recent_json_text`)
+        explanation = Explanation(explanation)
         timings = {nid: round(s.seconds, 6) for nid, s in ctx.states.items() if s.status in (SUCCEEDED, FAILED)}
         timings["total"] = round(duration, 6)
         skipped = [nid for nid, s in ctx.states.items() if s.status == SKIPPED]

@@ -198,7 +198,8 @@ def _derive(ctx: RunContext, node_id: str, fid: int, depth: int, seen: set) -> d
                 premises.append(_derive(ctx, node_id, x, depth + 1, seen))
         return out
     if fid in rec.get("input_ids", ()) and f is not None:
-        return {**_origin(ctx, node_id, f, depth + 1, seen), "fact": text}
+        sent = rec.get("given_as_sent", {}).get(fid, f)  # the upstream node's fact (None slots left to defaults)
+        return {**_origin(ctx, node_id, sent, depth + 1, seen), "fact": text}
     out["source"] = "deffacts" if f is not None else "given"
     return out
 

@@ -14,8 +14,9 @@ _CHILDREN: dict[tuple[int, tuple[str, ...]], Any] = {}
 
 def child(metric: Any, *labels: str) -> Any:
     """`metric.labels(*labels)`, looked up once per metric and label values (prometheus-client's
-    `labels` takes a lock and builds the key on every call; a run made ~10 such calls). The
-    children are never removed from these metrics, so a cached child stays the live one."""
+    `labels` takes a lock and builds the key on every call; a run made ~10 such calls). A child stays
+    the live one as long as its series is removed only through `remove`. `metric` must live as long as
+    the process (module-level metrics): the cache keys it by `id`."""
     key = (id(metric), labels)
     c = _CHILDREN.get(key)
     if c is None:
@@ -23,6 +24,16 @@ def child(metric: Any, *labels: str) -> Any:
             _CHILDREN.clear()
         c = _CHILDREN[key] = metric.labels(*labels)
     return c
+
+
+def remove(metric: Any, *labels: str) -> None:
+    """`metric.remove(*labels)` (its series goes from `/metrics`) and the cached child with it, so a
+    later `child` makes a new, exported one. No error when the series does not exist."""
+    _CHILDREN.pop((id(metric), labels), None)
+    try:
+        metric.remove(*labels)
+    except KeyError:
+        pass
 
 
 _BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0)

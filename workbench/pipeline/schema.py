@@ -194,15 +194,25 @@ def check_json_numbers(node_id: str, value: Any) -> None:
             stack.extend((f"{path}[{i}]", x) for i, x in reversed(list(enumerate(v))))
 
 
-def check_schema(node_id: str, schema: dict[str, Any] | None, value: Any) -> None:
-    """Validate `value` against a node's JSON Schema (draft 2020-12).
+Compiled = tuple[Predicate | None, jsonschema.Draft202012Validator]
+
+
+def compiled_schema(schema: dict[str, Any]) -> Compiled:
+    """The checks of a JSON Schema: (the compiled fast predicate or None, jsonschema's validator),
+    shared by equal schemas (keyed by their canonical JSON)."""
+    return _compiled(json.dumps(schema, sort_keys=True))
+
+
+def check_schema(node_id: str, schema: dict[str, Any] | None, value: Any, compiled: Compiled | None = None) -> None:
+    """Validate `value` against a node's JSON Schema (draft 2020-12). `compiled`: `schema`'s
+    `compiled_schema`, when the caller keeps it (a run's `Plan.schema_check`), else looked up here.
 
     Raises:
         InputValidationError: naming the node and the JSON path of the first offending value (`$.pixels[3]`).
     """
     if not schema:
         return
-    fast, validator = _compiled(json.dumps(schema, sort_keys=True))
+    fast, validator = compiled or compiled_schema(schema)
     if fast is not None and fast(value):
         return
     err = jsonschema.exceptions.best_match(validator.iter_errors(value))

@@ -29,8 +29,9 @@ def input_hash(inputs: Any) -> str:
     return hashlib.sha256(json.dumps(inputs, sort_keys=True, separators=(",", ":"), default=str).encode()).hexdigest()
 
 
-def check_input(pipeline: Pipeline, inputs: dict[str, Any]) -> str:
+def check_input(pipeline: Pipeline, inputs: dict[str, Any], plan: Plan | None = None) -> str:
     """Check the input against the input nodes' schemas; returns its hash (the result-cache key).
+    `plan`: the pipeline's run plan, which keeps each schema's compiled checks (`Plan.schema_check`).
 
     The input is serialised once: the canonical JSON that is hashed is also the check that it
     holds only JSON numbers (`allow_nan=False`); only when that fails is it walked to name the path.
@@ -44,7 +45,7 @@ def check_input(pipeline: Pipeline, inputs: dict[str, Any]) -> str:
     for i, node in enumerate(pipeline.nodes_of("input")):
         if i == 0 and canonical is None:
             check_json_numbers(node.id, inputs)
-        check_schema(node.id, node.get("schema"), inputs)
+        check_schema(node.id, node.get("schema"), inputs, plan.schema_check(node) if plan is not None else None)
     return hashlib.sha256(canonical).hexdigest() if canonical is not None else input_hash(inputs)
 
 
@@ -84,7 +85,7 @@ class StepRun:
             return []
         if self.ctx is None:
             if self.ihash is None:
-                self.ihash = check_input(self.pipeline, self.inputs)
+                self.ihash = check_input(self.pipeline, self.inputs, self.plan)
             self.ctx = RunContext(
                 self.pipeline, self.inputs, base_dir=self.base_dir, plan=self.plan, explain=self.explain
             )

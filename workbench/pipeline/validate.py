@@ -10,6 +10,7 @@ from typing import Any
 
 import networkx as nx
 
+from ..names import InvalidNameError, check_name
 from .catalog import ModelCatalog
 from .errors import Issue, KnowledgeBaseError, NotFoundError, PipelineValidationError
 from .expressions import FUNCTIONS, compile_expression
@@ -34,10 +35,11 @@ def validate(
         load_models: load catalogue models to check `inputs`/`facts` against their signatures
             (models already loaded are always checked).
     """
+    named = _name_issues(pipeline)
     issues = pipeline.check_structure()
     if issues:
-        return issues
-    issues += _check_graph(pipeline)
+        return named + issues
+    issues = named + _check_graph(pipeline)
     kbs: dict[str, Any] = {}
     for n in pipeline.nodes.values():
         if n.type in KB_NODE_TYPES:
@@ -135,6 +137,15 @@ def _check_graph(p: Pipeline) -> list[Issue]:
 
 
 # -- models -------------------------------------------------------------------------------------
+
+
+def _name_issues(pipeline: Pipeline) -> list[Issue]:
+    """The name rule that a YAML document is held to when parsed, for a pipeline built in code."""
+    try:
+        check_name(pipeline.name, "pipeline")
+    except InvalidNameError as exc:
+        return [pipeline.issue(None, "name", str(exc), ("name",))]
+    return []
 
 
 def _has_cycle(p: Pipeline) -> bool:

@@ -36,6 +36,7 @@ from prometheus_client import Gauge
 
 from neural.metrics import METRICS_REGISTRY
 from workbench.pipeline.handoff import GATE_ENGAGED_S, STEP_GATE
+from workbench.pipeline.metrics import child, remove
 
 from .errors import DeadlineError, OverloadedError
 
@@ -172,8 +173,8 @@ class AdmissionQueue:
             if used == 0:  # a busy period starts
                 now = time.monotonic()
                 self._busy[key] = [self._busy_clock(key, now), now]
-        QUEUE_SIZE.labels(key).set(used + n)
-        REJECTED.labels(key).set(self.limit)
+        child(QUEUE_SIZE, key).set(used + n)
+        child(REJECTED, key).set(self.limit)
         return _Ticket(self, key, n, used < MIN_ADMITTED)
 
     def _release(self, key: str, n: int, seconds: float, unqueued: bool, counted: bool = True) -> None:
@@ -184,7 +185,7 @@ class AdmissionQueue:
             if left == 0:  # the busy period ends
                 self._busy[key] = [busy_now, -1.0]
             if not counted:  # refused without a run (bad input): not an answer of the service
-                QUEUE_SIZE.labels(key).set(left)
+                child(QUEUE_SIZE, key).set(left)
                 return
             prev = self._mean_s.get(key)
             self._mean_s[key] = seconds if prev is None else 0.9 * prev + 0.1 * seconds
@@ -201,7 +202,7 @@ class AdmissionQueue:
                 if service is None:
                     service = self._service[key] = collections.deque(maxlen=RATE_WINDOW)
                 service.append(seconds)
-        QUEUE_SIZE.labels(key).set(left)
+        child(QUEUE_SIZE, key).set(left)
 
     def discard(self, ticket: _Ticket) -> None:
         """Give back `ticket`'s slots without counting its run (its pipeline does not exist). A key
@@ -217,14 +218,11 @@ class AdmissionQueue:
                 for per_key in (self._admitted, self._mean_s, self._durations, self._service, self._busy):
                     per_key.pop(key, None)
                 for gauge in (QUEUE_SIZE, REJECTED):  # under the lock: an admit of `key` sets them after it
-                    try:
-                        gauge.remove(key)
-                    except KeyError:
-                        pass
+                    remove(gauge, key)
                 return
             if left == 0:  # the busy period ends
                 self._busy[key] = [self._busy_clock(key, time.monotonic()), -1.0]
-        QUEUE_SIZE.labels(key).set(left)
+        child(QUEUE_SIZE, key).set(left)
 
 
 class _Ticket:

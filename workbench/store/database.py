@@ -62,9 +62,30 @@ def json_text(value: Any) -> str:
     refuses (bytes, sets, datetimes, dataclasses) are written instead of
     failing the commit."""
     try:
-        return pydantic_core.to_json(value, inf_nan_mode="strings").decode()
+        text = pydantic_core.to_json(value, inf_nan_mode="strings").decode()
     except (pydantic_core.PydanticSerializationError, ValueError):
         return json.dumps(finite_json(value), allow_nan=False)
+    if isinstance(value, dict) and len(text) >= _RECENT_MIN_CHARS:
+        if len(_RECENT) >= _RECENT_MAX:  # bounded; a miss only costs the caller its own serialisation
+            _RECENT.clear()
+        _RECENT[id(value)] = (value, text)
+    return text
+
+
+# The last big JSON objects `json_text` wrote (a run's input and explanation), by identity: the predict
+# answer carries the same objects right after their commit and reuses the text (`recent_json_text`).
+# Entries hold their object, so an id is not reused while its entry lives.
+_RECENT: dict[int, tuple[Any, str]] = {}
+_RECENT_MAX = 256  # two per run: room for every run of a full batch of 64 between its commit and its answer, twice
+_RECENT_MIN_CHARS = 1024
+
+
+def recent_json_text(value: Any) -> str | None:
+    """The text `json_text` wrote for this very object (identity, not equality) when it is among the
+    last it wrote, else None. Only for objects nobody changes after they were written (a recorded
+    run's input and explanation): a change after the write is not seen. Thread-safe."""
+    entry = _RECENT.get(id(value))
+    return entry[1] if entry is not None and entry[0] is value else None
 
 
 def create_store_engine(url: str) -> Engine:

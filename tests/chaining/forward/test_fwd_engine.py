@@ -223,7 +223,9 @@ def test_ordered_and_template_fact_errors_are_located():
     engine = _engine("(deftemplate p (slot name (type SYMBOL)) (slot age (type INTEGER)))\n(defrule r (p) =>)")
     with pytest.raises(FactAssertError, match=r"facts\[1\]\.slots\.agee: template 'p' has no slot 'agee'"):
         engine.evaluate([{"template": "p", "slots": {"name": "a"}}, {"template": "p", "slots": {"agee": 3}}])
-    with pytest.raises(FactAssertError, match=r"facts\[0\]\.slots\.age: value of a type the slot does not allow"):
+    with pytest.raises(
+        FactAssertError, match=r"facts\[0\]\.slots\.age: the symbol old is not allowed: slot age of p takes INTEGER"
+    ):
         engine.evaluate([{"template": "p", "slots": {"age": "old"}}])
     with pytest.raises(FactAssertError, match=r"facts\[0\]: template 'q' is not defined"):
         engine.evaluate([{"template": "q", "slots": {"a": 1}}])

@@ -65,3 +65,34 @@ def test_arrays_of_bounded_numbers_agree_with_jsonschema():
     with pytest.raises(InputValidationError) as exc:
         check_schema("n", schema, [1, 17])
     assert exc.value.field == "$[1]"
+
+
+ECHO = """
+name: echo_schema
+nodes:
+  - id: in
+    type: input
+    schema: {type: object, properties: {n: {type: number, maximum: 10}}}
+  - id: out
+    type: output
+    fields: {n: "input.n"}
+    schema: {type: object, properties: {n: {type: number, maximum: 10}}}
+edges:
+  - {from: in, to: out}
+"""
+
+
+async def test_a_schema_changed_in_place_is_checked_as_it_is_now(wb):
+    """The compiled checks are kept per pipeline content (`Plan.schema_check`): editing a schema in
+    place (a pipeline that is not shared) gives the run its new checks, not the old ones."""
+    p = Pipeline.from_yaml(ECHO)
+    assert (await wb.run(p, {"n": 5})).outputs == {"n": 5}
+    p.nodes["in"].config["schema"]["properties"]["n"]["maximum"] = 3
+    with pytest.raises(InputValidationError):
+        await wb.run(p, {"n": 5})
+    p.nodes["in"].config["schema"]["properties"]["n"]["maximum"] = 10
+    p.nodes["out"].config["schema"]["properties"]["n"]["maximum"] = 3
+    r = await wb.run(p, {"n": 5})
+    assert r.status == "failed" and "output does not match its schema" in r.error
+    p.nodes["out"].config["schema"]["properties"]["n"]["maximum"] = 10
+    assert (await wb.run(p, {"n": 5})).outputs == {"n": 5}

@@ -40,6 +40,26 @@ def evaluate(ctx: RunContext, state: NodeState, rt: Any) -> tuple[Any, list[Fact
     return kb, facts_in, result
 
 
+def _partial(f: Fact, held: Fact | None) -> bool:
+    """Whether given fact `f` leaves out slots (or gives None) that `held`, its working-memory copy, has."""
+    return (
+        held is not None
+        and not f.is_ordered
+        and held.template == f.template
+        and (f.slots.keys() != held.slots.keys() or any(v is None for v in f.slots.values()))
+    )
+
+
+def _as_held(f: Fact, held: Fact, ctx: RunContext) -> Fact:
+    """The given fact as CLIPS holds it: slots it left out or gave as None (`tags: input.tags` without
+    `tags` in the input) take `held`'s values, the slot defaults, in the template's slot order (else the
+    fact is not recognised as given and the explanation called it a deffacts fact). `f` when `held`
+    differs in the slots given."""
+    given = f.slots
+    completed = Fact(f.template, {k: v if (v := given.get(k)) is not None else held.slots[k] for k in held.slots})
+    return completed if ctx.same(held, completed) else f
+
+
 def _record(ctx: RunContext, state: NodeState, kb: Any, facts_in: list[Fact], result: Any) -> None:
     """The node's part of the explanation. Facts stay `Fact`s here (`state.wm`); their text is
     rendered only for the facts an explanation shows (explanation.py), not for all of them."""
@@ -49,6 +69,10 @@ def _record(ctx: RunContext, state: NodeState, kb: Any, facts_in: list[Fact], re
     # Given facts are asserted before the trace starts: deffacts first, then the inputs in order.
     n_deffacts = sum(len(d.facts) for d in kb.facts.values())
     given_ids = {n_deffacts + i + 1: f for i, f in enumerate(facts_in)}
+    partial = [fid for fid, f in given_ids.items() if _partial(f, final.get(fid))]
+    if partial:  # complete them from working memory, unless a rule modified them (then the content differs)
+        changed = {ev.fact for ev in result.events if ev.kind == "assert" and ev.firing is not None}
+        given_ids.update({fid: _as_held(given_ids[fid], final[fid], ctx) for fid in partial if fid not in changed})
     given_modified: dict[int, Fact] = {}
     kept = all(fid not in final or ctx.same(final[fid], f) for fid, f in given_ids.items())
     if not kept:  # a `modify` keeps the fact id and changes the content (only then the events are read)
@@ -56,8 +80,11 @@ def _record(ctx: RunContext, state: NodeState, kb: Any, facts_in: list[Fact], re
         kept = all(fid not in final or fid in modified or ctx.same(final[fid], f) for fid, f in given_ids.items())
         if kept:  # explanations show such a fact's earlier version as given
             given_modified = {fid: f for fid, f in given_ids.items() if fid in modified}
+    given_as_sent: dict[int, Fact] = {}
     if kept:
         input_ids = set(given_ids)
+        sent = {n_deffacts + i + 1: f for i, f in enumerate(facts_in)}
+        given_as_sent = {fid: f for fid, f in sent.items() if f is not given_ids[fid]}
         state.wm.update({fid: f for fid, f in given_ids.items() if fid not in final})
     else:  # a duplicate shifted the ids: keep only what the final working memory proves
         keys = {ctx.key(f) for f in facts_in}
@@ -77,6 +104,7 @@ def _record(ctx: RunContext, state: NodeState, kb: Any, facts_in: list[Fact], re
         "input_ids": input_ids,
         "final": sorted(final),
         "given_modified": given_modified,
+        "given_as_sent": given_as_sent,  # given facts completed by `_as_held`, as the upstream node sent them
         "firings": firings,
         "output": result.output,
     }

@@ -34,7 +34,7 @@ def run_output(ctx: RunContext, state: NodeState, rt: Any) -> None:
             raise NodeExecutionError(node.id, node.type, f"field fields.{name}: {exc}") from exc
         result[name] = default if value is None else value
     try:
-        check_schema(node.id, node.get("schema"), result)
+        check_schema(node.id, node.get("schema"), result, ctx.plan.schema_check(node))
     except InputValidationError as exc:
         raise NodeExecutionError(
             node.id, node.type, f"output does not match its schema at {exc.field}: {exc.message}"

@@ -1,0 +1,46 @@
+"""What a forward run's trace says about the facts one rule asserted and that are no longer in the
+final working memory: which firing retracted or modified each (a WHY NOT must not read as if the rule
+never fired when its conclusion was retracted later, e.g. by truth maintenance when a `logical`
+premise went away)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def lost_conclusions(result: Any, rule: str, *, only_lost: bool = False, limit: int = 3) -> str | None:
+    """A note on the facts `rule` asserted that the final working memory lacks, or None when it never fired
+    (or, with `only_lost`, when none of its conclusions was retracted).
+
+    Args:
+        result: a `ForwardResult` (its `firings`, `events` and final `facts`; events need `trace_facts`).
+        rule: the rule's name as the firings record it.
+        only_lost: None unless a fact it asserted was retracted.
+        limit: at most this many firings and facts are named.
+
+    Returns: e.g. "during the run it fired at firing #0; of its facts f-3, retracted at firing #2 (rule r2)";
+    without fact events, only the firings.
+    """
+    firings = result.firings
+    mine = [i for i, f in enumerate(firings) if f.rule == rule]
+    if not mine:
+        return None
+    where = ", ".join(f"#{i}" for i in mine[:limit]) + (f" and {len(mine) - limit} more" if len(mine) > limit else "")
+    fired = f"during the run it fired at firing {where}"
+    own = set(mine)
+    present = {f.id for f in result.facts}
+    events = list(result.events or ())
+    notes = []
+    for n, e in enumerate(events):
+        if e.kind != "assert" or e.firing not in own or e.fact in present:
+            continue
+        gone = [g for g in events[n + 1 :] if g.fact == e.fact and g.kind == "retract"]
+        if not gone:
+            continue
+        k = gone[-1].firing  # the last retract (a modify retracts and asserts the same id)
+        by = f", retracted at firing #{k} (rule {firings[k].rule})" if k is not None else ""
+        notes.append(f"f-{e.fact}{by}")
+    if not notes:
+        return None if only_lost else fired
+    more = f" and {len(notes) - limit} more" if len(notes) > limit else ""
+    return f"{fired}; of its facts {'; '.join(notes[:limit])}{more}"
