@@ -22,6 +22,7 @@ from typing import Any
 
 import networkx as nx
 
+from ..names import InvalidNameError, check_name
 from .document import Path, dump_yaml, load_yaml
 from .errors import Issue, PipelineValidationError
 from .spec_generate import GENERATE_FIELDS
@@ -286,7 +287,16 @@ class Pipeline:
         return v
 
     def save(self, path: str | FsPath) -> FsPath:
-        """Write `to_yaml()` to `path` (bytes exactly as returned); returns the path."""
+        """Write `to_yaml()` to `path` (bytes exactly as returned); returns the path.
+
+        Raises:
+            PipelineValidationError: the pipeline's name breaks the naming rule (`workbench.names`), which
+                loading the file back would refuse; nothing is written.
+        """
+        try:
+            check_name(self.name, "pipeline")
+        except InvalidNameError as exc:
+            raise PipelineValidationError([self.issue(None, "name", str(exc), ("name",))]) from None
         p = FsPath(path)
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_bytes(self.to_yaml().encode("utf-8"))
