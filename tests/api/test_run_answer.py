@@ -83,3 +83,18 @@ def test_a_changed_object_is_not_taken_for_its_text_and_errors_stay_runouts():
     with pytest.raises(ValidationError) as want:
         RunOut.model_validate(bad)
     assert got.value.errors() == want.value.errors()
+
+
+def test_a_runs_two_texts_outlive_the_bound_when_other_writes_interleave():
+    # CI stop 30: another thread's write made the count odd, the bound fell between a run's input and its
+    # explanation, and clearing every entry dropped the input's text (298 of 300 reused). Oldest first out
+    # keeps both.
+    database._RECENT.clear()
+    others = [{"k": "x" * database._RECENT_MIN_CHARS, "i": i} for i in range(database._RECENT_MAX - 1)]
+    for other in others:
+        json_text(other)
+    r = _result(random.Random(7))
+    json_text(r["inputs"]), json_text(r["explanation"])
+    assert recent_json_text(r["inputs"]) is not None and recent_json_text(r["explanation"]) is not None
+    assert len(database._RECENT) == database._RECENT_MAX
+    assert recent_json_text(others[0]) is None and recent_json_text(others[1]) is not None  # the oldest went

@@ -66,9 +66,11 @@ def json_text(value: Any) -> str:
     except (pydantic_core.PydanticSerializationError, ValueError):
         return json.dumps(finite_json(value), allow_nan=False)
     if isinstance(value, dict) and len(text) >= _RECENT_MIN_CHARS:
-        if len(_RECENT) >= _RECENT_MAX:  # bounded; a miss only costs the caller its own serialisation
-            _RECENT.clear()
-        _RECENT[id(value)] = (value, text)
+        with _RECENT_LOCK:  # bounded, oldest first out: the texts just written stay for their answer
+            _RECENT.pop(id(value), None)
+            while len(_RECENT) >= _RECENT_MAX:
+                del _RECENT[next(iter(_RECENT))]
+            _RECENT[id(value)] = (value, text)
     return text
 
 
@@ -78,6 +80,7 @@ def json_text(value: Any) -> str:
 _RECENT: dict[int, tuple[Any, str]] = {}
 _RECENT_MAX = 256  # two per run: room for every run of a full batch of 64 between its commit and its answer, twice
 _RECENT_MIN_CHARS = 1024
+_RECENT_LOCK = threading.Lock()  # writers only (recorder threads); a reader's `dict.get` is atomic
 
 
 def recent_json_text(value: Any) -> str | None:
