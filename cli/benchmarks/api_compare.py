@@ -20,8 +20,8 @@ Rows (one per revision and concurrency, medians over the rounds): `{"rev", "comm
 `EXTRA` keeps every round's values and the load average before and after it. The worktrees are
 removed when the run ends, whatever happened: SIGTERM (a timeout, a CI cancel, `kill`) and SIGINT
 (Ctrl-C) during the run raise `Interrupted`, so the servers are stopped, every worktree made under
-the run's temporary folder is removed (`git worktree remove --force`, then `prune`) and the folder
-deleted before the command exits with 128 + the signal's number (143, 130).
+the run's temporary folder is removed (`git worktree remove --force --force`, locked ones too, then
+`prune`) and the folder deleted before the command exits with 128 + the signal's number (143, 130).
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ class Interrupted(KeyboardInterrupt):
 
 
 @contextlib.contextmanager
-def _signals_interrupt(state: dict[str, bool]) -> Iterator[None]:
+def _signals_interrupt(state: dict[str, Any]) -> Iterator[None]:
     """While the run is in this block, SIGTERM and SIGINT raise `Interrupted` (Python's default for
     SIGTERM ends the process at once and skips every `finally`). Once `state["cleaning"]` is set, a
     further signal is only noted: the clean-up is not cut short. Only the main thread can install
@@ -79,6 +79,9 @@ def _signals_interrupt(state: dict[str, bool]) -> Iterator[None]:
         if state.get("cleaning"):
             print(f"bench api_compare: {signal.Signals(signum).name}: removing worktrees first", file=sys.stderr)
             return
+        if state.get("defer"):
+            state["held"] = signum
+            return
         raise Interrupted(signum)
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGINT)}
@@ -87,6 +90,24 @@ def _signals_interrupt(state: dict[str, bool]) -> Iterator[None]:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
+
+
+@contextlib.contextmanager
+def _signals_held(state: dict[str, Any]) -> Iterator[None]:
+    """Inside `_signals_interrupt`, a SIGTERM / SIGINT arriving in this block is held and raised as
+    `Interrupted` when the block ends. For `git worktree add`: raised while git runs, the exception
+    made `subprocess.run` kill git half-way, which left the new tree locked ("initializing", so
+    `git worktree remove --force` refused it) and git's own `reset --hard` child still writing into it
+    while the clean-up removed the folder (CI on this machine, tests/regressions/
+    test_bench_api_compare_signals_h5.py[2-False])."""
+    state["defer"] = True
+    try:
+        yield
+    finally:
+        state["defer"] = False
+        held = state.pop("held", None)
+        if held is not None:
+            raise Interrupted(held)  # also in place of git's own error when the signal reached git too
 
 
 @dataclass
@@ -127,13 +148,14 @@ def _tree_env(tree: Path, db: Path) -> dict[str, str]:
     }
 
 
-def _prepare(rev: str, index: int, tmp: Path) -> _Tree:
+def _prepare(rev: str, index: int, tmp: Path, state: dict[str, Any]) -> _Tree:
     commit = resolve(rev)
     if rev == ".":
         tree = _Tree(rev, commit, REPO, worktree=False)
     else:
         path = tmp / f"tree-{index}"
-        _git("worktree", "add", "--detach", str(path), commit)
+        with _signals_held(state):  # git is never killed half-way through adding the tree
+            _git("worktree", "add", "--detach", str(path), commit)
         tree = _Tree(rev, commit, path, worktree=True)
     build = subprocess.run(
         [sys.executable, "-m", "chaining.forward.native_build", "--quiet"],
@@ -201,11 +223,11 @@ def run(
     seconds = seconds if seconds is not None else (1.0 if quick else SECONDS)
     payloads = [{"input": x} for x in api._pipeline_inputs()]
     trees: list[_Tree] = []
-    state = {"cleaning": False}
+    state: dict[str, Any] = {"cleaning": False}
     with _signals_interrupt(state):
         tmp = Path(tempfile.mkdtemp(prefix="bench-api-compare-"))
         try:
-            return _run(trees, tmp, revs, concurrency, rounds, seconds, payloads)
+            return _run(trees, tmp, revs, concurrency, rounds, seconds, payloads, state)
         finally:
             state["cleaning"] = True
             _clean_up(trees, tmp)
@@ -219,9 +241,10 @@ def _run(
     rounds: int,
     seconds: float,
     payloads: list[dict[str, Any]],
+    state: dict[str, Any],
 ) -> list[dict[str, Any]]:
     for i, rev in enumerate(revs):
-        trees.append(_prepare(rev, i, tmp))
+        trees.append(_prepare(rev, i, tmp, state))
     for i, tree in enumerate(trees):
         _start(tree, i, tmp)
     for tree in trees:
@@ -301,8 +324,8 @@ def _worktrees_under(tmp: Path) -> list[Path]:
 
 def _clean_up(trees: list[_Tree], tmp: Path) -> None:
     """Stop the servers (SIGTERM, SIGKILL after 30 s), remove the worktrees made under `tmp`
-    (`git worktree remove --force`), delete `tmp`, then `git worktree prune`. What cannot be removed
-    is named on stderr, never silently left."""
+    (`git worktree remove --force --force`: locked ones too), delete `tmp`, then `git worktree prune`.
+    What cannot be removed is named on stderr, never silently left."""
     import shutil
 
     for tree in trees:
@@ -318,7 +341,9 @@ def _clean_up(trees: list[_Tree], tmp: Path) -> None:
     made = [t.path for t in trees if t.worktree]
     for path in made + [p for p in _worktrees_under(tmp) if p not in made]:
         try:
-            _git("worktree", "remove", "--force", str(path))
+            # twice: a `worktree add` cut short by the signal leaves its tree locked ("initializing"), and
+            # one --force refuses a locked tree (which `prune` then keeps registered as well)
+            _git("worktree", "remove", "--force", "--force", str(path))
         except CompareError as exc:
             print(f"bench api_compare: {exc}", file=sys.stderr)
 
