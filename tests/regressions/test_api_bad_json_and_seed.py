@@ -16,7 +16,10 @@ from workbench.serving import Serving
 
 def _client(tmp_path) -> TestClient:
     settings = load_settings(database_url=f"sqlite:///{tmp_path / 'api.sqlite3'}")
-    return TestClient(create_app(serving=Serving(settings=settings, registry=ModelRegistry()), settings=settings))
+    # no demo LM: the body is refused before any model is looked up (its start-up loading only made each
+    # client's close wait for it)
+    serving = Serving(settings=settings, registry=ModelRegistry(), serve_demo_lm=False)
+    return TestClient(create_app(serving=serving, settings=settings))
 
 
 def test_bad_json_names_line_and_column(tmp_path):

@@ -17,6 +17,7 @@ from .library import LibraryServing
 from .models import ModelServing
 
 log = logging.getLogger("workbench.serving")
+STOP_LOADING_WAIT_S = 120.0  # `Serving.stop` waits this long for a start-up loading step in progress
 
 
 class Serving(ModelServing, GenerationServing, LibraryServing):
@@ -62,6 +63,7 @@ class Serving(ModelServing, GenerationServing, LibraryServing):
         self._state = "loading"
         self._error: str | None = None
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False  # set by stop(): the loading thread starts no further step
         self._lock = threading.Lock()
 
     # ---- lifecycle and readiness ---------------------------------------------------------
@@ -82,11 +84,11 @@ class Serving(ModelServing, GenerationServing, LibraryServing):
         if self.workbench is None:
             self.workbench = _build_workbench(self.settings)
         wb = self.workbench
-        if self._registry is None and wb is not None and self._load_models:
+        if self._registry is None and wb is not None and self._load_models and not self._stopping:
             wb.load_models(None if self._load_models is True else list(self._load_models))
-        if self._serve_demo_lm:
+        if self._serve_demo_lm and not self._stopping:
             self._start_demo_lm()
-        if self._load_fn is not None:
+        if self._load_fn is not None and not self._stopping:
             self._load_fn(self)
         freeze_startup_heap()
 
@@ -101,10 +103,21 @@ class Serving(ModelServing, GenerationServing, LibraryServing):
             )
 
     async def stop(self) -> None:
-        """Stop background loading and close what this object created."""
+        """Stop background loading and close what this object created.
+
+        Loading runs in a thread, which cannot be interrupted: it is told to start no further step and
+        waited for (at most `STOP_LOADING_WAIT_S`), so that what it made by then (the workbench and its
+        recorder, a generation engine) is closed here too. Cancelling only the task that awaited the
+        thread left them running after the server stopped (their threads outlived it, seen in the tests)."""
+        self._stopping = True
         if self._task is not None and not self._task.done():
-            self._task.cancel()
-        for name, engine in self._engines.items():
+            _, pending = await asyncio.wait({self._task}, timeout=STOP_LOADING_WAIT_S)
+            if pending:
+                log.warning(
+                    "start-up loading still runs after %s s; what it makes later is not closed", STOP_LOADING_WAIT_S
+                )
+                self._task.cancel()
+        for name, engine in list(self._engines.items()):
             if name not in self._owned_engines:
                 continue
             close = getattr(engine, "shutdown", None) or getattr(engine, "close", None)
