@@ -30,3 +30,9 @@ def _isolated_settings(tmp_path, monkeypatch):
 def db_url(tmp_path) -> str:
     """URL of the per-test SQLite file (the same one WORKBENCH_DATABASE_URL names)."""
     return f"sqlite:///{tmp_path / 'workbench.sqlite3'}"
+
+
+def pytest_configure(config):
+    from thread_watch import ThreadWatch
+
+    config.pluginmanager.register(ThreadWatch(), "thread_watch")

@@ -32,19 +32,32 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def bound_socket() -> socket.socket:
+    """A TCP socket bound to 127.0.0.1 on a port the system picks, for `uvicorn.Server.run(sockets=...)`:
+    the port stays ours from here on (a port found free, closed and bound again later can be taken in
+    between by another process or by an outgoing connection's source port)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds its own
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
 class LiveServer:
     """uvicorn serving `app` on 127.0.0.1:<free port> in a background thread."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
-        self.port = free_port()
+        self.sock = bound_socket()
+        self.port = self.sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
         self.host_port = f"127.0.0.1:{self.port}"
         config = uvicorn.Config(
             app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on", timeout_graceful_shutdown=5
         )
         self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, name=f"uvicorn-{self.port}", daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.sock]}, name=f"uvicorn-{self.port}", daemon=True
+        )
 
     def start(self, ready: bool = True, timeout_s: float = 120.0) -> LiveServer:
         self.thread.start()
@@ -63,6 +76,7 @@ class LiveServer:
     def stop(self) -> None:
         self.server.should_exit = True
         self.thread.join(30)
+        self.sock.close()  # uvicorn closes it on shutdown; here too when the server never started
 
 
 def make_settings(tmp: Path, **overrides: Any):

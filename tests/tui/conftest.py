@@ -99,16 +99,17 @@ class LiveServer:
         from api.app import create_app
         from workbench.serving import Serving
 
-        if port is None:
-            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-                s.bind(("127.0.0.1", 0))
-                port = s.getsockname()[1]
-        self.port = port
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # ours from here on: no other can take it
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: a restart may reuse it
+        self.sock.bind(("127.0.0.1", port or 0))
+        self.port = port = self.sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
         app = create_app(serving=Serving(workbench, load_models=False, serve_demo_lm=False))
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
         self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, name=f"uvicorn-{self.port}", daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.sock]}, name=f"uvicorn-{self.port}", daemon=True
+        )
 
     def start(self, timeout_s: float = 60.0) -> LiveServer:
         import httpx
@@ -128,6 +129,7 @@ class LiveServer:
     def stop(self) -> None:
         self.server.should_exit = True
         self.thread.join(30)
+        self.sock.close()  # uvicorn closes it on shutdown; here too when the server never started
 
 
 @pytest.fixture
