@@ -43,7 +43,14 @@ class Model:
 def make(model: Model, name: str, **cfg) -> DynamicBatcher:
     cfg.setdefault("max_queue_delay_ms", 0)
     cfg.setdefault("buckets", None)
-    return DynamicBatcher(name, model, BatcherConfig(**cfg))
+    b = DynamicBatcher(name, model, BatcherConfig(**cfg))
+    # the worker waits for work: a held request is taken by a worker that is awake anyway (a fixed 50 ms
+    # sleep here was not always enough on a loaded machine)
+    deadline = time.monotonic() + 30
+    while not b._cond._waiters:  # CPython's Condition: the threads in its wait()
+        assert time.monotonic() < deadline, "the batcher's worker never waited for work"
+        time.sleep(0.001)
+    return b
 
 
 def _metric(name: str, model: str) -> float:
@@ -54,7 +61,6 @@ def test_an_idle_batcher_runs_the_held_request_on_the_callers_thread():
     model = Model()
     b = make(model, "here-idle")
     before = _metric("workbench_model_batch_size_count", "here-idle")
-    time.sleep(0.05)  # the worker waits for work (a held request is taken by a worker that is awake anyway)
     req = b.submit("a", hold=True)
     time.sleep(0.05)
     assert not model.batches and b.queue_size == 1  # held: the worker was not woken for it
@@ -104,7 +110,6 @@ def test_a_queue_delay_means_the_worker_waits_for_a_fuller_batch():
 def test_a_cancelled_held_request_never_runs():
     model = Model()
     b = make(model, "here-cancel")
-    time.sleep(0.05)
     req = b.submit("a", hold=True)
     assert req.cancel()
     assert not req.dispatch(here=True)
@@ -117,7 +122,6 @@ def test_the_worker_waits_while_a_callers_thread_runs_a_batch():
     gate = threading.Event()
     model = Model(gate)
     b = make(model, "here-one-at-a-time")
-    time.sleep(0.05)
     req = b.submit("here", hold=True)
     ran: dict = {}
     t = threading.Thread(target=lambda: ran.setdefault("here", req.dispatch(here=True)), name="caller")
@@ -137,7 +141,6 @@ def test_the_worker_waits_while_a_callers_thread_runs_a_batch():
 def test_close_after_a_callers_batch_stops_the_worker():
     model = Model()
     b = make(model, "here-close")
-    time.sleep(0.05)
     req = b.submit("a", hold=True)
     assert req.dispatch(here=True)
     b.close(timeout=5)
@@ -151,7 +154,6 @@ def callers_blocked_batch():
     gate = threading.Event()
     model = Model(gate)
     b = make(model, "here-close-blocked")
-    time.sleep(0.05)
     req = b.submit("a", hold=True)
     caller = threading.Thread(target=req.dispatch, kwargs={"here": True})
     caller.start()
