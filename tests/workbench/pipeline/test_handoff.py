@@ -298,12 +298,15 @@ def test_step_gate_lets_two_steps_run_at_once_and_a_long_holder_stalls_no_one():
     gate = StepGate(2, patience_s=0.2)
     assert [gate.enter() for _ in range(4)] == [False] * 4  # not engaged: no slots taken, no waiting
     gate.engage(30.0)
-    inside, most = [0], [0]
+    inside, most, held_all = [0], [0], []
     lock = threading.Lock()
+    start = threading.Barrier(8, timeout=30)  # all eight ask at once
+    gate.patience_s = 30.0  # here no step may give up waiting: on a loaded machine 0.2 s was not always enough
 
     def step() -> None:
+        start.wait()
         held = gate.enter()
-        assert held
+        held_all.append(held)
         with lock:
             inside[0] += 1
             most[0] = max(most[0], inside[0])
@@ -317,7 +320,8 @@ def test_step_gate_lets_two_steps_run_at_once_and_a_long_holder_stalls_no_one():
         t.start()
     for t in threads:
         t.join()
-    assert most[0] == 2
+    assert most[0] == 2 and held_all == [True] * 8
+    gate.patience_s = 0.2
     assert gate.enter() and gate.enter()  # two long holders (rules at their time limit)
     t0 = time.monotonic()
     assert gate.enter() is False  # a third step waits its patience, then runs without a slot
