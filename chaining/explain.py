@@ -34,7 +34,7 @@ from .backward.session import Session
 from .backward.terms import bindings_json, fact_text, vkey
 from .backward.text import instantiated_ce
 from .derivation import derivation_label, derivation_tree
-from .explain_trace import lost_conclusions
+from .explain_trace import lost_conclusions, version_at
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -149,8 +149,11 @@ def forward_derivation(result, fact_id: int, *, sources: Mapping[int, str] | Non
         fact = by_id.get(fid)
         later = [k for k in asserted_by.get(fid, []) if before is not None and k >= before]
         note = None
-        if later:  # a later firing modified it: its content at this point is not recorded
-            fact, note = None, f"an earlier version of f-{fid}, modified later by firing #{later[0]}"
+        if later:  # a later firing modified it: the version it had then (None when not recorded)
+            fact = version_at(result, fid, before)
+            note = f"an earlier version of f-{fid}, modified later by firing #{later[0]}"
+        elif fact is None:  # retracted before the end of the run
+            fact = version_at(result, fid, before)
         firings = [k for k in asserted_by.get(fid, []) if before is None or k < before]
         if not firings:
             return Derivation(fid, fact, sources.get(fid, "given"), note=note)

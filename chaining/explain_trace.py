@@ -1,7 +1,7 @@
-"""What a forward run's trace says about the facts one rule asserted and that are no longer in the
-final working memory: which firing retracted or modified each (a WHY NOT must not read as if the rule
-never fired when its conclusion was retracted later, e.g. by truth maintenance when a `logical`
-premise went away)."""
+"""What a forward run's trace says about facts that are no longer in the final working memory: which
+firing retracted or modified each (a WHY NOT must not read as if the rule never fired when its
+conclusion was retracted later, e.g. by truth maintenance when a `logical` premise went away), and the
+content a version had before a retract or modify ended it (a HOW shows what an earlier firing matched)."""
 
 from __future__ import annotations
 
@@ -44,3 +44,15 @@ def lost_conclusions(result: Any, rule: str, *, only_lost: bool = False, limit: 
         return None if only_lost else fired
     more = f" and {len(notes) - limit} more" if len(notes) > limit else ""
     return f"{fired}; of its facts {'; '.join(notes[:limit])}{more}"
+
+
+def version_at(result: Any, fact_id: int, before: int | None) -> Any:
+    """The `Fact` that id `fact_id` was when firing `before` fired: the version the first retract at or after
+    that firing ended (`before` None: the last version a retract ended); None when the run did not record
+    it (`ForwardResult.versions`, kept with `EngineConfig.trace_versions`) or no retract ended it."""
+    ended = (getattr(result, "versions", None) or {}).get(fact_id)
+    if not ended:
+        return None
+    if before is None:
+        return ended[-1][1]
+    return next((f for k, f in ended if k is not None and k >= before), None)

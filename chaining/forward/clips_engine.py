@@ -135,6 +135,7 @@ class ForwardEngine(ForwardChainer):
             self.functions,
             trace_firings=self.config.trace_firings,
             trace_facts=self.config.trace_facts,
+            trace_versions=self.config.trace_versions,
             native=self.config.native,
             build_timeout=self.config.load_timeout,
             console=self.config.console,

@@ -49,6 +49,7 @@ from .clips_recursion import (
 )
 from .clips_reset import EnvironmentState
 from .clips_trace import MessageRouter, OutputRouter, printable, program_output
+from .clips_versions import VersionRecorder
 from .constructs import ConstructSyntaxError, split_constructs
 from .errors import (
     EvaluationTimeout,
@@ -84,6 +85,8 @@ class ClipsRunner:
         memory_limit: bytes CLIPS may hold during an evaluation (`MemUsed`); past it the
             evaluation is halted (`MemoryLimitError`); None: no limit.
         max_call_depth: deepest nesting of calls to recursive deffunctions/generics (`clips_recursion`).
+        trace_versions: record each fact version a retract or `modify` ends (`ForwardResult.versions`,
+            `clips_versions`): one Python call per retract, for explanations only.
         native: record the trace with the C callbacks (`native_trace.c`, `clips_recorder`) and
             assert facts with the C loop (`native_facts.c`); None: each when built, False: Python.
 
@@ -100,6 +103,7 @@ class ClipsRunner:
         *,
         trace_firings: bool = True,
         trace_facts: bool = True,
+        trace_versions: bool = False,
         build_timeout: float | None = None,
         max_call_depth: int = DEFAULT_MAX_CALL_DEPTH,
         native: bool | None = None,
@@ -138,6 +142,10 @@ class ClipsRunner:
         self._build(sources, build_timeout)
         self.state = EnvironmentState(self._e, (text for _, text in sources))
         self.memory = WorkingMemory(self.env, native=native)
+        recorder = self.recorder  # the callback holds it and the memory, never the runner
+        self.versions: VersionRecorder | None = None
+        if trace_versions:
+            self.versions = VersionRecorder(self.env, self._ep, self.memory.read_one, lambda: recorder.fired)
         self.evaluations = 0
 
     def _take_messages(self) -> tuple[str, str]:
@@ -250,6 +258,8 @@ class ClipsRunner:
             fired, stop, failed = 0, None, exc
         finally:
             recorder.stop()
+            if self.versions is not None:
+                self.versions.stop()
             halted = WATCHDOG.disarm(e, self._key) if watched else ""
         exc = recorder.take_error()
         if exc is not None:
@@ -289,6 +299,8 @@ class ClipsRunner:
             0.0,
             "clips",
         )
+        if self.versions is not None:
+            result.versions = self.versions.take(skip)
         result.seconds = time.perf_counter() - t0
         if stop is not None:
             firings = result.firings
@@ -344,6 +356,8 @@ class ClipsRunner:
             self.msg.pieces.clear()
         self.out.pieces.clear()
         self.recorder.start()
+        if self.versions is not None:
+            self.versions.start()
 
         fired = 0
         stop: str | None = None
@@ -404,6 +418,8 @@ class ClipsRunner:
         """Remove the callbacks and free the string builders (idempotent); the environment is
         destroyed with `self.env`."""
         self.recorder.close()
+        if self.versions is not None:
+            self.versions.close()
         self.memory.close()
         self.console_router.close()
 
