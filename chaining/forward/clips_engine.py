@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import EngineConfig, FactsInput, ForwardChainer, as_facts, firing_limit
+from .cancellation import Cancellation
 from .clips_runner import ClipsRunner
 from .result import ForwardResult
 from .strategy import Strategy
@@ -193,11 +194,14 @@ class ForwardEngine(ForwardChainer):
         timeout: float | None = None,
         seed: int | None = None,
         templates: Iterable[str] | None = None,
+        cancel: Cancellation | None = None,
     ) -> ForwardResult:
         """Reset, assert `facts`, run; see `ForwardChainer.evaluate` for arguments and errors.
 
         `templates`: report only the final facts of these templates (None: all of working
         memory). Serving callers that read a few output templates save the read-back.
+        `cancel`: `cancel.cancel()` from another thread halts the run (EvaluationCancelled, with the
+        partial result), as its time limit would; a server's answer to a client that left.
         """
         strat = self._default_strategy if strategy is None else Strategy.parse(strategy, self._default_strategy)
         items = as_facts(facts)
@@ -215,6 +219,7 @@ class ForwardEngine(ForwardChainer):
                 seed=seed,
                 run_chunk=self.config.run_chunk,
                 templates=templates if templates is None or type(templates) is frozenset else frozenset(templates),
+                cancel=cancel,
             )
         finally:
             self._release(runner)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import clips
@@ -34,6 +35,7 @@ from clips._clips import ffi, lib
 from rules.facts import Fact
 
 from . import clips_native
+from .cancellation import Cancellation
 from .clips_console import Console, ConsoleRouter
 from .clips_functions import wrap_function
 from .clips_halt import WATCHDOG
@@ -52,6 +54,7 @@ from .clips_trace import MessageRouter, OutputRouter, printable, program_output
 from .clips_versions import VersionRecorder
 from .constructs import ConstructSyntaxError, split_constructs
 from .errors import (
+    EvaluationCancelled,
     EvaluationTimeout,
     FactAssertError,
     FiringLimitError,
@@ -228,10 +231,14 @@ class ClipsRunner:
         seed: int | None = None,
         run_chunk: int = 2000,
         templates: frozenset[str] | None = None,
+        cancel: Cancellation | None = None,
     ) -> ForwardResult:
-        """See `ForwardChainer.evaluate`; `facts` are already `Fact` objects."""
+        """See `ForwardChainer.evaluate`; `facts` are already `Fact` objects; `cancel` stops the run from
+        another thread (EvaluationCancelled)."""
         t0 = time.perf_counter()
         e = self._e
+        if cancel is not None and cancel.cancelled:
+            raise EvaluationCancelled("evaluation cancelled before it started", None, 0)
         self.state.restore()
         if strategy is not self._strategy or lib.GetStrategy(e) != int(strategy):  # a rule may have set another
             lib.SetStrategy(e, int(strategy))
@@ -244,9 +251,11 @@ class ClipsRunner:
         if guard is not None:
             guard.tripped = None
         failed: FactAssertError | None = None
-        watched = timeout is not None or self.memory_limit is not None
+        watched = timeout is not None or self.memory_limit is not None or cancel is not None
         if watched:  # interrupts a right-hand side, test or initialiser that never returns, or a memory hog
             WATCHDOG.arm(e, math.inf if timeout is None else t0 + timeout, self._key, self.memory_limit)
+            if cancel is not None:
+                cancel.bind(partial(WATCHDOG.stop, self._key))
         failed_rhs = False
         self._streamed.clear()
         try:
@@ -260,6 +269,8 @@ class ClipsRunner:
             recorder.stop()
             if self.versions is not None:
                 self.versions.stop()
+            if cancel is not None:
+                cancel.unbind()  # before disarm: a late cancel() never halts this environment's next run
             halted = WATCHDOG.disarm(e, self._key) if watched else ""
         exc = recorder.take_error()
         if exc is not None:
@@ -269,7 +280,7 @@ class ClipsRunner:
             clear_halt(e)
             stop = None
         elif halted:
-            stop = halted  # "timeout" or "memory"
+            stop = halted  # "timeout", "memory" or "cancelled"
         elif failed is not None:
             raise failed
         pieces = self.out.pieces
@@ -288,7 +299,7 @@ class ClipsRunner:
         messages, errors = self._take_messages()
         # A run stopped by its time limit keeps the end of its trace only: turning a runaway's
         # whole trace into Python values could take longer than the limit itself.
-        skip = max(0, recorder.fired - TIMEOUT_TRACE_KEEP) if stop in ("timeout", "memory") else 0
+        skip = max(0, recorder.fired - TIMEOUT_TRACE_KEEP) if stop in ("timeout", "memory", "cancelled") else 0
         result = ForwardResult(
             self.memory.facts(templates),
             recorder.take_firings(skip) if self.trace_firings else [],
@@ -312,6 +323,13 @@ class ClipsRunner:
                     f"still on the agenda; last rules fired: {named}",
                     result,
                     last,
+                )
+            if stop == "cancelled":
+                raise EvaluationCancelled(
+                    f"evaluation cancelled by its caller after {result.seconds:.3f} s and {fired} firings; "
+                    f"last rules fired: {named}",
+                    result,
+                    fired,
                 )
             if stop == "memory":
                 raise MemoryLimitError(
