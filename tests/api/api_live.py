@@ -102,15 +102,22 @@ def served_with_empty_folders(tmp: Path) -> Iterator[LiveServer]:
 
 @contextlib.contextmanager
 def served_with_demo_digits(
-    tmp: Path, pipelines: dict[str, str], knowledge_bases: dict[str, str] | None = None
+    tmp: Path,
+    pipelines: dict[str, str],
+    knowledge_bases: dict[str, str] | None = None,
+    batching: dict[str, Any] | None = None,
 ) -> Iterator[tuple[LiveServer, Any]]:
-    """A Workbench whose model catalogue in `tmp` holds demo-digits alone (ONNX, loaded at start-up), with
-    `pipelines` ({name: YAML text}) and `knowledge_bases` ({file name: rule text}) written to folders of `tmp`,
-    served on a real uvicorn with API key `API_KEY`. Yields (server, workbench); stopped and closed afterwards."""
+    """A Workbench whose model catalogue in `tmp` holds demo-digits alone (ONNX, loaded at start-up; `batching`:
+    its `BatcherConfig` fields), with `pipelines` ({name: YAML text}) and `knowledge_bases` ({file name: rule
+    text}) written to folders of `tmp`, served on a real uvicorn with API key `API_KEY`. Yields (server,
+    workbench); stopped and closed afterwards."""
+    import json
+
     from workbench import Workbench
 
+    extra = f", batching: {json.dumps(batching)}" if batching else ""  # JSON is YAML's flow style
     (tmp / "catalog.yaml").write_text(
-        f"models:\n  - {{name: demo-digits, format: onnx, path: {DIGITS_ONNX}, task: classification}}\n"
+        f"models:\n  - {{name: demo-digits, format: onnx, path: {DIGITS_ONNX}, task: classification{extra}}}\n"
     )
     for folder, files in (("kb", knowledge_bases or {}), ("pipelines", {f"{n}.yaml": t for n, t in pipelines.items()})):
         (tmp / folder).mkdir(exist_ok=True)
