@@ -46,11 +46,11 @@ def lost_conclusions(result: Any, rule: str, *, only_lost: bool = False, limit: 
     return f"{fired}; of its facts {'; '.join(notes[:limit])}{more}"
 
 
-def version_at(result: Any, fact_id: int, before: int | None) -> Any:
+def version_at(versions: Any, fact_id: int, before: int | None) -> Any:
     """The `Fact` that id `fact_id` was when firing `before` fired: the version the first retract at or after
     that firing ended (`before` None: the last version a retract ended); None when the run did not record
-    it (`ForwardResult.versions`, kept with `EngineConfig.trace_versions`) or no retract ended it."""
-    ended = (getattr(result, "versions", None) or {}).get(fact_id)
+    it or no retract ended it. `versions`: `ForwardResult.versions` (kept with `trace_versions`), or None."""
+    ended = versions.get(fact_id) if versions else None
     if not ended:
         return None
     if before is None:

@@ -195,6 +195,7 @@ class ForwardEngine(ForwardChainer):
         seed: int | None = None,
         templates: Iterable[str] | None = None,
         cancel: Cancellation | None = None,
+        trace_versions: bool = False,
     ) -> ForwardResult:
         """Reset, assert `facts`, run; see `ForwardChainer.evaluate` for arguments and errors.
 
@@ -202,6 +203,8 @@ class ForwardEngine(ForwardChainer):
         memory). Serving callers that read a few output templates save the read-back.
         `cancel`: `cancel.cancel()` from another thread halts the run (EvaluationCancelled, with the
         partial result), as its time limit would; a server's answer to a client that left.
+        `trace_versions`: record this run's fact versions (`ForwardResult.versions`) even when the config
+        does not (`EngineConfig.trace_versions`); a pipeline run asked to explain sets it.
         """
         strat = self._default_strategy if strategy is None else Strategy.parse(strategy, self._default_strategy)
         items = as_facts(facts)
@@ -220,6 +223,7 @@ class ForwardEngine(ForwardChainer):
                 run_chunk=self.config.run_chunk,
                 templates=templates if templates is None or type(templates) is frozenset else frozenset(templates),
                 cancel=cancel,
+                trace_versions=trace_versions,
             )
         finally:
             self._release(runner)

@@ -89,7 +89,8 @@ class ClipsRunner:
             evaluation is halted (`MemoryLimitError`); None: no limit.
         max_call_depth: deepest nesting of calls to recursive deffunctions/generics (`clips_recursion`).
         trace_versions: record each fact version a retract or `modify` ends (`ForwardResult.versions`,
-            `clips_versions`): one Python call per retract, for explanations only.
+            `clips_versions`) in every evaluation (one Python call per retract, for explanations only);
+            False: only in those that ask (`evaluate(trace_versions=True)`).
         native: record the trace with the C callbacks (`native_trace.c`, `clips_recorder`) and
             assert facts with the C loop (`native_facts.c`); None: each when built, False: Python.
 
@@ -146,9 +147,8 @@ class ClipsRunner:
         self.state = EnvironmentState(self._e, (text for _, text in sources))
         self.memory = WorkingMemory(self.env, native=native)
         recorder = self.recorder  # the callback holds it and the memory, never the runner
-        self.versions: VersionRecorder | None = None
-        if trace_versions:
-            self.versions = VersionRecorder(self.env, self._ep, self.memory.read_one, lambda: recorder.fired)
+        self.trace_versions = trace_versions
+        self.versions = VersionRecorder(self.env, self._ep, self.memory.read_one, lambda: recorder.fired)
         self.evaluations = 0
 
     def _take_messages(self) -> tuple[str, str]:
@@ -232,9 +232,11 @@ class ClipsRunner:
         run_chunk: int = 2000,
         templates: frozenset[str] | None = None,
         cancel: Cancellation | None = None,
+        trace_versions: bool = False,
     ) -> ForwardResult:
         """See `ForwardChainer.evaluate`; `facts` are already `Fact` objects; `cancel` stops the run from
-        another thread (EvaluationCancelled)."""
+        another thread (EvaluationCancelled); `trace_versions` records this run's fact versions
+        (`ForwardResult.versions`) even when the runner does not record them for every run."""
         t0 = time.perf_counter()
         e = self._e
         if cancel is not None and cancel.cancelled:
@@ -247,6 +249,7 @@ class ClipsRunner:
             self.env.eval(f"(seed {int(seed)})")
         self.evaluations += 1
         recorder = self.recorder
+        versions = self.versions if trace_versions or self.trace_versions else None
         guard = self.out.guard
         if guard is not None:
             guard.tripped = None
@@ -259,7 +262,7 @@ class ClipsRunner:
         failed_rhs = False
         self._streamed.clear()
         try:
-            fired, stop = self._reset_assert_run(facts, max_firings, timeout, t0, run_chunk)
+            fired, stop = self._reset_assert_run(facts, max_firings, timeout, t0, run_chunk, versions)
             # CLIPS halts execution when an action or a pattern's expression fails; a program
             # that merely prints to `stderr` (or to an unknown logical name) runs on, as in CLIPS.
             failed_rhs = bool(self._get_halt(self._ep)) or bool(self._get_error(self._ep))
@@ -267,8 +270,8 @@ class ClipsRunner:
             fired, stop, failed = 0, None, exc
         finally:
             recorder.stop()
-            if self.versions is not None:
-                self.versions.stop()
+            if versions is not None:
+                versions.stop()
             if cancel is not None:
                 cancel.unbind()  # before disarm: a late cancel() never halts this environment's next run
             halted = WATCHDOG.disarm(e, self._key) if watched else ""
@@ -310,8 +313,8 @@ class ClipsRunner:
             0.0,
             "clips",
         )
-        if self.versions is not None:
-            result.versions = self.versions.take(skip)
+        if versions is not None:
+            result.versions = versions.take(skip)
         result.seconds = time.perf_counter() - t0
         if stop is not None:
             firings = result.firings
@@ -363,9 +366,16 @@ class ClipsRunner:
         return result
 
     def _reset_assert_run(
-        self, facts: Sequence[Fact], max_firings: int | None, timeout: float | None, t0: float, run_chunk: int
+        self,
+        facts: Sequence[Fact],
+        max_firings: int | None,
+        timeout: float | None,
+        t0: float,
+        run_chunk: int,
+        versions: VersionRecorder | None,
     ) -> tuple[int, str | None]:
-        """Reset, assert `facts`, run under the limits; returns (rules fired, "firings" | "timeout" | None)."""
+        """Reset, assert `facts`, run under the limits (recording fact versions with `versions`); returns
+        (rules fired, "firings" | "timeout" | None)."""
         e = self._e
         lib.Reset(e)
         self.memory.assert_all(facts)
@@ -374,8 +384,8 @@ class ClipsRunner:
             self.msg.pieces.clear()
         self.out.pieces.clear()
         self.recorder.start()
-        if self.versions is not None:
-            self.versions.start()
+        if versions is not None:
+            versions.start()
 
         fired = 0
         stop: str | None = None
@@ -436,8 +446,7 @@ class ClipsRunner:
         """Remove the callbacks and free the string builders (idempotent); the environment is
         destroyed with `self.env`."""
         self.recorder.close()
-        if self.versions is not None:
-            self.versions.close()
+        self.versions.close()
         self.memory.close()
         self.console_router.close()
 

@@ -5,11 +5,12 @@ The trace recorders (`clips_recorder`) keep fact ids only: CLIPS's `modify` keep
 after the run the final working memory holds the last version and the earlier ones are gone. Every
 version but the last ends in a retract (a `modify` is a retract and an assert of the same index), and in
 CLIPS's retract callback the fact still holds that version's slots: this recorder reads them there.
-Reading them costs a Python call and a read of the fact per retract, so it is off unless asked for
-(`EngineConfig.trace_versions`): the predict path and plain runs never install it.
+Reading them costs a Python call and a read of the fact per retract, so the callback is installed only
+for the evaluations that ask (`EngineConfig.trace_versions`, or `evaluate(trace_versions=True)`, what a
+pipeline run asked to explain does) and removed after each: other runs never call into Python for it.
 
-Usage (`ClipsRunner`): construct (registers the callback); per evaluation `start()` just before `Run`,
-`stop()` after it, then `take(skip)`; `close()`.
+Usage (`ClipsRunner`): construct (registers nothing); per evaluation that asks, `start()` (installs the
+callback) just before `Run`, `stop()` (removes it) after it, then `take(skip)`; `close()`.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ _NAME = b"workbench-versions"
 
 
 def _remove(env_pointer: Any, installed: list, env: Any, callback: Any) -> None:
-    """Remove the callback once (`close` or the finalizer); `env` and `callback` are passed to keep the
-    environment and the C function pointer CLIPS calls alive until then."""
+    """Remove the callback if it is installed (`stop`, `close` or the finalizer); `env` and `callback` are
+    passed to keep the environment and the C function pointer CLIPS calls alive until then."""
     if installed:
         native.lib.RemoveRetractFunction(env_pointer, _NAME)
         installed.clear()
@@ -57,8 +58,7 @@ class VersionRecorder:
         fired: the number of rules fired so far in this run (the trace recorder's count): a retract
             during firing k is recorded with k, one before the first firing with None.
 
-    Raises:
-        RuntimeError: CLIPS refused the callback.
+    `start` raises RuntimeError when CLIPS refuses the callback.
     """
 
     def __init__(self, env: Any, env_pointer: Any, read: Callable[[Any], Fact], fired: Callable[[], int]):
@@ -77,18 +77,30 @@ class VersionRecorder:
             if state.error is None:
                 state.error = exc
 
-        callback = native.callback("FactFunction", on_retract, onerror)
-        if not native.lib.AddRetractFunction(env_pointer, _NAME, callback, native.CALLBACK_PRIORITY, native.abi.NULL):
-            raise RuntimeError("CLIPS refused the workbench-versions callback")
-        self._finalizer = weakref.finalize(self, _remove, env_pointer, [True], env, callback)
+        self._ep, self._callback, self._installed = (
+            env_pointer,
+            native.callback("FactFunction", on_retract, onerror),
+            [],
+        )
+        self._finalizer = weakref.finalize(self, _remove, env_pointer, self._installed, env, self._callback)
 
     def start(self) -> None:
-        self._state.versions.clear()
-        self._state.error = None
-        self._state.recording = True
+        """Install the callback and record from now on."""
+        state = self._state
+        state.versions.clear()
+        state.error = None
+        if not self._installed:
+            if not native.lib.AddRetractFunction(
+                self._ep, _NAME, self._callback, native.CALLBACK_PRIORITY, native.abi.NULL
+            ):
+                raise RuntimeError("CLIPS refused the workbench-versions callback")
+            self._installed.append(True)
+        state.recording = True
 
     def stop(self) -> None:
+        """Stop recording and remove the callback (idempotent)."""
         self._state.recording = False
+        _remove(self._ep, self._installed, None, None)
 
     def take(self, skip: int = 0) -> dict[int, list[tuple[int | None, Fact]]]:
         """Fact id -> the versions the run ended, in order, each `(index of the firing that retracted or

@@ -96,10 +96,12 @@ def test_versions_are_not_recorded_unless_asked_for(tmp_path) -> None:
     file.write_text(RULES)
     engine = ForwardEngine.from_knowledge_base(load_knowledge_base(file))
     try:
+        asked = engine.evaluate([Fact("counter", {"n": 0})], trace_versions=True)  # this run only
+        assert [k for k, _ in asked.versions[1]] == [0, 1, 2]
         result = engine.evaluate([Fact("counter", {"n": 0})])
         assert len(result.events) == 7 and result.versions == {}
         runner = engine._acquire()
-        assert runner.versions is None  # no callback installed
+        assert not runner.versions._installed  # its callback is not installed
         engine._release(runner)
     finally:
         engine.close()
@@ -118,3 +120,61 @@ def test_kb_explain_shows_every_version(tmp_path) -> None:
     assert [fact for fact, _ in _chain(d)] == [f"(counter (n {n}))" for n in (3, 2, 1, 0)]
     r = CliRunner().invoke(app, ["kb", "explain", str(file), "--fact", "(done (n ?n))", "--facts", str(facts)])
     assert r.exit_code == 0 and "content not recorded" not in r.stdout, r.stdout
+
+
+PIPELINE = """
+name: steps
+nodes:
+  - id: in
+    type: input
+    facts:
+      - template: counter
+        slots: {n: "input.n"}
+  - id: work
+    type: rules
+    knowledge_base: steps
+  - id: why
+    type: explain
+    targets: [done]
+  - id: out
+    type: output
+    fields: {n: "done.n"}
+edges:
+  - {from: in, to: work}
+  - {from: work, to: why}
+  - {from: why, to: out}
+"""
+
+
+def test_a_pipeline_run_asked_to_explain_shows_the_version_a_firing_matched(tmp_path) -> None:
+    """The same inside a pipeline's rules node: a run asked to explain records the versions (this run only),
+    and the premise that firing #2 matched and modified reads (counter (n 2)), not null."""
+    from workbench import Workbench
+    from workbench.config import load_settings
+
+    (tmp_path / "kb").mkdir()
+    (tmp_path / "pipes").mkdir()
+    (tmp_path / "kb" / "steps.clp").write_text(RULES)
+    (tmp_path / "pipes" / "steps.yaml").write_text(PIPELINE)
+    settings = load_settings(database_url=f"sqlite:///{tmp_path / 'wb.sqlite3'}")
+    with Workbench(
+        settings, knowledge_base_dir=tmp_path / "kb", pipeline_dir=tmp_path / "pipes", model_catalog=tmp_path / "none"
+    ) as wb:
+        r = wb.run_sync("steps", {"n": 0}, explain=True)
+        assert r.ok and r.outputs == {"n": 3}, r.error
+        (done,) = r.explanation["explain_nodes"]["why"]["derivations"]
+        assert (done["rule"], done["firing"]) == ("finish", 3)
+        (counter,) = done["premises"]
+        assert (counter["fact"], counter["rule"], counter["firing"]) == ("(counter (n 3))", "step", 2)
+        (earlier,) = counter["premises"]
+        # before: "fact": None (the trace keeps fact ids only)
+        assert (earlier["fact"], earlier["rule"], earlier["firing"]) == ("(counter (n 2))", "step", 1), earlier
+        assert earlier["note"].startswith("earlier version, matched and modified by firing #2")
+        engine_runs = wb.run_sync("steps", {"n": 0})  # not asked: no versions recorded, no callback installed
+        assert engine_runs.ok
+        with wb.library.lease(wb.library.load("steps")) as engine:
+            runner = engine._acquire()
+            try:
+                assert not runner.versions._installed and not runner.trace_versions
+            finally:
+                engine._release(runner)
