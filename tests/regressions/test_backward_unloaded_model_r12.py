@@ -20,27 +20,7 @@ from api_live import API_KEY, LiveServer, served_with_demo_digits  # noqa: E402
 KEY = {"Authorization": f"Bearer {API_KEY}"}
 CASE = Path(__file__).parent / "cases" / "backward_models" / "digits_model_backed.clp"
 
-PIPELINE = """
-name: read_goal
-nodes:
-  - id: start
-    type: input
-    schema: {type: object, required: [image]}
-    facts:
-      - template: scan
-        slots: {image: "input.image"}
-  - id: read
-    type: goal
-    knowledge_base: digits
-    goal: "(read img0 ?l)"
-  - id: result
-    type: output
-    fields:
-      proved: "read.proved"
-edges:
-  - {from: start, to: read}
-  - {from: read, to: result}
-"""
+PIPELINE = (CASE.parent / "read_goal.yaml").read_text()
 
 
 @pytest.fixture(scope="module")
