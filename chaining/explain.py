@@ -86,10 +86,11 @@ class Derivation:
     """How a forward-chaining fact came about.
 
     Attributes:
-        fact_id: its id in working memory. fact: the fact (None when it was retracted before the
-        end of the run and its content is no longer known). source: "given", "rule", or a label
-        from `sources` (e.g. "model:digits@3f2a"). rule / firing: the rule and the index of the
-        firing that asserted it. premises: derivations of the firing's activating facts.
+        fact_id: its id in working memory. fact: the fact as the firing above it matched it (None when
+        a later retract or modify ended that version and the run did not record versions,
+        `trace_versions`). source: "given", "rule", or a label from `sources` (e.g.
+        "model:digits@3f2a"). rule / firing: the rule and the index of the firing that asserted it.
+        premises: derivations of the firing's activating facts.
         note: e.g. "modified by its own rule" when a firing re-asserted a fact it matched.
     """
 
