@@ -34,7 +34,7 @@ from .backward.session import Session
 from .backward.terms import bindings_json, fact_text, vkey
 from .backward.text import instantiated_ce
 from .derivation import derivation_label, derivation_tree
-from .explain_trace import lost_conclusions
+from .explain_trace import lost_conclusions, version_at
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -86,10 +86,11 @@ class Derivation:
     """How a forward-chaining fact came about.
 
     Attributes:
-        fact_id: its id in working memory. fact: the fact (None when it was retracted before the
-        end of the run and its content is no longer known). source: "given", "rule", or a label
-        from `sources` (e.g. "model:digits@3f2a"). rule / firing: the rule and the index of the
-        firing that asserted it. premises: derivations of the firing's activating facts.
+        fact_id: its id in working memory. fact: the fact as the firing above it matched it (None when
+        a later retract or modify ended that version and the run did not record versions,
+        `trace_versions`). source: "given", "rule", or a label from `sources` (e.g.
+        "model:digits@3f2a"). rule / firing: the rule and the index of the firing that asserted it.
+        premises: derivations of the firing's activating facts.
         note: e.g. "modified by its own rule" when a firing re-asserted a fact it matched.
     """
 
@@ -149,8 +150,11 @@ def forward_derivation(result, fact_id: int, *, sources: Mapping[int, str] | Non
         fact = by_id.get(fid)
         later = [k for k in asserted_by.get(fid, []) if before is not None and k >= before]
         note = None
-        if later:  # a later firing modified it: its content at this point is not recorded
-            fact, note = None, f"an earlier version of f-{fid}, modified later by firing #{later[0]}"
+        if later:  # a later firing modified it: the version it had then (None when not recorded)
+            fact = version_at(getattr(result, "versions", None), fid, before)
+            note = f"an earlier version of f-{fid}, modified later by firing #{later[0]}"
+        elif fact is None:  # retracted before the end of the run
+            fact = version_at(getattr(result, "versions", None), fid, before)
         firings = [k for k in asserted_by.get(fid, []) if before is None or k < before]
         if not firings:
             return Derivation(fid, fact, sources.get(fid, "given"), note=note)

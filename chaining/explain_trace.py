@@ -1,7 +1,7 @@
-"""What a forward run's trace says about the facts one rule asserted and that are no longer in the
-final working memory: which firing retracted or modified each (a WHY NOT must not read as if the rule
-never fired when its conclusion was retracted later, e.g. by truth maintenance when a `logical`
-premise went away)."""
+"""What a forward run's trace says about facts that are no longer in the final working memory: which
+firing retracted or modified each (a WHY NOT must not read as if the rule never fired when its
+conclusion was retracted later, e.g. by truth maintenance when a `logical` premise went away), and the
+content a version had before a retract or modify ended it (a HOW shows what an earlier firing matched)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,12 @@ def lost_conclusions(result: Any, rule: str, *, only_lost: bool = False, limit: 
         only_lost: None unless a fact it asserted was retracted.
         limit: at most this many firings and facts are named.
 
-    Returns: e.g. "during the run it fired at firing #0; of its facts f-3, retracted at firing #2 (rule r2)";
-    without fact events, only the firings.
+    Returns: e.g. "during the run it fired at firing #0; of its facts f-3, retracted at firing #2 (rule r2)"
+    ("f-3 (b (x 1)), retracted ..." when the run recorded fact versions, `trace_versions`); without fact
+    events, only the firings.
     """
+    from .backward.terms import fact_text
+
     firings = result.firings
     mine = [i for i, f in enumerate(firings) if f.rule == rule]
     if not mine:
@@ -29,6 +32,7 @@ def lost_conclusions(result: Any, rule: str, *, only_lost: bool = False, limit: 
     fired = f"during the run it fired at firing {where}"
     own = set(mine)
     present = {f.id for f in result.facts}
+    versions = getattr(result, "versions", None)
     events = list(result.events or ())
     notes = []
     for n, e in enumerate(events):
@@ -39,8 +43,21 @@ def lost_conclusions(result: Any, rule: str, *, only_lost: bool = False, limit: 
             continue
         k = gone[-1].firing  # the last retract (a modify retracts and asserts the same id)
         by = f", retracted at firing #{k} (rule {firings[k].rule})" if k is not None else ""
-        notes.append(f"f-{e.fact}{by}")
+        was = version_at(versions, e.fact, None)  # its content, when the run recorded fact versions
+        notes.append(f"f-{e.fact}{' ' + fact_text(was) if was is not None else ''}{by}")
     if not notes:
         return None if only_lost else fired
     more = f" and {len(notes) - limit} more" if len(notes) > limit else ""
     return f"{fired}; of its facts {'; '.join(notes[:limit])}{more}"
+
+
+def version_at(versions: Any, fact_id: int, before: int | None) -> Any:
+    """The `Fact` that id `fact_id` was when firing `before` fired: the version the first retract at or after
+    that firing ended (`before` None: the last version a retract ended); None when the run did not record
+    it or no retract ended it. `versions`: `ForwardResult.versions` (kept with `trace_versions`), or None."""
+    ended = versions.get(fact_id) if versions else None
+    if not ended:
+        return None
+    if before is None:
+        return ended[-1][1]
+    return next((f for k, f in ended if k is not None and k >= before), None)

@@ -127,10 +127,11 @@ def explain(
             trees = [ex.how_tree(a.proof) for a in result.answers]
             _emit_many(console, as_json, doc, trees, f"no proof of {fact}")
             return
-        from chaining.forward import ForwardEngine, ForwardError
+        from chaining.forward import EngineConfig, ForwardEngine, ForwardError
 
         try:
-            engine = ForwardEngine.from_knowledge_base(kb)
+            # the versions a modify or retract ended: what an earlier firing matched is shown, not just its id
+            engine = ForwardEngine.from_knowledge_base(kb, config=EngineConfig(trace_versions=True))
             try:
                 result = engine.evaluate(fact_list)
             finally:

@@ -6,11 +6,13 @@ import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Query, Request, Response
+from fastapi.responses import JSONResponse
 
 from workbench.serving.errors import InvalidDocumentError
 
 from .. import paging
 from ..deps import PREDICT_KEY, WRITE_KEY, KnowledgeBaseName, ServingDep
+from ..disconnect import ClientGone, cancel_on_disconnect
 from ..documents import document_body_doc, read_document
 from ..errors import V1_ERRORS
 from ..schemas.pipelines import AskRequest, KnowledgeBaseText, RunKnowledgeBaseRequest, facts_as_dicts
@@ -103,12 +105,25 @@ async def put_knowledge_base(
     dependencies=[PREDICT_KEY],
     responses={504: {"description": "The time limit (`timeout_s`) passed with rules still to fire (`timeout`)."}},
 )
-async def run_knowledge_base(name: KnowledgeBaseName, body: RunKnowledgeBaseRequest, serving: ServingDep) -> ForwardRun:
+async def run_knowledge_base(
+    name: KnowledgeBaseName, body: RunKnowledgeBaseRequest, serving: ServingDep, request: Request
+) -> ForwardRun:
     """Working memory, the firings in order and the printed text. A run that reaches `max_firings`
-    answers 422 `limit_exceeded`; one that passes `timeout_s` answers 504 `timeout`."""
-    result = await serving.run_knowledge_base(
-        name, facts_as_dicts(body.facts), strategy=body.strategy, max_firings=body.max_firings, timeout_s=body.timeout_s
-    )
+    answers 422 `limit_exceeded`; one that passes `timeout_s` answers 504 `timeout`. A client that
+    disconnects stops the evaluation (it is halted as its time limit would halt it; nothing is sent)."""
+    try:
+        result = await cancel_on_disconnect(
+            request,
+            serving.run_knowledge_base(
+                name,
+                facts_as_dicts(body.facts),
+                strategy=body.strategy,
+                max_firings=body.max_firings,
+                timeout_s=body.timeout_s,
+            ),
+        )
+    except ClientGone:
+        return JSONResponse({}, status_code=499)
     # sent as JSON text: a slot's (exp 1000) as "Infinity", as every answer writes it (FastAPI writes null)
     return Response(ForwardRun.model_validate(result).model_dump_json(), media_type="application/json")
 

@@ -61,7 +61,7 @@ class ClipsEvaluator:
             recursive_functions,
             watch_if_recursive,
         )
-        from chaining.forward.clips_trace import OutputRouter
+        from chaining.forward.clips_trace import MessageRouter, OutputRouter
 
         kb, functions = self.kb, self.functions
         self._env = clips.Environment()
@@ -69,6 +69,11 @@ class ClipsEvaluator:
         # recursive functions are traced there so endless recursion is halted, not a SIGSEGV.
         self._out = OutputRouter("workbench-prover-stdout")
         self.env.add_router(self._out)
+        # CLIPS's error text reaches clipspy's error router (priority 40: CLIPSError carries it, and our
+        # errors word it with the fact's path), which passes it on to the routers below it: this one
+        # takes it there, so CLIPS's terminal router never prints the raw `[CSTRNCHK1] ...` on stderr.
+        self._messages = MessageRouter("workbench-prover-messages", priority=30)
+        self.env.add_router(self._messages)
         recursive = recursive_functions([(str(f), str(t)) for f, t in kb.sources])
         if recursive:
             self._out.guard = CallDepthGuard(DEFAULT_MAX_CALL_DEPTH)
@@ -91,6 +96,7 @@ class ClipsEvaluator:
         from chaining.forward.clips_recursion import depth_message
 
         self._out.pieces.clear()
+        self._messages.pieces.clear()
         guard = self._out.guard
         if guard is not None and guard.tripped is not None:
             message = depth_message(guard)
@@ -165,6 +171,7 @@ class ClipsEvaluator:
             except clips.CLIPSError as exc:
                 raise EvaluationError(self._located_failure(f, f"facts[{i}]", exc)) from None
         self._out.pieces.clear()
+        self._messages.pieces.clear()
         return [(f, "deffacts" if i < n_deffacts else "working-memory") for i, f in enumerate(self.memory.facts())]
 
     def _located_failure(self, f: Fact, where: str, exc: Exception) -> str:

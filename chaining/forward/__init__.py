@@ -11,10 +11,12 @@ environment without clipspy's fact objects, which leak in clipspy 1.0.6 (see cli
 """
 
 from .base import EngineConfig, ForwardChainer, as_facts
+from .cancellation import Cancellation
 from .clips_console import Console
 from .clips_engine import ForwardEngine
 from .clips_memory import WorkingMemory
 from .errors import (
+    EvaluationCancelled,
     EvaluationTimeout,
     FactAssertError,
     FiringLimitError,
@@ -28,8 +30,10 @@ from .result import FactEvent, Firing, ForwardResult
 from .strategy import STRATEGY_NAMES, Strategy
 
 __all__ = [
+    "Cancellation",
     "Console",
     "EngineConfig",
+    "EvaluationCancelled",
     "EvaluationTimeout",
     "ExpertaEngine",
     "FactAssertError",

@@ -40,6 +40,9 @@ class EngineConfig:
             False leaves `firings` empty (explanations need it; a gate that reads only its
             decision facts may turn it off).
         trace_facts: record asserts and retracts during the run (`ForwardResult.events`).
+        trace_versions: also record the content of each fact version a retract or `modify` ends
+            (`ForwardResult.versions`), so an explanation shows what an earlier firing matched; off by
+            default (a Python call per retract); the CLIPS backend only (experta leaves it empty).
         run_chunk: firings per CLIPS `Run` call when a limit or timeout applies.
         strategy: default conflict-resolution strategy.
         native: the CLIPS engine's C parts (built by the bootstrap when a C compiler is present):
@@ -57,6 +60,7 @@ class EngineConfig:
     workers: int = max(1, os.cpu_count() or 1)
     trace_firings: bool = True
     trace_facts: bool = True
+    trace_versions: bool = False
     run_chunk: int = 2000
     strategy: str = "depth"
     native: bool | None = None

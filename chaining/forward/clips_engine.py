@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import EngineConfig, FactsInput, ForwardChainer, as_facts, firing_limit
+from .cancellation import Cancellation
 from .clips_runner import ClipsRunner
 from .result import ForwardResult
 from .strategy import Strategy
@@ -135,6 +136,7 @@ class ForwardEngine(ForwardChainer):
             self.functions,
             trace_firings=self.config.trace_firings,
             trace_facts=self.config.trace_facts,
+            trace_versions=self.config.trace_versions,
             native=self.config.native,
             build_timeout=self.config.load_timeout,
             console=self.config.console,
@@ -192,11 +194,17 @@ class ForwardEngine(ForwardChainer):
         timeout: float | None = None,
         seed: int | None = None,
         templates: Iterable[str] | None = None,
+        cancel: Cancellation | None = None,
+        trace_versions: bool = False,
     ) -> ForwardResult:
         """Reset, assert `facts`, run; see `ForwardChainer.evaluate` for arguments and errors.
 
         `templates`: report only the final facts of these templates (None: all of working
         memory). Serving callers that read a few output templates save the read-back.
+        `cancel`: `cancel.cancel()` from another thread halts the run (EvaluationCancelled, with the
+        partial result), as its time limit would; a server's answer to a client that left.
+        `trace_versions`: record this run's fact versions (`ForwardResult.versions`) even when the config
+        does not (`EngineConfig.trace_versions`); a pipeline run asked to explain sets it.
         """
         strat = self._default_strategy if strategy is None else Strategy.parse(strategy, self._default_strategy)
         items = as_facts(facts)
@@ -214,6 +222,8 @@ class ForwardEngine(ForwardChainer):
                 seed=seed,
                 run_chunk=self.config.run_chunk,
                 templates=templates if templates is None or type(templates) is frozenset else frozenset(templates),
+                cancel=cancel,
+                trace_versions=trace_versions,
             )
         finally:
             self._release(runner)

@@ -57,6 +57,10 @@ class FactReader:
             out.sort(key=_fact_id)
         return out
 
+    def read_one(self, fact: Any) -> Fact:
+        """The fact at `fact` (a `Fact *` of clipspy's ffi, e.g. in a retract callback) as a `Fact` with its id."""
+        return self._read_python(fact, None, one=True)[0]
+
     def templates_named(self, name: str) -> list[_TemplateInfo]:
         """The templates a fact's `template` name can denote: `name` in every module (as
         `Fact.template` gives it, without module), or exactly `MODULE::name`. Found lists

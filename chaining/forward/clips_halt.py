@@ -55,8 +55,8 @@ class Watchdog:
     past their memory limit (bytes CLIPS has allocated, `MemUsed`).
 
     `arm(env, deadline)` before the work, `disarm(env)` after it (always, e.g. in `finally`);
-    `disarm` returns why the environment was halted ("timeout" or "memory"), or "" when it was
-    not, and clears its flags. An environment is never halted after its `disarm` returned.
+    `disarm` returns why the environment was halted ("timeout", "memory", or the reason given to
+    `stop`), or "" when it was not, and clears its flags. An environment is never halted after its `disarm` returned.
     Thread-safe; one daemon thread, started again in a child process after `os.fork` (threads do
     not survive a fork, and the parent's lock may have been held at that moment).
     """
@@ -102,6 +102,16 @@ class Watchdog:
             armed = self._armed.get(key)
             if left is not None and armed is not None:
                 self._armed[key] = (armed[0], time.perf_counter() + left, armed[2])
+
+    def stop(self, key: int, reason: str = "cancelled") -> None:
+        """Halt the armed environment `key` now (its `disarm` then returns `reason`); nothing when it is not
+        armed or already halted. How a `cancellation.Cancellation` stops an evaluation."""
+        with self._lock:
+            armed = self._armed.get(key)
+            if armed is None or key in self._halted:
+                return
+            halt(armed[0])
+            self._halted[key] = reason
 
     def disarm(self, env: Any, key: int | None = None) -> str:
         key = _address(env) if key is None else key

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import clips
@@ -34,6 +35,7 @@ from clips._clips import ffi, lib
 from rules.facts import Fact
 
 from . import clips_native
+from .cancellation import Cancellation
 from .clips_console import Console, ConsoleRouter
 from .clips_functions import wrap_function
 from .clips_halt import WATCHDOG
@@ -49,8 +51,10 @@ from .clips_recursion import (
 )
 from .clips_reset import EnvironmentState
 from .clips_trace import MessageRouter, OutputRouter, printable, program_output
+from .clips_versions import VersionRecorder
 from .constructs import ConstructSyntaxError, split_constructs
 from .errors import (
+    EvaluationCancelled,
     EvaluationTimeout,
     FactAssertError,
     FiringLimitError,
@@ -84,6 +88,9 @@ class ClipsRunner:
         memory_limit: bytes CLIPS may hold during an evaluation (`MemUsed`); past it the
             evaluation is halted (`MemoryLimitError`); None: no limit.
         max_call_depth: deepest nesting of calls to recursive deffunctions/generics (`clips_recursion`).
+        trace_versions: record each fact version a retract or `modify` ends (`ForwardResult.versions`,
+            `clips_versions`) in every evaluation (one Python call per retract, for explanations only);
+            False: only in those that ask (`evaluate(trace_versions=True)`).
         native: record the trace with the C callbacks (`native_trace.c`, `clips_recorder`) and
             assert facts with the C loop (`native_facts.c`); None: each when built, False: Python.
 
@@ -100,6 +107,7 @@ class ClipsRunner:
         *,
         trace_firings: bool = True,
         trace_facts: bool = True,
+        trace_versions: bool = False,
         build_timeout: float | None = None,
         max_call_depth: int = DEFAULT_MAX_CALL_DEPTH,
         native: bool | None = None,
@@ -138,6 +146,9 @@ class ClipsRunner:
         self._build(sources, build_timeout)
         self.state = EnvironmentState(self._e, (text for _, text in sources))
         self.memory = WorkingMemory(self.env, native=native)
+        recorder = self.recorder  # the callback holds it and the memory, never the runner
+        self.trace_versions = trace_versions
+        self.versions = VersionRecorder(self.env, self._ep, self.memory.read_one, lambda: recorder.fired)
         self.evaluations = 0
 
     def _take_messages(self) -> tuple[str, str]:
@@ -220,10 +231,16 @@ class ClipsRunner:
         seed: int | None = None,
         run_chunk: int = 2000,
         templates: frozenset[str] | None = None,
+        cancel: Cancellation | None = None,
+        trace_versions: bool = False,
     ) -> ForwardResult:
-        """See `ForwardChainer.evaluate`; `facts` are already `Fact` objects."""
+        """See `ForwardChainer.evaluate`; `facts` are already `Fact` objects; `cancel` stops the run from
+        another thread (EvaluationCancelled); `trace_versions` records this run's fact versions
+        (`ForwardResult.versions`) even when the runner does not record them for every run."""
         t0 = time.perf_counter()
         e = self._e
+        if cancel is not None and cancel.cancelled:
+            raise EvaluationCancelled("evaluation cancelled before it started", None, 0)
         self.state.restore()
         if strategy is not self._strategy or lib.GetStrategy(e) != int(strategy):  # a rule may have set another
             lib.SetStrategy(e, int(strategy))
@@ -232,17 +249,20 @@ class ClipsRunner:
             self.env.eval(f"(seed {int(seed)})")
         self.evaluations += 1
         recorder = self.recorder
+        versions = self.versions if trace_versions or self.trace_versions else None
         guard = self.out.guard
         if guard is not None:
             guard.tripped = None
         failed: FactAssertError | None = None
-        watched = timeout is not None or self.memory_limit is not None
+        watched = timeout is not None or self.memory_limit is not None or cancel is not None
         if watched:  # interrupts a right-hand side, test or initialiser that never returns, or a memory hog
             WATCHDOG.arm(e, math.inf if timeout is None else t0 + timeout, self._key, self.memory_limit)
+            if cancel is not None:
+                cancel.bind(partial(WATCHDOG.stop, self._key))
         failed_rhs = False
         self._streamed.clear()
         try:
-            fired, stop = self._reset_assert_run(facts, max_firings, timeout, t0, run_chunk)
+            fired, stop = self._reset_assert_run(facts, max_firings, timeout, t0, run_chunk, versions)
             # CLIPS halts execution when an action or a pattern's expression fails; a program
             # that merely prints to `stderr` (or to an unknown logical name) runs on, as in CLIPS.
             failed_rhs = bool(self._get_halt(self._ep)) or bool(self._get_error(self._ep))
@@ -250,6 +270,10 @@ class ClipsRunner:
             fired, stop, failed = 0, None, exc
         finally:
             recorder.stop()
+            if versions is not None:
+                versions.stop()
+            if cancel is not None:
+                cancel.unbind()  # before disarm: a late cancel() never halts this environment's next run
             halted = WATCHDOG.disarm(e, self._key) if watched else ""
         exc = recorder.take_error()
         if exc is not None:
@@ -259,7 +283,7 @@ class ClipsRunner:
             clear_halt(e)
             stop = None
         elif halted:
-            stop = halted  # "timeout" or "memory"
+            stop = halted  # "timeout", "memory" or "cancelled"
         elif failed is not None:
             raise failed
         pieces = self.out.pieces
@@ -278,7 +302,7 @@ class ClipsRunner:
         messages, errors = self._take_messages()
         # A run stopped by its time limit keeps the end of its trace only: turning a runaway's
         # whole trace into Python values could take longer than the limit itself.
-        skip = max(0, recorder.fired - TIMEOUT_TRACE_KEEP) if stop in ("timeout", "memory") else 0
+        skip = max(0, recorder.fired - TIMEOUT_TRACE_KEEP) if stop in ("timeout", "memory", "cancelled") else 0
         result = ForwardResult(
             self.memory.facts(templates),
             recorder.take_firings(skip) if self.trace_firings else [],
@@ -289,6 +313,8 @@ class ClipsRunner:
             0.0,
             "clips",
         )
+        if versions is not None:
+            result.versions = versions.take(skip)
         result.seconds = time.perf_counter() - t0
         if stop is not None:
             firings = result.firings
@@ -300,6 +326,13 @@ class ClipsRunner:
                     f"still on the agenda; last rules fired: {named}",
                     result,
                     last,
+                )
+            if stop == "cancelled":
+                raise EvaluationCancelled(
+                    f"evaluation cancelled by its caller after {result.seconds:.3f} s and {fired} firings; "
+                    f"last rules fired: {named}",
+                    result,
+                    fired,
                 )
             if stop == "memory":
                 raise MemoryLimitError(
@@ -333,9 +366,16 @@ class ClipsRunner:
         return result
 
     def _reset_assert_run(
-        self, facts: Sequence[Fact], max_firings: int | None, timeout: float | None, t0: float, run_chunk: int
+        self,
+        facts: Sequence[Fact],
+        max_firings: int | None,
+        timeout: float | None,
+        t0: float,
+        run_chunk: int,
+        versions: VersionRecorder | None,
     ) -> tuple[int, str | None]:
-        """Reset, assert `facts`, run under the limits; returns (rules fired, "firings" | "timeout" | None)."""
+        """Reset, assert `facts`, run under the limits (recording fact versions with `versions`); returns
+        (rules fired, "firings" | "timeout" | None)."""
         e = self._e
         lib.Reset(e)
         self.memory.assert_all(facts)
@@ -344,6 +384,8 @@ class ClipsRunner:
             self.msg.pieces.clear()
         self.out.pieces.clear()
         self.recorder.start()
+        if versions is not None:
+            versions.start()
 
         fired = 0
         stop: str | None = None
@@ -404,6 +446,7 @@ class ClipsRunner:
         """Remove the callbacks and free the string builders (idempotent); the environment is
         destroyed with `self.env`."""
         self.recorder.close()
+        self.versions.close()
         self.memory.close()
         self.console_router.close()
 

@@ -51,6 +51,21 @@ class MemoryLimitError(RunawayError):
     """CLIPS held more memory than the evaluation's limit (bytes); the run was halted."""
 
 
+class EvaluationCancelled(ForwardError):
+    """The caller cancelled the evaluation (`cancellation.Cancellation`, e.g. its HTTP client left); it was
+    halted as a time limit halts one.
+
+    Attributes:
+        partial: the result up to the stop (None when it was cancelled before it started).
+        fired: rules fired before the stop.
+    """
+
+    def __init__(self, message: str, partial: ForwardResult | None, fired: int):
+        super().__init__(message)
+        self.partial = partial
+        self.fired = fired
+
+
 class RuleExecutionError(ForwardError):
     """A rule's right-hand side failed at run time (CLIPS printed an error and halted).
 

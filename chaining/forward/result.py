@@ -53,6 +53,9 @@ class ForwardResult:
         strategy: the conflict-resolution strategy used.
         seconds: wall time of the run (assert + run + read-back), seconds.
         backend: "clips" or "experta".
+        versions: fact id -> the versions of it the run ended (retracted, or replaced by `modify`), in
+            order, each `(index of the firing that ended it, or None before the first firing; the fact as
+            it was)`; recorded only with `EngineConfig.trace_versions` (empty otherwise).
     """
 
     facts: list[Fact] = field(default_factory=list)
@@ -63,6 +66,7 @@ class ForwardResult:
     strategy: str = "depth"
     seconds: float = 0.0
     backend: str = "clips"
+    versions: dict[int, list[tuple[int | None, Fact]]] = field(default_factory=dict)
 
     @property
     def asserted(self) -> list[int]:

@@ -114,6 +114,45 @@ def served_with_empty_folders(tmp: Path) -> Iterator[LiveServer]:
         yield live
 
 
+@contextlib.contextmanager
+def served_with_demo_digits(
+    tmp: Path,
+    pipelines: dict[str, str],
+    knowledge_bases: dict[str, str] | None = None,
+    batching: dict[str, Any] | None = None,
+) -> Iterator[tuple[LiveServer, Any]]:
+    """A Workbench whose model catalogue in `tmp` holds demo-digits alone (ONNX, loaded at start-up; `batching`:
+    its `BatcherConfig` fields), with `pipelines` ({name: YAML text}) and `knowledge_bases` ({file name: rule
+    text}) written to folders of `tmp`, served on a real uvicorn with API key `API_KEY`. Yields (server,
+    workbench); stopped and closed afterwards."""
+    import json
+
+    from workbench import Workbench
+
+    extra = f", batching: {json.dumps(batching)}" if batching else ""  # JSON is YAML's flow style
+    (tmp / "catalog.yaml").write_text(
+        f"models:\n  - {{name: demo-digits, format: onnx, path: {DIGITS_ONNX}, task: classification{extra}}}\n"
+    )
+    for folder, files in (("kb", knowledge_bases or {}), ("pipelines", {f"{n}.yaml": t for n, t in pipelines.items()})):
+        (tmp / folder).mkdir(exist_ok=True)
+        for name, text in files.items():
+            (tmp / folder / name).write_text(text)
+    settings = make_settings(tmp, api_keys=[API_KEY])
+    wb = Workbench(
+        settings, knowledge_base_dir=tmp / "kb", pipeline_dir=tmp / "pipelines", model_catalog=tmp / "catalog.yaml"
+    )
+    try:
+        live = serve(Serving(wb, settings=settings, load_models=True, serve_demo_lm=False), settings)
+    except BaseException:
+        wb.close()
+        raise
+    try:
+        yield live, wb
+    finally:
+        live.stop()
+        wb.close()
+
+
 # ---- models used by the tests ----------------------------------------------------------------
 DIGITS_ONNX = ROOT / "models" / "digits" / "model.onnx"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -7,7 +7,6 @@ the goal node), nothing recorded, the model left unloaded. Over a real uvicorn s
 
 from __future__ import annotations
 
-import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,58 +15,19 @@ import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
-from api_live import API_KEY, ROOT, LiveServer, make_settings, serve  # noqa: E402
-
-from workbench.serving import Serving  # noqa: E402
+from api_live import API_KEY, LiveServer, served_with_demo_digits  # noqa: E402
 
 KEY = {"Authorization": f"Bearer {API_KEY}"}
 CASE = Path(__file__).parent / "cases" / "backward_models" / "digits_model_backed.clp"
 
-PIPELINE = """
-name: read_goal
-nodes:
-  - id: start
-    type: input
-    schema: {type: object, required: [image]}
-    facts:
-      - template: scan
-        slots: {image: "input.image"}
-  - id: read
-    type: goal
-    knowledge_base: digits
-    goal: "(read img0 ?l)"
-  - id: result
-    type: output
-    fields:
-      proved: "read.proved"
-edges:
-  - {from: start, to: read}
-  - {from: read, to: result}
-"""
+PIPELINE = (CASE.parent / "read_goal.yaml").read_text()
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> Iterator[tuple[LiveServer, object]]:
-    from workbench.workbench import Workbench
-
     tmp = tmp_path_factory.mktemp("backward-unloaded")
-    (tmp / "catalog.yaml").write_text(
-        "models:\n"
-        f"  - {{name: demo-digits, format: onnx, path: {ROOT / 'models' / 'digits' / 'model.onnx'}, "
-        "task: classification}\n"
-    )
-    (tmp / "kb").mkdir()
-    shutil.copy(CASE, tmp / "kb" / "digits.clp")
-    (tmp / "pipelines").mkdir()
-    (tmp / "pipelines" / "read_goal.yaml").write_text(PIPELINE)
-    settings = make_settings(tmp, api_keys=[API_KEY])
-    wb = Workbench(
-        settings, knowledge_base_dir=tmp / "kb", pipeline_dir=tmp / "pipelines", model_catalog=tmp / "catalog.yaml"
-    )
-    live = serve(Serving(wb, settings=settings, load_models=True, serve_demo_lm=False), settings)
-    yield live, wb
-    live.stop()
-    wb.close()
+    with served_with_demo_digits(tmp, {"read_goal": PIPELINE}, {"digits.clp": CASE.read_text()}) as served:
+        yield served
 
 
 def _runs(url: str) -> int:

@@ -52,3 +52,25 @@ def test_a_premise_that_never_held_gets_no_trace_note() -> None:
         LOGICAL.replace("(a (x 1)) (a (x 2))", "(a (x 2))").replace("(a (x 1)) =>", "(a (x 9)) =>"), "(b (x 1))"
     ).rules
     assert r1.status == "premise-failed" and r1.detail is None
+
+
+def test_with_fact_versions_the_retracted_conclusion_is_named_by_its_content(tmp_path) -> None:
+    """n12 F13's note: F4's WHY NOT named a retracted conclusion by id only (`f-2`). A run that records fact
+    versions (`trace_versions`, what `kb explain` builds) names its content too; `kb explain --why-not` says it."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from chaining.forward import EngineConfig
+    from cli.app import app
+
+    kb = rules.knowledge_base_from_text("k", RETRACT)
+    with ForwardEngine.from_knowledge_base(kb, config=EngineConfig(trace_versions=True)) as engine:
+        (mk,) = explain.forward_why_not(kb, engine.evaluate([]), "(done (x 1))").rules
+    detail = "during the run it fired at firing #0; of its facts f-2 (done (x 1)), retracted at firing #1 (rule rm)"
+    assert mk.detail == "(done (x 1)); " + detail  # before: "... of its facts f-2, retracted ..."
+    file = tmp_path / "retract.clp"
+    file.write_text(RETRACT)
+    r = CliRunner().invoke(app, ["kb", "explain", str(file), "--fact", "(done (x 1))", "--why-not", "--json"])
+    assert r.exit_code == 0, r.output
+    assert detail in r.stdout and "f-2 (done (x 1))" in json.dumps(json.loads(r.stdout)), r.stdout

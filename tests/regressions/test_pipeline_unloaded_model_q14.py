@@ -16,9 +16,7 @@ import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
-from api_live import API_KEY, ROOT, LiveServer, make_settings, serve  # noqa: E402
-
-from workbench.serving import Serving  # noqa: E402
+from api_live import API_KEY, ROOT, LiveServer, make_settings, served_with_demo_digits  # noqa: E402
 
 KEY = {"Authorization": f"Bearer {API_KEY}"}
 
@@ -51,24 +49,8 @@ edges:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> Iterator[tuple[LiveServer, object]]:
-    from workbench.workbench import Workbench
-
-    tmp = tmp_path_factory.mktemp("pipeline-unloaded")
-    (tmp / "catalog.yaml").write_text(
-        "models:\n"
-        f"  - {{name: demo-digits, format: onnx, path: {ROOT / 'models' / 'digits' / 'model.onnx'}, "
-        "task: classification}\n"
-    )
-    (tmp / "pipelines").mkdir()
-    (tmp / "pipelines" / "read_one.yaml").write_text(PIPELINE)
-    settings = make_settings(tmp, api_keys=[API_KEY])
-    wb = Workbench(
-        settings, knowledge_base_dir=tmp / "kb", pipeline_dir=tmp / "pipelines", model_catalog=tmp / "catalog.yaml"
-    )
-    live = serve(Serving(wb, settings=settings, load_models=True, serve_demo_lm=False), settings)
-    yield live, wb
-    live.stop()
-    wb.close()
+    with served_with_demo_digits(tmp_path_factory.mktemp("pipeline-unloaded"), {"read_one": PIPELINE}) as served:
+        yield served
 
 
 def _runs(url: str) -> int:

@@ -43,14 +43,17 @@ class KnowledgeMixin:
         strategy: str | None = None,
         max_firings: int | None = None,
         timeout: float | None = None,
+        cancel: Any = None,
     ) -> Any:
         """Forward chaining: reset, assert `facts` (`Fact`s or `{"template", "slots"|"values"}`), run.
+        `cancel`: a `chaining.forward.Cancellation`; its `cancel()` from another thread halts the run.
 
         Returns `chaining.forward.ForwardResult` (`.to_dict()` for JSON). Raises KnowledgeBaseNotFoundError,
-        KnowledgeBaseError, rules.facts.FactError, chaining.forward.ForwardError."""
+        KnowledgeBaseError, rules.facts.FactError, chaining.forward.ForwardError (EvaluationCancelled when
+        cancelled)."""
         kb = self.library.load(name)
         with self.library.lease(kb) as engine:
-            return engine.evaluate(facts, strategy=strategy, max_firings=max_firings, timeout=timeout)
+            return engine.evaluate(facts, strategy=strategy, max_firings=max_firings, timeout=timeout, cancel=cancel)
 
     def ask(
         self,

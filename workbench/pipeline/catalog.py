@@ -247,15 +247,10 @@ class ModelCatalog:
             ModelNotFoundError: no such name; ModelUnloadedError: `unload(name)` and no `load(name)` since;
             neural.errors.ModelLoadError: the files cannot be loaded.
         """
-        entry = self._loaded.get(name)
-        if entry is not None:
-            return entry
-        with self._lock:
-            entry = self._loaded.get(name)
-            if entry is not None:
-                return entry
-            if name in self._unloaded:
-                raise ModelUnloadedError(name)
+        if name in self._unloaded:  # the lock only where the answer may be a refusal; `load` has the fast path
+            with self._lock:
+                if name in self._unloaded and name not in self._loaded:
+                    raise ModelUnloadedError(name)
         return self.load(name)
 
     def load(self, name: str) -> Any:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from chaining.explain_trace import version_at
 from rules.facts import Fact
 
 from .context import SKIPPED, SUCCEEDED, RunContext
@@ -176,7 +177,11 @@ def _derive(ctx: RunContext, node_id: str, fid: int, depth: int, seen: set) -> d
     st = ctx.states[node_id]
     rec = st.record
     f = st.wm.get(fid)
-    text = ctx.text(f) if f is not None else f"f-{fid}"
+    if f is None:  # retracted during the run: its last version, when the run recorded versions
+        gone = version_at(rec.get("versions"), fid, None)
+        text = ctx.text(gone) if gone is not None else f"f-{fid}"
+    else:
+        text = ctx.text(f)
     out: dict[str, Any] = {"fact": text, "fact_id": fid, "node": node_id, "knowledge_base": rec.get("knowledge_base")}
     firing = ctx.asserting_firing(node_id, fid)  # the last assert of this id made the fact as it is now
     if (node_id, fid) in seen or depth >= MAX_DEPTH:
@@ -211,7 +216,8 @@ def _earlier_version(
     `modify` keeps the fact index, so the modifying firing has the fact's earlier version among its
     premises). Says what made that version (the last firing before, or the fact as given) and stops
     there: a version's own history is not expanded (it would repeat for every version of the fact).
-    Its content is not recorded (the trace keeps fact ids) unless it is the fact as given."""
+    Its content is shown when it is the fact as given, or when the run recorded fact versions (a run asked
+    to explain does: `ForwardResult.versions`); else null (the trace keeps fact ids)."""
     st = ctx.states[node_id]
     rec = st.record
     k = matched_by["index"]
@@ -221,7 +227,9 @@ def _earlier_version(
         note = f"earlier version, matched by firing #{k}, modified by firing #{latest['index']}"
     firings = rec["firings"]
     made = next((firings[i] for i in range(k - 1, -1, -1) if fid in firings[i]["asserted"]), None)
-    out: dict[str, Any] = {"fact": None, "fact_id": fid, "node": node_id, "knowledge_base": rec.get("knowledge_base")}
+    version = version_at(rec.get("versions"), fid, k)
+    text = ctx.text(version) if version is not None else None
+    out: dict[str, Any] = {"fact": text, "fact_id": fid, "node": node_id, "knowledge_base": rec.get("knowledge_base")}
     if made is not None:
         out.update(source="rule", rule=made["rule"], firing=made["index"], note=f"{note}; its history not expanded")
         return out

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import logging
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +29,8 @@ from .errors import (
     code_of,
     translate,
 )
+
+log = logging.getLogger("workbench.serving")
 
 
 class LibraryServing:
@@ -280,11 +283,27 @@ class LibraryServing:
     async def run_knowledge_base(
         self, name: str, facts: list[Any], *, strategy: str | None, max_firings: int | None, timeout_s: float | None
     ) -> dict[str, Any]:
-        """Forward chaining: facts in, `ForwardResult.to_dict()` out (working memory, firings, output)."""
+        """Forward chaining: facts in, `ForwardResult.to_dict()` out (working memory, firings, output).
+        Cancelling the awaiting task (its client left) halts the evaluation in its worker thread too,
+        instead of leaving it to run to its time limit; the halt is logged when the evaluation stops."""
+        from chaining.forward import Cancellation
+
         wb = self._wb(wait_for_models=False)
-        result = await call(
-            wb.run_knowledge_base, name, facts, strategy=strategy, max_firings=max_firings, timeout=timeout_s
-        )
+        cancel = Cancellation()
+        try:
+            result = await call(
+                _run_knowledge_base,
+                wb,
+                name,
+                facts,
+                strategy=strategy,
+                max_firings=max_firings,
+                timeout=timeout_s,
+                cancel=cancel,
+            )
+        except asyncio.CancelledError:
+            cancel.cancel()
+            raise
         return result.to_dict()
 
     async def ask(
@@ -296,6 +315,17 @@ class LibraryServing:
         if inspect.iscoroutinefunction(wb.ask):
             return to_json(await acall(wb.ask(name, goal, facts, **kwargs)))
         return to_json(await call(wb.ask, name, goal, facts, **kwargs))
+
+
+def _run_knowledge_base(wb: Any, name: str, facts: list[Any], **kwargs: Any) -> Any:
+    """`wb.run_knowledge_base` in a worker thread; an evaluation its caller cancelled is logged when it stops."""
+    from chaining.forward import EvaluationCancelled
+
+    try:
+        return wb.run_knowledge_base(name, facts, **kwargs)
+    except EvaluationCancelled as exc:
+        log.info("knowledge base %r: %s", name, exc)
+        raise
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")

@@ -27,6 +27,7 @@ def evaluate(ctx: RunContext, state: NodeState, rt: Any) -> tuple[Any, list[Fact
                 strategy=node.get("strategy"),
                 max_firings=node.get("max_firings"),
                 timeout=node.get("timeout_s"),
+                trace_versions=ctx.explain,  # an explanation shows what each firing matched, not only ids
             )
     except RunawayError as exc:
         msg = str(exc) if "last rules" in str(exc) else f"{exc} (last rules fired: {', '.join(exc.last_rules)})"
@@ -105,6 +106,7 @@ def _record(ctx: RunContext, state: NodeState, kb: Any, facts_in: list[Fact], re
         "final": sorted(final),
         "given_modified": given_modified,
         "given_as_sent": given_as_sent,  # given facts completed by `_as_held`, as the upstream node sent them
+        "versions": result.versions,  # fact versions a retract or modify ended (only when explaining)
         "firings": firings,
         "output": result.output,
     }
