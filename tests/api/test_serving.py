@@ -289,7 +289,6 @@ def busy_lm_server(tmp_path_factory, demo_lm_dir) -> Iterator[LiveServer]:
         max_pending_generations=16,
         load=lambda s: s.add_engine("demo-lm", demo_lm_dir, config),
     )
-    serving._owns_workbench = False
     server = serve(serving, settings)
     server.serving = serving
     yield server
