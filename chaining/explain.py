@@ -149,11 +149,8 @@ def forward_derivation(result, fact_id: int, *, sources: Mapping[int, str] | Non
         # `before` strictly decreases down the tree, so a modified fact's versions unwind in order.
         fact = by_id.get(fid)
         later = [k for k in asserted_by.get(fid, []) if before is not None and k >= before]
-        note = None
-        if later:  # a later firing modified it: the version it had then (None when not recorded)
-            fact = version_at(getattr(result, "versions", None), fid, before)
-            note = f"an earlier version of f-{fid}, modified later by firing #{later[0]}"
-        elif fact is None:  # retracted before the end of the run
+        note = f"an earlier version of f-{fid}, modified later by firing #{later[0]}" if later else None
+        if later or fact is None:  # modified later, or retracted: the version it had then (None: not recorded)
             fact = version_at(getattr(result, "versions", None), fid, before)
         firings = [k for k in asserted_by.get(fid, []) if before is None or k < before]
         if not firings:
