@@ -241,3 +241,21 @@ def test_an_input_schema_ref_that_does_not_resolve_is_refused_at_load():
     remote = REF_PIPELINE.replace("#/definitions/nope", "https://example.com/word.json")
     with pytest.raises(PipelineValidationError, match="other documents are never fetched"):
         Pipeline.from_yaml(remote)
+
+
+@pytest.mark.parametrize("value", ["1.0e+300", ".inf", "3600.5"])
+def test_a_node_time_limit_has_a_ceiling(value):
+    """n16: a model node's `timeout_s: 1.0e+300` was accepted; its deadline then killed the model's batcher
+    thread (fixed there too), taking down every pipeline that used the model."""
+    text = (
+        "name: far\nnodes:\n  - {id: in, type: input}\n"
+        f"  - {{id: m, type: model, model: demo-digits, inputs: {{pixels: input.x}}, timeout_s: {value}}}\n"
+        "edges: [{from: in, to: m}]\n"
+    )
+    with pytest.raises(PipelineValidationError) as ei:
+        Pipeline.from_yaml(text, filename="far.yaml")
+    [issue] = [i for i in ei.value.issues if i.field == "timeout_s"]
+    assert (issue.node, issue.line) == ("m", 4)
+    assert "expected positive seconds, at most 3600" in issue.message
+    ok = text.replace(f"timeout_s: {value}", "timeout_s: 3600")
+    assert Pipeline.from_yaml(ok).nodes["m"].config["timeout_s"] == 3600
