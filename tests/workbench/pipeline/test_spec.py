@@ -259,3 +259,31 @@ def test_a_node_time_limit_has_a_ceiling(value):
     assert "expected positive seconds, at most 3600" in issue.message
     ok = text.replace(f"timeout_s: {value}", "timeout_s: 3600")
     assert Pipeline.from_yaml(ok).nodes["m"].config["timeout_s"] == 3600
+
+
+def test_a_bare_yes_is_a_branch_name_not_a_boolean():
+    """n16: `when: yes` on a gate's edge was read (YAML 1.1) as the boolean True: no branch the rules assert
+    could take it, and the run "succeeded" with {}. Pipeline files are read with YAML 1.2's booleans."""
+    text = (
+        "name: yes-branch\nnodes:\n  - {id: in, type: input}\n"
+        "  - {id: g, type: gate, knowledge_base: demo_digits_gate}\n"
+        "  - {id: out, type: output, fields: {x: input.x}}\n"
+        "edges: [{from: in, to: g}, {from: g, to: out, when: yes}]\n"
+    )
+    p = Pipeline.from_yaml(text)
+    assert [e.when for e in p.edges if e.source == "g"] == ["yes"]
+    assert p.to_yaml() == text  # still byte for byte
+
+
+@pytest.mark.parametrize("when", ["true", "[go]", "{b: 1}"])
+def test_a_when_that_is_no_branch_name_is_located(when):
+    text = (
+        "name: bad-when\nnodes:\n  - {id: in, type: input}\n"
+        "  - {id: g, type: gate, knowledge_base: demo_digits_gate}\n"
+        "  - {id: out, type: output, fields: {x: input.x}}\n"
+        f"edges:\n  - {{from: in, to: g}}\n  - {{from: g, to: out, when: {when}}}\n"
+    )
+    with pytest.raises(PipelineValidationError) as ei:
+        Pipeline.from_yaml(text, filename="w.yaml")
+    [issue] = [i for i in ei.value.issues if i.field == "edges[1].when"]
+    assert issue.line == 8 and "expected the name of a gate branch" in issue.message
