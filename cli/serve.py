@@ -140,6 +140,7 @@ def serve(
             port=port,
             workers=workers,
             log_level=log_level,
+            log_config=log_config(log_level),
             timeout_graceful_shutdown=10,
             **uvicorn_options(settings),
         )
@@ -263,6 +264,24 @@ def uvicorn_options(settings) -> dict[str, object]:
     accepts up to `backlog` connections per readiness. docs/serving.md, Overload.
     """
     return {"loop": settings.server.loop}
+
+
+# the packages whose loggers `serve` shows, at its --log-level, beside uvicorn's
+_OUR_LOGGERS = ("api", "workbench", "chaining", "neural", "rules")
+
+
+def log_config(log_level: str) -> dict[str, object]:
+    """uvicorn's logging configuration, with the project's loggers added at `log_level` ("info", ...) on
+    uvicorn's standard-error handler. Without them, Python's last-resort handler showed only warnings, so
+    the INFO lines docs/api.md promises (an evaluation cancelled by its caller) never appeared (n16)."""
+    import copy
+
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    for name in _OUR_LOGGERS:
+        config["loggers"][name] = {"handlers": ["default"], "level": log_level.upper(), "propagate": False}
+    return config
 
 
 def setup_multiprocess_metrics() -> str | None:
