@@ -6,7 +6,6 @@ and the reason (exit 1), a bad --stage refused before anything is stored (exit 2
 
 from __future__ import annotations
 
-import os
 import traceback
 from pathlib import Path
 
@@ -26,17 +25,12 @@ class Result:
 
 
 @pytest.fixture
-def workbench(tmp_path, monkeypatch):
+def workbench(monkeypatch):
     """`workbench ARGS` in this process (typer's CliRunner; a subprocess per call took ~90 s for the
-    file), from the repository root, with only `WORKBENCH_DATABASE_URL` set (a store file in tmp_path).
-    An exception that escapes the command, which a terminal would show as a traceback, fails the test."""
-    from workbench.config import get_settings
-
-    for key in [k for k in os.environ if k.startswith("WORKBENCH_")]:
-        monkeypatch.delenv(key)
-    monkeypatch.setenv("WORKBENCH_DATABASE_URL", f"sqlite:///{tmp_path / 'wb.sqlite3'}")
+    file), from the repository root; tests/conftest.py gives each test a store file of its own and no
+    other WORKBENCH_ variable. An exception that escapes the command, which a terminal would show as
+    a traceback, fails the test."""
     monkeypatch.chdir(ROOT)
-    get_settings.cache_clear()
 
     def run(args: list[str]) -> Result:
         r = CliRunner().invoke(app, args)
@@ -45,8 +39,7 @@ def workbench(tmp_path, monkeypatch):
             pytest.fail(f"workbench {' '.join(args)} ended in a traceback:\n{shown}")
         return Result(r.exit_code, r.stdout, r.stderr)
 
-    yield run
-    get_settings.cache_clear()
+    return run
 
 
 @pytest.mark.parametrize(
