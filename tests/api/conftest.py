@@ -117,6 +117,7 @@ def gen_server(tmp_path_factory, demo_lm_dir) -> Iterator[LiveServer]:
     (kb_dir / "rails.clp").write_text(RAILS_KB)
     (kb_dir / "upper.clp").write_text(UPPER_KB)
     (kb_dir / "redact.clp").write_text(REDACT_KB)
+    (kb_dir / "not_rails.clp").write_text("(deftemplate person (slot name))\n(deftemplate prompt (slot words))\n")
     settings = make_settings(tmp)
     wb = Workbench(settings, knowledge_base_dir=kb_dir, pipeline_dir=tmp / "pipelines", model_catalog=tmp / "none.yaml")
     config = EngineConfig(max_num_seqs=8, num_kv_blocks=160, block_size=16, max_model_len=1024, num_threads=1)

@@ -254,6 +254,24 @@ def test_rails_block_rewrite_and_stop(client, reference):
         client.completions.create(model="demo-lm", prompt="x", max_tokens=2, extra_body={"rails": "no_such_kb"})
 
 
+def test_rails_that_are_no_rails_knowledge_base_are_named(client):
+    """n16: a knowledge base without the rail templates answered 400 "facts[0]: template 'prompt' is not defined"
+    with `param: null` (about facts the client never sent); an unknown one 404 with `param: "knowledge base"`."""
+    messages = [{"role": "user", "content": "hi"}]
+    with pytest.raises(openai.BadRequestError) as e:
+        client.chat.completions.create(
+            model="demo-lm", messages=messages, max_tokens=2, extra_body={"rails": "not_rails"}
+        )
+    assert e.value.body["param"] == "rails"
+    assert e.value.body["message"].startswith(
+        "knowledge base 'not_rails' cannot act as rails: it does not define slot text of prompt, deftemplate "
+        "completion, deftemplate rail (rails need the templates (prompt (slot text)); "
+    )
+    with pytest.raises(openai.NotFoundError) as e:
+        client.chat.completions.create(model="demo-lm", messages=messages, max_tokens=2, extra_body={"rails": "nope"})
+    assert e.value.body["param"] == "rails" and e.value.body["message"].startswith("knowledge base 'nope' not found")
+
+
 def test_rails_redact_whole_words_while_streaming(client, reference):
     want = reference("ROMEO:\n", 30).text
     assert "not" in want  # the greedy text of the demo LM for this prompt

@@ -238,7 +238,12 @@ class GenerationServing:
         from workbench.pipeline.nodes.rails import RAIL_ACTIONS, RailedDecode, Step, completion_fact
 
         wb = self._wb()
-        await call(wb.get_knowledge_base, rails)  # 404 / 422 before any generation
+        try:
+            kb = await call(wb.get_knowledge_base, rails)  # 404 / 422 before any generation
+        except NotFoundError as exc:  # the request's field is `rails`
+            exc.param = "rails"
+            raise
+        _check_rail_templates(rails, kb)
         if isinstance(prompt, str):
             verdict = await self._rail(rails, [Fact("prompt", {"text": String(prompt)})], ("block", "rewrite", "allow"))
             if verdict is not None and verdict["action"] == "block":
@@ -304,6 +309,34 @@ class GenerationServing:
     async def abort(self, model: str, request_id: str) -> None:
         """Cancel a generation and return once its KV-cache blocks are free (unknown ids: no-op)."""
         await self._engine(model).abort(request_id)
+
+
+# what a rails knowledge base must define (`generate_with_rails`): template -> the slots the rails assert or
+# read (a rail's `text` and `reason` are read when present)
+RAIL_TEMPLATES = {
+    "prompt": ("text",),
+    "completion": ("text", "delta", "tokens", "finished"),
+    "rail": ("action",),
+}
+
+
+def _check_rail_templates(name: str, kb: Any) -> None:
+    """Raise BadInputError (param `rails`) naming what the knowledge base lacks to act as rails (n16: a knowledge
+    base without them answered "facts[0]: template 'prompt' is not defined", about facts the client never sent)."""
+    missing = []
+    for template, slots in RAIL_TEMPLATES.items():
+        found = kb.templates.get(template)
+        if found is None:
+            missing.append(f"deftemplate {template}")
+        else:
+            missing += [f"slot {slot} of {template}" for slot in slots if slot not in found.slots]
+    if missing:
+        need = "; ".join(f"({t} {' '.join(f'(slot {s})' for s in slots)})" for t, slots in RAIL_TEMPLATES.items())
+        raise BadInputError(
+            f"knowledge base {name!r} cannot act as rails: it does not define {', '.join(missing)} (rails need the "
+            f"templates {need}; docs/api.md, Rails)",
+            param="rails",
+        )
 
 
 def _param_of(message: str) -> str | None:
