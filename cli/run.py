@@ -54,8 +54,14 @@ def run(
     else:
         items, where = _read_jsonl(input_file)
     bad = [i for i, x in enumerate(items) if not isinstance(x, dict)]
-    if bad:
-        typer.echo(f"{where[bad[0]]}: expected a JSON object, got {type(items[bad[0]]).__name__}", err=True)
+    if bad and (input is not None or ray is not None):  # a file run locally answers a bad line at its place
+        first = items[bad[0]]
+        got = (
+            first.message
+            if isinstance(first, InputLineError)
+            else f"expected a JSON object, got {type(first).__name__}"
+        )
+        typer.echo(f"{where[bad[0]]}: {got}", err=True)
         raise typer.Exit(2)
     if ray is not None:
         if input_file is None:
@@ -97,12 +103,23 @@ def _read_jsonl(path: Path) -> tuple[list, list[str]]:
         if not line.strip():
             continue
         try:
-            items.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            typer.echo(f"{path}:{n}:{exc.colno}: not valid JSON: {exc.msg}", err=True)
-            raise typer.Exit(2) from None
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:  # the line's answer, at its place (n16: it stopped the whole file)
+            item = InputLineError(f"column {exc.colno}: not valid JSON: {exc.msg}")
+        if not isinstance(item, (dict, InputLineError)):
+            item = InputLineError(f"expected a JSON object, got {type(item).__name__}")
+        items.append(item)
         where.append(f"{path}:{n}")
     return items, where
+
+
+class InputLineError(ValueError):
+    """A line of an --input-file that is no input (not JSON, not an object): answered at its place, the other
+    lines run."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 async def _main(
@@ -130,6 +147,8 @@ async def _main(
             err.print(str(exc), markup=False)
             return 1
         await _load_models(wb, p, err)
+        lines = items
+        items = [x for x in lines if not isinstance(x, InputLineError)]
         if single:
             results = await wb.run_many(p, items, explain=explain)
         else:
@@ -142,6 +161,8 @@ async def _main(
                 results = await wb.run_many(
                     p, items, explain=explain, concurrency=concurrency, on_result=lambda i, r: prog.advance(task)
                 )
+        ran = iter(results)
+        results = [x if isinstance(x, InputLineError) else next(ran) for x in lines]
         failed = 0
         for i, r in enumerate(results):
             if isinstance(r, BaseException):
