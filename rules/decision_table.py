@@ -320,7 +320,10 @@ def _values_of(text: str) -> list[str]:
 
 def _action(text: str, c: _Column, err) -> str | None:
     if text.startswith(OPERATORS) or text.lower().startswith("in "):
-        err(f"{c.template}.{c.slot}: a 'then' cell is a value, not a condition ({text!r})")
+        err(
+            f"{c.template}.{c.slot}: a 'then' cell is a value, not a condition ({text!r}); for text that starts "
+            'like a condition, quote it as a CLIPS string ("..." inside the cell)'
+        )
         return None
     if c.slot_def is not None and c.slot_def.multislot:
         values = [_value(p, c, err) for p in _values_of(text)]
