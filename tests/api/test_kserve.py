@@ -218,3 +218,14 @@ def test_catalogue_model_loads_on_first_use(tmp_path):
     finally:
         server.stop()
         wb.close()
+
+
+def test_generate_on_a_one_shot_model_names_the_route_it_answers(model_server):
+    """n16: `POST /v2/models/digits/generate` answered 404 "no model named 'digits'" although
+    `GET /v2/models/digits` is 200."""
+    r = httpx.post(f"{model_server.url}/v2/models/digits/generate", json={"text_input": "hi"}, timeout=60)
+    assert r.status_code == 400, r.text
+    assert r.json()["error"].startswith(
+        "model 'digits' is not a generation model: it answers POST /v2/models/digits/infer; the generation models are "
+    )
+    assert httpx.post(f"{model_server.url}/v2/models/nope/generate", json={"text_input": "hi"}).status_code == 404

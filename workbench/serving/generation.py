@@ -136,6 +136,12 @@ class GenerationServing:
         self.require_ready()
         engine = self._engines.get(model)
         if engine is None:
+            if any(e.name == model for e in self._model_entries()):  # served, but one-shot (n16: was a 404)
+                raise BadInputError(
+                    f"model {model!r} is not a generation model: it answers POST /v2/models/{model}/infer; "
+                    f"the generation models are {', '.join(sorted(self._engines)) or '(none)'}",
+                    param="model",
+                )
             raise NotFoundError("model", model, list(self._engines))
         return engine
 
