@@ -216,7 +216,7 @@ SHELL = shell_blocks(DOCS)
 SHELL_FILES = sorted({b.doc for b in SHELL if b.not_run_reason is None})
 # The blocks that cannot run here: (file, the reason the doc shows). Keep this list short.
 NOT_RUN = [
-    ("README.md", "runs scripts/bootstrap.sh (syncs .venv) and the whole test suite"),
+    ("README.md", "each runs scripts/bootstrap.sh (syncs .venv) first; the second runs the whole test suite"),
     ("docs/demo.md", "retrains the shipped models (rewrites models/)"),
     ("docs/tui.md", "interactive full-screen terminal UI (tests/tui drives it with Pilot)"),
     ("docs/tui.md", "runs the TUI test suite and rewrites its snapshots"),
