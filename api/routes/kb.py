@@ -6,13 +6,12 @@ import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Query, Request, Response
-from fastapi.responses import JSONResponse
 
 from workbench.serving.errors import InvalidDocumentError
 
 from .. import paging
 from ..deps import PREDICT_KEY, WRITE_KEY, KnowledgeBaseName, ServingDep
-from ..disconnect import ClientGone, cancel_on_disconnect
+from ..disconnect import ClientGone, cancel_on_disconnect, client_gone
 from ..documents import document_body_doc, read_document
 from ..errors import V1_ERRORS
 from ..schemas.pipelines import AskRequest, KnowledgeBaseText, RunKnowledgeBaseRequest, facts_as_dicts
@@ -123,7 +122,7 @@ async def run_knowledge_base(
             ),
         )
     except ClientGone:
-        return JSONResponse({}, status_code=499)
+        return client_gone(json_body=True)
     # sent as JSON text: a slot's (exp 1000) as "Infinity", as every answer writes it (FastAPI writes null)
     return Response(ForwardRun.model_validate(result).model_dump_json(), media_type="application/json")
 
