@@ -132,17 +132,25 @@ async def run_knowledge_base(
     operation_id="ask_knowledge_base",
     summary="Backward chaining: a goal in, answers with proofs out.",
     dependencies=[PREDICT_KEY],
-    responses={504: {"description": "The proof's time limit passed (`timeout`)."}},
+    responses={504: {"description": "The proof's time limit (`timeout_s`) passed (`timeout`)."}},
 )
-async def ask(name: KnowledgeBaseName, body: AskRequest, serving: ServingDep) -> AskResult:
+async def ask(name: KnowledgeBaseName, body: AskRequest, serving: ServingDep, request: Request) -> AskResult:
     """Askable facts cannot be asked interactively over HTTP: give them in `facts`. A proof deeper
-    than `max_depth` answers 422 `limit_exceeded`."""
-    result = await serving.ask(
-        name,
-        body.goal,
-        facts_as_dicts(body.facts),
-        all=body.all,
-        max_answers=body.max_answers,
-        max_depth=body.max_depth,
-    )
+    than `max_depth` answers 422 `limit_exceeded`; one that passes `timeout_s` answers 504 `timeout`.
+    A client that disconnects stops the proof (between two resolution steps; nothing is sent)."""
+    try:
+        result = await cancel_on_disconnect(
+            request,
+            serving.ask(
+                name,
+                body.goal,
+                facts_as_dicts(body.facts),
+                all=body.all,
+                max_answers=body.max_answers,
+                max_depth=body.max_depth,
+                timeout_s=body.timeout_s,
+            ),
+        )
+    except ClientGone:
+        return client_gone(json_body=True)
     return AskResult.model_validate(result)
