@@ -173,7 +173,11 @@ def _decode_tensor(t: Any, where: str, blob: memoryview, offset: int) -> tuple[n
     if size is not None:
         if "data" in t:
             raise TensorCodecError(f"{where}: has both data and parameters.binary_data_size")
-        if not isinstance(size, int) or size < 0 or offset + size > len(blob):
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            raise TensorCodecError(
+                f"{where}.parameters.binary_data_size: must be a non-negative integer (bytes), got {_json_text(size)}"
+            )
+        if offset + size > len(blob):
             raise TensorCodecError(
                 f"{where}.parameters.binary_data_size={size!r}: only {len(blob) - offset} bytes of binary data remain"
             )
@@ -200,9 +204,16 @@ def _flatten(data: Any) -> list[Any]:
 
 
 def _from_json(data: Any, dt: str, shape: list[int], count: int, where: str) -> np.ndarray:
+    if not isinstance(data, list):
+        raise TensorCodecError(
+            f"{where}.data: must be a list (flat or nested) of {count} element{'s' * (count != 1)} for shape "
+            f"{shape}, got {_json_text(data)}"
+        )
     flat = _flatten(data)
     if len(flat) != count:
-        raise TensorCodecError(f"{where}.data: {len(flat)} elements for shape {shape} ({count} expected)")
+        raise TensorCodecError(
+            f"{where}.data: {len(flat)} element{'s' * (len(flat) != 1)} for shape {shape} ({count} expected)"
+        )
     if dt == "BYTES":
         arr = np.empty(count, dtype=object)
         for i, x in enumerate(flat):
@@ -334,3 +345,9 @@ def _to_binary(arr: np.ndarray, dt: str) -> bytes:
         u = np.ascontiguousarray(arr, dtype=np.float32).view(np.uint32).astype(np.uint64)
         return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype("<u2").tobytes()  # round to nearest even
     return np.ascontiguousarray(arr, dtype=np.dtype(V2_DTYPES[dt]).newbyteorder("<")).tobytes()
+
+
+def _json_text(value: Any) -> str:
+    """`value` as the client wrote it in JSON, cut at 40 characters (messages quote values as JSON)."""
+    text = json.dumps(value, allow_nan=True, default=str)
+    return text if len(text) <= 40 else text[:37] + "..."

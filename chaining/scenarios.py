@@ -31,6 +31,7 @@ from typing import Any
 import yaml
 
 import rules
+from rules import yaml_core
 from rules.facts import IMPLIED, Fact
 
 EXPECT_KEYS = ("facts", "not_facts", "fired", "output", "answers")
@@ -107,7 +108,7 @@ class ScenarioFile:
         """Read and check a scenario file. Raises ScenarioFileError naming the file and field."""
         path = Path(path)
         try:
-            doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+            doc = yaml_core.load(path.read_text(encoding="utf-8"))  # YAML 1.2 booleans: `value: yes` is "yes"
         except OSError as exc:
             raise ScenarioFileError(f"{path}: cannot read: {exc.strerror}") from None
         except UnicodeDecodeError as exc:

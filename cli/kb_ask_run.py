@@ -152,13 +152,15 @@ def run_ask(
             console.print(how_tree(a.proof))
 
     on_answer.n = 0
+    catalog_models = None
     try:
         provider = ScriptedProvider.from_json_file(answers) if answers else _terminal_provider(console)
+        catalog_models = _catalog_models(kb, models, timeout)
         session = Session(
             kb,
             facts=fact_list,
             provider=provider,
-            models=_catalog_models(kb, models, timeout),
+            models=catalog_models,
             config=ProverConfig(max_depth=max_depth, timeout=timeout),
         )
         given = set(session.index.by_relation)
@@ -182,6 +184,9 @@ def run_ask(
             why = "stopped" if isinstance(exc, (SystemExit, KeyboardInterrupt)) else f"{type(exc).__name__}: {exc}"
             stream.close({"error": why, "count": on_answer.n})
         raise
+    finally:  # the models it loaded stop their batcher threads (kb ask run in-process leaves none behind)
+        if catalog_models is not None:
+            catalog_models.catalog.close()
     if stream is not None:
         doc = result.to_dict(proofs="none")
         del doc["goal"], doc["answers"]

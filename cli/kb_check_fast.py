@@ -2,7 +2,8 @@
 
 `fast_main` runs the plain command line `FILE... [--allow-unsafe] [--json] [--strict]` without
 typer, whose parameter handling imports pydantic (~0.2 s): `cli.main` sends it here, and it
-imports the rule language and nothing else of ours. The typer command (`cli.kb_check`) prints
+imports the rule language, and CLIPS once the files validate (`chaining.forward.load_check`: the
+files are loaded into a throw-away CLIPS environment, as `kb run` loads them). The typer command (`cli.kb_check`) prints
 through the same `run_check`.
 """
 
@@ -68,14 +69,16 @@ def run_check(files: list[Path], allow_unsafe: bool, as_json: bool, strict: bool
                     file=sys.stderr,
                 )
         return 1
-    bad_models = _model_bindings(kb)
-    if bad_models:
+    from chaining.forward.load_check import clips_refusals  # only now: loads CLIPS (cffi), ~0.1 s
+
+    refused = clips_refusals(kb.sources, allow_unsafe=allow_unsafe) or _model_bindings(kb)
+    if refused:
         if as_json:
-            print(jsonlib.dumps({"ok": False, "diagnostics": [d.to_dict() for d in bad_models]}))
+            print(jsonlib.dumps({"ok": False, "diagnostics": [d.to_dict() for d in refused]}))
         else:
-            for d in bad_models:
+            for d in refused:
                 print(str(d))
-            print(f"{len(bad_models)} error(s)", file=sys.stderr)
+            print(f"{len(refused)} error(s)", file=sys.stderr)
         return 1
     summary = kb.summary()
     unknown = _unknown_premises()(kb)  # premises over relations nothing defines (warnings; facts may come at run time)

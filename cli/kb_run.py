@@ -21,6 +21,7 @@ from typing import Annotated, Any
 import typer
 
 from .facts_file import read_facts_file
+from .outputs import c_stdout_to_stderr
 
 FACTS_HELP = (
     'JSON file with a list of facts: {"template": "person", "slots": {"name": "ann"}} for template '
@@ -127,7 +128,8 @@ def run(
             else str(exc)
         )
     finally:
-        engine.close()
+        with c_stdout_to_stderr():  # the environments are destroyed here (CLIPS may print a leak report)
+            engine.close()
     if as_json:
         doc: dict[str, Any] = result.to_dict()
         doc["knowledge_base"] = {"name": kb.name, "version": kb.version}

@@ -245,23 +245,45 @@ def add(
         _fail(ValueError(f"model name {name!r}: use letters, digits, '_', '-', '.' (not starting with a symbol)"))
     check_output_folder("--repository", repository)
     repo = repository or default_model_catalog().parent
-    repo.mkdir(exist_ok=True)  # its parent exists (checked): missing folders above it are not created
     root = repo / name
+    cfg = root / "config.yaml"
+    try:
+        known = yaml.safe_load(cfg.read_text()) if cfg.is_file() else None
+        cfg_json = json.loads((folder / "config.json").read_text())
+    except (OSError, ValueError, yaml.YAMLError) as exc:
+        _fail(ValueError(f"{cfg if cfg.is_file() else folder / 'config.json'}: cannot read it ({exc})"))
+    archs = cfg_json.get("architectures") or [] if isinstance(cfg_json, dict) else []
+    task = (known or {}).get("task") if isinstance(known, dict) else None
+    task = task or (
+        "causal-lm"
+        if is_causal_lm(folder)
+        else "classification"
+        if any(str(a).endswith("ForSequenceClassification") for a in archs)
+        else "embedding"
+    )
+    _check_loads(folder, name, task)  # before anything is written: `serve` loads every catalogue model at start
+    repo.mkdir(exist_ok=True)  # its parent exists (checked): missing folders above it are not created
     root.mkdir(exist_ok=True)
     versions = [int(d.name) for d in root.iterdir() if d.is_dir() and d.name.isdigit()]
     version = max(versions, default=0) + 1
     target = root / str(version)
     shutil.copytree(folder, target, ignore=shutil.ignore_patterns(".*", "__pycache__"))
-    cfg = root / "config.yaml"
-    if not cfg.is_file():
-        cfg_json = json.loads((folder / "config.json").read_text())
-        archs = cfg_json.get("architectures") or []
-        task = (
-            "causal-lm"
-            if is_causal_lm(folder)
-            else "classification"
-            if any(a.endswith("ForSequenceClassification") for a in archs)
-            else "embedding"
-        )
+    if known is None:
         cfg.write_text(yaml.safe_dump({"name": name, "format": "hf", "task": task}, sort_keys=False))
     typer.echo(f"added {name} version {version}: {target}")
+
+
+def _check_loads(folder: Path, name: str, task: str) -> None:
+    """Load `folder` on the CPU as the catalogue will load it (format hf, `task`); exit 1 naming why it does
+    not load (n16: a folder with pickled `.bin` weights was added, then `serve` refused to start)."""
+    from neural import NeuralError
+    from workbench.pipeline.catalog import CatalogEntry, CatalogError, ModelCatalog
+
+    probe = ModelCatalog(device="cpu", builtin_minilm=False)
+    try:
+        entry = probe.load_spec(CatalogEntry(name=name, format="hf", path=folder.resolve(), task=task))
+    except (NeuralError, CatalogError, ValueError, OSError) as exc:
+        _fail(ValueError(f"{folder}: not added: it does not load (format hf, task {task}): {exc}"))
+    close = getattr(entry, "close", None)
+    if close is not None:
+        close()

@@ -15,7 +15,11 @@ one line `error: --OPTION PATH: REASON`.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import typer
@@ -66,3 +70,28 @@ def check_output_folder(option: str, path: Path | None) -> None:
     if path is not None and (problem := folder_problem(path)):
         typer.echo(f"error: {option} {path}: {problem}", err=True)
         raise typer.Exit(2)
+
+
+@contextlib.contextmanager
+def c_stdout_to_stderr() -> Iterator[None]:
+    """Send what C code writes to the process's standard output (file descriptor 1) to standard error while
+    the block runs: CLIPS prints `[ENVRNMNT8] Environment data not fully deallocated` with C's `printf` when an
+    environment is destroyed with memory it lost (e.g. after a `read-number` that read no number), and `kb run`'s
+    standard output is the program's text or one JSON object. Python's own `sys.stdout` is flushed first; C's
+    buffered output is flushed before the descriptor is put back. Not for servers: another thread's output in
+    that window would go to standard error too. Where descriptor 1 cannot be redirected, the block just runs."""
+    try:
+        sys.stdout.flush()
+        libc = ctypes.CDLL(None)
+        libc.fflush(None)
+        saved = os.dup(1)
+    except (OSError, AttributeError, ValueError):
+        yield
+        return
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        libc.fflush(None)
+        os.dup2(saved, 1)
+        os.close(saved)

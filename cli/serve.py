@@ -1,5 +1,10 @@
 """`workbench serve [--model DIR [--model-name NAME]]... [--host H] [--port P] [--workers N]`: the REST API.
 
+`--port 0` serves on a port the system picks: `serve` binds it before anything else and the first
+line it prints (`workbench serve: http://HOST:PORT ...`) names it, so a script or test that starts a
+server learns its address without choosing a free port first (another process could take that one
+before the server binds it).
+
 `--model DIR` (repeatable) serves a Hugging Face folder: a causal LM (Llama, Mistral, Qwen2,
 GPT-2 families) on `/v1` (OpenAI-compatible) and `/v2/models/NAME/generate`, any other folder
 the loaders support on `/v2/models/NAME/infer`; the name defaults to the folder's name. With
@@ -40,7 +45,13 @@ def serve(
         str | None, typer.Option("--host", help="Interface to bind (default: settings, 127.0.0.1).")
     ] = None,
     port: Annotated[
-        int | None, typer.Option("--port", min=1, max=65535, help="TCP port (default: settings, 8000).")
+        int | None,
+        typer.Option(
+            "--port",
+            min=0,
+            max=65535,
+            help="TCP port (default: settings, 8000); 0: one the system picks, named on the first line printed.",
+        ),
     ] = None,
     workers: Annotated[
         int | None, typer.Option("--workers", min=1, help="Worker processes (default: settings, 1).")
@@ -82,6 +93,9 @@ def serve(
     Docs at http://HOST:PORT/docs; readiness at /readyz (200 once models are loaded).
     """
     if ray is not None:
+        if port == 0:
+            typer.echo("workbench serve: --port 0 is not supported with --ray (give a port)", err=True)
+            raise typer.Exit(2)
         if workers:
             typer.echo("workbench serve: --ray cannot be combined with --workers (use --replicas)", err=True)
             raise typer.Exit(2)
@@ -115,9 +129,9 @@ def serve(
     if models:
         os.environ[MODELS_ENV] = json.dumps(models)
     host = host or settings.server.host
-    port = port or settings.server.port
+    port = settings.server.port if port is None else port
     workers = workers or settings.server.workers
-    problem = port_problem(host, port)
+    problem = port_problem(host, port) if port else None
     if problem:  # before the banner and before uvicorn (whose failed start prints the libraries' exit noise)
         typer.echo(f"workbench serve: cannot listen on {host}:{port}: {problem}", err=True)
         raise typer.Exit(3)
@@ -125,6 +139,13 @@ def serve(
     if problem:  # else the server starts, logs the start-up failure and answers 503 to everything
         typer.echo(f"workbench serve: {problem}", err=True)
         raise typer.Exit(2)
+    listener = None
+    if port == 0:  # bound here and handed to uvicorn: the port printed is the one served, no one can take it first
+        listener, problem = listen_on_any_port(host)
+        if listener is None:
+            typer.echo(f"workbench serve: cannot listen on {host}:0: {problem}", err=True)
+            raise typer.Exit(3)
+        port = listener.getsockname()[1]
     made = setup_multiprocess_metrics() if workers > 1 else None
     exit_on_error = settings.server.exit_on_error if exit_on_error is None else exit_on_error
     os.environ.pop(STARTUP_REPORT_ENV, None)
@@ -138,8 +159,10 @@ def serve(
             factory=True,
             host=host,
             port=port,
+            fd=None if listener is None else listener.fileno(),  # uvicorn's --fd: serve the socket bound above
             workers=workers,
             log_level=log_level,
+            log_config=log_config(log_level),
             timeout_graceful_shutdown=10,
             **uvicorn_options(settings),
         )
@@ -147,6 +170,8 @@ def serve(
         if report is None or not report.read_text(encoding="utf-8"):
             raise
     finally:
+        if listener is not None:
+            listener.close()
         if made is not None:
             import shutil
 
@@ -231,6 +256,28 @@ def port_problem(host: str, port: int) -> str | None:
     return None
 
 
+def listen_on_any_port(host: str):
+    """A listening TCP socket on `host` and a port the system picks (`--port 0`), and None; or None and
+    why it cannot be made (as `port_problem`). TCP_NODELAY is set on it for the connections it accepts
+    (Linux copies it to them; uvicorn's `fd` socket is not known to asyncio as TCP, which sets it otherwise)."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, 0, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        return None, f"cannot resolve the host ({exc.strerror})"
+    family, kind, proto, _, addr = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind(addr)
+        sock.listen(2048)  # uvicorn's default backlog
+    except OSError as exc:
+        sock.close()
+        return None, exc.strerror or str(exc)
+    return sock, None
+
+
 def store_problem(url: str) -> str | None:
     """Why the store at `url` cannot be used (not a database, unreachable, a folder that cannot be
     made), or None. Reads the schema revision only: migrations run when the server starts, as before."""
@@ -263,6 +310,24 @@ def uvicorn_options(settings) -> dict[str, object]:
     accepts up to `backlog` connections per readiness. docs/serving.md, Overload.
     """
     return {"loop": settings.server.loop}
+
+
+# the packages whose loggers `serve` shows, at its --log-level, beside uvicorn's
+_OUR_LOGGERS = ("api", "workbench", "chaining", "neural", "rules")
+
+
+def log_config(log_level: str) -> dict[str, object]:
+    """uvicorn's logging configuration, with the project's loggers added at `log_level` ("info", ...) on
+    uvicorn's standard-error handler. Without them, Python's last-resort handler showed only warnings, so
+    the INFO lines docs/api.md promises (an evaluation cancelled by its caller) never appeared (n16)."""
+    import copy
+
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    for name in _OUR_LOGGERS:
+        config["loggers"][name] = {"handlers": ["default"], "level": log_level.upper(), "propagate": False}
+    return config
 
 
 def setup_multiprocess_metrics() -> str | None:

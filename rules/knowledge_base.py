@@ -169,12 +169,27 @@ def _read(paths: Iterable[str | Path]) -> tuple[list[tuple[str, str]], list[Diag
             continue
         try:
             sources.append((str(p), Path(p).read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError) as exc:
-            diags.append(
-                Diagnostic(str(p), 1, 1, f"cannot read rule file: {exc.strerror if isinstance(exc, OSError) else exc}")
-            )
+        except OSError as exc:
+            diags.append(Diagnostic(str(p), 1, 1, f"cannot read rule file: {exc.strerror}"))
+        except UnicodeDecodeError as exc:
+            diags.append(_not_utf8(str(p), exc))
     line_rows = _add_tables(sources, diags, [(t, lambda t=t: read_rows(t)) for t in tables])
     return sources, diags, line_rows
+
+
+def _not_utf8(filename: str, exc: UnicodeDecodeError) -> Diagnostic:
+    """A rule file that is not UTF-8, located at its first bad byte (line, and column in characters)."""
+    data: bytes = exc.object if isinstance(exc.object, bytes) else bytes(exc.object)
+    start = exc.start
+    line_start = data.rfind(b"\n", 0, start) + 1
+    column = len(data[line_start:start].decode("utf-8", errors="replace")) + 1
+    return Diagnostic(
+        filename,
+        data.count(b"\n", 0, start) + 1,
+        column,
+        f"not UTF-8: byte 0x{data[start]:02x} is not valid UTF-8 here ({exc.reason}); rule "
+        "files are read as UTF-8: save it as UTF-8 (a file written as Latin-1 or Windows-1252 gives this)",
+    )
 
 
 def table_sources(

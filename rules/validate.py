@@ -35,6 +35,7 @@ from .validate_common import (
     bind_targets,
     is_sym,
     looks_like_variable,
+    repeated_parameter,
     show,
     slot_type_letters,
 )
@@ -188,8 +189,13 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
             self.warning(r.pos, f"defrule {name} redefines the one at {self.defs.rules[key]}; CLIPS replaces it")
         self.defs.rules[key] = f"{self.file}:{r.pos.line}:{r.pos.column}"
         r.reads, r.asserts, r.modifies, r.retracts = set(), set(), set(), set()
+        declared: set[str] = set()
         for d in r.declarations:
             head = d.head
+            if head in declared and head in ("salience", "auto-focus"):
+                self.error(d.pos, f"[PRNTUTIL5] the {head} declaration has already been parsed in rule {name}")
+                continue
+            declared.add(head or "")
             if head == "salience":
                 if len(d.args) != 1:
                     self.error(d.pos, f"(salience N) takes one value in rule {name}")
@@ -402,6 +408,11 @@ class Validator(DataChecks, SlotChecks, ExprChecks):
         if self.import_conflict("deffunction", name, fn.pos):
             return
         self.defs.define("deffunction", name, fn)  # visible in its own body: recursion
+        params = [*fn.params, *([fn.wildcard] if fn.wildcard else [])]
+        if len(set(params)) < len(params):
+            self.error(
+                repeated_parameter(fn), f"[PRCCODE7] duplicate parameter names are not allowed in deffunction {name}"
+            )
         bound = set(fn.params) | ({fn.wildcard} if fn.wildcard else set()) | bind_targets(fn.body)
         for e in fn.body:
             self.expr(e, bound, None)

@@ -341,3 +341,29 @@ def show(e: ast.Expr) -> str:
 
     text = expr_text(e)
     return repr(text if len(text) <= 40 else text[:37] + "...")
+
+
+_PARAMETER = re.compile(r"\$?\?([^\s()\"&|~;<]+)")
+
+
+def repeated_parameter(fn: ast.FunctionDef) -> ast.Pos:
+    """Where a deffunction's parameter list repeats a name (`(?a $?a)`: the second), from its text;
+    the construct's position when the text does not show it."""
+    text, i, n = fn.text, 1, len(fn.text)
+    while i < n and text[i] != "(":  # the parameter list: the first '(' outside the comment string
+        if text[i] == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        i += 1
+    end = text.find(")", i)
+    seen: set[str] = set()
+    for m in _PARAMETER.finditer(text, i, end if end > 0 else n):
+        if m[1] in seen:
+            off = m.start()
+            nl = text.rfind("\n", 0, off)
+            line = fn.pos.line + text.count("\n", 0, off)
+            column = off - nl if nl >= 0 else fn.pos.column + off
+            return ast.Pos(line, column, line, column + len(m[0]))
+        seen.add(m[1])
+    return fn.pos

@@ -125,9 +125,9 @@ class FormChecks(Reporter):
                 return
             yield (args[1], bound, r, addresses)
             var = str(args[0].value)
-            bound.update({var, var + "-index"})
+            inner = bound | {var, var + "-index"}  # the loop's variables end with the loop ([PRCCODE3] after it)
             for a in args[2:]:
-                yield (a, bound, r, addresses)
+                yield (a, inner, r, addresses)
             return
         if head in ("loop-for-count", "progn$"):
             if not args:
@@ -150,9 +150,7 @@ class FormChecks(Reporter):
                         self.error(a.pos, f"[PRNTUTIL2] {head} expects integer limits, got {show(a)}")
                     yield (a, bound, r, addresses)
                 var = str(spec.items[0].value)
-                bound.add(var)
-                if head != "loop-for-count":
-                    bound.add(var + "-index")
+                inner = bound | ({var} if head == "loop-for-count" else {var, var + "-index"})
             else:
                 yield (spec, bound, r, addresses)
             for a in body:

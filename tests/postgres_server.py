@@ -1,6 +1,10 @@
 """A throw-away PostgreSQL server started from the machine's binaries, for tests that need a server
 store (tests/workbench/test_store_postgres.py, tests/scale/conftest.py). Skips, with the reason, where
-the server binaries, psycopg or (as root) `runuser` are missing."""
+the server binaries, psycopg or (as root) `runuser` are missing.
+
+The server listens on a Unix socket in its own temporary folder only, no TCP port: a port found free
+and passed to `pg_ctl` could be taken by another process during `initdb` (seconds) before the server
+binds it, and two servers can never meet in one folder."""
 
 from __future__ import annotations
 
@@ -28,7 +32,8 @@ def find_bin(name: str) -> str | None:
 
 
 def free_port() -> int:
-    """A TCP port free on 127.0.0.1 right now."""
+    """A TCP port free on 127.0.0.1 right now (Ray's and HAProxy's ports in tests/scale; it can be taken
+    again before its user binds it)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -53,7 +58,6 @@ def throwaway_postgres(prefix: str, *, max_connections: int | None = None) -> It
             pytest.skip("running as root without runuser: cannot start postgres")
         runas = ["runuser", "-u", "postgres", "--"]
         os.chmod(base, 0o777)
-    port = free_port()
     subprocess.run(
         [*runas, initdb, "-D", str(data), "-U", "wb", "--auth=trust", "-E", "UTF8"], check=True, capture_output=True
     )
@@ -61,14 +65,14 @@ def throwaway_postgres(prefix: str, *, max_connections: int | None = None) -> It
     if runas:
         log.touch()
         shutil.chown(log, "postgres")
-    opts = f"-p {port} -k {base} -c listen_addresses=127.0.0.1"
+    opts = f"-k {base} -c listen_addresses=''"  # the Unix socket {base}/.s.PGSQL.5432 only
     if max_connections is not None:
         opts += f" -c max_connections={max_connections}"
     subprocess.run(
         [*runas, pg_ctl, "-D", str(data), "-l", str(log), "-w", "-o", opts, "start"], check=True, capture_output=True
     )
     try:
-        url = f"postgresql+psycopg://wb@127.0.0.1:{port}/postgres"
+        url = f"postgresql+psycopg://wb@/postgres?host={base}"
         deadline = time.monotonic() + 30
         while True:
             try:

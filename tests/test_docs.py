@@ -88,8 +88,21 @@ def docs_server(tmp_path_factory):
 PY_FILES = sorted({doc for doc, _, _ in blocks("python")})
 
 
+@pytest.fixture()
+def own_default_registry(monkeypatch):
+    """A default model registry of the doc's own, closed after its blocks: a model a block registers
+    there (docs/generation.md: `register_demo_lm()`) served every later test of the process that used
+    the default registry, and its generation-engine thread ran on to the end of the run."""
+    import neural.registry
+
+    monkeypatch.setattr(neural.registry, "_default", None)
+    yield
+    if neural.registry._default is not None:
+        neural.registry._default.close()
+
+
 @pytest.mark.parametrize("doc", PY_FILES, ids=lambda d: str(d.relative_to(ROOT)))
-def test_python_blocks_run(doc, docs_env, request):
+def test_python_blocks_run(doc, docs_env, own_default_registry, request):
     import torch
 
     torch.set_num_threads(1)

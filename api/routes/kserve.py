@@ -10,6 +10,7 @@ as the protocol says. Readiness is 200 (true) or 400 (false) with an empty body.
 from __future__ import annotations
 
 import asyncio
+import math
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
@@ -206,10 +207,18 @@ def _compatible(sent: str, want: str) -> bool:
 
 
 def _timeout_s(params: dict[str, object]) -> float | None:
-    # Triton's request parameter `timeout` is in microseconds; anything unknown is ignored
+    """Triton's request parameter `timeout` (microseconds) in seconds; None when absent, not a number or not > 0
+    (ignored, as Triton does). Raises ApiError 400 for a number too large for a float (`1e400` reads as
+    infinity)."""
     value = params.get("timeout")
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        return float(value) / 1e6
+        try:
+            micros = float(value)  # an integer of 309 digits or more does not fit
+        except OverflowError:
+            micros = math.inf
+        if not math.isfinite(micros):
+            raise ApiError(400, f"parameters.timeout: must be a finite number of microseconds, got {str(value)[:40]}")
+        return micros / 1e6
     return None
 
 

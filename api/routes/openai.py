@@ -1,4 +1,5 @@
-"""OpenAI-compatible generation: `GET /v1/models`, `POST /v1/completions`, `POST /v1/chat/completions`.
+"""OpenAI-compatible generation: `GET /v1/models` (and `/v1/models/{id}`), `POST /v1/completions`,
+`POST /v1/chat/completions`.
 
 Requests go to the generation engine (continuous batching over a paged KV cache). With
 `stream: true` the response is server-sent events, one `data: {chunk}` per engine step that
@@ -28,8 +29,15 @@ from workbench.serving import BadInputError, DeadlineError, GenerationDelta, Ser
 from ..deps import PREDICT_KEY, ServingDep
 from ..disconnect import ClientGone, cancel_on_disconnect, client_gone
 from ..documents import sse_content
-from ..errors import V1_ERRORS, ApiError, validation_details, validation_message
-from ..schemas.openai import ChatCompletion, ChatCompletionRequest, Completion, CompletionRequest, ModelList
+from ..errors import V1_ERRORS, ApiError, not_found, validation_details, validation_message
+from ..schemas.openai import (
+    ChatCompletion,
+    ChatCompletionRequest,
+    Completion,
+    CompletionRequest,
+    ModelCard,
+    ModelList,
+)
 
 
 class OpenAIRoute(APIRoute):
@@ -71,17 +79,32 @@ router = APIRouter(prefix="/v1", tags=["generation (OpenAI-compatible)"], respon
 async def list_models(serving: ServingDep) -> dict[str, Any]:
     serving.require_ready()
     created = int(time.time())
-    data = [
-        {
-            "id": m["name"],
-            "object": "model",
-            "created": created,
-            "owned_by": "workbench",
-            "max_model_len": m["max_model_len"],
-        }
-        for m in serving.generation_models()
-    ]
-    return {"object": "list", "data": data}
+    return {"object": "list", "data": [_model_card(m, created) for m in serving.generation_models()]}
+
+
+@router.get(
+    "/models/{model:path}",
+    operation_id="retrieve_generation_model",
+    summary="One served language model (OpenAI `models.retrieve`); 404 `not_found` naming the served ones.",
+    response_model=ModelCard,
+)
+async def retrieve_model(model: str, serving: ServingDep) -> dict[str, Any]:
+    serving.require_ready()
+    served = serving.generation_models()
+    for m in served:
+        if m["name"] == model:
+            return _model_card(m, int(time.time()))
+    raise not_found("model", model, [m["name"] for m in served])
+
+
+def _model_card(m: dict[str, Any], created: int) -> dict[str, Any]:
+    return {
+        "id": m["name"],
+        "object": "model",
+        "created": created,
+        "owned_by": "workbench",
+        "max_model_len": m["max_model_len"],
+    }
 
 
 @router.post(

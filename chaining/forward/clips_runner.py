@@ -87,6 +87,7 @@ class ClipsRunner:
             None: a program that reads the console fails with a clear error.
         memory_limit: bytes CLIPS may hold during an evaluation (`MemUsed`); past it the
             evaluation is halted (`MemoryLimitError`); None: no limit.
+        build_memory_limit: the same while loading (with `build_timeout` only); None: no limit.
         max_call_depth: deepest nesting of calls to recursive deffunctions/generics (`clips_recursion`).
         trace_versions: record each fact version a retract or `modify` ends (`ForwardResult.versions`,
             `clips_versions`) in every evaluation (one Python call per retract, for explanations only);
@@ -96,7 +97,7 @@ class ClipsRunner:
 
     Raises:
         KnowledgeBaseLoadError: CLIPS refused a construct, or building it ran past `build_timeout`
-            (`file:line:col: ...`).
+            or `build_memory_limit` (`file:line:col: ...`; `.halted` tells the last two apart).
         RuntimeError: `native` is True and a C part is not built.
     """
 
@@ -113,6 +114,7 @@ class ClipsRunner:
         native: bool | None = None,
         console: Console | None = None,
         memory_limit: int | None = None,
+        build_memory_limit: int | None = None,
     ):
         self.env = clips.Environment()
         self._e = self.env._env
@@ -135,6 +137,7 @@ class ClipsRunner:
         self.env.add_router(self.msg)
         self.console = console
         self.memory_limit = memory_limit
+        self.build_memory_limit = build_memory_limit
         self._streamed: list[str] = []  # output already written to the console in this evaluation
         self.console_router = ConsoleRouter(self.env, console, self._flush_console, self._key)
         self._recursive = recursive_functions(sources)
@@ -188,26 +191,26 @@ class ClipsRunner:
                 builtin = _redefined_builtin(self._ep, c)
                 if deadline is not None:
                     if time.perf_counter() > deadline:
-                        raise KnowledgeBaseLoadError(
-                            f"{c.file}:{c.line}:{c.column}: loading the knowledge base took longer than "
-                            f"its time limit of {timeout} s (reached before this {c.kind})"
-                        )
-                    WATCHDOG.arm(self._e, deadline)
+                        why = f"took longer than its time limit of {timeout} s (reached before this {c.kind})"
+                        raise _load_error(c, f"loading the knowledge base {why}", "timeout")
+                    WATCHDOG.arm(self._e, deadline, self._key, self.build_memory_limit)
                 try:
                     ret = lib.Build(self._e, c.text.encode())
                 finally:
-                    if deadline is not None and WATCHDOG.disarm(self._e):
-                        raise KnowledgeBaseLoadError(
-                            f"{c.file}:{c.line}:{c.column}: loading the knowledge base took longer than "
-                            f"its time limit of {timeout} s, in this {c.kind} (an expression that never returns?)"
+                    halted = WATCHDOG.disarm(self._e) if deadline is not None else ""
+                    if halted:
+                        why = (
+                            f"held more than its memory limit of {self.build_memory_limit} bytes, in this {c.kind}"
+                            if halted == "memory"
+                            else f"took longer than its time limit of {timeout} s, in this {c.kind} "
+                            "(an expression that never returns?)"
                         )
+                        raise _load_error(c, f"loading the knowledge base {why}", halted)
                 guard = self.out.guard
                 if guard is not None:
                     if guard.tripped is not None:
                         clear_halt(self._e)
-                        raise KnowledgeBaseLoadError(
-                            f"{c.file}:{c.line}:{c.column}: building this {c.kind}: {depth_message(guard)}"
-                        )
+                        raise _load_error(c, f"building this {c.kind}: {depth_message(guard)}")
                     if ret == lib.BE_NO_ERROR:
                         watch_if_recursive(self._e, c.text, self._recursive)
                 if ret != lib.BE_NO_ERROR:
@@ -218,7 +221,7 @@ class ClipsRunner:
                             + detail.split(" ERROR:")[0]
                         )
                         continue
-                    raise KnowledgeBaseLoadError(f"{c.file}:{c.line}:{c.column}: CLIPS refused this {c.kind}: {detail}")
+                    raise _load_error(c, f"CLIPS refused this {c.kind}: {detail}")
         self._take_messages()
         self.out.pieces.clear()
 
@@ -450,6 +453,14 @@ class ClipsRunner:
         self.versions.close()
         self.memory.close()
         self.console_router.close()
+
+
+def _load_error(c: Any, reason: str, halted: str = "") -> KnowledgeBaseLoadError:
+    """The error for construct `c` (a `constructs.Construct`), located at its start."""
+    where = f"{c.file}:{c.line}:{c.column}"
+    return KnowledgeBaseLoadError(
+        f"{where}: {reason}", file=c.file, line=c.line, column=c.column, reason=reason, halted=halted
+    )
 
 
 def _redefined_builtin(ep: Any, construct: Any) -> str | None:

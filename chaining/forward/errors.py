@@ -18,7 +18,28 @@ class ForwardError(RuntimeError):
 
 
 class KnowledgeBaseLoadError(ForwardError):
-    """CLIPS refused a construct of a knowledge base; the message names `file:line`."""
+    """CLIPS refused a construct of a knowledge base; the message names `file:line:col`.
+
+    Attributes:
+        file, line, column: where the construct starts (None when the text could not be split).
+        reason: the message without its location, e.g. "CLIPS refused this defrule: [PRCCODE3] ...".
+        halted: why loading was interrupted ("timeout" or "memory"); "" when CLIPS refused the construct.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        reason: str | None = None,
+        halted: str = "",
+    ):
+        super().__init__(message)
+        self.file, self.line, self.column = file, line, column
+        self.reason = message if reason is None else reason
+        self.halted = halted
 
 
 class FactAssertError(ForwardError):

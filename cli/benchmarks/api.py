@@ -14,9 +14,10 @@ in flight (closed loop). Rounds are interleaved: each concurrency level runs `RO
 every server in turn (the order rotates), so a change in the machine's load hits all three alike.
 Rows: `{"endpoint", "server", "concurrency", "rps", "p50_ms", "p95_ms", "p99_ms", "errors"}`
 (latency from sending a request to reading its whole answer; `errors`: non-2xx answers and
-transport errors), then two extra rows: `overload` (open loop at 3x the workbench's measured
-rps at concurrency 64 for `OVERLOAD_S` seconds: 429s counted apart, `p99_ms` over admitted
-answers, transport errors = resets, and `recorded` = runs in the store / 200 answers) and
+transport errors; `status_codes`: the answers per HTTP status, 0 for a transport error), then two
+extra rows: `overload` (open loop at 3x the workbench's measured rps at concurrency 64 for
+`OVERLOAD_S` seconds: 429s counted apart, `p99_ms` over admitted answers, transport errors =
+resets, and `recorded` = runs in the store / 200 answers) and
 `healthz_during_8MiB` (worst `/healthz` latency of the workbench server while an 8 MiB text is
 tokenised by all-MiniLM-L6-v2 over /v2). `EXTRA` keeps the load average before and after each
 round, the ratios the goals are stated in, whether hand_wired and workbench agree on outputs, and
@@ -73,6 +74,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
                 asyncio.run(_drive(urls[name], "POST", PATHS[name], payloads, 16, 2.0))
             samples: dict[tuple[str, int], list[float]] = {}
             errors: dict[tuple[str, int], int] = {}
+            codes: dict[tuple[str, int], dict[int, int]] = {}  # answers per HTTP status (0: transport error)
             walls: dict[tuple[str, int], float] = {}
             cpu: dict[tuple[str, int], float] = {}  # server process CPU seconds (user + system)
             for c in CONCURRENCY:
@@ -81,7 +83,11 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
                     for name in order:
                         before = os.getloadavg()[0]
                         cpu0 = _process_cpu_s(procs[name][0].pid)
-                        lat, err, wall = asyncio.run(_drive(urls[name], "POST", PATHS[name], payloads, c, seconds))
+                        lat, err, wall = asyncio.run(
+                            _drive(
+                                urls[name], "POST", PATHS[name], payloads, c, seconds, codes.setdefault((name, c), {})
+                            )
+                        )
                         cpu[(name, c)] = cpu.get((name, c), 0.0) + _process_cpu_s(procs[name][0].pid) - cpu0
                         load.append(
                             {"server": name, "concurrency": c, "round": r, "load_1m": [before, os.getloadavg()[0]]}
@@ -91,7 +97,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
                         errors[key] = errors.get(key, 0) + err
                         walls[key] = walls.get(key, 0.0) + wall
             rows = [
-                _row(f"POST {PATHS[n]}", n, c, samples[(n, c)], errors[(n, c)], walls[(n, c)])
+                _row(f"POST {PATHS[n]}", n, c, samples[(n, c)], errors[(n, c)], walls[(n, c)], codes[(n, c)])
                 for c in CONCURRENCY
                 for n in SERVERS
             ]
@@ -292,20 +298,37 @@ def _healthz_during_big_text(url: str) -> dict[str, Any]:
 
 
 async def _drive(
-    url: str, method: str, path: str, payloads: list[Any], concurrency: int, duration_s: float
+    url: str,
+    method: str,
+    path: str,
+    payloads: list[Any],
+    concurrency: int,
+    duration_s: float,
+    codes: dict[int, int] | None = None,
 ) -> tuple[list[float], int, float]:
     """Closed loop for `duration_s` seconds: `concurrency` connections each send a request as soon as
     their previous one is answered (requests in flight at the deadline still count). Returns
-    (latencies in seconds, non-2xx answers and transport errors, wall seconds)."""
+    (latencies in seconds, non-2xx answers and transport errors, wall seconds); `codes`, when given, is
+    added the number of answers per HTTP status (0: transport error)."""
     from ._http_load import closed_loop, encode_requests
 
     samples, wall = await closed_loop(url, encode_requests(url, method, path, payloads), concurrency, duration_s)
+    for s in samples if codes is not None else ():
+        codes[s.status] = codes.get(s.status, 0) + 1
     return [s.latency_s for s in samples], sum(not 200 <= s.status < 300 for s in samples), wall
 
 
 def _row(
-    endpoint: str, server: str, concurrency: int, latencies: list[float], errors: int, wall: float
+    endpoint: str,
+    server: str,
+    concurrency: int,
+    latencies: list[float],
+    errors: int,
+    wall: float,
+    codes: dict[int, int] | None = None,
 ) -> dict[str, Any]:
+    """One table row; `status_codes` (answers per HTTP status, 0 = transport error) when `codes` is given."""
+    extra = {"status_codes": {str(k): v for k, v in sorted(codes.items())}} if codes is not None else {}
     return {
         "endpoint": endpoint,
         "server": server,
@@ -315,6 +338,7 @@ def _row(
         "p95_ms": percentile_ms(latencies, 95),
         "p99_ms": percentile_ms(latencies, 99),
         "errors": errors,
+        **extra,
     }
 
 

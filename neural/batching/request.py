@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import threading
 import time
 from collections.abc import Generator
 from dataclasses import dataclass, field
@@ -93,7 +94,7 @@ class InferenceRequest:
 
 
 def _min_wait(timeout: float | None, deadline: float | None) -> float | None:
-    left = None if deadline is None else max(0.0, deadline - time.monotonic())
+    left = None if deadline is None else min(max(0.0, deadline - time.monotonic()), threading.TIMEOUT_MAX)
     if timeout is None:
         return left
     return timeout if left is None else min(timeout, left)

@@ -7,7 +7,9 @@ tritonclient / openai / httpx over TCP and still look inside the runtime (batche
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -26,10 +28,21 @@ ROOT = Path(__file__).resolve().parents[2]
 torch.set_num_threads(1)
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+SERVE_BANNER = re.compile(r"^workbench serve: (http://\S+) ", re.M)
+
+
+def served_url(proc: subprocess.Popen, log: Path, timeout_s: float = 180.0) -> str:
+    """The URL a `workbench serve --port 0` process writing to `log` serves on: its first line names
+    the port it bound (a port found free here and passed on could be taken before the server binds it).
+    Raises AssertionError with the log's end when the process exits or prints none in `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        found = SERVE_BANNER.search(log.read_text(errors="replace"))
+        if found:
+            return found.group(1)
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise AssertionError(f"workbench serve named no address (exit {proc.poll()}):\n{log.read_text()[-3000:]}")
+        time.sleep(0.05)
 
 
 def bound_socket() -> socket.socket:

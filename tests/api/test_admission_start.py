@@ -58,6 +58,14 @@ def server(tmp_path_factory) -> Iterator[LiveServer]:
     wb.close()
 
 
+def _admitted(pipeline: str) -> float:
+    """The gauge `workbench_pipeline_requests_admitted` of `pipeline` (0 when absent)."""
+    from neural.metrics import METRICS_REGISTRY
+
+    value = METRICS_REGISTRY.get_sample_value("workbench_pipeline_requests_admitted", {"pipeline": pipeline})
+    return value or 0.0
+
+
 def _predict(url: str) -> httpx.Response:
     return httpx.post(url + "/v1/pipelines/start_digit/predict", json={"input": {"pixels": [0.0] * 64}}, timeout=30)
 
@@ -75,7 +83,13 @@ def test_a_run_no_worker_starts_in_time_is_refused_and_never_runs(server):
         clients = [threading.Thread(target=lambda: answers.append(_predict(server.url))) for _ in range(3)]
         for c in clients:
             c.start()
-        time.sleep(0.8)  # past pipeline_max_wait_s = 0.3 for all three
+        # all three admitted (each START_BY = its admission + 0.3 s), then past it: a fixed 0.8 s from the
+        # clients' start left a loaded machine too little time to admit them before the pool was freed
+        deadline = time.monotonic() + 60
+        while _admitted("start_digit") < 3:
+            assert time.monotonic() < deadline, f"{_admitted('start_digit')} of 3 requests admitted"
+            time.sleep(0.01)
+        time.sleep(0.35)  # a lower bound on the time since the last admission: past pipeline_max_wait_s = 0.3
     finally:
         release.set()
     for c in clients:

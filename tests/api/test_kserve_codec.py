@@ -90,8 +90,31 @@ def test_bf16_round_trips_to_nearest_even():
             },
             "given twice",
         ),
+        # n16: a string, null or object was counted as "1 elements"
+        (
+            {"inputs": [{"name": "a", "shape": [1, 2], "datatype": "FP32", "data": "abc"}]},
+            'of 2 elements for shape [1, 2], got "abc"',
+        ),
+        (
+            {"inputs": [{"name": "a", "shape": [1], "datatype": "FP32", "data": None}]},
+            "of 1 element for shape [1], got null",
+        ),
+        ({"inputs": [{"name": "a", "shape": [1], "datatype": "FP32", "data": [[]]}]}, "data: 0 elements for shape [1]"),
     ],
 )
 def test_bad_tensors_name_the_field(doc, fragment):
     with pytest.raises(TensorCodecError, match=fragment.replace("[", r"\[")):
         decode_request(json.dumps(doc).encode(), None, None)
+
+
+@pytest.mark.parametrize("size", [-256, "256", True, 2.5])
+def test_a_binary_data_size_that_is_no_byte_count_is_named(size):
+    """n16: `-256`, `"256"` were answered "only 256 bytes of binary data remain"."""
+    head = json.dumps(
+        {"inputs": [{"name": "a", "shape": [1], "datatype": "FP32", "parameters": {"binary_data_size": size}}]}
+    ).encode()
+    with pytest.raises(TensorCodecError) as e:
+        decode_request(head + b"\0" * 256, str(len(head)), None)
+    assert str(e.value) == (
+        f"inputs[0] ('a').parameters.binary_data_size: must be a non-negative integer (bytes), got {json.dumps(size)}"
+    )

@@ -42,6 +42,23 @@ def test_models_list(client):
     assert ids == ["demo-lm"]
 
 
+def test_models_retrieve(client):
+    """n16: `client.models.retrieve` (GET /v1/models/{id}, which LangChain and vLLM routers call) was 404
+    "no route"."""
+    import openai
+
+    card = client.models.retrieve("demo-lm")
+    assert (card.id, card.object, card.owned_by) == ("demo-lm", "model", "workbench")
+    assert (
+        card.model_dump()["max_model_len"] == next(m for m in client.models.list() if m.id == "demo-lm").max_model_len
+    )
+    with pytest.raises(openai.NotFoundError) as e:
+        client.models.retrieve("no-such-lm")
+    assert (
+        e.value.body["code"] == "not_found" and "no model named 'no-such-lm'; known: demo-lm" in e.value.body["message"]
+    )
+
+
 def test_completion_matches_the_engine(client, reference):
     r = client.completions.create(model="demo-lm", prompt="ROMEO:\n", max_tokens=12, temperature=0)
     want = reference("ROMEO:\n", 12)

@@ -259,3 +259,23 @@ def test_forward_run_and_backward_ask(http):
     assert r.status_code == 422 and "age" in r.json()["error"]["message"]
     r = http.post("/v1/kb/family/run", json={"strategy": "sideways"})
     assert r.status_code == 422 and r.json()["error"]["param"] == "body.strategy"
+
+
+def test_identical_puts_at_once_answer_201_once(pipeline_server):
+    """n16: six identical `PUT /v1/pipelines/NAME` at once all answered 201 "new version" (each looked for the
+    version before any stored it), though one version was stored. The store now says which call stored it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    doc = DOC.replace("name: digit_check", "name: put_race", 1)
+    assert doc != DOC
+
+    def put(_: int) -> httpx.Response:
+        with httpx.Client(base_url=pipeline_server.url, timeout=120) as c:
+            return c.put("/v1/pipelines/put_race", content=doc, headers={**AUTH, "Content-Type": "application/yaml"})
+
+    with ThreadPoolExecutor(6) as pool:
+        answers = list(pool.map(put, range(6)))
+    assert sorted(a.status_code for a in answers) == [200] * 5 + [201], [a.text for a in answers]
+    assert len({a.json()["version"] for a in answers}) == 1
+    with httpx.Client(base_url=pipeline_server.url, timeout=60) as c:
+        assert len(c.get("/v1/pipelines/put_race/versions").json()["versions"]) == 1

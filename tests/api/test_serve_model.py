@@ -17,7 +17,7 @@ import httpx
 import openai
 import pytest
 import torch
-from api_live import ROOT, free_port
+from api_live import ROOT, served_url
 
 TEXT = (
     "To be, or not to be, that is the question: whether 'tis nobler in the mind to suffer "
@@ -159,7 +159,6 @@ def folders(tmp_path_factory):
 @pytest.fixture(scope="module")
 def server(folders, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("serve")
-    port = free_port()
     env = dict(
         os.environ,
         WORKBENCH_DATABASE_URL=f"sqlite:///{tmp / 'runs.sqlite3'}",
@@ -167,16 +166,16 @@ def server(folders, tmp_path_factory):
         TOKENIZERS_PARALLELISM="false",
         OMP_NUM_THREADS="1",
     )
-    args = [sys.executable, "-m", "cli", "serve", "--port", str(port), "--log-level", "warning"]
+    args = [sys.executable, "-m", "cli", "serve", "--port", "0", "--log-level", "warning"]
     args += ["--model", str(_minilm_dir()), "--model", str(folders["gpt2"])]  # a one-shot folder first
     args += ["--model-name", "minilm", "--model-name", "gpt2-small"]  # by position; the others keep folder names
     for kind in ("llama", "mistral", "qwen2"):
         args += ["--model", str(folders[kind])]
     log = open(tmp / "server.log", "w")
     proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 180
     try:
+        url = served_url(proc, tmp / "server.log")
         while True:
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError("server did not become ready:\n" + (tmp / "server.log").read_text()[-3000:])

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import httpx
-from api_live import ROOT, free_port
+from api_live import ROOT, served_url
 
 N = 24
 HEALTHZ = 20  # as metrics_two_workers.sh sends
@@ -45,7 +45,6 @@ def test_metrics_of_two_workers_are_one_server(tmp_path):
     prom = tmp_path / "prom"
     prom.mkdir()
     (prom / "counter_1.db").write_bytes(b"stale values of an earlier server")
-    port = free_port()
     env = dict(
         os.environ,
         WORKBENCH_DATABASE_URL=f"sqlite:///{tmp_path / 'runs.sqlite3'}",
@@ -54,12 +53,12 @@ def test_metrics_of_two_workers_are_one_server(tmp_path):
         TOKENIZERS_PARALLELISM="false",
         OMP_NUM_THREADS="1",
     )
-    args = [sys.executable, "-m", "cli", "serve", "--port", str(port), "--workers", "2", "--log-level", "warning"]
+    args = [sys.executable, "-m", "cli", "serve", "--port", "0", "--workers", "2", "--log-level", "warning"]
     args += ["--model", str(_minilm_dir()), "--model-name", "minilm"]
     log = open(tmp_path / "server.log", "w")
     proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
     try:
+        url = served_url(proc, tmp_path / "server.log")
         deadline = time.monotonic() + 480  # two processes import torch and load MiniLM
         ready = 0
         while ready < 8:  # several fresh connections in a row answered ready: both workers are up

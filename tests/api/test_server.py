@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import threading
 import time
 
 import httpx
-from api_live import LiveServer, free_port, make_settings
+from api_live import LiveServer, make_settings, served_url
 
 from api.app import create_app
 from workbench.serving import Serving
@@ -127,31 +128,34 @@ def test_error_shapes_and_no_stack_traces(tmp_path):
 
 
 def test_workbench_serve_runs_uvicorn(tmp_path):
-    port = free_port()
     env = {
         **os.environ,
         "WORKBENCH_DATABASE_URL": f"sqlite:///{tmp_path / 'serve.sqlite3'}",
         "WORKBENCH_KNOWLEDGE_BASE_DIR": str(tmp_path),
         "WORKBENCH_PIPELINE_DIR": str(tmp_path),
     }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cli", "serve", "--port", str(port), "--log-level", "warning"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+    log = tmp_path / "serve.log"
+    with log.open("w") as out:  # --port 0: the server binds a port the system picks and names it first
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "cli", "serve", "--port", "0", "--log-level", "warning"],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     try:
+        url = served_url(proc, log)
+        assert re.fullmatch(r"http://127\.0\.0\.1:[1-9][0-9]*", url), url
         deadline = time.monotonic() + 120
         while True:
             try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz").status_code == 200:
+                if httpx.get(f"{url}/healthz").status_code == 200:
                     break
             except httpx.TransportError:
                 pass
-            assert proc.poll() is None, proc.stdout.read().decode()
+            assert proc.poll() is None, log.read_text()
             assert time.monotonic() < deadline, "workbench serve did not answer"
             time.sleep(0.2)
-        assert httpx.get(f"http://127.0.0.1:{port}/v2").json()["name"] == "workbench"
+        assert httpx.get(f"{url}/v2").json()["name"] == "workbench"
     finally:
         proc.terminate()
         proc.wait(30)
@@ -167,3 +171,12 @@ def test_serve_rejects_a_bad_setting(monkeypatch):
     get_settings.cache_clear()
     r = CliRunner().invoke(app, ["serve"])
     assert r.exit_code == 2 and "WORKBENCH_SERVER__PORT" in r.output and "Traceback" not in r.output
+
+
+def test_serve_refuses_port_0_with_ray():
+    from typer.testing import CliRunner
+
+    from cli.app import app
+
+    r = CliRunner().invoke(app, ["serve", "--ray", "local", "--port", "0"])
+    assert r.exit_code == 2 and "--port 0 is not supported with --ray" in r.output, r.output

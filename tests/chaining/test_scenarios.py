@@ -174,3 +174,18 @@ def test_the_rule_files_service_reports_a_pattern_typo_as_the_file_error(work):
     _write(work, TYPOS)
     doc = run_scenario_file(work, "s.yaml")
     assert doc["scenarios"] == [] and "template class has no slot 'nme'" in doc["error"]
+
+
+def test_unquoted_yes_is_the_symbol_yes_not_a_boolean(work):
+    """n16: PyYAML's YAML 1.1 read `value: yes` as a boolean, the fact became `(value TRUE)` and the scenario
+    failed with no hint why. Scenario files are read with YAML 1.2's booleans (`true`/`false` only)."""
+    path = _write(
+        work,
+        "knowledge_base: animals.clp\nscenarios:\n  - name: bare yes\n"
+        "    facts: [{template: observation, slots: {attribute: hair, value: yes}}]\n"
+        "    expect: {fired: [mammal-by-hair], facts: [{template: class, slots: {name: mammal}}]}\n",
+    )
+    assert ScenarioFile.read(path).scenarios[0].facts[0].slots["value"] == "yes"
+    r = CliRunner().invoke(app, ["kb", "test", str(path), "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["passed"] == 1

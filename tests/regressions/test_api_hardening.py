@@ -28,21 +28,22 @@ KEY = "k1"
 AUTH = {"Authorization": f"Bearer {KEY}"}
 
 LAUNCH = """
-import sys, uvicorn
+import socket, sys, uvicorn
+from pathlib import Path
 from api.app import create_app
 from workbench import Workbench
 from workbench.config import load_settings
 from workbench.serving import Serving
 s = load_settings()
 app = create_app(serving=Serving(Workbench(s), settings=s, load_models=False, serve_demo_lm=False), settings=s)
-uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
+sock = socket.socket()  # a port the system picks, written to argv[1] once listening: no pick-then-bind race
+sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+sock.bind(("127.0.0.1", 0))
+sock.listen(2048)
+Path(sys.argv[1] + ".tmp").write_text(str(sock.getsockname()[1]))
+Path(sys.argv[1] + ".tmp").replace(sys.argv[1])
+uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning")).run(sockets=[sock])
 """
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:
@@ -50,8 +51,6 @@ class Server:
         kb_dir, pipe_dir = tmp / "knowledge_bases", tmp / "pipelines"
         shutil.copytree(ROOT / "knowledge_bases", kb_dir, ignore=shutil.ignore_patterns("bench"))
         shutil.copytree(ROOT / "pipelines", pipe_dir)
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
         full_env = {
             **os.environ,
             "WORKBENCH_DATABASE_URL": f"sqlite:///{tmp / 'runs.sqlite3'}",
@@ -62,9 +61,15 @@ class Server:
         }
         self.log = open(tmp / "server.log", "w+b")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", LAUNCH, str(self.port)], cwd=ROOT, env=full_env, stdout=self.log, stderr=self.log
+            [sys.executable, "-c", LAUNCH, str(tmp / "port")], cwd=ROOT, env=full_env, stdout=self.log, stderr=self.log
         )
         deadline = time.monotonic() + 120
+        while not (tmp / "port").exists():
+            assert self.proc.poll() is None, f"server exited with {self.proc.returncode}: {self.output()}"
+            assert time.monotonic() < deadline, "server named no port: " + self.output()
+            time.sleep(0.05)
+        self.port = int((tmp / "port").read_text())
+        self.url = f"http://127.0.0.1:{self.port}"
         while True:
             assert self.proc.poll() is None, f"server exited with {self.proc.returncode}: {self.output()}"
             try:

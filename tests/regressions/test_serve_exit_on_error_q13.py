@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-import socket
+import re
 import subprocess
 import sys
 import time
@@ -17,12 +17,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -36,17 +30,29 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _start(project: Path, port: int, *args: str, **env: str) -> subprocess.Popen:
+def _start(project: Path, *args: str, stderr=subprocess.PIPE, **env: str) -> subprocess.Popen:
+    """`workbench serve --port 0` (a port the system picks, named on its first line) in `project`."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
     clean |= {"WORKBENCH_DATABASE_URL": f"sqlite:///{project / 'wb.sqlite3'}", **env}
     return subprocess.Popen(
-        [sys.executable, "-m", "cli", "serve", "--port", str(port), *args],
+        [sys.executable, "-m", "cli", "serve", "--port", "0", *args],
         cwd=project,  # ./models/catalog.yaml is the catalogue
         env=clean,
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=stderr,
         text=True,
     )
+
+
+def _port(proc: subprocess.Popen, log: Path, timeout_s: float = 120) -> int:
+    """The port the server bound, from its first line (`workbench serve: http://127.0.0.1:PORT ...`)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        found = re.search(r"^workbench serve: http://127\.0\.0\.1:(\d+) ", log.read_text(), re.M)
+        if found:
+            return int(found.group(1))
+        assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+        time.sleep(0.05)
 
 
 def _finish(proc: subprocess.Popen, timeout_s: float = 120) -> tuple[int, str]:
@@ -79,15 +85,17 @@ def _assert_stopped_with_one_line(rc: int, err: str) -> None:
 
 
 def test_serve_exits_when_a_catalogue_model_does_not_load(project):
-    rc, err = _finish(_start(project, _free_port()))
+    rc, err = _finish(_start(project))
     _assert_stopped_with_one_line(rc, err)
     assert "Application shutdown complete" in err  # stopped cleanly, not killed
 
 
 def test_the_setting_keeps_serving_and_the_flag_overrides_it(project):
-    port = _free_port()
-    proc = _start(project, port, WORKBENCH_SERVER__EXIT_ON_ERROR="false")
+    log = project / "serve.log"
+    with log.open("w") as out:
+        proc = _start(project, stderr=out, WORKBENCH_SERVER__EXIT_ON_ERROR="false")
     try:
+        port = _port(proc, log)
         deadline = time.monotonic() + 120
         answer = None
         while time.monotonic() < deadline and proc.poll() is None:
@@ -104,5 +112,5 @@ def test_the_setting_keeps_serving_and_the_flag_overrides_it(project):
         proc.terminate()
         proc.communicate(timeout=60)
 
-    rc, err = _finish(_start(project, _free_port(), "--exit-on-error", WORKBENCH_SERVER__EXIT_ON_ERROR="false"))
+    rc, err = _finish(_start(project, "--exit-on-error", WORKBENCH_SERVER__EXIT_ON_ERROR="false"))
     _assert_stopped_with_one_line(rc, err)

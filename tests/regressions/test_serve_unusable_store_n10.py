@@ -7,7 +7,6 @@ database and the reason, exit status 2 (as for an invalid setting), like a busy 
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -15,16 +14,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _serve(url: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")} | {"WORKBENCH_DATABASE_URL": url}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cli", "serve", "--port", str(_free_port())],
+        [sys.executable, "-m", "cli", "serve", "--port", "0"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,

@@ -75,6 +75,32 @@ def test_the_failure_reason_names_each_failed_deployment():
     assert failure_reason(bare) == "Failed to update the deployments ['x']."
 
 
+def test_the_failure_reason_skips_the_lines_an_exception_adds_after_its_own():
+    """Stop 31's CI: a replica that failed with a SQLAlchemy error was named by the error's last line, its
+    `(Background on this error at: ...)` link, instead of the error."""
+    pytest.importorskip("ray", reason="the optional extra `ray` is not installed (uv sync --extra ray)")
+    from workbench.scale.serve_app import failure_reason
+
+    message = (
+        "The deployment failed to start 1 times in a row. See controller logs for details. Error:\n"
+        '  File "/work/workbench/store/store.py", line 58, in open\n'
+        "    upgrade(engine)\n"
+        "sqlalchemy.exc.OperationalError: (sqlite3.OperationalError) table knowledge_bases already exists\n"
+        "[SQL: \nCREATE TABLE knowledge_bases (\n\tid INTEGER NOT NULL\n)\n\n]\n"
+        "(Background on this error at: https://sqlalche.me/e/21/e3q8)\n"
+    )
+    status = SimpleNamespace(
+        message="", deployments={"model-broken": SimpleNamespace(status="DEPLOY_FAILED", message=message)}
+    )
+    assert failure_reason(status) == (
+        "deployment model-broken: OperationalError: (sqlite3.OperationalError) table knowledge_bases already exists"
+    )
+    no_exception_line = SimpleNamespace(status="DEPLOY_FAILED", message="Error:\nsomething broke (see logs)")
+    assert failure_reason(SimpleNamespace(message="", deployments={"x": no_exception_line})) == (
+        "deployment x: something broke (see logs)"
+    )
+
+
 @pytest.mark.slow
 def test_serve_ray_stops_naming_why_a_catalogue_model_does_not_load(tmp_path: Path):
     """End to end: a local Ray instance (minutes on a busy 2-core machine), one constructor try per replica."""

@@ -106,6 +106,35 @@ def concurrent_save_checks(stores: list[Store]) -> None:
     assert [p.version for p in stores[0].pipeline_versions(name)] == ["v1"]
 
 
+def concurrent_creation_checks(url: str, openers: int = 4) -> None:
+    """`openers` threads open the store at `url`, a database without schema, at the same moment (as the
+    workers of `serve --workers N` or Ray Serve replicas do on a new database): every one opens it, at the
+    newest revision. Before, each read "no revision", then all but one failed ("table ... already exists",
+    or a KeyError from Alembic's shared context)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from workbench.store import head_revision
+
+    barrier = threading.Barrier(openers, timeout=60)
+
+    def open_together(_: int) -> str | None:
+        barrier.wait()
+        store = Store.open(url)
+        try:
+            return store.revision()
+        finally:
+            store.close()
+
+    with ThreadPoolExecutor(openers) as pool:
+        assert list(pool.map(open_together, range(openers))) == [head_revision()] * openers
+
+
+@pytest.fixture
+def check_concurrent_creation():
+    return concurrent_creation_checks
+
+
 def non_finite_checks(store: Store) -> None:
     """A run whose model output and rule values are not finite floats is recorded as standard JSON: NaN,
     Infinity and -Infinity become the strings "NaN", "Infinity" and "-Infinity" (protobuf's JSON mapping),

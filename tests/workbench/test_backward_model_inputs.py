@@ -3,6 +3,7 @@ ValueError), and `kb check` refuses a `labels=` count that differs from the mode
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,15 @@ def test_the_case_works_as_given() -> None:
     r = CliRunner().invoke(app, ["kb", "ask", str(CASE), "(read ?i ?l)", "--all"])
     assert r.exit_code == 0, r.output
     assert "one call, batch 3" in r.stdout
+
+
+def test_kb_ask_stops_the_batchers_of_the_models_it_loaded() -> None:
+    # run in-process (tests, scripts), kb ask left its models' batcher threads running into later tests
+    before = set(threading.enumerate())
+    r = CliRunner().invoke(app, ["kb", "ask", str(CASE), "(read ?i ?l)", "--all"])
+    assert r.exit_code == 0, r.output
+    left = [t.name for t in threading.enumerate() if t not in before and t.is_alive()]
+    assert left == []
 
 
 @pytest.mark.parametrize(

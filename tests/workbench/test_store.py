@@ -32,6 +32,37 @@ def test_migrations_create_schema_on_fresh_file(tmp_path):
     assert Store.open(f"sqlite:///{path}").revision() == head_revision()
 
 
+@pytest.mark.parametrize("round_", range(3))
+def test_threads_creating_one_new_sqlite_file_at_once_all_open_it(tmp_path, round_, check_concurrent_creation):
+    check_concurrent_creation(f"sqlite:///{tmp_path / 'new.sqlite3'}")
+
+
+def _open_with_others(url: str, barrier, answers) -> None:  # a spawned process: module level
+    barrier.wait()
+    try:
+        answers.put(Store.open(url).revision())
+    except Exception as exc:  # noqa: BLE001 - the answer names it
+        answers.put(f"{type(exc).__name__}: {exc}")
+
+
+def test_processes_creating_one_new_sqlite_file_at_once_all_open_it(tmp_path):
+    """Regression (stop 31's CI): Ray Serve replicas of `serve --ray` (each its own process) opened a new
+    SQLite file at once; one created the schema and the others' start-up failed with "table knowledge_bases
+    already exists" (sqlalchemy.exc.OperationalError), so `serve --ray` named the wrong reason."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    url = f"sqlite:///{tmp_path / 'new.sqlite3'}"
+    barrier, answers = ctx.Barrier(3, timeout=300), ctx.Queue()
+    procs = [ctx.Process(target=_open_with_others, args=(url, barrier, answers)) for _ in range(3)]
+    for proc in procs:
+        proc.start()
+    got = [answers.get(timeout=600) for _ in procs]
+    for proc in procs:
+        proc.join(60)
+    assert got == [head_revision()] * 3
+
+
 def _run(**kw) -> RunRow:
     base = dict(
         pipeline_name="p",

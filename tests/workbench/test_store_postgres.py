@@ -32,6 +32,17 @@ def test_postgres_migrates_and_round_trips(postgres_url):
     store.close()
 
 
+def test_postgres_threads_creating_a_new_database_at_once_all_open_it(postgres_url, check_concurrent_creation):
+    from sqlalchemy import create_engine, make_url, text
+
+    admin = create_engine(postgres_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text("CREATE DATABASE new_schema_race"))
+    admin.dispose()
+    url = make_url(postgres_url).set(database="new_schema_race").render_as_string(hide_password=False)
+    check_concurrent_creation(url)
+
+
 def test_postgres_one_run_writing_path(postgres_url, check_run_writing):
     store = Store.open(postgres_url)
     check_run_writing(store)

@@ -149,7 +149,8 @@ class KnowledgeMixin:
         self, sources: list[tuple[str, str]], *, warnings: bool = False, tables: list[str] | tuple[str, ...] = ()
     ) -> list[Any]:
         """Located diagnostics (`rules.Diagnostic`: file, line, column, message, severity) for unsaved rule
-        text given as `[(filename, text), ...]` in load order; empty when it validates. Never raises on bad text.
+        text given as `[(filename, text), ...]` in load order; empty when it validates and real CLIPS loads it
+        (a throw-away environment, `chaining.forward.load_check`). Never raises on bad text.
 
         With `warnings`, the checks of `workbench kb check`: also what CLIPS loads past (a construct
         redefined, ...) and premises over relations nothing defines (severity "warning"), and the
@@ -159,13 +160,18 @@ class KnowledgeMixin:
 
         kw: dict[str, Any] = {"allow_unsafe": self.library.allow_unsafe, "functions": self.library.functions}
         found = rules.check_sources(list(sources), warnings=warnings, tables=tables, **kw)
-        if not warnings or any(d.severity == "error" for d in found):
+        if any(d.severity == "error" for d in found):
             return found
+        from chaining.forward.load_check import clips_refusals
+
+        loaded = rules.knowledge_base.table_sources(list(sources), tables)[0] if tables else list(sources)
+        refused = clips_refusals(loaded, **kw)  # what CLIPS refuses at load and the validator missed
+        if refused or not warnings:
+            return refused + found
         from chaining.backward.check import unknown_premises
         from workbench.backward_models import check_bindings
 
-        sources = rules.knowledge_base.table_sources(list(sources), tables)[0] if tables else list(sources)
-        kb = rules.knowledge_base_from_sources("check", sources, **kw)
+        kb = rules.knowledge_base_from_sources("check", loaded, **kw)
         if any(spec.model is not None for spec in kb.askable_specs.values()):
             found += check_bindings(kb, self.catalog)
         unknown = [rules.Diagnostic(u.file, u.line, u.column, u.message, "warning") for u in unknown_premises(kb)]

@@ -173,17 +173,25 @@ class PipelinesMixin:
             stage: also point this stage (`production` / `staging`) at the version.
             write_file: also write `pipelines/NAME.yaml`.
         """
+        return self.put_pipeline(pipeline, validate=validate, stage=stage, write_file=write_file)[0]
+
+    def put_pipeline(
+        self, pipeline: Pipeline | str, *, validate: bool = True, stage: str | None = None, write_file: bool = False
+    ) -> tuple[str, bool]:
+        """`save_pipeline`, returning (version, created): `created` is True only for the one call that stored
+        the version, also when several store the same one at the same moment (`PUT /v1/pipelines/NAME`
+        answers 201 for it and 200 for the others)."""
         p = Pipeline.from_yaml(pipeline) if isinstance(pipeline, str) else pipeline
         if validate:
             self.check(p)
         text = p.to_yaml()
-        self.store.save_pipeline(p.name, p.version, text)
+        created = self.store.save_pipeline(p.name, p.version, text)
         self._forget_resolutions()
         if stage is not None:
             self.promote(p.name, p.version, stage)
         if write_file:
             p.save(self.pipeline_dir / f"{p.name}.yaml")
-        return p.version
+        return p.version, created
 
     def _stored_versions(self, name: str) -> list[str]:
         """Full version hashes stored under `name`, newest first (for messages)."""

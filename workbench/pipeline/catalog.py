@@ -266,14 +266,17 @@ class ModelCatalog:
             spec = self.specs().get(name)
             if spec is None:
                 raise ModelNotFoundError(name, self.names())
-            entry = self._load(spec)
+            entry = self.load_spec(spec)
             self._loaded[name] = entry
             self._unloaded.discard(name)
         if self.on_load:
             self.on_load(entry)
         return entry
 
-    def _load(self, spec: CatalogEntry) -> Any:
+    def load_spec(self, spec: CatalogEntry) -> Any:
+        """Load the model `spec` describes, as `load` does, without keeping it (`workbench model add` checks a
+        folder this way before copying it). Returns the loaded entry (the caller closes it). Raises
+        CatalogError (a bad `engine` field) or the neural load error naming the file."""
         from neural import loaders
         from neural.batching import BatcherConfig
 

@@ -12,6 +12,8 @@ from typing import Any
 
 import yaml
 
+from rules import yaml_core
+
 from .errors import Issue, PipelineValidationError
 
 Path = tuple[str | int, ...]
@@ -33,8 +35,8 @@ def load_yaml(text: str, filename: str | None = None) -> tuple[Any, dict[Path, t
             passes it); checked on the composed node graph, in time linear in the text.
     """
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        root = yaml_core.compose(text)
+        data = yaml_core.load(text)  # YAML 1.2 booleans: `when: yes` is the branch "yes"
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)

@@ -21,6 +21,7 @@ from typing import Any
 
 import rules
 from chaining.forward import EngineConfig, ForwardEngine
+from chaining.forward.load_check import clips_refusals
 from rules.knowledge_base import folder_files
 from workbench.names import check_name
 
@@ -162,10 +163,11 @@ class KnowledgeBaseLibrary:
             self._overrides[name] = kb
 
     def save(self, name: str, text: str) -> tuple[rules.KnowledgeBase, Path]:
-        """Validate `text` and write it to `knowledge_bases/NAME.clp` (only after it validates).
+        """Validate `text`, load it into a throw-away CLIPS environment (`chaining.forward.load_check`), and
+        write it to `knowledge_bases/NAME.clp` (only after both pass).
 
         Raises:
-            KnowledgeBaseError: invalid rules (nothing is written).
+            KnowledgeBaseError: invalid rules, or rules CLIPS refuses to load (nothing is written).
             ValueError: a bad name, or no knowledge-base directory configured.
             KnowledgeBaseConflictError: `NAME` is a folder knowledge base (`knowledge_bases/NAME/*.clp`):
                 `NAME.clp` beside it would hide its files from then on (nothing is written).
@@ -183,6 +185,9 @@ class KnowledgeBaseLibrary:
                 "is one text and cannot replace it: edit the folder's files, or upload under another name",
             )
         kb = self.from_text(name, text, filename=target.name)  # diagnostics name `NAME.clp`, never the server's path
+        refused = clips_refusals(kb.sources, functions=self.functions, allow_unsafe=self.allow_unsafe)
+        if refused:  # what CLIPS refuses and the validator missed: the first run would fail (`load_check`)
+            raise KnowledgeBaseError(name, refused)
         self.directory.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")  # its own: another caller may be saving too
         try:

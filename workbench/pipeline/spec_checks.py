@@ -10,6 +10,9 @@ from .expressions import ExpressionError, compile_expression
 from .spec import COMMON_FIELDS, FACT_FUNCTIONS, MODEL_FUNCTIONS, NODE_FIELDS, REQUIRED_FIELDS, Edge, Node, Pipeline
 from .spec_generate import check_generate
 
+# a node's time limit: no longer than the longest a predict may run (`timeout_s` of the API is at most 3600 s)
+NODE_TIMEOUT_MAX_S = 3600.0
+
 
 def check_node(pipe: Pipeline, n: Node) -> list[Issue]:
     out: list[Issue] = []
@@ -64,9 +67,11 @@ def check_node(pipe: Pipeline, n: Node) -> list[Issue]:
         elif key in c and key != "max_firings" and c[key] < 0:  # max_firings: negative is no limit, as (run -1)
             bad(key, f"expected a non-negative integer, got {c[key]!r}")
     if "timeout_s" in c and not (
-        isinstance(c["timeout_s"], (int, float)) and not isinstance(c["timeout_s"], bool) and c["timeout_s"] > 0
+        isinstance(c["timeout_s"], (int, float))
+        and not isinstance(c["timeout_s"], bool)
+        and 0 < c["timeout_s"] <= NODE_TIMEOUT_MAX_S
     ):
-        bad("timeout_s", f"expected positive seconds, got {c['timeout_s']!r}")
+        bad("timeout_s", f"expected positive seconds, at most {NODE_TIMEOUT_MAX_S:g}, got {c['timeout_s']!r}")
     if "strategy" in c:
         from chaining.forward import STRATEGY_NAMES
 

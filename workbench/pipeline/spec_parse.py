@@ -82,7 +82,18 @@ def parse_document(data: Any, positions: dict[Path, tuple[int, int]], filename: 
                 issue(None, f"edges[{i}]", "expected a mapping with 'from', 'to' and optionally 'when'", ("edges", i))
             )
             continue
-        pipe.edges.append(Edge(str(raw["from"]), str(raw["to"]), None if raw.get("when") is None else str(raw["when"])))
+        when = raw.get("when")
+        if when is not None and not isinstance(when, (str, int)) or isinstance(when, bool):
+            issues.append(
+                issue(
+                    None,
+                    f"edges[{i}].when",
+                    f"expected the name of a gate branch, got {when!r}: quote it if it is a branch name",
+                    ("edges", i, "when"),
+                )
+            )
+            continue
+        pipe.edges.append(Edge(str(raw["from"]), str(raw["to"]), None if when is None else str(when)))
     issues += pipe.check_structure()
     if issues:
         raise PipelineValidationError(issues)

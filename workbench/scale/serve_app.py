@@ -20,6 +20,7 @@ chose, so a request retried on another replica (its replica died) is recorded on
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,6 +36,9 @@ from .ingress import Ingress
 from .replicas import ModelReplica
 
 log = logging.getLogger("workbench.scale")
+
+# an exception's name as a traceback's last line writes it: `SomeError`, `package.module.SomeError`
+_EXCEPTION_NAME = re.compile(r"[A-Za-z_][\w.]*")
 
 
 @dataclass
@@ -342,13 +346,17 @@ def failure_reason(status: Any) -> str:
 
 
 def _last_error_line(message: str) -> str:
+    """The exception line of a traceback's text: the last line `Name: text` whose name is an exception's
+    (`...Error`, `...Exception`) or a dotted path; lines an exception's text adds after it (SQLAlchemy's
+    `[SQL: ...]` and `(Background on this error at: ...)`) are skipped. The last line when none matches."""
     from . import StartupFailedError
 
     lines = [line.strip() for line in message.splitlines() if line.strip()]
     if not lines:
         return "no reason given"
-    head, sep, rest = lines[-1].partition(": ")
-    if not sep or " " in head:
-        return lines[-1]
-    name = head.rsplit(".", 1)[-1]  # `package.module.SomeError: text` -> `SomeError: text`
-    return rest if name == StartupFailedError.__name__ else f"{name}: {rest}"  # ours holds the reason alone
+    for line in reversed(lines):
+        head, sep, rest = line.partition(": ")
+        if sep and _EXCEPTION_NAME.fullmatch(head) and ("." in head or head.endswith(("Error", "Exception"))):
+            name = head.rsplit(".", 1)[-1]  # `package.module.SomeError: text` -> `SomeError: text`
+            return rest if name == StartupFailedError.__name__ else f"{name}: {rest}"  # ours holds the reason alone
+    return lines[-1]

@@ -86,15 +86,8 @@ class LibraryServing:
                 param="name",
                 details=[{"field": "name", "message": f"expected {name!r}, got {p.name!r}"}],
             )
-        existed = any(v["version"] == p.version for v in await self._versions_or_empty(name))
-        version = await call(wb.save_pipeline, p, stage=stage)
-        return {"name": name, "version": version, "created": not existed}
-
-    async def _versions_or_empty(self, name: str) -> list[dict[str, Any]]:
-        try:
-            return await call(self._wb().pipeline_versions, name)
-        except NotFoundError:
-            return []
+        version, created = await call(wb.put_pipeline, p, stage=stage)  # the store says which call stored it
+        return {"name": name, "version": version, "created": created}
 
     async def delete_pipeline(self, name: str) -> int:
         """Delete every stored version of `name` (recorded runs are kept); returns how many."""

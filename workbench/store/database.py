@@ -140,25 +140,62 @@ def current_revision(engine: Engine) -> str | None:
 def upgrade(engine: Engine) -> str:
     """Apply every pending migration in one transaction; returns the new revision.
 
+    Several processes may open a new database at once (`serve --workers N`, Ray Serve replicas): the
+    revision is read again and the migrations run under a lock held for the whole transaction, so one
+    process creates the schema and the others find it done (`BEGIN IMMEDIATE` on SQLite, whose writers then
+    wait in SQLite's busy handler up to the 30 s timeout; `pg_advisory_xact_lock` on PostgreSQL). Before,
+    each read "no revision" and all but one failed with "table ... already exists".
+
     Raises:
         StoreError: the database is at a revision unknown to this code (newer Workbench?) or unreadable.
     """
-    current = current_revision(engine)
     script = ScriptDirectory.from_config(alembic_config(str(engine.url)))
-    known = {rev.revision for rev in script.walk_revisions()}
-    if current is not None and current not in known:
+    head = script.get_current_head()
+    current = current_revision(engine)  # the usual case, an up-to-date database, takes no lock
+    _check_known(engine, script, current)
+    if current == head:
+        return current
+    cfg = alembic_config(str(engine.url))
+    try:
+        with engine.begin() as conn:
+            _lock_schema(conn)
+            current = MigrationContext.configure(conn).get_current_revision()
+            _check_known(engine, script, current)
+            if current != head:
+                cfg.attributes["connection"] = conn
+                with _ALEMBIC_LOCK:
+                    command.upgrade(cfg, "head")
+    except (DatabaseError, OperationalError) as exc:
+        raise StoreError(
+            f"database {engine.url.render_as_string(hide_password=True)}: cannot create or upgrade its schema "
+            f"({exc.orig})"
+        ) from exc
+    return head
+
+
+# Alembic's `context` is one module-level proxy: two threads upgrading two databases at once would share it
+_ALEMBIC_LOCK = threading.Lock()
+
+# the key of the PostgreSQL advisory lock held while the schema is created or upgraded (any fixed 64-bit number)
+_SCHEMA_LOCK_KEY = 0x57_42_53_43_48_45_4D_41  # "WBSCHEMA"
+
+
+def _lock_schema(conn: Any) -> None:
+    """Hold the database's write lock until `conn`'s transaction ends (see `upgrade`)."""
+    backend = conn.engine.url.get_backend_name()
+    if backend == "sqlite":
+        conn.exec_driver_sql("BEGIN IMMEDIATE")  # the driver opens no transaction of its own before DDL
+    elif backend == "postgresql":
+        conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_SCHEMA_LOCK_KEY})")
+
+
+def _check_known(engine: Engine, script: ScriptDirectory, current: str | None) -> None:
+    if current is not None and current not in {rev.revision for rev in script.walk_revisions()}:
         raise StoreError(
             f"database {engine.url.render_as_string(hide_password=True)} is at schema revision {current}, "
             f"which this Workbench does not know (newest known: {script.get_current_head()}); "
             "it was written by a newer version — upgrade Workbench or point WORKBENCH_DATABASE_URL elsewhere"
         )
-    if current == script.get_current_head():
-        return current
-    cfg = alembic_config(str(engine.url))
-    with engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "head")
-    return script.get_current_head()
 
 
 class SQLiteWriteQueue:

@@ -177,9 +177,13 @@ def test_ctrl_c_halts_a_running_command_and_the_shell_goes_on(tmp_path):
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (tmp_path / "ready.txt").exists():
         time.sleep(0.1)
-    proc.stdin.write(b"(while TRUE do (bind ?x 1))\n")
+    # the loop says it has started (a fixed sleep before Ctrl-C raced a slow start: a SIGINT that arrives
+    # while the piped shell still reads the line is a KeyboardInterrupt outside any command)
+    proc.stdin.write(b'(progn (close (open "spinning.txt" spin "w")) (while TRUE do (bind ?x 1)))\n')
     proc.stdin.flush()
-    time.sleep(1.0)
+    while time.monotonic() < deadline and not (tmp_path / "spinning.txt").exists():
+        time.sleep(0.05)
+    assert (tmp_path / "spinning.txt").exists(), "the loop did not start"
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(b'(printout t "after" crlf)\n(exit)\n', timeout=60)
     assert proc.returncode == 0, err

@@ -27,7 +27,7 @@ class Recorder:
 
     def __call__(self, items: list, pad_to: int | None) -> list:
         self.entered.set()
-        self.gate.wait(10)
+        self.gate.wait(60)  # a test that holds the gate opens it itself; 60 s only ends a broken test
         self.calls.append((list(items), pad_to))
         if self.fail_on is not None and self.fail_on in items:
             raise ValueError(f"cannot handle {self.fail_on!r}")
@@ -88,19 +88,16 @@ async def test_partial_batch_runs_after_max_queue_delay():
     model = Recorder()
     b = make(model, "delay", max_batch_size=64, max_queue_delay_ms=50)
     t0 = time.monotonic()
-    await b.infer("lonely")
-    waited = time.monotonic() - t0
-    assert 0.045 <= waited < 1.0
+    await asyncio.wait_for(b.infer("lonely"), 60)  # runs alone, without a second request to fill the batch
+    assert time.monotonic() - t0 >= 0.045  # not before the delay (an upper bound is a benchmark's question)
     assert model.calls == [(["lonely"], None)]
     b.close()
 
 
 async def test_full_batch_does_not_wait_for_the_delay():
     model = Recorder()
-    b = make(model, "full", max_batch_size=4, max_queue_delay_ms=5_000)
-    t0 = time.monotonic()
-    out = await b.infer_many(["a", "b", "c", "d"])
-    assert time.monotonic() - t0 < 2.0
+    b = make(model, "full", max_batch_size=4, max_queue_delay_ms=3_600_000)
+    out = await asyncio.wait_for(b.infer_many(["a", "b", "c", "d"]), 60)  # an hour's delay would time this out
     assert [o[0] for o in out] == ["a", "b", "c", "d"] and list(b.stats.batch_sizes) == [4]
     b.close()
 
@@ -126,10 +123,9 @@ async def test_timeout_while_running_returns_promptly():
     model.gate.clear()
     b = make(model, "timeout-run", max_batch_size=4, max_queue_delay_ms=0)
     req = b.submit("x", timeout_s=0.1)
-    t0 = time.monotonic()
     with pytest.raises(RequestTimeoutError):
         await req
-    assert time.monotonic() - t0 < 2.0
+    assert model.calls == []  # the caller is answered while its batch is still held at the gate
     model.gate.set()
     b.close()
 

@@ -38,6 +38,14 @@ class Request:
         return False
 
 
+async def _until(condition, timeout_s: float = 60.0) -> None:
+    """Wait on the loop until `condition()` is true; fails after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await asyncio.sleep(0.005)
+
+
 def _finish_later(fn, delay: float = 0.05) -> threading.Thread:
     t = threading.Thread(target=lambda: (time.sleep(delay), fn()))
     t.start()
@@ -134,14 +142,14 @@ def test_a_caller_that_leaves_cancels_queued_requests_and_the_step_never_runs():
 
     async def main():
         task = asyncio.ensure_future(run_steps(pool, s.advance, None, s.requests_of, s.commit_of))
-        await asyncio.sleep(0.05)
+        await _until(lambda: s.seen)  # the first step ran and returned the request
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
 
     asyncio.run(main())
     assert r.cancelled_by_caller and r.future.cancelled()
-    time.sleep(0.1)
+    pool.shutdown(wait=True)  # a step queued after the cancel would have run by now
     assert len(s.seen) == 1
     pool.shutdown()
 
@@ -154,16 +162,15 @@ def test_a_result_arriving_after_the_caller_left_starts_nothing():
 
     async def main():
         task = asyncio.ensure_future(run_steps(pool, s.advance, None, s.requests_of, s.commit_of))
-        await asyncio.sleep(0.05)
+        await _until(lambda: s.seen)  # the first step ran and returned the request
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
 
     asyncio.run(main())
     r.future.set_result(1)  # the batch finishes later
-    time.sleep(0.1)
+    pool.shutdown(wait=True)  # a step it started would have run by now
     assert len(s.seen) == 1
-    pool.shutdown()
 
 
 def test_requests_of_a_step_running_when_the_caller_left_never_reach_the_model():
@@ -186,9 +193,8 @@ def test_requests_of_a_step_running_when_the_caller_left_never_reach_the_model()
         release.set()
 
     asyncio.run(main())
-    time.sleep(0.1)
+    pool.shutdown(wait=True)  # the step the caller left ends (it returns the request)
     assert r.cancelled_by_caller and r.future.cancelled() and r.dispatched == []
-    pool.shutdown()
 
 
 def test_step_errors_reach_the_caller():
@@ -241,14 +247,13 @@ async def test_a_step_the_pool_drops_at_shutdown_ends_the_wait():
     req = Request()
     steps = Steps(req)
     waiting = asyncio.ensure_future(run_steps(pool, steps.advance, None, steps.requests_of, steps.commit_of))
-    await asyncio.sleep(0.05)
+    await asyncio.sleep(0)  # one loop step: run_steps submits the first step before it first awaits
     closer = threading.Thread(target=pool.shutdown, kwargs={"wait": True, "cancel_futures": True})
     closer.start()
-    await asyncio.sleep(0.05)
+    with pytest.raises(asyncio.CancelledError):  # while the worker is still busy: the drop alone wakes the caller
+        await asyncio.wait_for(waiting, 60)
     busy.set()
-    with pytest.raises(asyncio.CancelledError):
-        await asyncio.wait_for(waiting, 5)
-    closer.join(5)
+    closer.join(60)
     assert steps.seen == []
 
 
@@ -281,9 +286,8 @@ def test_a_run_pool_takes_later_steps_of_started_runs_before_new_runs():
         blocker = threading.Event()
         pool.submit(blocker.wait, 10)  # busy again while b's first step and a's second are queued
         tb = asyncio.ensure_future(run_steps(pool, b, None, lambda c: c, lambda: None))
-        await asyncio.sleep(0.05)
-        a_request.future.set_result(1)  # a's next step is queued after b's first
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0)  # one loop step: run_steps queues b's first step before it first awaits
+        a_request.future.set_result(1)  # a's next step is queued (by this call) after b's first
         blocker.set()
         await asyncio.gather(ta, tb)
 
@@ -324,8 +328,9 @@ def test_step_gate_lets_two_steps_run_at_once_and_a_long_holder_stalls_no_one():
     gate.patience_s = 0.2
     assert gate.enter() and gate.enter()  # two long holders (rules at their time limit)
     t0 = time.monotonic()
-    assert gate.enter() is False  # a third step waits its patience, then runs without a slot
-    assert 0.15 < time.monotonic() - t0 < 2.0
+    with concurrent.futures.ThreadPoolExecutor(1) as third:  # a third step waits its patience, then runs without a slot
+        assert third.submit(gate.enter).result(timeout=60) is False  # 60 s: only a step that never gave up fails
+    assert time.monotonic() - t0 > 0.15
     gate.leave(False)
     gate.leave(True)
     assert gate.enter() is True

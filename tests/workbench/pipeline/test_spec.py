@@ -241,3 +241,49 @@ def test_an_input_schema_ref_that_does_not_resolve_is_refused_at_load():
     remote = REF_PIPELINE.replace("#/definitions/nope", "https://example.com/word.json")
     with pytest.raises(PipelineValidationError, match="other documents are never fetched"):
         Pipeline.from_yaml(remote)
+
+
+@pytest.mark.parametrize("value", ["1.0e+300", ".inf", "3600.5"])
+def test_a_node_time_limit_has_a_ceiling(value):
+    """n16: a model node's `timeout_s: 1.0e+300` was accepted; its deadline then killed the model's batcher
+    thread (fixed there too), taking down every pipeline that used the model."""
+    text = (
+        "name: far\nnodes:\n  - {id: in, type: input}\n"
+        f"  - {{id: m, type: model, model: demo-digits, inputs: {{pixels: input.x}}, timeout_s: {value}}}\n"
+        "edges: [{from: in, to: m}]\n"
+    )
+    with pytest.raises(PipelineValidationError) as ei:
+        Pipeline.from_yaml(text, filename="far.yaml")
+    [issue] = [i for i in ei.value.issues if i.field == "timeout_s"]
+    assert (issue.node, issue.line) == ("m", 4)
+    assert "expected positive seconds, at most 3600" in issue.message
+    ok = text.replace(f"timeout_s: {value}", "timeout_s: 3600")
+    assert Pipeline.from_yaml(ok).nodes["m"].config["timeout_s"] == 3600
+
+
+def test_a_bare_yes_is_a_branch_name_not_a_boolean():
+    """n16: `when: yes` on a gate's edge was read (YAML 1.1) as the boolean True: no branch the rules assert
+    could take it, and the run "succeeded" with {}. Pipeline files are read with YAML 1.2's booleans."""
+    text = (
+        "name: yes-branch\nnodes:\n  - {id: in, type: input}\n"
+        "  - {id: g, type: gate, knowledge_base: demo_digits_gate}\n"
+        "  - {id: out, type: output, fields: {x: input.x}}\n"
+        "edges: [{from: in, to: g}, {from: g, to: out, when: yes}]\n"
+    )
+    p = Pipeline.from_yaml(text)
+    assert [e.when for e in p.edges if e.source == "g"] == ["yes"]
+    assert p.to_yaml() == text  # still byte for byte
+
+
+@pytest.mark.parametrize("when", ["true", "[go]", "{b: 1}"])
+def test_a_when_that_is_no_branch_name_is_located(when):
+    text = (
+        "name: bad-when\nnodes:\n  - {id: in, type: input}\n"
+        "  - {id: g, type: gate, knowledge_base: demo_digits_gate}\n"
+        "  - {id: out, type: output, fields: {x: input.x}}\n"
+        f"edges:\n  - {{from: in, to: g}}\n  - {{from: g, to: out, when: {when}}}\n"
+    )
+    with pytest.raises(PipelineValidationError) as ei:
+        Pipeline.from_yaml(text, filename="w.yaml")
+    [issue] = [i for i in ei.value.issues if i.field == "edges[1].when"]
+    assert issue.line == 8 and "expected the name of a gate branch" in issue.message
