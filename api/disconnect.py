@@ -12,9 +12,21 @@ import asyncio
 from collections.abc import Awaitable
 from typing import TypeVar
 
-from fastapi import Request
+from fastapi import Request, Response
+from fastapi.responses import JSONResponse
 
 T = TypeVar("T")
+
+CLIENT_CLOSED_REQUEST = 499  # nginx's status for "the client closed the connection before the answer"
+
+
+def client_gone(*, json_body: bool = False) -> Response:
+    """The answer to a request whose client left first: status 499 (nginx's "client closed request").
+    No client reads it; uvicorn's access log and the HTTP metrics do. `json_body`: `{}` as JSON, what the
+    `/v1` routes send (their answers are JSON documents); else an empty body (`/v2` and OpenAI routes)."""
+    if json_body:
+        return JSONResponse({}, status_code=CLIENT_CLOSED_REQUEST)
+    return Response(status_code=CLIENT_CLOSED_REQUEST)
 
 
 class ClientGone(Exception):

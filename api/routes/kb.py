@@ -6,13 +6,12 @@ import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Query, Request, Response
-from fastapi.responses import JSONResponse
 
 from workbench.serving.errors import InvalidDocumentError
 
 from .. import paging
 from ..deps import PREDICT_KEY, WRITE_KEY, KnowledgeBaseName, ServingDep
-from ..disconnect import ClientGone, cancel_on_disconnect
+from ..disconnect import ClientGone, cancel_on_disconnect, client_gone
 from ..documents import document_body_doc, read_document
 from ..errors import V1_ERRORS
 from ..schemas.pipelines import AskRequest, KnowledgeBaseText, RunKnowledgeBaseRequest, facts_as_dicts
@@ -123,7 +122,7 @@ async def run_knowledge_base(
             ),
         )
     except ClientGone:
-        return JSONResponse({}, status_code=499)
+        return client_gone(json_body=True)
     # sent as JSON text: a slot's (exp 1000) as "Infinity", as every answer writes it (FastAPI writes null)
     return Response(ForwardRun.model_validate(result).model_dump_json(), media_type="application/json")
 
@@ -133,17 +132,25 @@ async def run_knowledge_base(
     operation_id="ask_knowledge_base",
     summary="Backward chaining: a goal in, answers with proofs out.",
     dependencies=[PREDICT_KEY],
-    responses={504: {"description": "The proof's time limit passed (`timeout`)."}},
+    responses={504: {"description": "The proof's time limit (`timeout_s`) passed (`timeout`)."}},
 )
-async def ask(name: KnowledgeBaseName, body: AskRequest, serving: ServingDep) -> AskResult:
+async def ask(name: KnowledgeBaseName, body: AskRequest, serving: ServingDep, request: Request) -> AskResult:
     """Askable facts cannot be asked interactively over HTTP: give them in `facts`. A proof deeper
-    than `max_depth` answers 422 `limit_exceeded`."""
-    result = await serving.ask(
-        name,
-        body.goal,
-        facts_as_dicts(body.facts),
-        all=body.all,
-        max_answers=body.max_answers,
-        max_depth=body.max_depth,
-    )
+    than `max_depth` answers 422 `limit_exceeded`; one that passes `timeout_s` answers 504 `timeout`.
+    A client that disconnects stops the proof (between two resolution steps; nothing is sent)."""
+    try:
+        result = await cancel_on_disconnect(
+            request,
+            serving.ask(
+                name,
+                body.goal,
+                facts_as_dicts(body.facts),
+                all=body.all,
+                max_answers=body.max_answers,
+                max_depth=body.max_depth,
+                timeout_s=body.timeout_s,
+            ),
+        )
+    except ClientGone:
+        return client_gone(json_body=True)
     return AskResult.model_validate(result)

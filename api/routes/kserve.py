@@ -19,7 +19,7 @@ from workbench import __version__
 from workbench.serving import ServedModel
 
 from ..deps import PREDICT_KEY, ServingDep
-from ..disconnect import ClientGone, cancel_on_disconnect
+from ..disconnect import ClientGone, cancel_on_disconnect, client_gone
 from ..errors import V2_ERRORS, ApiError, KServeError
 from ..kserve_codec import TensorCodecError, decode_request, encode_response, v2_datatype
 from ..schemas.kserve import InferenceResponse, ModelMetadata, RepositoryModel, ServerMetadata
@@ -187,7 +187,7 @@ async def _infer(model: str, version: str | None, request: Request, serving: Ser
     try:  # a client that leaves (or times out) takes its queued rows with it: they never reach the model
         result = await cancel_on_disconnect(request, serving.infer(model, version, decoded.inputs, timeout_s=timeout_s))
     except ClientGone:
-        return Response(status_code=499)
+        return client_gone()
     names = [o.name for o in decoded.outputs] if decoded.outputs is not None else list(known)
     outputs = {n: result.outputs[n] for n in names}
     try:

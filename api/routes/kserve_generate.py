@@ -19,7 +19,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..deps import PREDICT_KEY, ServingDep
-from ..disconnect import ClientGone, cancel_on_disconnect
+from ..disconnect import ClientGone, cancel_on_disconnect, client_gone
 from ..documents import sse_content
 from ..errors import V2_ERRORS
 
@@ -88,7 +88,7 @@ async def generate(model_name: str, body: GenerateRequest, request: Request, ser
     try:
         final = await cancel_on_disconnect(request, last())
     except ClientGone:
-        return Response(status_code=499)
+        return client_gone()
     finally:
         await stream.aclose()
     return GenerateResponse(

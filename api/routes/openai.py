@@ -27,7 +27,7 @@ from fastapi.routing import APIRoute
 from workbench.serving import BadInputError, DeadlineError, GenerationDelta, Serving
 
 from ..deps import PREDICT_KEY, ServingDep
-from ..disconnect import ClientGone, cancel_on_disconnect
+from ..disconnect import ClientGone, cancel_on_disconnect, client_gone
 from ..documents import sse_content
 from ..errors import V1_ERRORS, ApiError, not_found, validation_details, validation_message
 from ..schemas.openai import (
@@ -139,7 +139,7 @@ async def create_completion(body: CompletionRequest, request: Request, serving: 
     try:  # a client that leaves while its requests wait in the engine's queue takes them with it
         streams = await cancel_on_disconnect(request, open_all())
     except ClientGone:
-        return Response(status_code=499)
+        return client_gone()
     created = int(time.time())
 
     def chunk(index: int, d: GenerationDelta) -> dict[str, Any]:
@@ -169,7 +169,7 @@ async def create_completion(body: CompletionRequest, request: Request, serving: 
     try:
         finals = await cancel_on_disconnect(request, _collect(streams))
     except ClientGone:
-        return Response(status_code=499)
+        return client_gone()
     usage = _usage(finals)
     choices = [
         {"index": i, "text": f.text, "logprobs": None, "finish_reason": f.finish_reason} for i, f in enumerate(finals)
@@ -208,7 +208,7 @@ async def create_chat_completion(body: ChatCompletionRequest, request: Request, 
             request, _open(serving, body.model, prompt, body.sampling(), rid, body.rails)
         )
     except ClientGone:
-        return Response(status_code=499)
+        return client_gone()
     created = int(time.time())
 
     def chunk(index: int, d: GenerationDelta, first: bool = False) -> dict[str, Any]:
@@ -244,7 +244,7 @@ async def create_chat_completion(body: ChatCompletionRequest, request: Request, 
     try:
         [final] = await cancel_on_disconnect(request, _collect([stream]))
     except ClientGone:
-        return Response(status_code=499)
+        return client_gone()
     return JSONResponse(
         {
             "id": rid,

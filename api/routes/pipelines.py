@@ -6,11 +6,11 @@ from typing import Any, Literal
 
 import pydantic_core
 from fastapi import APIRouter, Query, Request, Response
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import StreamingResponse
 
 from .. import paging
 from ..deps import PREDICT_KEY, WRITE_KEY, PipelineName, ServingDep
-from ..disconnect import ClientGone, cancel_on_disconnect
+from ..disconnect import ClientGone, cancel_on_disconnect, client_gone
 from ..documents import document_body_doc, read_document, sse_content
 from ..errors import V1_ERRORS, ApiError, in_body_terms
 from ..run_answer import run_answer_json
@@ -146,7 +146,7 @@ async def predict(
                 ),
             )
         except ClientGone:
-            return JSONResponse({}, status_code=499)
+            return client_gone(json_body=True)
         except ApiError:
             raise
         except Exception as exc:
@@ -176,7 +176,7 @@ async def predict_one(serving: Any, name: str, body: PredictRequest, request: Re
             serving.predict(name, body.input or {}, version=body.version, explain=explain, timeout_s=body.timeout_s),
         )
     except ClientGone:
-        return JSONResponse({}, status_code=499)
+        return client_gone(json_body=True)
     except ApiError:
         raise
     except Exception as exc:

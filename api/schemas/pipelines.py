@@ -109,6 +109,9 @@ class AskRequest(_Strict):
     max_depth: Annotated[int, Field(ge=1, le=MAX_PROOF_DEPTH)] | None = Field(
         None, description=f"Most nested subgoals (default 200, at most {MAX_PROOF_DEPTH})."
     )
+    timeout_s: Annotated[float, Field(gt=0, le=300, strict=True)] | None = Field(
+        None, description="Time limit of the proof in seconds (default 30; 504 `timeout` when it passes)."
+    )
 
 
 def facts_as_dicts(facts: list[FactIn]) -> list[dict[str, Any]]:

@@ -20,6 +20,7 @@ from .errors import (
     EvaluationError,
     GoalSyntaxError,
     NotStratifiedError,
+    ProofCancelled,
     ProofTimeout,
 )
 from .goals import parse_goal
@@ -50,6 +51,7 @@ __all__ = [
     "EvaluationError",
     "DepthLimitError",
     "ProofTimeout",
+    "ProofCancelled",
     "NotStratifiedError",
     "AskError",
     "UnknownRelation",

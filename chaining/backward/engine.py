@@ -36,7 +36,7 @@ from rules.facts import IMPLIED
 from rules.printer import ce_text, expr_text
 
 from .asking import QuestionsMixin
-from .errors import BackwardError, DepthLimitError, EvaluationError, ProofTimeout
+from .errors import BackwardError, DepthLimitError, EvaluationError, ProofCancelled, ProofTimeout
 from .frames import (
     TOP,
     AskReq,
@@ -73,6 +73,7 @@ class Query(RegionsMixin, QuestionsMixin, TablesMixin):
     def __init__(self, session: Session, deadline: float | None, oracle: Oracle | None = None):
         self.s = session
         self.deadline = deadline
+        self.cancel = session.cancel  # a `Cancellation` of the proof, read with the clock (`check_time`)
         self.oracle = oracle
         self.stack: list[Any] = []
         self.tables: dict[tuple, Table] = {}
@@ -149,6 +150,12 @@ class Query(RegionsMixin, QuestionsMixin, TablesMixin):
         self.tables.clear()
 
     def check_time(self) -> None:
+        """Stop the proof if its caller cancelled it (ProofCancelled) or its deadline passed (ProofTimeout).
+        Called every 256 resolution steps (and every 1,024 facts a join or a match scans), so a cancel is
+        seen within that many steps and costs nothing per step."""
+        cancel = self.cancel
+        if cancel is not None and cancel.cancelled:
+            raise ProofCancelled("proof cancelled by its caller", steps=self.steps)
         if self.deadline is not None and time.monotonic() > self.deadline:
             goal = self.ctx.text if self.ctx is not None else "?"
             chain = [c.text for c in self.ctx.chain()] if self.ctx is not None else [goal]

@@ -31,6 +31,17 @@ class ProofTimeout(BackwardError):
         self.goal = goal
 
 
+class ProofCancelled(BackwardError):
+    """The caller cancelled the proof (`Session.prove(..., cancel=c)`, `c.cancel()`; e.g. its HTTP client
+    left): it stopped between two resolution steps, or its CLIPS evaluation was halted. `.seconds`: how
+    long it ran; `.steps`: the resolution steps it took (0 when it was cancelled before it started)."""
+
+    def __init__(self, message: str, seconds: float = 0.0, steps: int = 0):
+        super().__init__(message)
+        self.seconds = seconds
+        self.steps = steps
+
+
 class NotStratifiedError(BackwardError):
     """`not` over a goal that depends on the goal being proved (negation through recursion)."""
 

@@ -10,15 +10,16 @@ reachable from its text; values substituted in are quoted constants.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rules import KnowledgeBase, ast
 from rules.facts import IMPLIED, Fact, String, Symbol
 from rules.printer import expr_text
 
-from .errors import EvaluationError, ProofTimeout
+from .errors import EvaluationError, ProofCancelled, ProofTimeout
 
 if TYPE_CHECKING:
     import clips
@@ -35,8 +36,10 @@ class ClipsEvaluator:
         self.kb = kb
         self.functions = functions
         self.deadline: float | None = None  # `time.perf_counter()` limit of the current proof, set by the prover
+        self.cancel: Any = None  # the current proof's `Cancellation`, set by the prover
         self.calls = 0
         self._env: clips.Environment | None = None
+        self._key: int | None = None  # the environment's address: the watchdog's key for it
 
     @property
     def env(self) -> clips.Environment:
@@ -53,6 +56,7 @@ class ClipsEvaluator:
         # CLIPS (clipspy, cffi) and the forward engine's helpers load only now: a proof over plain
         # facts that evaluates nothing never pays for them.
         import clips
+        from clips._clips import ffi
 
         from chaining.forward.clips_memory import WorkingMemory
         from chaining.forward.clips_recursion import (
@@ -65,6 +69,7 @@ class ClipsEvaluator:
 
         kb, functions = self.kb, self.functions
         self._env = clips.Environment()
+        self._key = int(ffi.cast("uintptr_t", self._env._env))
         # What CLIPS prints goes to a buffer (cleared after each call), never to the process's stdout;
         # recursive functions are traced there so endless recursion is halted, not a SIGSEGV.
         self._out = OutputRouter("workbench-prover-stdout")
@@ -259,11 +264,13 @@ class ClipsEvaluator:
         return not (isinstance(v, str) and not isinstance(v, String) and v == "FALSE")
 
     def eval_text(self, text: str) -> Value:
-        """Evaluate CLIPS text; a run past `self.deadline` is halted (ProofTimeout), as is endless recursion.
+        """Evaluate CLIPS text; a run past `self.deadline` is halted (ProofTimeout), as is endless recursion,
+        and one whose proof is cancelled (`self.cancel`, ProofCancelled).
 
         Raises:
             EvaluationError: CLIPS reports an error, or recursion passed the call-depth limit.
             ProofTimeout: the expression was still running at the proof's deadline.
+            ProofCancelled: the proof's caller cancelled it before or while the expression ran.
         """
         import clips
 
@@ -271,22 +278,35 @@ class ClipsEvaluator:
 
         self.calls += 1
         env = self.env._env
-        armed = self.deadline is not None
+        cancel = self.cancel
+        armed = self.deadline is not None or cancel is not None
         if armed:
-            WATCHDOG.arm(env, self.deadline)
+            WATCHDOG.arm(env, math.inf if self.deadline is None else self.deadline, self._key)
+            if cancel is not None and cancel.cancelled:  # cancelled before it was armed: `halt` found nothing
+                WATCHDOG.stop(self._key)  # type: ignore[arg-type]
         failure: clips.CLIPSError | None = None
         try:
             value = self.env.eval(text)
         except clips.CLIPSError as exc:
             failure = exc
         finally:
-            halted = armed and WATCHDOG.disarm(env)
+            halted = WATCHDOG.disarm(env, self._key) if armed else ""
         self._check_depth(f"evaluating {text}")
+        if halted == "cancelled":
+            raise ProofCancelled(f"proof cancelled by its caller while CLIPS evaluated {text}")
         if halted:
             raise ProofTimeout(f"proof ran past its time limit while CLIPS evaluated {text}", text)
         if failure is not None:
             raise EvaluationError(f"CLIPS could not evaluate {text}: {failure}") from None
         return from_clips(value)
+
+    def halt(self) -> None:
+        """Halt the CLIPS evaluation running now, from any thread (nothing when none runs): how a cancelled
+        proof stops inside an expression that runs long (`Cancellation.bind`)."""
+        from chaining.forward.clips_halt import WATCHDOG
+
+        if self._key is not None:
+            WATCHDOG.stop(self._key)
 
 
 def substitute(e: ast.Expr, b: Bindings) -> str:

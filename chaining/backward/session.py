@@ -25,7 +25,7 @@ from .calls import CallsMixin, from_vkey
 from .check import unknown_in_goal
 from .collect import Collector, relaxed_gc
 from .engine import Ctx, Oracle, Query, chain_text
-from .errors import BackwardError, NotStratifiedError, ProofTimeout
+from .errors import BackwardError, NotStratifiedError, ProofCancelled, ProofTimeout
 from .evaluator import ClipsEvaluator
 from .goals import parse_goal
 from .index import FactIndex
@@ -69,6 +69,7 @@ class Session(CallsMixin):
     ):
         self.kb = kb
         self.config = config or ProverConfig()
+        self.cancel: Any = None  # the `Cancellation` of the proof running now (`prove(..., cancel=)`)
         self.cf_on = kb.certainty_factors
         self.ev = ClipsEvaluator(kb, functions)
         self.broker = AskBroker(kb, provider, models=models)
@@ -183,6 +184,7 @@ class Session(CallsMixin):
         on_answer: Callable[[Answer], Any] | None = None,
         keep: bool = True,
         proofs: bool = True,
+        cancel: Any = None,
     ) -> ProofResult:
         """Prove `goal` (CLIPS pattern text, one pattern or several as a conjunction).
 
@@ -197,15 +199,37 @@ class Session(CallsMixin):
             keep: False to keep no answers in the result (streaming many answers; `count` says how many).
             proofs: False when no HOW is wanted: a rule's conclusion then keeps neither its premises
                 nor its bindings (each answer's `proof` is its last step only), saving memory.
+            cancel: a `chaining.forward.Cancellation`; its `cancel()`, from any thread, stops the proof
+                within 256 resolution steps, or halts the CLIPS evaluation it is in (ProofCancelled).
 
         Returns:
             ProofResult with answers (bindings of the goal's variables, proofs).
 
         Raises:
-            GoalSyntaxError, DepthLimitError, ProofTimeout, NotStratifiedError, AskError.
+            GoalSyntaxError, DepthLimitError, ProofTimeout, ProofCancelled, NotStratifiedError, AskError.
         """
         if limit is not None and limit < 1:
             raise ValueError(f"limit must be >= 1 or None, got {limit}")
+        if cancel is None:
+            return await self._prove(goal, limit, on_answer, keep, proofs)
+        if cancel.cancelled:
+            raise ProofCancelled(f"proof of {goal} cancelled by its caller before it started")
+        t0 = time.perf_counter()
+        self.cancel = self.ev.cancel = cancel
+        cancel.bind(self.ev.halt)  # a cancel() while CLIPS evaluates halts that evaluation
+        try:
+            return await self._prove(goal, limit, on_answer, keep, proofs)
+        except ProofCancelled as exc:
+            seconds = time.perf_counter() - t0
+            message = f"proof of {goal} cancelled by its caller after {seconds:.3f} s and {exc.steps} steps"
+            raise ProofCancelled(message, seconds, exc.steps) from None
+        finally:
+            cancel.unbind()  # before the evaluator is used again: a late cancel() never halts the next proof
+            self.cancel = self.ev.cancel = None
+
+    async def _prove(
+        self, goal: str, limit: int | None, on_answer: Callable[[Answer], Any] | None, keep: bool, proofs: bool
+    ) -> ProofResult:
         t0 = time.perf_counter()
         ces = parse_goal(goal, self.kb)
         unknown = unknown_in_goal(self.kb, ces, self.index.by_relation)  # reported in warnings (no answers)
@@ -244,6 +268,8 @@ class Session(CallsMixin):
                         tables += q.n_tables
                         if stopped:
                             break
+        except ProofCancelled as exc:  # raised by CLIPS's halt (no step count) or between steps
+            raise ProofCancelled(str(exc), steps=exc.steps or q.steps) from None
         except ProofTimeout as exc:
             if str(exc).startswith(f"proof ran past {self.config.timeout} s"):
                 raise

@@ -120,6 +120,7 @@ class ClipsRunner:
         self._e = self.env._env
         self._ep = clips_native.env_pointer(self._e)
         self._key = int(ffi.cast("uintptr_t", self._e))  # the watchdog's key for this environment
+        self._halt = partial(WATCHDOG.stop, self._key)  # a `Cancellation`'s stop for this environment (made once)
         self.trace_firings = trace_firings
         self.trace_facts = trace_facts
         self._strategy: Strategy | None = None
@@ -261,7 +262,7 @@ class ClipsRunner:
         if watched:  # interrupts a right-hand side, test or initialiser that never returns, or a memory hog
             WATCHDOG.arm(e, math.inf if timeout is None else t0 + timeout, self._key, self.memory_limit)
             if cancel is not None:
-                cancel.bind(partial(WATCHDOG.stop, self._key))
+                cancel.bind(self._halt)
         failed_rhs = False
         self._streamed.clear()
         try:

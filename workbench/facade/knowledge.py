@@ -67,6 +67,7 @@ class KnowledgeMixin:
         timeout: float | None = None,
         provider: Any = None,
         models: Any = None,
+        cancel: Any = None,
     ) -> dict[str, Any]:
         """Blocking `ask_async` (scripts, threads, Textual workers; from a coroutine await `ask_async`)."""
         return self._sync(
@@ -80,6 +81,7 @@ class KnowledgeMixin:
                 timeout=timeout,
                 provider=provider,
                 models=models,
+                cancel=cancel,
             )
         )
 
@@ -95,6 +97,7 @@ class KnowledgeMixin:
         timeout: float | None = None,
         provider: Any = None,
         models: Any = None,
+        cancel: Any = None,
     ) -> dict[str, Any]:
         """Backward chaining: prove `goal` (e.g. `"(ancestor ?x otto)"`) over knowledge base `name`.
 
@@ -105,13 +108,16 @@ class KnowledgeMixin:
                 the relations a `;@model` annotation backs are answered by that catalogue model instead.
             models: the `workbench.backward_models.CatalogModels` answering those (default: a new one
                 over this workbench's catalogue); pass one to share its answers across proofs.
+            cancel: a `chaining.forward.Cancellation`; its `cancel()` from any thread stops the proof
+                (checked between resolution steps; a CLIPS evaluation in progress is halted).
         Returns:
             `{"proved", "answers": [{"bindings", "fact", "certainty", "proof"}],
             "skipped_rules": [{"rule", "reason"}], "model_calls": [{"model", "version", "batch"}]}`.
         Raises:
             KnowledgeBaseNotFoundError, KnowledgeBaseError, chaining.backward.BackwardError (GoalSyntaxError,
             also for a goal over a relation that no rule, fact, template, askable or given fact defines:
-            `goal:1:COL: the goal uses relation R, which ...`, as `workbench kb ask`; ...).
+            `goal:1:COL: the goal uses relation R, which ...`, as `workbench kb ask`; ProofTimeout,
+            ProofCancelled, ...).
         """
         from chaining.backward import GoalSyntaxError, parse_goal
         from chaining.backward.check import unknown_in_goal
@@ -135,6 +141,7 @@ class KnowledgeMixin:
             provider=provider,
             catalog=self.catalog,  # model-backed relations (;@model) are answered by the catalogue's models
             models=models,
+            cancel=cancel,
         )
         return {"proved": bool(answers), "answers": answers, "skipped_rules": skipped, "model_calls": model_calls}
 

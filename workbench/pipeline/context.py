@@ -84,6 +84,7 @@ class RunContext:
     ):
         self.pipeline = pipeline
         self.explain = explain  # the caller asked for the explanation: also compute the costlier parts (gate WHY NOT)
+        self.cancel: Any = None  # the run's `chaining.forward.Cancellation`: rules and goal nodes stop on it
         self.plan = plan or Plan.build(pipeline)
         self.version = self.plan.version
         self.inputs = inputs

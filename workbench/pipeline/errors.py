@@ -177,6 +177,17 @@ class NodeExecutionError(WorkbenchError):
         super().__init__(f"node {node!r} ({node_type}) failed: {message}")
 
 
+class RunCancelled(WorkbenchError):
+    """The run's caller cancelled it (its client left, or its deadline passed) while one of its steps ran:
+    the node running then was stopped (a rules evaluation halted, a proof stopped between resolution
+    steps) or the next node was not started, and the run ends without a record. `node`: the node that
+    was stopped (None: the run stopped between nodes)."""
+
+    def __init__(self, node: str | None, message: str):
+        self.node = node
+        super().__init__(f"node {node!r}: {message}" if node is not None else message)
+
+
 class RunFailedError(WorkbenchError):
     """A run failed (`raise_on_error=True`); `result` is the recorded failed `RunResult`."""
 

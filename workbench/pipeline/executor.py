@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import os
 import threading
 import time
@@ -27,7 +28,7 @@ from workbench.store.models import utcnow
 from . import metrics
 from .catalog import ModelCatalog
 from .context import FAILED, SKIPPED, SUCCEEDED, Plan, RunContext
-from .errors import InputValidationError, ModelInputError, ModelUnloadedError, NodeExecutionError
+from .errors import InputValidationError, ModelInputError, ModelUnloadedError, NodeExecutionError, RunCancelled
 from .explanation import assemble
 from .handoff import RunPool, run_steps
 from .knowledge import KnowledgeBaseLibrary
@@ -37,6 +38,8 @@ from .recorder import RunRecorder
 from .result import Explanation, RunResult
 from .spec import Pipeline
 from .steps import StepRun, check_input
+
+log = logging.getLogger("workbench.pipeline")
 
 
 @dataclass(slots=True)
@@ -193,20 +196,24 @@ class Executor:
         step = StepRun(self, pipeline, plan, inputs, ihash, base_dir, explain, record, replay_of, started, t0)
         step.extras = (recorded or {}, regenerate, listener)
         outcomes: list[Any] | None = None
-        while True:
-            # threads carry the run from step to step (handoff.py); the loop wakes when it is
-            # committed, or when its next calls must be awaited here (a deadline, a generation)
-            calls, committed = await run_steps(
-                self.rt.worker_pool(), step.advance, outcomes, _threaded, lambda: step.pending
-            )
-            if not calls:
-                break
-            try:
-                outcomes = await asyncio.gather(*(c.wait() for c in calls), return_exceptions=True)
-            except asyncio.CancelledError:
-                for c in calls:
-                    c.request.cancel()
-                raise
+        try:
+            while True:
+                # threads carry the run from step to step (handoff.py); the loop wakes when it is
+                # committed, or when its next calls must be awaited here (a deadline, a generation)
+                calls, committed = await run_steps(
+                    self.rt.worker_pool(), step.advance, outcomes, _threaded, lambda: step.pending
+                )
+                if not calls:
+                    break
+                try:
+                    outcomes = await asyncio.gather(*(c.wait() for c in calls), return_exceptions=True)
+                except asyncio.CancelledError:
+                    for c in calls:
+                        c.request.cancel()
+                    raise
+        except asyncio.CancelledError:
+            step.cancel.cancel()  # a step running now stops in its rules evaluation or proof (RunCancelled)
+            raise
         assert step.result is not None
         if step.pending is not None:  # durable: committed before `run_steps` returned
             step.result.run_id = committed
@@ -245,6 +252,9 @@ class Executor:
         except InputValidationError as exc:
             return self._failed(ctx, st, t, NodeExecutionError(nid, st.node.type, str(exc)))
         except (neural_errors.QueueFullError, ModelUnloadedError):  # refused, not failed: nothing recorded
+            raise
+        except RunCancelled as exc:  # the caller left while the node ran: stopped, nothing recorded
+            log.info("pipeline %r: run cancelled by its caller: %s", ctx.pipeline.name, exc)
             raise
         except neural_errors.InputValidationError as exc:
             # a value that cannot become the model's dtype or shape is bad input: refused, nothing recorded

@@ -9,11 +9,12 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
+from chaining.forward import Cancellation
 from neural import errors as neural_errors
 
 from . import metrics
 from .context import SKIPPED, Plan, RunContext
-from .errors import InputValidationError, ModelInputError, NodeExecutionError
+from .errors import InputValidationError, ModelInputError, NodeExecutionError, RunCancelled
 from .nodes.generate import GenerateCall, complete_generate, start_generate
 from .nodes.model import ModelCall, complete_model, start_model
 from .result import RunResult
@@ -79,6 +80,8 @@ class StepRun:
         self.result: RunResult | None = None
         self.pending: Any = None
         self.extras: tuple[dict[str, Any], bool, Any] = ({}, False, None)  # recorded, regenerate, listener
+        # cancelled by the executor when the caller leaves: the step running then stops (RunCancelled)
+        self.cancel = Cancellation()
 
     def advance(self, outcomes: list[Any] | None) -> list[ModelCall | GenerateCall]:
         if self.result is not None:  # finished
@@ -90,6 +93,7 @@ class StepRun:
                 self.pipeline, self.inputs, base_dir=self.base_dir, plan=self.plan, explain=self.explain
             )
             self.ctx.recorded, self.ctx.regenerate, self.ctx.listener = self.extras
+            self.ctx.cancel = self.cancel
         ctx, ex = self.ctx, self.ex
         for call, outcome in zip(self.calls, outcomes or ()):
             st = ctx.states[call.node_id]
@@ -117,7 +121,10 @@ class StepRun:
                 ex._succeeded(ctx, st, call.t0)
         self.calls = []
         generations = self.plan.generations
+        cancel = self.cancel
         while self.generation < len(generations):
+            if cancel.cancelled:  # the caller left during this step: no further node runs
+                raise RunCancelled(None, "run cancelled by its caller")
             generation = generations[self.generation]
             self.generation += 1
             calls: list[ModelCall | GenerateCall] = []
@@ -157,6 +164,8 @@ class StepRun:
             if calls:
                 self.calls = calls
                 return calls
+        if cancel.cancelled:  # nor is it recorded
+            raise RunCancelled(None, "run cancelled by its caller")
         duration = time.perf_counter() - self.t0
         self.result, self.pending = ex._finish(
             ctx,

@@ -300,14 +300,33 @@ class LibraryServing:
         return result.to_dict()
 
     async def ask(
-        self, name: str, goal: str, facts: list[Any], *, all: bool, max_answers: int | None, max_depth: int | None
+        self,
+        name: str,
+        goal: str,
+        facts: list[Any],
+        *,
+        all: bool,
+        max_answers: int | None,
+        max_depth: int | None,
+        timeout_s: float | None = None,
     ) -> dict[str, Any]:
-        """Backward chaining: `{"proved", "answers": [{"bindings", "certainty", "proof"}], "skipped_rules"}`."""
+        """Backward chaining: `{"proved", "answers": [{"bindings", "certainty", "proof"}], "skipped_rules"}`.
+        `timeout_s`: the proof's time limit (None: the prover's default, 30 s), DeadlineError past it.
+        Cancelling the awaiting task (its client left) stops the proof in its worker thread too
+        (`chaining.forward.Cancellation`, checked between resolution steps), instead of leaving it to
+        run to its time limit; the stop is logged with the proof's seconds and steps."""
+        from chaining.forward import Cancellation
+
         wb = self._wb()
-        kwargs = dict(all=all, max_answers=max_answers, max_depth=max_depth)
+        kwargs = dict(all=all, max_answers=max_answers, max_depth=max_depth, timeout=timeout_s)
         if inspect.iscoroutinefunction(wb.ask):
             return to_json(await acall(wb.ask(name, goal, facts, **kwargs)))
-        return to_json(await call(wb.ask, name, goal, facts, **kwargs))
+        cancel = Cancellation()
+        try:
+            return to_json(await call(_ask, wb, name, goal, facts, cancel=cancel, **kwargs))
+        except asyncio.CancelledError:
+            cancel.cancel()
+            raise
 
 
 def _run_knowledge_base(wb: Any, name: str, facts: list[Any], **kwargs: Any) -> Any:
@@ -317,6 +336,17 @@ def _run_knowledge_base(wb: Any, name: str, facts: list[Any], **kwargs: Any) -> 
     try:
         return wb.run_knowledge_base(name, facts, **kwargs)
     except EvaluationCancelled as exc:
+        log.info("knowledge base %r: %s", name, exc)
+        raise
+
+
+def _ask(wb: Any, name: str, goal: str, facts: list[Any], **kwargs: Any) -> Any:
+    """`wb.ask` in a worker thread; a proof its caller cancelled is logged when it stops."""
+    from chaining.backward import ProofCancelled
+
+    try:
+        return wb.ask(name, goal, facts, **kwargs)
+    except ProofCancelled as exc:
         log.info("knowledge base %r: %s", name, exc)
         raise
 

@@ -21,19 +21,22 @@ async def prove(
     provider: Any = None,
     catalog: Any = None,
     models: Any = None,
+    cancel: Any = None,
 ) -> tuple[list[dict[str, Any]], list[Fact], list[dict[str, Any]], list[dict[str, Any]]]:
     """Prove `goal` over `kb` with `facts` as working-memory facts (deffacts are added).
 
     `catalog` (a `ModelCatalog`) answers the model-backed relations (`;@model`) with its models,
     every question pending in the query in one predict call per model; never the `provider`.
     `models`: a `CatalogModels` to use instead (kept across proofs, it asks about each fact once).
+    `cancel`: a `chaining.forward.Cancellation`; its `cancel()` from any thread stops the proof (ProofCancelled).
 
     Returns:
         (answers as `{"bindings", "fact", "certainty", "proof"}` dicts, the proven facts of
         single-pattern goals, the skipped rules as `{"rule", "reason"}`, the model calls made for
         model-backed relations as `{"model", "version", "batch"}`).
     Raises:
-        chaining.backward.BackwardError subclasses (GoalSyntaxError, DepthLimitError, ProofTimeout, ...).
+        chaining.backward.BackwardError subclasses (GoalSyntaxError, DepthLimitError, ProofTimeout,
+        ProofCancelled, ...).
     """
     from chaining.backward import ProverConfig, Session
 
@@ -50,7 +53,7 @@ async def prove(
         provider=provider,
         models=models,
     )
-    result = await session.prove(goal, limit=limit)
+    result = await session.prove(goal, limit=limit, cancel=cancel)
     answers = [a.to_dict() for a in result.answers]
     proven = [Fact(a.fact.template, a.fact.slots) for a in result.answers if a.fact is not None]
     return answers, proven, [s.to_dict() for s in result.skipped_rules], result.model_calls

@@ -7,15 +7,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from chaining.forward import ForwardError, RunawayError
+from chaining.forward import EvaluationCancelled, ForwardError, RunawayError
 from rules.facts import Fact, typed_fact
 
 from ..context import NodeState, RunContext
-from ..errors import NodeExecutionError
+from ..errors import NodeExecutionError, RunCancelled
 
 
 def evaluate(ctx: RunContext, state: NodeState, rt: Any) -> tuple[Any, list[Fact], Any]:
-    """Run the node's knowledge base on its incoming facts; returns (kb, facts_in, ForwardResult)."""
+    """Run the node's knowledge base on its incoming facts; returns (kb, facts_in, ForwardResult).
+    Raises NodeExecutionError, RunCancelled (`ctx.cancel` was cancelled: the evaluation was halted)."""
     node = state.node
     kb = rt.library.load(node.knowledge_bases, ctx.base_dir)
     ctx.kb_versions[kb.name] = kb.version
@@ -28,7 +29,10 @@ def evaluate(ctx: RunContext, state: NodeState, rt: Any) -> tuple[Any, list[Fact
                 max_firings=node.get("max_firings"),
                 timeout=node.get("timeout_s"),
                 trace_versions=ctx.explain,  # an explanation shows what each firing matched, not only ids
+                cancel=ctx.cancel,  # the caller left: the evaluation is halted, the run not recorded
             )
+    except EvaluationCancelled as exc:
+        raise RunCancelled(node.id, f"knowledge base {kb.name!r}: {exc}") from exc
     except RunawayError as exc:
         msg = str(exc) if "last rules" in str(exc) else f"{exc} (last rules fired: {', '.join(exc.last_rules)})"
         raise NodeExecutionError(node.id, node.type, f"knowledge base {kb.name!r}: {msg}") from exc

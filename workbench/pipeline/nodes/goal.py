@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from chaining.backward import ProofCancelled
 from neural.errors import QueueFullError
 
 from ..context import NodeState, RunContext
-from ..errors import ModelUnloadedError, NodeExecutionError
+from ..errors import ModelUnloadedError, NodeExecutionError, RunCancelled
 from .backward import prove_sync
 
 
@@ -30,7 +31,10 @@ def run_goal(ctx: RunContext, state: NodeState, rt: Any) -> None:
             timeout=node.get("timeout_s"),
             functions=rt.library.functions,
             catalog=rt.catalog,  # model-backed relations (;@model) ask the run's models
+            cancel=ctx.cancel,  # the caller left: the proof stops, the run is not recorded
         )
+    except ProofCancelled as exc:
+        raise RunCancelled(node.id, str(exc)) from exc
     except (NodeExecutionError, QueueFullError):  # back-pressure passes through unchanged, as for model nodes
         raise
     except ModelUnloadedError as exc:  # refused, as a model node needing it is (nothing recorded)
