@@ -123,6 +123,11 @@ class AskResult(_Open):
         description="One per predict call made for model-backed relations (`;@model`): all questions "
         "pending in the query go to a model in one call.",
     )
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="What the proof could not decide: a premise that could not be evaluated, an askable fact "
+        "not asked (`not asked, no provider: ...`: over HTTP nobody answers questions, so such a fact is unknown).",
+    )
 
 
 # ---- pipelines ---------------------------------------------------------------------------------

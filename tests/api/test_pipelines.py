@@ -279,3 +279,21 @@ def test_identical_puts_at_once_answer_201_once(pipeline_server):
     assert len({a.json()["version"] for a in answers}) == 1
     with httpx.Client(base_url=pipeline_server.url, timeout=60) as c:
         assert len(c.get("/v1/pipelines/put_race/versions").json()["versions"]) == 1
+
+
+def test_ask_names_the_questions_nobody_answered(http):
+    """n16: `POST /v1/kb/zoo/ask` answered `proved: false` with no `warnings`, so a client could not tell "no"
+    from "never asked" (docs/backward.md promised `not asked, no provider: ...` warnings)."""
+    from pathlib import Path
+
+    zoo = (Path(__file__).resolve().parents[2] / "knowledge_bases" / "zoo.clp").read_text()
+    r = http.put("/v1/kb/zoo", content=zoo, headers={**AUTH, "Content-Type": "text/plain"})
+    assert r.status_code in (200, 201), r.text
+    r = http.post("/v1/kb/zoo/ask", json={"goal": "(animal ?a)"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["proved"] is False
+    assert body["warnings"] and all(w.startswith("not asked, no provider: ") for w in body["warnings"])
+    assert any("hair" in w for w in body["warnings"])
+    r = http.post("/v1/kb/family/ask", json={"goal": "(ancestor (of otto) (is ?z))"})
+    assert r.json()["warnings"] == []

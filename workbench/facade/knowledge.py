@@ -112,7 +112,9 @@ class KnowledgeMixin:
                 (checked between resolution steps; a CLIPS evaluation in progress is halted).
         Returns:
             `{"proved", "answers": [{"bindings", "fact", "certainty", "proof"}],
-            "skipped_rules": [{"rule", "reason"}], "model_calls": [{"model", "version", "batch"}]}`.
+            "skipped_rules": [{"rule", "reason"}], "model_calls": [{"model", "version", "batch"}],
+            "warnings": [str]}` (warnings: premises that could not be evaluated; askable facts not asked, no
+            provider: unknown, so a `proved: false` can be told from "never asked").
         Raises:
             KnowledgeBaseNotFoundError, KnowledgeBaseError, chaining.backward.BackwardError (GoalSyntaxError,
             also for a goal over a relation that no rule, fact, template, askable or given fact defines:
@@ -130,7 +132,7 @@ class KnowledgeMixin:
         if unknown:  # as `workbench kb ask` and Prolog's unknown procedure: an error, not "no"
             raise GoalSyntaxError("; ".join(str(u) for u in unknown))
         limit = max_answers if all else (max_answers or 1)
-        answers, _, skipped, model_calls = await prove(
+        answers, _, skipped, model_calls, warnings = await prove(
             kb,
             goal,
             given,
@@ -143,7 +145,13 @@ class KnowledgeMixin:
             models=models,
             cancel=cancel,
         )
-        return {"proved": bool(answers), "answers": answers, "skipped_rules": skipped, "model_calls": model_calls}
+        return {
+            "proved": bool(answers),
+            "answers": answers,
+            "skipped_rules": skipped,
+            "model_calls": model_calls,
+            "warnings": warnings,
+        }
 
     def check_knowledge_base(
         self, sources: list[tuple[str, str]], *, warnings: bool = False, tables: list[str] | tuple[str, ...] = ()

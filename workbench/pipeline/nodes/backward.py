@@ -22,7 +22,7 @@ async def prove(
     catalog: Any = None,
     models: Any = None,
     cancel: Any = None,
-) -> tuple[list[dict[str, Any]], list[Fact], list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[dict[str, Any]], list[Fact], list[dict[str, Any]], list[dict[str, Any]], list[str]]:
     """Prove `goal` over `kb` with `facts` as working-memory facts (deffacts are added).
 
     `catalog` (a `ModelCatalog`) answers the model-backed relations (`;@model`) with its models,
@@ -33,7 +33,8 @@ async def prove(
     Returns:
         (answers as `{"bindings", "fact", "certainty", "proof"}` dicts, the proven facts of
         single-pattern goals, the skipped rules as `{"rule", "reason"}`, the model calls made for
-        model-backed relations as `{"model", "version", "batch"}`).
+        model-backed relations as `{"model", "version", "batch"}`, the proof's warnings: premises that
+        could not be evaluated, askable facts not asked for want of a provider).
     Raises:
         chaining.backward.BackwardError subclasses (GoalSyntaxError, DepthLimitError, ProofTimeout,
         ProofCancelled, ...).
@@ -56,12 +57,12 @@ async def prove(
     result = await session.prove(goal, limit=limit, cancel=cancel)
     answers = [a.to_dict() for a in result.answers]
     proven = [Fact(a.fact.template, a.fact.slots) for a in result.answers if a.fact is not None]
-    return answers, proven, [s.to_dict() for s in result.skipped_rules], result.model_calls
+    return answers, proven, [s.to_dict() for s in result.skipped_rules], result.model_calls, list(result.warnings)
 
 
 def prove_sync(
     kb: Any, goal: str, facts: list[Fact], **kwargs: Any
-) -> tuple[list[dict[str, Any]], list[Fact], list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[dict[str, Any]], list[Fact], list[dict[str, Any]], list[dict[str, Any]], list[str]]:
     """`prove` for a thread without a running event loop (a pipeline run's pool thread): the
     prover's own coroutine runs on a private loop in this thread. Same arguments and errors."""
     import asyncio

@@ -22,7 +22,7 @@ def run_goal(ctx: RunContext, state: NodeState, rt: Any) -> None:
     if node.get("all") and node.get("max_answers"):
         limit = node.get("max_answers")
     try:
-        answers, facts, skipped, model_calls = prove_sync(
+        answers, facts, skipped, model_calls, _ = prove_sync(
             kb,
             node.get("goal"),
             facts_in,
