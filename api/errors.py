@@ -313,6 +313,8 @@ def validation_message(details: list[dict[str, str]]) -> tuple[str, str]:
 async def _validation_handler(request: Request, exc: RequestValidationError) -> JSONResponse:
     details = validation_details(exc)
     message, param = validation_message(details)
+    if is_kserve(request):  # the Open Inference Protocol answers a bad request 400 (n16: /v2 generate said 422)
+        return error_response(request, ApiError(400, message, code="invalid_request", param=param, details=details))
     return error_response(request, ApiError(422, message, code="validation_failed", param=param, details=details))
 
 
@@ -414,7 +416,11 @@ V1_ERRORS = _responses(
         **_COMMON,
     },
 )
-V2_ERRORS = _responses(KServeError, {400: "Bad request (unknown input, wrong shape or datatype).", **_COMMON})
+# no 422 on /v2: the Open Inference Protocol answers every bad request 400 (`_validation_handler`)
+V2_ERRORS = _responses(
+    KServeError,
+    {400: "Bad request (unknown input, wrong shape or datatype).", **{k: v for k, v in _COMMON.items() if k != 422}},
+)
 
 # Operations that may answer 429: they admit work into a bounded queue (a pipeline's runs, a model's
 # batcher, a generation engine, the consultations table). No other operation can.

@@ -229,3 +229,11 @@ def test_generate_on_a_one_shot_model_names_the_route_it_answers(model_server):
         "model 'digits' is not a generation model: it answers POST /v2/models/digits/infer; the generation models are "
     )
     assert httpx.post(f"{model_server.url}/v2/models/nope/generate", json={"text_input": "hi"}).status_code == 404
+
+
+def test_a_generate_body_that_does_not_validate_is_a_400(model_server):
+    """n16: `/v2/models/NAME/generate` answered a body that does not validate 422, where every other `/v2` bad
+    request is 400 (the Open Inference Protocol's), as docs/api.md says."""
+    r = httpx.post(f"{model_server.url}/v2/models/digits/generate", json={"text_input": 5}, timeout=60)
+    assert r.status_code == 400, r.text
+    assert r.json()["error"].startswith("body.text_input: ")
