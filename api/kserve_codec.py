@@ -26,6 +26,7 @@ import numpy as np
 import pydantic_core
 
 from workbench.datatypes import V2_DATATYPES  # the one table of names (neural.signature), as api may import it
+from workbench.pipeline.schema import json_quoted
 
 # v2 datatype -> numpy dtype (BF16 is carried as float32; numpy has no bfloat16)
 V2_DTYPES: dict[str, Any] = {
@@ -175,7 +176,8 @@ def _decode_tensor(t: Any, where: str, blob: memoryview, offset: int) -> tuple[n
             raise TensorCodecError(f"{where}: has both data and parameters.binary_data_size")
         if not isinstance(size, int) or isinstance(size, bool) or size < 0:
             raise TensorCodecError(
-                f"{where}.parameters.binary_data_size: must be a non-negative integer (bytes), got {_json_text(size)}"
+                f"{where}.parameters.binary_data_size: must be a non-negative integer (bytes), "
+                f"got {json_quoted(size, 40)}"
             )
         if offset + size > len(blob):
             raise TensorCodecError(
@@ -207,7 +209,7 @@ def _from_json(data: Any, dt: str, shape: list[int], count: int, where: str) -> 
     if not isinstance(data, list):
         raise TensorCodecError(
             f"{where}.data: must be a list (flat or nested) of {count} element{'s' * (count != 1)} for shape "
-            f"{shape}, got {_json_text(data)}"
+            f"{shape}, got {json_quoted(data, 40)}"
         )
     flat = _flatten(data)
     if len(flat) != count:
@@ -345,9 +347,3 @@ def _to_binary(arr: np.ndarray, dt: str) -> bytes:
         u = np.ascontiguousarray(arr, dtype=np.float32).view(np.uint32).astype(np.uint64)
         return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype("<u2").tobytes()  # round to nearest even
     return np.ascontiguousarray(arr, dtype=np.dtype(V2_DTYPES[dt]).newbyteorder("<")).tobytes()
-
-
-def _json_text(value: Any) -> str:
-    """`value` as the client wrote it in JSON, cut at 40 characters (messages quote values as JSON)."""
-    text = json.dumps(value, allow_nan=True, default=str)
-    return text if len(text) <= 40 else text[:37] + "..."

@@ -221,7 +221,9 @@ def check_schema(node_id: str, schema: dict[str, Any] | None, value: Any, compil
         raise InputValidationError(node_id, path, json_message(err))
 
 
-def _json_text(value: Any, limit: int = 120) -> str:
+def json_quoted(value: Any, limit: int = 120) -> str:
+    """`value` as the client wrote it in JSON (messages quote values as JSON), cut to `limit` characters with
+    "..."; `repr` for what JSON cannot write (NaN, infinity)."""
     try:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError):
@@ -251,5 +253,5 @@ def json_message(err: jsonschema.ValidationError) -> str:
         if r in seen or r not in message:
             continue
         seen.add(r)
-        message = message.replace(r, _json_text(v))
+        message = message.replace(r, json_quoted(v))
     return message
