@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import BatcherClosedError, BatchExecutionError, QueueFullError, RequestTimeoutError
 from ..metrics import ModelMetrics, multiprocess_dir
 from .config import BatcherConfig
-from .request import CANCELLED, DONE, QUEUED, RUNNING, TIMED_OUT, InferenceRequest
+from .request import CANCELLED, DONE, QUEUED, RUNNING, TIMED_OUT, InferenceRequest, bounded_wait
 from .stats import BatcherStats, BatchRecord
 
 log = logging.getLogger("neural.batcher")
@@ -334,11 +334,11 @@ class DynamicBatcher:
                     if self._closed:
                         return None
                     wake = self._deadlines[0][0] - now if self._deadlines else None
-                    self._cond.wait(_bounded(wake))
+                    self._cond.wait(bounded_wait(wake))
                     continue
                 if self._busy:  # a caller's thread runs a batch (`_dispatch`): one batch at a time
                     wake = self._deadlines[0][0] - now if self._deadlines else None
-                    self._cond.wait(_bounded(wake))
+                    self._cond.wait(bounded_wait(wake))
                     continue
                 queues = self._candidates(head.bucket)
                 waiting = sum(1 for q in queues for r in q if r.state == QUEUED)
@@ -349,7 +349,7 @@ class DynamicBatcher:
                 wake = due - now
                 if self._deadlines:
                     wake = min(wake, self._deadlines[0][0] - now)
-                self._cond.wait(_bounded(max(wake, 0.0)))
+                self._cond.wait(bounded_wait(max(wake, 0.0)))
 
     def _take(
         self, head: InferenceRequest, queues: list[collections.deque[InferenceRequest]]
@@ -474,10 +474,3 @@ async def await_all(reqs: list[InferenceRequest]) -> list[Any]:
         if isinstance(res, BaseException):
             raise res
     return list(results)
-
-
-def _bounded(wait_s: float | None) -> float | None:
-    """`wait_s` no longer than the longest wait a lock takes (`threading.TIMEOUT_MAX`, ~292 years): a request's
-    deadline may be any distance ahead (Triton's `timeout` parameter is a uint64 of microseconds), and a longer
-    wait raised OverflowError in the worker, which then died (the n16 finding)."""
-    return None if wait_s is None else min(wait_s, threading.TIMEOUT_MAX)

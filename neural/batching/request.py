@@ -94,7 +94,14 @@ class InferenceRequest:
 
 
 def _min_wait(timeout: float | None, deadline: float | None) -> float | None:
-    left = None if deadline is None else min(max(0.0, deadline - time.monotonic()), threading.TIMEOUT_MAX)
+    left = bounded_wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
     if timeout is None:
         return left
     return timeout if left is None else min(timeout, left)
+
+
+def bounded_wait(wait_s: float | None) -> float | None:
+    """`wait_s` no longer than the longest wait a lock takes (`threading.TIMEOUT_MAX`, ~292 years): a request's
+    deadline may be any distance ahead (Triton's `timeout` parameter is a uint64 of microseconds), and a longer
+    wait raised OverflowError (in the batcher's worker, which then died: the n16 finding)."""
+    return None if wait_s is None else min(wait_s, threading.TIMEOUT_MAX)
