@@ -317,30 +317,19 @@ class GenerationServing:
         await self._engine(model).abort(request_id)
 
 
-# what a rails knowledge base must define (`generate_with_rails`): template -> the slots the rails assert or
-# read (a rail's `text` and `reason` are read when present)
-RAIL_TEMPLATES = {
-    "prompt": ("text",),
-    "completion": ("text", "delta", "tokens", "finished"),
-    "rail": ("action",),
-}
-
-
 def _check_rail_templates(name: str, kb: Any) -> None:
-    """Raise BadInputError (param `rails`) naming what the knowledge base lacks to act as rails (n16: a knowledge
-    base without them answered "facts[0]: template 'prompt' is not defined", about facts the client never sent)."""
-    missing = []
-    for template, slots in RAIL_TEMPLATES.items():
-        found = kb.templates.get(template)
-        if found is None:
-            missing.append(f"deftemplate {template}")
-        else:
-            missing += [f"slot {slot} of {template}" for slot in slots if slot not in found.slots]
+    """Raise BadInputError (param `rails`) naming what the knowledge base lacks to act as rails, input rail
+    included (n16: a knowledge base without them answered "facts[0]: template 'prompt' is not defined", about
+    facts the client never sent)."""
+    from workbench.pipeline.nodes.rails import PROMPT_TEMPLATE, RAIL_TEMPLATES, missing_rail_templates
+
+    need = {**PROMPT_TEMPLATE, **RAIL_TEMPLATES}
+    missing = missing_rail_templates(kb, need)
     if missing:
-        need = "; ".join(f"({t} {' '.join(f'(slot {s})' for s in slots)})" for t, slots in RAIL_TEMPLATES.items())
+        wanted = "; ".join(f"({t} {' '.join(f'(slot {s})' for s in slots)})" for t, slots in need.items())
         raise BadInputError(
             f"knowledge base {name!r} cannot act as rails: it does not define {', '.join(missing)} (rails need the "
-            f"templates {need}; docs/api.md, Rails)",
+            f"templates {wanted}; docs/api.md, Rails)",
             param="rails",
         )
 

@@ -29,6 +29,25 @@ _SENTENCE_END = re.compile(r"[.!?;:][\"')\]]*(?=\s)|\n")
 RailCheck = Callable[[str, str, int, bool], Awaitable[dict[str, str] | None]]
 
 
+# What a rails knowledge base must define, template -> slots: the `completion` facts this module's checks assert
+# and the `rail` facts `rail_verdict` reads (a rail's `text` and `reason` when present); the OpenAI routes'
+# input rail also asserts `prompt`.
+RAIL_TEMPLATES = {"completion": ("text", "delta", "tokens", "finished"), "rail": ("action",)}
+PROMPT_TEMPLATE = {"prompt": ("text",)}
+
+
+def missing_rail_templates(kb: Any, templates: dict[str, tuple[str, ...]] = RAIL_TEMPLATES) -> list[str]:
+    """What `kb` (a `rules.KnowledgeBase`) lacks of `templates`: `deftemplate T` or `slot S of T`, in order."""
+    missing = []
+    for template, slots in templates.items():
+        found = kb.templates.get(template)
+        if found is None:
+            missing.append(f"deftemplate {template}")
+        else:
+            missing += [f"slot {slot} of {template}" for slot in slots if slot not in found.slots]
+    return missing
+
+
 class RailActionError(ValueError):
     """A rails knowledge base asserted a `rail` fact whose action is not one the caller accepts."""
 
