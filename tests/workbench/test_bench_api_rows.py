@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import socket
-import threading
-import time
+import sys
+from pathlib import Path
 
-import uvicorn
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 
 from cli.benchmarks import api as bench_api
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))
+from api_live import LiveServer  # noqa: E402
 
 
 def test_a_closed_loop_row_counts_its_answers_per_status():
@@ -25,23 +26,13 @@ def test_a_closed_loop_row_counts_its_answers_per_status():
         n = next(turn)
         return JSONResponse({}, status_code=429 if n % 3 == 2 else 200, headers={"Retry-After": "1"})
 
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
+    live = LiveServer(app).start(ready=False)  # a real uvicorn on a socket it holds
     try:
-        deadline = time.monotonic() + 60
-        while not server.started and time.monotonic() < deadline:
-            time.sleep(0.05)
-        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
         codes: dict[int, int] = {}
-        lat, errors, wall = asyncio.run(bench_api._drive(url, "POST", "/v1/x", [{"a": 1}], 1, 0.5, codes))
+        lat, errors, wall = asyncio.run(bench_api._drive(live.url, "POST", "/v1/x", [{"a": 1}], 1, 0.5, codes))
         row = bench_api._row("POST /v1/x", "s", 1, lat, errors, wall, codes)
     finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+        live.stop()
     answered = len(lat)
     assert answered >= 3 and sum(codes.values()) == answered
     assert codes == {200: answered - answered // 3, 429: answered // 3}  # one client: every third is a 429
